@@ -1,0 +1,5 @@
+import sys
+
+from richdoc.cli import main
+
+sys.exit(main())

@@ -1,0 +1,145 @@
+"""Where artifacts live in S3, and the small amount of S3 I/O every step shares.
+
+Layout of the artifact bucket::
+
+    docling/<sha256>/<contract>.json          DoclingDocument, reusable across jobs: the same
+                                              bytes under the same processor contract
+                                              (docling version, pipeline, options) parse once
+    jobs/<job_id>/run-<NNN>/projection.json   per run, so a re-upload or a redrive never
+    jobs/<job_id>/run-<NNN>/detection.json    serves another run's output
+
+States pass only these keys, never the documents.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from richdoc.taxonomy import CorruptInput, Transient
+
+ARTIFACT_BUCKET_ENV = "ARTIFACT_BUCKET"
+
+# S3 error codes worth retrying; everything else is a permanent problem of the request.
+_RETRYABLE_S3_CODES = frozenset(
+    {
+        "SlowDown",
+        "InternalError",
+        "ServiceUnavailable",
+        "RequestTimeout",
+        "RequestTimeTooSkewed",
+        "Throttling",
+        "ThrottlingException",
+        "503",
+        "500",
+    }
+)
+_MISSING_SOURCE_CODES = frozenset({"NoSuchKey", "NoSuchVersion", "404", "NotFound"})
+
+
+def docling_key(sha256: str, contract: str) -> str:
+    return f"docling/{sha256}/{contract}.json"
+
+
+def run_prefix(job_id: str, run: int) -> str:
+    return f"jobs/{job_id}/run-{run:03d}/"
+
+
+def projection_key(job_id: str, run: int) -> str:
+    return run_prefix(job_id, run) + "projection.json"
+
+
+def detection_key(job_id: str, run: int) -> str:
+    return run_prefix(job_id, run) + "detection.json"
+
+
+@contextlib.contextmanager
+def s3_errors(what: str) -> Iterator[None]:
+    """Translate S3 failures into the taxonomy: throttling and 5xx are transient."""
+    try:
+        yield
+    except ClientError as exc:
+        code = str(exc.response.get("Error", {}).get("Code", ""))
+        if code in _RETRYABLE_S3_CODES:
+            raise Transient(f"{what}: S3 {code}") from exc
+        raise
+    except BotoCoreError as exc:  # connection resets, read timeouts, endpoint errors
+        raise Transient(f"{what}: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class SourceObject:
+    bucket: str
+    key: str
+    version_id: str | None = None
+
+    def get_kwargs(self) -> dict[str, str]:
+        kwargs = {"Bucket": self.bucket, "Key": self.key}
+        if self.version_id:
+            kwargs["VersionId"] = self.version_id
+        return kwargs
+
+
+@dataclass(frozen=True)
+class Downloaded:
+    path: Path
+    sha256: str
+    size: int
+
+
+class ArtifactStore:
+    """The artifact bucket, plus reading source objects from the ingest bucket."""
+
+    def __init__(self, s3: Any, bucket: str) -> None:
+        self.s3 = s3
+        self.bucket = bucket
+
+    @classmethod
+    def from_env(cls, s3: Any) -> ArtifactStore:
+        return cls(s3, os.environ[ARTIFACT_BUCKET_ENV])
+
+    def get_bytes(self, key: str) -> bytes:
+        with s3_errors(f"reading s3://{self.bucket}/{key}"):
+            body: bytes = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+        return body
+
+    def put_bytes(self, key: str, data: bytes, content_type: str = "application/json") -> None:
+        with s3_errors(f"writing s3://{self.bucket}/{key}"):
+            self.s3.put_object(Bucket=self.bucket, Key=key, Body=data, ContentType=content_type)
+
+    def exists(self, key: str) -> bool:
+        with s3_errors(f"checking s3://{self.bucket}/{key}"):
+            try:
+                self.s3.head_object(Bucket=self.bucket, Key=key)
+            except ClientError as exc:
+                if str(exc.response.get("Error", {}).get("Code")) in _MISSING_SOURCE_CODES:
+                    return False
+                raise
+        return True
+
+    def download_source(self, source: SourceObject, dest: Path) -> Downloaded:
+        """Stream the source object to local storage, hashing it on the way."""
+        digest = hashlib.sha256()
+        size = 0
+        with s3_errors(f"reading s3://{source.bucket}/{source.key}"):
+            try:
+                body = self.s3.get_object(**source.get_kwargs())["Body"]
+            except ClientError as exc:
+                if str(exc.response.get("Error", {}).get("Code")) in _MISSING_SOURCE_CODES:
+                    raise CorruptInput(
+                        f"source object s3://{source.bucket}/{source.key} no longer exists"
+                    ) from exc
+                raise
+            with dest.open("wb") as out:
+                for chunk in iter(lambda: body.read(1 << 20), b""):
+                    digest.update(chunk)
+                    size += len(chunk)
+                    out.write(chunk)
+        return Downloaded(path=dest, sha256=digest.hexdigest(), size=size)

@@ -1,0 +1,86 @@
+"""The failure taxonomy: kinds, Lambda error names and exit codes agree everywhere."""
+
+import json
+
+import pytest
+
+from richdoc.taxonomy import (
+    CorruptInput,
+    Failure,
+    FailureKind,
+    ResourceLimit,
+    Transient,
+    UnsupportedFeature,
+    error_for,
+    kind_of_error_name,
+    kind_of_exit_code,
+)
+
+
+@pytest.mark.parametrize(
+    ("exc", "kind", "code"),
+    [
+        (CorruptInput("bad zip"), FailureKind.CORRUPT_INPUT, 10),
+        (UnsupportedFeature("PDF is encrypted", feature="encrypted"), FailureKind.UNSUPPORTED_FEATURE, 20),
+        (ResourceLimit("over the ceiling"), FailureKind.RESOURCE_LIMIT, 30),
+        (Transient("S3 throttled"), FailureKind.TRANSIENT, 75),
+    ],
+)
+def test_each_error_class_carries_its_kind_and_exit_code(exc, kind, code):
+    assert exc.kind is kind
+    assert exc.exit_code == code
+    assert kind_of_exit_code(code) is kind
+    assert kind_of_error_name(type(exc).__name__) is kind
+
+
+def test_signals_and_unknown_exit_codes_map_to_resource_limit_and_transient():
+    assert kind_of_exit_code(-9) is FailureKind.RESOURCE_LIMIT
+    assert kind_of_exit_code(-11) is FailureKind.RESOURCE_LIMIT
+    assert kind_of_exit_code(1) is FailureKind.TRANSIENT
+    assert kind_of_exit_code(75) is FailureKind.TRANSIENT
+
+
+@pytest.mark.parametrize(
+    "name", ["Sandbox.Timedout", "Runtime.OutOfMemory", "Runtime.ExitError", "States.Timeout", "Lambda.Unknown"]
+)
+def test_platform_kills_are_resource_limits(name):
+    assert kind_of_error_name(name) is FailureKind.RESOURCE_LIMIT
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException",
+     "Lambda.TooManyRequestsException"],
+)
+def test_lambda_service_errors_are_transient(name):
+    assert kind_of_error_name(name) is FailureKind.TRANSIENT
+
+
+def test_unknown_error_names_are_internal():
+    assert kind_of_error_name("KeyError") is FailureKind.INTERNAL
+    assert kind_of_error_name("States.DataLimitExceeded") is FailureKind.INTERNAL
+
+
+def test_feature_tag_round_trips_through_the_lambda_error_envelope():
+    exc = UnsupportedFeature("document has 2,500 pages, limit 2,000", feature="max_pages")
+    cause = json.dumps({"errorType": type(exc).__name__, "errorMessage": str(exc), "stackTrace": []})
+    failure = Failure.from_error("UnsupportedFeature", cause)
+    assert failure == Failure(
+        kind=FailureKind.UNSUPPORTED_FEATURE,
+        reason="document has 2,500 pages, limit 2,000",
+        feature="max_pages",
+        error="UnsupportedFeature",
+    )
+    assert str(error_for(failure)) == str(exc)
+
+
+def test_platform_cause_text_is_kept_as_the_reason():
+    failure = Failure.from_error("Sandbox.Timedout", "Task timed out after 900.00 seconds")
+    assert failure.kind is FailureKind.RESOURCE_LIMIT
+    assert failure.reason == "Task timed out after 900.00 seconds"
+    assert failure.feature is None
+
+
+def test_failure_json_line_has_kind_reason_feature():
+    line = UnsupportedFeature("needs OCR", feature="ocr").failure().to_json_line()
+    assert json.loads(line) == {"kind": "unsupported_feature", "reason": "needs OCR", "feature": "ocr", "error": None}
