@@ -70,7 +70,9 @@ class Span(BaseModel):
 class Projection(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
-    schema_: Literal["richdoc.projection/v1"] = Field(default=SCHEMA, alias="schema")
+    schema_: Literal["richdoc.projection/v1"] = Field(
+        default="richdoc.projection/v1", alias="schema"
+    )
     source: SourceInfo
     canonical_text: str
     nodes: list[Node]
