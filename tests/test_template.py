@@ -14,7 +14,6 @@ import subprocess
 from typing import Any
 
 import pytest
-
 from richdoc.local.template import Template, load_template, repository_root
 from richdoc.taxonomy import ERROR_NAMES_BY_KIND, PLATFORM_RESOURCE_LIMIT_ERRORS, FailureKind
 
@@ -135,8 +134,9 @@ def test_jobs_table_has_status_index_recovery_and_encryption(template: Template)
 
 def test_parse_tiers_share_one_image_with_growing_memory(template: Template) -> None:
     sam = template.sam["Resources"]
-    memories = [int(template.sam["Parameters"][f"ParseTier{i}MemoryMB"]["Default"])
-                for i in (1, 2, 3)]
+    memories = [
+        int(template.sam["Parameters"][f"ParseTier{i}MemoryMB"]["Default"]) for i in (1, 2, 3)
+    ]
     assert memories == sorted(memories) and len(set(memories)) == 3
     for tier, logical_id in enumerate(PARSE_TIERS, start=1):
         assert sam[logical_id]["Properties"]["PackageType"] == "Image"
@@ -171,34 +171,60 @@ def test_alarms_watch_the_dead_letter_queue_and_failed_executions(template: Temp
 
 EXPECTED_ACTIONS = {
     "StarterFunctionRole": {
-        "s3:GetObject", "s3:GetObjectVersion", "dynamodb:GetItem", "dynamodb:PutItem",
-        "dynamodb:UpdateItem", "states:StartExecution",
+        "s3:GetObject",
+        "s3:GetObjectVersion",
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "states:StartExecution",
     },
     **{
         f"{tier}Role": {
-            "s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "s3:ListBucket",
-            "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query",
+            "s3:GetObject",
+            "s3:GetObjectVersion",
+            "s3:PutObject",
+            "s3:ListBucket",
+            "dynamodb:GetItem",
+            "dynamodb:PutItem",
+            "dynamodb:UpdateItem",
+            "dynamodb:Query",
         }
         for tier in PARSE_TIERS
     },
     "ProjectFunctionRole": {
-        "s3:GetObject", "s3:PutObject", "dynamodb:GetItem", "dynamodb:PutItem",
-        "dynamodb:UpdateItem", "dynamodb:Query",
+        "s3:GetObject",
+        "s3:PutObject",
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:Query",
     },
     "DetectFunctionRole": {
-        "s3:GetObject", "s3:PutObject", "dynamodb:GetItem", "dynamodb:PutItem",
-        "dynamodb:UpdateItem", "dynamodb:Query",
+        "s3:GetObject",
+        "s3:PutObject",
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:Query",
     },
     "RecordsFunctionRole": {
-        "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:Query",
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:Query",
         "sqs:SendMessage",
     },
 }
 # Log delivery to CloudWatch does not support resource-level permissions.
 RESOURCE_STAR_ALLOWED = {
-    "logs:CreateLogDelivery", "logs:GetLogDelivery", "logs:UpdateLogDelivery",
-    "logs:DeleteLogDelivery", "logs:ListLogDeliveries", "logs:PutResourcePolicy",
-    "logs:DescribeResourcePolicies", "logs:DescribeLogGroups",
+    "logs:CreateLogDelivery",
+    "logs:GetLogDelivery",
+    "logs:UpdateLogDelivery",
+    "logs:DeleteLogDelivery",
+    "logs:ListLogDeliveries",
+    "logs:PutResourcePolicy",
+    "logs:DescribeResourcePolicies",
+    "logs:DescribeLogGroups",
 }
 
 
@@ -222,8 +248,7 @@ def test_no_policy_uses_wildcard_actions_or_unscoped_resources(template: Templat
 
 def test_parse_functions_write_only_the_docling_cache(template: Template) -> None:
     for tier in PARSE_TIERS:
-        writes = [s for s in _statements(template, f"{tier}Role")
-                  if "s3:PutObject" in _actions(s)]
+        writes = [s for s in _statements(template, f"{tier}Role") if "s3:PutObject" in _actions(s)]
         assert [s["Resource"] for s in writes] == [{"Fn::Sub": "${ArtifactBucket.Arn}/docling/*"}]
 
 
@@ -246,7 +271,9 @@ def test_definition_passes_asl_validator() -> None:
     assert validator.exists(), "run `npm ci` (make test does) to install asl-validator"
     result = subprocess.run(
         [str(validator), "--json-path", str(DEFINITION_PATH)],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
@@ -351,4 +378,3 @@ def test_states_pass_keys_not_documents(definition: dict[str, Any]) -> None:
     assert definition["States"]["Detect"]["Parameters"]["projection_key.$"] == (
         "$.results.project.projection_key"
     )
-

@@ -147,6 +147,10 @@ class Starter:
             raise
         return head
 
+    @staticmethod
+    def _ignored(job_id: str, run: int) -> StartResult:
+        return StartResult(job_id, run, execution_name(job_id, run), StartOutcome.DUPLICATE_IGNORED)
+
     def _start(self, event: ObjectCreated, body: str, redrive: RedriveMarker | None) -> StartResult:
         head = self._head(event)
         version = event.version_id or head.get("VersionId")
@@ -168,23 +172,20 @@ class Starter:
             job = self.jobs.get(job_id)
             assert job is not None  # created earlier; jobs are never deleted
             run = job.run
+            if redrive is not None and redrive.job_id == job_id and redrive.run < job.run:
+                # A dead-letter message of an older run, redriven again: already handled.
+                return self._ignored(job_id, run)
             if job.status is JobStatus.DEAD_LETTERED:
                 if redrive is None or (redrive.job_id, redrive.run) != (job_id, job.run):
-                    return StartResult(
-                        job_id, run, execution_name(job_id, run), StartOutcome.DUPLICATE_IGNORED
-                    )
+                    return self._ignored(job_id, run)
                 try:
                     run = self.jobs.start_next_run(job_id, job.run)
                 except StaleRun:  # the same redrive delivered twice
-                    return StartResult(
-                        job_id, run, execution_name(job_id, run), StartOutcome.DUPLICATE_IGNORED
-                    )
+                    return self._ignored(job_id, run)
                 source, options = job.source, job.options
                 new_run = True
             elif job.status is JobStatus.SUCCEEDED:
-                return StartResult(
-                    job_id, run, execution_name(job_id, run), StartOutcome.DUPLICATE_IGNORED
-                )
+                return self._ignored(job_id, run)
             else:
                 source, options = job.source, job.options
                 # QUEUED: an earlier delivery created the run but may not have started it.

@@ -458,7 +458,6 @@ class JobStore:
             ":outcome": outcome,
             ":ended": ended,
             ":duration": duration_ms,
-            ":running": RUNNING_OUTCOME,
         }
         expression = "SET outcome = :outcome, ended_at = :ended, duration_ms = :duration"
         if reason:
