@@ -65,3 +65,24 @@ def _no_real_aws(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     if "AWS_PROFILE" in os.environ:
         monkeypatch.delenv("AWS_PROFILE")
+
+
+@pytest.fixture(scope="session")
+def embedded_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One embedded stack per test process (starting one takes several seconds)."""
+    from richdoc.local.stack import EmbeddedStack
+
+    log_path = tmp_path_factory.mktemp("lambda-logs") / "functions.log"
+    with EmbeddedStack(retry_delay_scale=0.0, retry_visibility_s=0, log_path=log_path) as stack:
+        yield stack
+
+
+@pytest.fixture
+def stack(embedded_stack: Any) -> Iterator[Any]:
+    """The shared stack with no scripted faults or timeout overrides left from other tests."""
+    embedded_stack.faults.clear()
+    embedded_stack.runtime.timeout_override_s.clear()
+    yield embedded_stack
+    embedded_stack.faults.clear()
+    embedded_stack.runtime.timeout_override_s.clear()
+    assert embedded_stack.loop_errors == []

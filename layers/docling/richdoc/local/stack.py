@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import sys
+import warnings
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -276,9 +277,11 @@ class EmbeddedStack:
             "Resources": {"Outputs": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
             "Outputs": {name: {"Value": value} for name, value in self.outputs.items()},
         }
-        self.client("cloudformation").create_stack(
-            StackName=self.stack_name, TemplateBody=json.dumps(body)
-        )
+        with warnings.catch_warnings():  # moto notes it does not model the placeholder
+            warnings.simplefilter("ignore", UserWarning)
+            self.client("cloudformation").create_stack(
+                StackName=self.stack_name, TemplateBody=json.dumps(body)
+            )
 
     def _start_event_loops(self) -> None:
         lambda_client = self.client("lambda")
