@@ -8,6 +8,7 @@ from typing import Any
 
 import boto3
 import pytest
+
 from richdoc.jobs import JobStore
 from richdoc.local.provision import PROVISIONERS, Provisioner
 from richdoc.local.template import Template, load_template

@@ -7,6 +7,7 @@ from typing import Any
 
 import boto3
 import pytest
+
 from richdoc.deadletter import failure_attributes
 from richdoc.ingest import (
     MalformedMessage,

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+
 from richdoc.taxonomy import (
     CorruptInput,
     Failure,

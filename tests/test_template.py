@@ -14,6 +14,7 @@ import subprocess
 from typing import Any
 
 import pytest
+
 from richdoc.local.template import Template, load_template, repository_root
 from richdoc.taxonomy import ERROR_NAMES_BY_KIND, PLATFORM_RESOURCE_LIMIT_ERRORS, FailureKind
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from richdoc.artifacts import detection_key
 from richdoc.detection import detect
 from richdoc.projection import Projection

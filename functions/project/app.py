@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from richdoc.artifacts import projection_key
 from richdoc.projection import SourceInfo, load_docling, project
 from richdoc.stage import StageEvent, clients, stage_handler

@@ -21,6 +21,7 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
 from richdoc.deadletter import failure_attributes
 from richdoc.jobs import JobStore, StaleRun
 from richdoc.taxonomy import Failure, FailureKind

@@ -20,6 +20,7 @@ from aws_lambda_powertools.utilities.batch import (
 )
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
+
 from richdoc.ingest import Starter, StartOutcome
 from richdoc.jobs import JobStore
 

@@ -16,8 +16,8 @@ import json
 import logging
 import os
 import sys
-import warnings
 import time
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +25,7 @@ from types import TracebackType
 from typing import IO, Any
 
 import boto3
+
 from richdoc.jobs import Job, JobStore, job_id_for
 from richdoc.local.events import ExecutionStatusEvents, SqsPoller, wait_until
 from richdoc.local.lambdas import FaultPlan, LambdaRuntime
