@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from richdoc.taxonomy import PipelineError
 
 Command = Callable[[argparse.Namespace], int]
@@ -471,6 +473,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PipelineError as exc:
         print(exc.failure().to_json_line(), file=sys.stderr)
         return exc.exit_code
+    except (BotoCoreError, ClientError, LookupError) as exc:
+        # No credentials, no such stack, endpoint down: one line, not a traceback.
+        print(f"richdoc {args.command}: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -143,15 +143,20 @@ class EmbeddedStack:
                     "MOTO_PORT": str(self.server_port),
                 }
             )
-            import requests
+            # The server runs in this process, so its configuration is set directly
+            # (its /moto-api/config endpoint does not accept the IAM setting).
+            from moto.core.config import default_user_config
 
-            requests.post(f"{self.endpoint_url}/moto-api/config", json=config, timeout=10)
+            for section, values in config.items():
+                default_user_config[section] = {**default_user_config.get(section, {}), **values}
         else:
             from moto import mock_aws
 
             self._mock = mock_aws(config=config)
             self._mock.start()
         logging.getLogger("moto.stepfunctions.parser").setLevel(logging.CRITICAL)
+        # Metrics are disabled locally; Powertools would warn about it on every invocation.
+        warnings.filterwarnings("ignore", "No application metrics to publish", UserWarning)
         self._scale_retry_sleeps()
 
         self.session = boto3.Session(region_name=REGION)
