@@ -1,5 +1,8 @@
 """Projection benchmark: ``python bench/projection_bench.py [--repeat N]``.
 
+Run it on a quiet machine: the measurements are interleaved round by round, but on a
+shared CPU the medians still move by tens of percent between runs.
+
 Builds the large benchmark document deterministically (2,000 paragraphs and 50 tables,
 ``tests/gen_fixtures.build_large_document``), then reports medians in seconds and the
 two ratios the projection is held to, as one JSON object on stdout:
@@ -31,19 +34,16 @@ from gen_fixtures import build_large_document  # noqa: E402
 from richdoc.projection import SourceInfo, load_docling, project  # noqa: E402
 
 
-def median_seconds(func: Callable[[], Any], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def seconds(func: Callable[[], Any]) -> float:
+    gc.collect()  # every measurement starts from a collected heap
+    start = time.perf_counter()
+    func()
+    return time.perf_counter() - start
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=9)
     args = parser.parse_args()
 
     data = build_large_document().model_dump_json().encode("utf-8")
@@ -51,13 +51,23 @@ def main() -> None:
     source = SourceInfo(name="large.docling.json")
     projection = project(doc, source)
 
-    load = median_seconds(lambda: DoclingDocument.model_validate_json(data), args.repeat)
-    chunk = median_seconds(lambda: list(HierarchicalChunker().chunk(doc)), args.repeat)
-    proj = median_seconds(lambda: project(doc, source), args.repeat)
-    serialize = median_seconds(projection.to_json_bytes, args.repeat)
-    pipeline = median_seconds(
-        lambda: project(load_docling(data), source).to_json_bytes(), args.repeat
-    )
+    # Round-robin, so that every measurement sees the same background load.
+    samples: dict[str, list[float]] = {
+        "load": [],
+        "chunker": [],
+        "project": [],
+        "serialize": [],
+        "load_project_serialize": [],
+    }
+    for _ in range(args.repeat):
+        samples["load"].append(seconds(lambda: DoclingDocument.model_validate_json(data)))
+        samples["chunker"].append(seconds(lambda: list(HierarchicalChunker().chunk(doc))))
+        samples["project"].append(seconds(lambda: project(doc, source)))
+        samples["serialize"].append(seconds(projection.to_json_bytes))
+        samples["load_project_serialize"].append(
+            seconds(lambda: project(load_docling(data), source).to_json_bytes())
+        )
+    median = {name: statistics.median(values) for name, values in samples.items()}
     report = {
         "document": {
             "docling_json_bytes": len(data),
@@ -68,16 +78,10 @@ def main() -> None:
             "projection_json_bytes": len(projection.to_json_bytes()),
         },
         "repeat": args.repeat,
-        "median_s": {
-            "load": round(load, 4),
-            "chunker": round(chunk, 4),
-            "project": round(proj, 4),
-            "serialize": round(serialize, 4),
-            "load_project_serialize": round(pipeline, 4),
-        },
+        "median_s": {name: round(value, 4) for name, value in median.items()},
         "ratios": {
-            "project_vs_chunker": round(proj / chunk, 3),
-            "pipeline_vs_load": round(pipeline / load, 3),
+            "project_vs_chunker": round(median["project"] / median["chunker"], 3),
+            "pipeline_vs_load": round(median["load_project_serialize"] / median["load"], 3),
         },
         "targets": {"project_vs_chunker": 0.25, "pipeline_vs_load": 2.0},
     }

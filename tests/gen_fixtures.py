@@ -305,6 +305,25 @@ def build_mixed_features() -> DoclingDocument:
     return doc
 
 
+def build_docs_example() -> DoclingDocument:
+    """The worked example of docs/projection.md (a test keeps the page in sync)."""
+    doc = DoclingDocument(name="lease")
+    doc.add_page(page_no=1, size=Size(width=612.0, height=792.0))
+    doc.add_title("Lease")
+    doc.add_heading("Terms", level=1)
+    box = (72, 700, 300, 688)
+    doc.add_text(
+        DocItemLabel.TEXT,
+        "Rent is due monthly at the Caf\u00e9.",
+        prov=_prov(1, box, CoordOrigin.BOTTOMLEFT, 32),
+    )
+    items = doc.add_list_group()
+    doc.add_list_item("Effective 1 March 2024", parent=items)
+    doc.add_table(data=_cells([["Item", "Price"], ["Rent", "900"]], header_rows=1))
+    doc.add_picture()
+    return doc
+
+
 def build_empty() -> DoclingDocument:
     return DoclingDocument(name="empty")
 
@@ -322,6 +341,7 @@ CONSTRUCTED: dict[str, Callable[[], DoclingDocument]] = {
     "unicode_text": build_unicode_text,
     "mixed_features": build_mixed_features,
     "empty": build_empty,
+    "docs_example": build_docs_example,
 }
 
 

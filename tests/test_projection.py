@@ -663,6 +663,20 @@ def test_a_dangling_reference_in_the_item_tree_is_corrupt_input():
         project(doc, SOURCE)
 
 
+def test_a_cycle_in_the_item_tree_is_corrupt_input():
+    doc = DoclingDocument(name="d")
+    group = doc.add_group()
+    group.children.append(group.get_ref())  # the group contains itself
+    with pytest.raises(CorruptInput, match="inconsistent"):
+        project(doc, SOURCE)
+
+
+def test_a_box_with_non_finite_coordinates_is_not_a_location():
+    doc = DoclingDocument(name="d")
+    doc.add_text(DocItemLabel.TEXT, "t", prov=prov(1, (0, 0, float("nan"), 1), CoordOrigin.TOPLEFT))
+    assert run(doc).nodes[1].props == {"text": "t", "page": 1}
+
+
 def test_serialization_has_sorted_keys_one_element_per_line_and_parses_back():
     doc = DoclingDocument(name="d")
     doc.add_heading("H", level=1)

@@ -96,3 +96,10 @@ def test_regenerated_office_file_converts_to_the_committed_docling_json(name, tm
     path = tmp_path / file_name
     path.write_bytes(raw)
     assert docling_json(convert(path)) == (GOLDEN / name / "docling.json").read_bytes()
+
+
+def test_the_worked_example_in_the_docs_is_the_real_output():
+    page = (GOLDEN.parent.parent / "docs" / "projection.md").read_text(encoding="utf-8")
+    block = page.split("<!-- example:projection.json -->\n```json\n", 1)[1].split("```", 1)[0]
+    assert block.encode("utf-8") == (GOLDEN / "docs_example" / "projection.json").read_bytes()
+    assert _project_fixture("docs_example") == block.encode("utf-8")

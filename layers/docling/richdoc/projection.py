@@ -9,10 +9,12 @@ randomness, or hash ordering.
 from __future__ import annotations
 
 import json
+import math
 import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeGuard
 
 from docling_core.types.doc import (
     BoundingBox,
@@ -297,13 +299,20 @@ def _top_left(box: BoundingBox, page_height: float | None) -> BoundingBox | None
 
 
 def _bbox_props(boxes: list[BoundingBox], page_height: float | None) -> list[float] | None:
-    """The top-left ``[x0, y0, x1, y1]`` enclosing ``boxes`` (all on one page)."""
-    flipped = [_top_left(box, page_height) for box in boxes]
-    if not flipped or any(box is None for box in flipped):
+    """The top-left ``[x0, y0, x1, y1]`` enclosing ``boxes`` (all on one page), if known."""
+    flipped: list[BoundingBox] = []
+    for box in boxes:
+        top_left = _top_left(box, page_height)
+        if top_left is None:
+            return None
+        flipped.append(top_left)
+    if not flipped:
         return None
-    union = flipped[0] if len(flipped) == 1 else BoundingBox.enclosing_bbox(flipped)  # type: ignore[arg-type]
-    assert union is not None
-    return [_coord(union.l), _coord(union.t), _coord(union.r), _coord(union.b)]
+    union = flipped[0] if len(flipped) == 1 else BoundingBox.enclosing_bbox(flipped)
+    coords = (union.l, union.t, union.r, union.b)
+    if not all(math.isfinite(value) for value in coords):
+        return None  # NaN or infinity in docling's box: no usable location
+    return [_coord(value) for value in coords]
 
 
 # --------------------------------------------------------------------------------------
@@ -311,13 +320,11 @@ def _bbox_props(boxes: list[BoundingBox], page_height: float | None) -> list[flo
 # --------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
 class _Row:
-    __slots__ = ("cells", "index", "text")
-
-    def __init__(self, index: int, cells: dict[str, str], text: str) -> None:
-        self.index = index
-        self.cells = cells
-        self.text = text
+    index: int  # the row's index in docling's grid (header rows count)
+    cells: dict[str, str]
+    text: str
 
 
 def _table_grid(table: TableItem) -> list[list[TableCell | None]]:
@@ -346,26 +353,19 @@ def _header_row_count(grid: list[list[TableCell | None]]) -> int:
     """
     count = 0
     for row in grid:
-        flagged = False
-        for cell in row:
-            if cell is None:
-                continue
-            if cell.column_header:
-                flagged = True
-            elif cell.text.strip():
-                return count if count < len(grid) else 0
-        if not flagged:
+        cells = [cell for cell in row if cell is not None]
+        if not any(cell.column_header for cell in cells) or any(
+            not cell.column_header and cell.text.strip() for cell in cells
+        ):
             break
         count += 1
     return count if count < len(grid) else 0
 
 
+@dataclass(frozen=True, slots=True)
 class _Column:
-    __slots__ = ("name", "positional")
-
-    def __init__(self, name: str, positional: bool) -> None:
-        self.name = name
-        self.positional = positional
+    name: str
+    positional: bool  # named col_<i> because no header text names it
 
 
 def _columns(grid: list[list[TableCell | None]], header_rows: int, cols: int) -> list[_Column]:
@@ -623,7 +623,7 @@ class _Projector:
             if skip_below is not None:
                 if level > skip_below:
                     if keep_captions and _is_caption(item) and _in_body(item):
-                        self.paragraph(item, SpanKind.CAPTION)  # type: ignore[arg-type]
+                        self.paragraph(item, SpanKind.CAPTION)
                     continue
                 skip_below = None
             while ancestors and ancestors[-1][0] >= level:
@@ -740,7 +740,7 @@ def _list_level(ancestors: list[tuple[int, int]]) -> int:
     return max(depth, 1)
 
 
-def _is_caption(item: NodeItem) -> bool:
+def _is_caption(item: NodeItem) -> TypeGuard[TextItem]:
     return isinstance(item, TextItem) and item.label is DocItemLabel.CAPTION
 
 
