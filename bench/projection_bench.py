@@ -31,6 +31,7 @@ sys.path[:0] = [str(ROOT / "layers" / "docling"), str(ROOT / "tests")]
 from docling_core.transforms.chunker.hierarchical_chunker import HierarchicalChunker  # noqa: E402
 from docling_core.types.doc import DoclingDocument  # noqa: E402
 from gen_fixtures import build_large_document  # noqa: E402
+
 from richdoc.projection import SourceInfo, load_docling, project  # noqa: E402
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from gen_fixtures import CONSTRUCTED, CONVERTED, GOLDEN, docling_json
 from projection_invariants import assert_graph_invariants, span_slice_audit
+
 from richdoc.projection import SourceInfo, load_docling, project
 
 FIXTURES = sorted(path.name for path in GOLDEN.iterdir() if path.is_dir())

@@ -147,8 +147,9 @@ class EmbeddedStack:
             # (its /moto-api/config endpoint does not accept the IAM setting).
             from moto.core.config import default_user_config
 
+            settings: dict[str, Any] = default_user_config  # type: ignore[assignment]
             for section, values in config.items():
-                default_user_config[section] = {**default_user_config.get(section, {}), **values}
+                settings[section] = {**settings.get(section, {}), **values}
         else:
             from moto import mock_aws
 
