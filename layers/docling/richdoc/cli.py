@@ -33,10 +33,17 @@ def _write_bytes(path: Path, data: bytes) -> None:
 def _cmd_parse(args: argparse.Namespace) -> int:
     from richdoc.parse import ParseLimits, parse_file
 
-    limits = ParseLimits.resolve(
-        max_pages=args.max_pages, timeout_s=args.timeout_s, mem_ceiling_mb=args.mem_ceiling_mb
-    )
-    report = parse_file(Path(args.file), Path(args.output), limits)
+    source = Path(args.file)
+    try:
+        if not source.is_file():
+            raise ValueError(f"{source}: no such file")
+        limits = ParseLimits.resolve(
+            max_pages=args.max_pages, timeout_s=args.timeout_s, mem_ceiling_mb=args.mem_ceiling_mb
+        )
+    except ValueError as exc:  # a usage error, not a failure of the document
+        print(f"richdoc parse: {exc}", file=sys.stderr)
+        return 2
+    report = parse_file(source, Path(args.output), limits)
     print(report.model_dump_json(), file=sys.stderr)
     return 0
 

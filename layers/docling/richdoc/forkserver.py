@@ -1,0 +1,590 @@
+"""An isolated worker: a single-threaded zygote that forks one child per task.
+
+Why: a parse can exhaust memory, crash in native code or run forever, and the process
+that asked for it (a Lambda handler, the CLI, or one thread of the embedded local stack)
+must survive and report a typed failure. A fresh interpreter per task would pay docling's
+3.5 to 6.6 s import every time; forking the caller is unsafe because it may be
+multi-threaded. So the caller starts a zygote once (a fresh interpreter, without cloud
+credentials), the zygote imports and warms up the heavy modules, and forks a child per
+task. The zygote stays single-threaded; it enforces the wall-clock timeout and the
+memory ceiling of every child and reports how each one ended.
+
+Only plain processes, socket pairs and file descriptors are used: AWS Lambda has no
+/dev/shm, so multiprocessing queues, locks and pools do not work there.
+
+Protocol (length-prefixed JSON frames)::
+
+    caller -> zygote, control socket:  {"args", "result_path", "timeout_s", "mem_ceiling_mb"}
+                                       + one file descriptor: the task socket
+    zygote -> caller, task socket:     {"status", "killed", "peak_rss_mb", "seconds"}
+    child  -> caller, result file:     {"value": ...} or {"failure": {...}}; exit code
+                                       0 / 10 / 20 / 30 / other (richdoc.taxonomy)
+
+The caller closing its task socket cancels the task (the zygote kills the child); the
+caller closing the control socket stops the zygote and every child.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import gc
+import importlib
+import json
+import os
+import resource
+import selectors
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
+
+from richdoc.taxonomy import (
+    Failure,
+    FailureKind,
+    PipelineError,
+    ResourceLimit,
+    Transient,
+    error_for,
+    kind_of_exit_code,
+)
+
+MIB = 1 << 20
+# How often the zygote samples the RSS of running children.
+POLL_INTERVAL_S = 0.05
+# How long the caller waits past a task's timeout before it gives up on the zygote.
+GRACE_S = 30.0
+_HEADER = struct.Struct("!I")
+_MAX_FRAME = 1 << 20
+_PR_SET_PDEATHSIG = 1
+
+Target = Callable[[Any], Any]
+
+
+# Environment ----------------------------------------------------------------------------
+
+# Credentials, the container credential endpoint and the Lambda runtime API: a child
+# parsing hostile bytes gets none of them.
+_SCRUBBED_PREFIXES = ("AWS_", "_AWS_", "_X_AMZN_")
+# BLAS and OpenMP start thread pools at import time unless told otherwise; a zygote must
+# not have threads when it forks. Children may raise their own thread counts.
+_SINGLE_THREADED = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def child_environment(
+    environ: Mapping[str, str], overrides: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    env = {k: v for k, v in environ.items() if not k.startswith(_SCRUBBED_PREFIXES)}
+    env.update(_SINGLE_THREADED)
+    # The caller's import path (pytest's pythonpath, Lambda's /var/task) must reach the
+    # fresh interpreter.
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
+    env.update(overrides or {})
+    return env
+
+
+# Framing --------------------------------------------------------------------------------
+
+
+def _send_frame(sock: socket.socket, obj: Any, fds: Sequence[int] = ()) -> None:
+    payload = json.dumps(obj, separators=(",", ":")).encode()
+    data = _HEADER.pack(len(payload)) + payload
+    sent = socket.send_fds(sock, [data], list(fds)) if fds else 0
+    sock.sendall(data[sent:])
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise EOFError("peer closed mid-frame")
+        buf += chunk
+    return buf
+
+
+def _recv_frame(sock: socket.socket) -> tuple[Any, list[int]] | None:
+    """One frame and the descriptors sent with it; None when the peer has closed."""
+    header, fds, _flags, _addr = socket.recv_fds(sock, _HEADER.size, 1)
+    if not header:
+        return None
+    try:
+        (size,) = _HEADER.unpack(header + _recv_exact(sock, _HEADER.size - len(header)))
+        if size > _MAX_FRAME:
+            raise ValueError(f"frame of {size} bytes")
+        return json.loads(_recv_exact(sock, size)), fds
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+
+
+# Process facts (Linux /proc; elsewhere the rlimit backstop and the timeout still apply) --
+
+
+def _rss_bytes(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * resource.getpagesize()
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def thread_count() -> int:
+    """OS threads of this process (native pools included), not just Python threads."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return threading.active_count()
+
+
+def _max_rss_mb(usage: resource.struct_rusage) -> float:
+    # ru_maxrss is in KiB on Linux and in bytes on macOS.
+    return usage.ru_maxrss / (MIB if sys.platform == "darwin" else 1024)
+
+
+# The caller's side ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChildOutcome:
+    value: Any
+    seconds: float  # fork to exit, as the zygote measured it
+    peak_rss_mb: float  # the child's peak resident set
+
+
+class ForkServer:
+    """Runs ``target(args)`` in a forked child of a warm zygote; thread-safe.
+
+    ``warmup`` and ``target`` are ``"module:function"`` references resolved in the
+    zygote: ``warmup(config)`` runs once there (imports, pipeline construction),
+    ``target(args)`` runs in each child and returns a JSON-able value or raises a
+    ``richdoc.taxonomy`` error. The zygote starts on first use, restarts when it has
+    died, and stops at interpreter exit or ``close()``.
+    """
+
+    def __init__(
+        self,
+        *,
+        warmup: str,
+        target: str,
+        config: Mapping[str, Any],
+        env_overrides: Mapping[str, str] | None = None,
+        quiet: bool = False,
+        start_timeout_s: float = 300.0,
+    ) -> None:
+        self._spec = {"warmup": warmup, "target": target, "config": dict(config)}
+        self._env_overrides = dict(env_overrides or {})
+        self._quiet = quiet
+        self._start_timeout_s = start_timeout_s
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._ctl: socket.socket | None = None
+        self._hello: dict[str, Any] = {}
+        atexit.register(self.close)
+
+    @property
+    def zygote_pid(self) -> int | None:
+        with self._lock:
+            alive = self._proc is not None and self._proc.poll() is None
+            return self._proc.pid if alive and self._proc else None
+
+    @property
+    def hello(self) -> dict[str, Any]:
+        """What the zygote reported once warm: pid, threads, rss_mb, warmup_s."""
+        return dict(self._hello)
+
+    def run(
+        self, args: Any, *, timeout_s: float, mem_ceiling_mb: int, result_path: Path
+    ) -> ChildOutcome:
+        request = {
+            "args": args,
+            "result_path": str(result_path),
+            "timeout_s": timeout_s,
+            "mem_ceiling_mb": mem_ceiling_mb,
+        }
+        ours, theirs = socket.socketpair()
+        with ours:
+            try:
+                proc = self._submit(request, theirs)
+            finally:
+                theirs.close()
+            reply = self._await(ours, time.monotonic() + timeout_s + GRACE_S, proc)
+        return _outcome(reply, result_path, timeout_s=timeout_s, mem_ceiling_mb=mem_ceiling_mb)
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop_locked()
+
+    def _submit(self, request: dict[str, Any], task_sock: socket.socket) -> subprocess.Popen[bytes]:
+        with self._lock:
+            # A zygote that died since the last task is noticed here or by the failed send;
+            # either way the task goes to a fresh one.
+            for attempt in range(2):
+                ctl, proc = self._ensure_started_locked()
+                try:
+                    _send_frame(ctl, request, fds=[task_sock.fileno()])
+                    return proc
+                except OSError:
+                    self._stop_locked()
+                    if attempt:
+                        raise Transient("the parse worker is not accepting tasks") from None
+        raise AssertionError("unreachable")
+
+    def _await(
+        self, sock: socket.socket, deadline: float, proc: subprocess.Popen[bytes]
+    ) -> dict[str, Any]:
+        sock.settimeout(max(0.0, deadline - time.monotonic()))
+        try:
+            frame = _recv_frame(sock)
+        except TimeoutError:
+            # The zygote enforces timeouts itself; one that does not answer is wedged.
+            self._stop_if_current(proc)
+            raise ResourceLimit("the parse worker did not finish within timeout_s") from None
+        except (OSError, EOFError, ValueError):
+            frame = None
+        if frame is None:
+            self._stop_if_current(proc)
+            raise Transient("the parse worker exited during the task (restarted on next use)")
+        reply: dict[str, Any] = frame[0]
+        return reply
+
+    def _stop_if_current(self, proc: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            if self._proc is proc:
+                self._stop_locked()
+
+    def _ensure_started_locked(self) -> tuple[socket.socket, subprocess.Popen[bytes]]:
+        if self._proc is not None and self._ctl is not None and self._proc.poll() is None:
+            return self._ctl, self._proc
+        self._stop_locked()
+        ours, theirs = socket.socketpair()
+        sink = subprocess.DEVNULL if self._quiet else None
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "richdoc.forkserver", str(theirs.fileno())],
+                env=child_environment(os.environ, self._env_overrides),
+                stdin=subprocess.DEVNULL,
+                stdout=sink,
+                stderr=sink,
+                pass_fds=(theirs.fileno(),),
+            )
+        finally:
+            theirs.close()
+        try:
+            ours.settimeout(self._start_timeout_s)
+            _send_frame(ours, self._spec)
+            frame = _recv_frame(ours)
+            hello = frame[0] if frame else {"error": f"it exited with code {proc.wait()}"}
+        except (OSError, EOFError, ValueError) as exc:
+            hello = {"error": f"{type(exc).__name__}: {exc}"}
+        if "error" in hello:
+            ours.close()
+            _terminate(proc)
+            raise Transient(f"the parse worker failed to start: {hello['error']}")
+        ours.settimeout(None)
+        self._proc, self._ctl, self._hello = proc, ours, hello
+        return ours, proc
+
+    def _stop_locked(self) -> None:
+        proc, ctl = self._proc, self._ctl
+        self._proc = self._ctl = None
+        if ctl is not None:
+            ctl.close()  # the zygote kills its children and exits on EOF
+        if proc is not None:
+            _terminate(proc)
+
+
+def _terminate(proc: subprocess.Popen[bytes], wait_s: float = 5.0) -> None:
+    try:
+        proc.wait(wait_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _read_result(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _outcome(
+    reply: dict[str, Any], result_path: Path, *, timeout_s: float, mem_ceiling_mb: int
+) -> ChildOutcome:
+    status = int(reply["status"])
+    killed = reply.get("killed")
+    if killed == "timeout":
+        raise ResourceLimit(f"the conversion exceeded timeout_s={timeout_s:g} and was killed")
+    if killed == "memory":
+        raise ResourceLimit(
+            f"the conversion exceeded mem_ceiling_mb={mem_ceiling_mb} "
+            f"(peak RSS {reply['peak_rss_mb']:.0f} MB) and was killed"
+        )
+    if status < 0:
+        name = signal.Signals(-status).name if -status in signal.valid_signals() else -status
+        raise ResourceLimit(f"the conversion was killed by signal {name}")
+    result = _read_result(result_path)
+    if status == 0:
+        if "value" not in result:
+            raise Transient("the parse worker exited without a result")
+        return ChildOutcome(
+            value=result["value"],
+            seconds=float(reply["seconds"]),
+            peak_rss_mb=float(reply["peak_rss_mb"]),
+        )
+    kind = kind_of_exit_code(status)
+    details = result.get("failure") or {}
+    reason = details.get("reason") or f"the parse worker exited with code {status}"
+    raise error_for(Failure(kind=kind, reason=reason, feature=details.get("feature")))
+
+
+# The zygote -----------------------------------------------------------------------------
+
+
+def _resolve(ref: str) -> Target:
+    module, _, name = ref.partition(":")
+    func: Target = getattr(importlib.import_module(module), name)
+    return func
+
+
+@dataclass
+class _Task:
+    pid: int
+    conn: socket.socket
+    deadline: float
+    ceiling_bytes: int
+    started: float
+    killed: str | None = None
+
+
+@dataclass
+class _Zygote:
+    ctl: socket.socket
+    target: Target
+    tasks: dict[int, _Task] = field(default_factory=dict)
+    sel: selectors.BaseSelector = field(default_factory=selectors.DefaultSelector)
+    wake_r: int = -1
+    wake_w: int = -1
+
+    def serve(self) -> None:
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+        # SIGCHLD wakes the loop through the pipe, so exits are reported at once.
+        signal.set_wakeup_fd(self.wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        self.sel.register(self.ctl, selectors.EVENT_READ, "ctl")
+        self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
+        while True:
+            for key, _ in self.sel.select(POLL_INTERVAL_S if self.tasks else None):
+                if key.data == "ctl":
+                    try:
+                        frame = _recv_frame(self.ctl)
+                    except (OSError, EOFError, ValueError):
+                        frame = None
+                    if frame is None:
+                        self._shutdown()
+                        return
+                    self._spawn(*frame)
+                elif key.data == "wake":
+                    with contextlib.suppress(BlockingIOError):
+                        os.read(self.wake_r, 4096)
+                else:  # the caller closed its task socket: cancel the task
+                    self._kill(key.data, "cancelled")
+                    self.sel.unregister(key.fileobj)
+            self._reap()
+            self._enforce()
+
+    def _spawn(self, request: dict[str, Any], fds: list[int]) -> None:
+        conn = socket.socket(fileno=fds[0])
+        ceiling = int(request["mem_ceiling_mb"]) * MIB
+        zygote = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            self._child(request, conn, zygote)
+        now = time.monotonic()
+        task = _Task(pid, conn, now + float(request["timeout_s"]), ceiling, now)
+        self.tasks[pid] = task
+        self.sel.register(conn, selectors.EVENT_READ, task)
+
+    def _child(self, request: dict[str, Any], conn: socket.socket, zygote: int) -> NoReturn:
+        code = 1
+        try:
+            signal.set_wakeup_fd(-1)
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            # The child needs none of the zygote's channels.
+            self.sel.close()
+            for sock in [self.ctl, conn, *(t.conn for t in self.tasks.values())]:
+                sock.close()
+            os.close(self.wake_r)
+            os.close(self.wake_w)
+            _die_with_zygote()
+            if os.getppid() == zygote:  # else the zygote died before the signal was armed
+                _no_core_dumps()
+                code = _run_target(self.target, request)
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+
+    def _reap(self) -> None:
+        while self.tasks:
+            try:
+                pid, status, usage = os.wait4(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            task = self.tasks.pop(pid, None)
+            if task is None:
+                continue
+            with contextlib.suppress(KeyError, ValueError):
+                self.sel.unregister(task.conn)
+            _send_quietly(
+                task.conn,
+                {
+                    "status": os.waitstatus_to_exitcode(status),
+                    "killed": task.killed,
+                    "peak_rss_mb": _max_rss_mb(usage),
+                    "seconds": time.monotonic() - task.started,
+                },
+            )
+            task.conn.close()
+
+    def _enforce(self) -> None:
+        now = time.monotonic()
+        for task in self.tasks.values():
+            if task.killed:
+                continue
+            if now >= task.deadline:
+                self._kill(task, "timeout")
+                continue
+            rss = _rss_bytes(task.pid)
+            if rss is not None and rss > task.ceiling_bytes:
+                self._kill(task, "memory")
+
+    @staticmethod
+    def _kill(task: _Task, why: str) -> None:
+        if task.killed is None:
+            task.killed = why
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(task.pid, signal.SIGKILL)
+
+    def _shutdown(self) -> None:
+        for task in self.tasks.values():
+            self._kill(task, "cancelled")
+        for pid in list(self.tasks):
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+
+def _send_quietly(conn: socket.socket, obj: Any) -> None:
+    # The caller may have gone away (cancelled); that is not the zygote's problem.
+    with contextlib.suppress(OSError):
+        _send_frame(conn, obj)
+
+
+def _die_with_zygote() -> None:
+    """Children must not outlive a dead zygote (Linux: parent-death signal)."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    with contextlib.suppress(OSError):
+        # A child that loses a bigger memory fight should be the one the OOM killer takes.
+        Path("/proc/self/oom_score_adj").write_text("1000")
+
+
+def _no_core_dumps() -> None:
+    # A child that segfaults on a hostile file must not write a core of the zygote's
+    # heap to the task's working directory.
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    seen: set[int] = set()
+    stack: list[BaseException] = [exc]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, kind):
+            return True
+        stack.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return False
+
+
+def classify_exception(exc: BaseException) -> tuple[int, Failure]:
+    """The child's exit code and recorded failure for an exception from the target."""
+    if isinstance(exc, PipelineError):
+        return exc.exit_code, exc.failure()
+    if caused_by(exc, MemoryError):
+        reason = f"out of memory ({type(exc).__name__}: {exc})"
+        return ResourceLimit.exit_code, Failure(kind=FailureKind.RESOURCE_LIMIT, reason=reason)
+    reason = f"unexpected error in the parse worker: {type(exc).__name__}: {exc}"
+    return 1, Failure(kind=FailureKind.TRANSIENT, reason=reason)
+
+
+def _run_target(target: Target, request: dict[str, Any]) -> int:
+    try:
+        payload: dict[str, Any] = {"value": target(request["args"])}
+        code = 0
+    except BaseException as exc:
+        code, failure = classify_exception(exc)
+        payload = {"failure": {"reason": failure.reason, "feature": failure.feature}}
+    path = Path(request["result_path"])
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(payload))
+    tmp.replace(path)
+    return code
+
+
+def _zygote_main(ctl_fd: int) -> int:
+    ctl = socket.socket(fileno=ctl_fd)
+    started = time.monotonic()
+    try:
+        frame = _recv_frame(ctl)
+        if frame is None:
+            return 0
+        spec = frame[0]
+        warmup, target = _resolve(spec["warmup"]), _resolve(spec["target"])
+        warmup(spec["config"])
+    except BaseException as exc:
+        _send_quietly(ctl, {"error": f"{type(exc).__name__}: {exc}"})
+        return 1
+    threads = thread_count()
+    if threads > 1:
+        # fork() copies only the calling thread; locks held by the others stay locked
+        # forever in the child. Refuse rather than hang children at random.
+        _send_quietly(ctl, {"error": f"warm-up left {threads} threads; forking is unsafe"})
+        return 1
+    # Objects that exist now are shared with every child; keep the collector from
+    # touching (and so copying) their pages.
+    gc.freeze()
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    _send_frame(
+        ctl,
+        {
+            "pid": os.getpid(),
+            "threads": threads,
+            "rss_mb": _max_rss_mb(usage),
+            "warmup_s": time.monotonic() - started,
+        },
+    )
+    _Zygote(ctl, target).serve()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_zygote_main(int(sys.argv[1])))

@@ -1,0 +1,327 @@
+"""What an input file is, and whether it is safe to hand to docling.
+
+Two stages. ``format_of`` maps a file name to a supported format by its extension alone
+(cheap, no I/O: the parent uses it to pick the pipeline and the cache key before
+anything is downloaded). ``inspect`` looks at the bytes and runs inside the isolated
+parse child, before docling: it refuses empty files, wrong magic, decompression bombs,
+DTDs in OOXML parts, encrypted documents, documents over the page limit and PDFs
+without extractable text, each with the taxonomy error the design page names.
+
+Every read here is bounded: archive sizes come from the central directory (which
+``zipfile`` enforces on read), and parts are scanned in fixed-size chunks.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+import zipfile
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path, PurePath
+from typing import IO, Any, BinaryIO
+
+from richdoc.taxonomy import CorruptInput, ResourceLimit, UnsupportedFeature
+
+_CHUNK = 1 << 16
+MIB = 1 << 20
+
+
+class DocFormat(StrEnum):
+    PDF = "pdf"
+    DOCX = "docx"
+    PPTX = "pptx"
+    XLSX = "xlsx"
+    HTML = "html"
+    MD = "md"
+
+    @property
+    def is_ooxml(self) -> bool:
+        return self in (DocFormat.DOCX, DocFormat.PPTX, DocFormat.XLSX)
+
+    @property
+    def is_text(self) -> bool:
+        return self in (DocFormat.HTML, DocFormat.MD)
+
+
+_EXTENSIONS: dict[str, DocFormat] = {
+    "pdf": DocFormat.PDF,
+    "docx": DocFormat.DOCX,
+    "pptx": DocFormat.PPTX,
+    "xlsx": DocFormat.XLSX,
+    "html": DocFormat.HTML,
+    "htm": DocFormat.HTML,
+    "md": DocFormat.MD,
+    "markdown": DocFormat.MD,
+}
+
+
+def format_of(name: str) -> DocFormat:
+    """The supported format a file name claims, or ``UnsupportedFeature('format:<ext>')``."""
+    ext = PurePath(name).suffix.lower().lstrip(".")
+    fmt = _EXTENSIONS.get(ext)
+    if fmt is None:
+        tag = f"format:{ext or 'none'}"
+        raise UnsupportedFeature(
+            f"{PurePath(name).name!r}: supported formats are {', '.join(sorted(_EXTENSIONS))}",
+            feature=tag,
+        )
+    return fmt
+
+
+@dataclass(frozen=True)
+class ArchiveLimits:
+    """Thresholds that refuse a crafted OOXML archive before docling unpacks it.
+
+    A real document never comes near them: a 2,000-slide deck has about 8,000 parts,
+    and XML deflates 5 to 30 fold (about 200 fold for extremely repetitive XML),
+    while deflate bombs expand about 1,000 fold.
+    """
+
+    max_unpacked_bytes: int  # declared uncompressed total; derived from the memory ceiling
+    max_entries: int = 10_000
+    max_ratio: float = 250.0
+    ratio_floor_bytes: int = MIB  # small parts may compress arbitrarily well
+    max_central_directory_bytes: int = 16 * MIB
+
+    @classmethod
+    def for_ceiling(cls, mem_ceiling_mb: int) -> ArchiveLimits:
+        # XML DOMs take several times their text size in memory: an archive that unpacks
+        # to more than half the ceiling cannot be parsed within it.
+        return cls(max_unpacked_bytes=mem_ceiling_mb * MIB // 2)
+
+
+@dataclass(frozen=True)
+class Inspection:
+    """What the pre-parse inspection learned."""
+
+    pages: int | None  # PDF pages, PPTX slides, XLSX sheets; None where docling has no pages
+
+
+def inspect(path: Path, fmt: DocFormat, *, max_pages: int, archive: ArchiveLimits) -> Inspection:
+    size = path.stat().st_size
+    if size == 0:
+        raise CorruptInput("the file is empty (0 bytes)")
+    if fmt is DocFormat.PDF:
+        return _inspect_pdf(path, max_pages)
+    if fmt.is_ooxml:
+        return _inspect_ooxml(path, fmt, max_pages, archive)
+    return _inspect_text(path)
+
+
+def _check_pages(pages: int, max_pages: int, unit: str) -> None:
+    if pages > max_pages:
+        raise UnsupportedFeature(
+            f"{pages} {unit}, above the limit of max_pages={max_pages}", feature="max_pages"
+        )
+
+
+# PDF ------------------------------------------------------------------------------------
+
+_PDF_MAGIC = b"%PDF-"
+# Acrobat accepts the header anywhere in the first 1,024 bytes; so does pdfium.
+_PDF_HEADER_WINDOW = 1024
+
+
+def _inspect_pdf(path: Path, max_pages: int) -> Inspection:
+    with path.open("rb") as f:
+        head = f.read(_PDF_HEADER_WINDOW)
+    if _PDF_MAGIC not in head:
+        raise CorruptInput(f"not a PDF: no {_PDF_MAGIC.decode()} header in the first 1024 bytes")
+
+    # pdfium ships with docling and tells a password apart from damage, which docling's
+    # own loader reports alike ("could not load document").
+    import pypdfium2 as pdfium
+
+    try:
+        pdf = pdfium.PdfDocument(path)
+    except pdfium.PdfiumError as exc:
+        if exc.err_code in (pdfium.raw.FPDF_ERR_PASSWORD, pdfium.raw.FPDF_ERR_SECURITY):
+            raise UnsupportedFeature("the PDF is encrypted", feature="encrypted") from exc
+        raise CorruptInput(f"the PDF cannot be loaded: {exc}") from exc
+    try:
+        pages = len(pdf)
+        if pages == 0:
+            raise CorruptInput("the PDF has no pages")
+        _check_pages(pages, max_pages, "pages")
+        # Stops at the first page with text, so only text-less documents are read through.
+        if not any(_page_has_text(pdf, i) for i in range(pages)):
+            raise UnsupportedFeature(
+                "no page has extractable text (scanned or outlined text needs OCR, "
+                "which is off in v1)",
+                feature="ocr",
+            )
+    finally:
+        pdf.close()
+    return Inspection(pages=pages)
+
+
+def _page_has_text(pdf: Any, index: int) -> bool:
+    page = pdf[index]
+    try:
+        textpage = page.get_textpage()
+        try:
+            return bool(textpage.count_chars() > 0)
+        finally:
+            textpage.close()
+    finally:
+        page.close()
+
+
+# OOXML ----------------------------------------------------------------------------------
+
+_ZIP_MAGIC = b"PK\x03\x04"
+_OLE_MAGIC = bytes.fromhex("d0cf11e0a1b11ae1")
+# A password-protected OOXML file is an OLE compound file holding this stream.
+_ENCRYPTED_PACKAGE = "EncryptedPackage".encode("utf-16-le")
+
+_EOCD = struct.Struct("<4s4H2LH")
+_ZIP64_LOCATOR = struct.Struct("<4sLQL")
+_ZIP64_EOCD = struct.Struct("<4sQ2H2L4Q")
+
+_PAGE_PARTS: dict[DocFormat, tuple[re.Pattern[str], str]] = {
+    DocFormat.PPTX: (re.compile(r"ppt/slides/slide\d+\.xml"), "slides"),
+    DocFormat.XLSX: (re.compile(r"xl/worksheets/sheet\d+\.xml"), "sheets"),
+}
+
+# OOXML never uses a DTD; any DOCTYPE in an XML part is refused, which covers internal
+# entity expansion ("billion laughs") and external entities. Parts may be UTF-8 or UTF-16.
+_DOCTYPE = re.compile(
+    b"|".join(re.escape("<!DOCTYPE".encode(enc)) for enc in ("ascii", "utf-16-le", "utf-16-be")),
+    re.IGNORECASE,
+)
+_DOCTYPE_OVERLAP = len("<!DOCTYPE") * 2
+
+
+def _inspect_ooxml(path: Path, fmt: DocFormat, max_pages: int, limits: ArchiveLimits) -> Inspection:
+    with path.open("rb") as f:
+        magic = f.read(len(_OLE_MAGIC))
+        if magic.startswith(_OLE_MAGIC):
+            f.seek(0)
+            if _stream_contains(f, _ENCRYPTED_PACKAGE):
+                raise UnsupportedFeature(f"the {fmt} is password-protected", feature="encrypted")
+            raise CorruptInput(f"not a {fmt}: an OLE compound file (legacy Office format)")
+        if not magic.startswith(_ZIP_MAGIC):
+            raise CorruptInput(f"not a {fmt}: no ZIP signature")
+        entries, cd_bytes = _central_directory_size(f)
+    if entries > limits.max_entries or cd_bytes > limits.max_central_directory_bytes:
+        raise CorruptInput(
+            f"the archive lists {entries} entries in {cd_bytes} bytes of central directory "
+            f"(limit {limits.max_entries} entries)"
+        )
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+            _check_archive(infos, limits)
+            names = {info.filename for info in infos}
+            if "[Content_Types].xml" not in names:
+                raise CorruptInput(f"not a {fmt}: the archive has no [Content_Types].xml")
+            for info in infos:
+                _refuse_doctype(archive, info)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError) as exc:
+        raise CorruptInput(f"the {fmt} archive is damaged: {exc}") from exc
+    except NotImplementedError as exc:  # unsupported compression method
+        raise CorruptInput(f"the {fmt} archive uses an unsupported compression: {exc}") from exc
+    page_parts = _PAGE_PARTS.get(fmt)
+    if page_parts is None:
+        return Inspection(pages=None)
+    pattern, unit = page_parts
+    pages = sum(1 for name in names if pattern.fullmatch(name))
+    _check_pages(pages, max_pages, unit)
+    return Inspection(pages=pages)
+
+
+def _central_directory_size(f: BinaryIO) -> tuple[int, int]:
+    """Entry count and central-directory size from the end records, before zipfile
+    reads (and allocates for) the whole directory."""
+    size = f.seek(0, 2)
+    tail_len = min(size, _EOCD.size + 0xFFFF)  # the record plus a maximal comment
+    f.seek(size - tail_len)
+    tail = f.read(tail_len)
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or at + _EOCD.size > len(tail):
+        raise CorruptInput("the archive is truncated: no end-of-central-directory record")
+    _, _, _, _, entries, cd_bytes, _, _ = _EOCD.unpack_from(tail, at)
+    if entries != 0xFFFF and cd_bytes != 0xFFFFFFFF:
+        return entries, cd_bytes
+    locator_at = at - _ZIP64_LOCATOR.size
+    if locator_at < 0 or tail[locator_at : locator_at + 4] != b"PK\x06\x07":
+        raise CorruptInput("the archive is damaged: ZIP64 locator missing")
+    _, _, record_offset, _ = _ZIP64_LOCATOR.unpack_from(tail, locator_at)
+    f.seek(record_offset)
+    record = f.read(_ZIP64_EOCD.size)
+    if len(record) < _ZIP64_EOCD.size or record[:4] != b"PK\x06\x06":
+        raise CorruptInput("the archive is damaged: ZIP64 end record missing")
+    fields = _ZIP64_EOCD.unpack(record)
+    return fields[7], fields[8]
+
+
+def _check_archive(infos: list[zipfile.ZipInfo], limits: ArchiveLimits) -> None:
+    if len(infos) > limits.max_entries:
+        raise CorruptInput(f"the archive has {len(infos)} entries (limit {limits.max_entries})")
+    total = 0
+    for info in infos:
+        total += info.file_size
+        if info.file_size > limits.ratio_floor_bytes:
+            ratio = info.file_size / max(info.compress_size, 1)
+            if ratio > limits.max_ratio:
+                raise CorruptInput(
+                    f"archive entry {info.filename!r} expands {ratio:.0f}:1 "
+                    f"(limit {limits.max_ratio:.0f}:1): a decompression bomb"
+                )
+    if total > limits.max_unpacked_bytes:
+        raise ResourceLimit(
+            f"the archive unpacks to {total // MIB} MiB, above the "
+            f"{limits.max_unpacked_bytes // MIB} MiB this memory ceiling allows"
+        )
+
+
+def _looks_like_xml(head: bytes) -> bool:
+    # After a byte-order mark and whitespace (UTF-8 or UTF-16), XML starts with "<".
+    return head.lstrip(b"\xef\xbb\xbf\xff\xfe \t\r\n\x00").startswith(b"<")
+
+
+def _refuse_doctype(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> None:
+    """Scan every part an XML parser could accept. Binary parts are skipped: they may
+    embed XML with a DTD (printer settings carry a plist) that no parser ever sees."""
+    with archive.open(info) as part:
+        head = part.read(64)
+        if not _looks_like_xml(head):
+            return
+        part.seek(0)
+        if any(_DOCTYPE.search(window) for window in _chunks(part, _DOCTYPE_OVERLAP)):
+            raise CorruptInput(
+                f"archive part {info.filename!r} declares a DTD (entity expansion "
+                "is refused; OOXML never uses one)"
+            )
+
+
+def _chunks(stream: IO[bytes], overlap: int) -> Iterator[bytes]:
+    """Fixed-size chunks, each prefixed with the tail of the previous one so that a
+    token split across a boundary is still seen."""
+    carry = b""
+    while chunk := stream.read(_CHUNK):
+        window = carry + chunk
+        yield window
+        carry = window[-overlap:]
+
+
+def _stream_contains(stream: BinaryIO, needle: bytes) -> bool:
+    return any(needle in window for window in _chunks(stream, len(needle)))
+
+
+# HTML and Markdown ----------------------------------------------------------------------
+
+_TEXT_SNIFF = 1 << 16
+_UTF16_32_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _inspect_text(path: Path) -> Inspection:
+    with path.open("rb") as f:
+        head = f.read(_TEXT_SNIFF)
+    # NUL bytes mean binary content, except in UTF-16/32 text (which starts with a BOM).
+    if b"\x00" in head and not head.startswith(_UTF16_32_BOMS):
+        raise CorruptInput("binary content (NUL bytes) in a text format")
+    return Inspection(pages=None)

@@ -1,0 +1,61 @@
+"""Targets for the generic fork-server tests: each one misbehaves in one documented way."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import time
+from typing import Any
+
+from richdoc.taxonomy import CorruptInput, UnsupportedFeature
+
+WARM: dict[str, Any] = {}
+
+
+def warm_up(config: dict[str, Any]) -> None:
+    WARM.update(config)
+    WARM["zygote_pid"] = os.getpid()
+
+
+def behave(args: dict[str, Any]) -> Any:
+    action = args["action"]
+    if action == "echo":
+        return {"args": args, "warm": WARM, "pid": os.getpid()}
+    if action == "env":
+        return dict(os.environ)
+    if action == "span":
+        started = time.monotonic()
+        time.sleep(args["seconds"])
+        return [started, time.monotonic()]
+    if action == "sleep":
+        time.sleep(args["seconds"])
+        return "woke"
+    if action == "allocate":
+        # Touch every page, a megabyte at a time, as a parse that keeps growing would.
+        hoard = []
+        for _ in range(args["mb"]):
+            hoard.append(bytearray(1 << 20))
+            time.sleep(args.get("pause_s", 0.0))
+        return len(hoard)
+    if action == "signal":
+        os.kill(os.getpid(), getattr(signal, args["signal"]))
+        time.sleep(5)
+    if action == "segfault":
+        ctypes.string_at(0)
+    if action == "corrupt":
+        raise CorruptInput("not a document")
+    if action == "unsupported":
+        raise UnsupportedFeature("needs OCR", feature="ocr")
+    if action == "memory_error_in_chain":
+        try:
+            raise MemoryError
+        except MemoryError as exc:
+            raise RuntimeError("Pipeline SimplePipeline failed") from exc
+    if action == "bug":
+        raise KeyError("surprise")
+    raise ValueError(action)
+
+
+def broken_warm_up(config: dict[str, Any]) -> None:
+    raise ImportError("docling is not installed")

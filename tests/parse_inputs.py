@@ -1,0 +1,183 @@
+"""Generators for the parse tests and the parse bench: real documents of every supported
+format, and hostile ones (damaged, disguised, encrypted, bombs).
+
+Each generator writes one file and returns its path. Documents are built with the
+libraries docling itself reads them with (python-docx, python-pptx, openpyxl) or with
+reportlab and pypdf for PDFs, so the bytes are what real tools produce.
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from pathlib import Path
+
+TEXT = (
+    "This agreement is effective from 2024-03-01 and replaces the version signed on "
+    "2023-11-15. Either party may terminate it with thirty days of written notice."
+)
+
+
+def docx(path: Path, *, pages: int = 2, paragraphs_per_page: int = 8, tables: bool = True) -> Path:
+    from docx import Document
+    from docx.enum.text import WD_BREAK
+
+    document = Document()
+    document.add_heading("Master services agreement", level=1)
+    for page in range(pages):
+        document.add_heading(f"Section {page + 1}", level=2)
+        for i in range(paragraphs_per_page):
+            document.add_paragraph(f"{page + 1}.{i + 1} {TEXT}")
+        document.add_paragraph("A list item", style="List Bullet")
+        if tables:
+            table = document.add_table(rows=3, cols=3)
+            for r, row in enumerate(table.rows):
+                for c, cell in enumerate(row.cells):
+                    cell.text = "Header" if r == 0 else f"r{r}c{c}"
+        document.add_paragraph().add_run().add_break(WD_BREAK.PAGE)
+    document.save(str(path))
+    return path
+
+
+def pptx(path: Path, *, slides: int = 3) -> Path:
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    deck = Presentation()
+    for i in range(slides):
+        slide = deck.slides.add_slide(deck.slide_layouts[1])
+        slide.shapes.title.text = f"Slide {i + 1}"
+        slide.placeholders[1].text = TEXT
+        box = slide.shapes.add_textbox(Inches(1), Inches(5), Inches(6), Inches(1))
+        box.text_frame.text = f"Footnote on slide {i + 1}"
+    deck.save(str(path))
+    return path
+
+
+def xlsx(path: Path, *, sheets: int = 2, rows: int = 5) -> Path:
+    from openpyxl import Workbook
+
+    book = Workbook()
+    for s in range(sheets):
+        sheet = book.active if s == 0 else book.create_sheet()
+        sheet.title = f"Sheet{s + 1}"
+        sheet.append(["Item", "Effective", "Amount"])
+        for r in range(rows):
+            sheet.append([f"item {r}", "2024-03-01", r * 10])
+    book.save(str(path))
+    return path
+
+
+def html(path: Path) -> Path:
+    path.write_text(
+        "<!DOCTYPE html><html><head><title>Notice</title></head><body>"
+        f"<h1>Notice</h1><p>{TEXT}</p><ul><li>first</li><li>second</li></ul>"
+        "<table><tr><th>Item</th><th>Date</th></tr><tr><td>a</td><td>2024-03-01</td></tr>"
+        "</table></body></html>",
+        encoding="utf-8",
+    )
+    return path
+
+
+def markdown(path: Path) -> Path:
+    path.write_text(
+        f"# Notice\n\n{TEXT}\n\n## Terms\n\n- first\n- second\n\n"
+        "| Item | Date |\n|---|---|\n| a | 2024-03-01 |\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def pdf(path: Path, *, pages: int = 3, text: bool = True, image: bool = False) -> Path:
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    page = canvas.Canvas(str(path), pagesize=A4, invariant=True)
+    for n in range(pages):
+        if text:
+            page.drawString(72, 760, f"Section {n + 1}")
+            for line in range(20):
+                page.drawString(72, 730 - 14 * line, f"{n + 1}.{line + 1} {TEXT[:80]}")
+        if image:
+            from PIL import Image
+
+            picture = Image.new("RGB", (400, 200), (200, 30, 30))
+            page.drawImage(ImageReader(picture), 72, 400, 400, 200)
+        page.showPage()
+    page.save()
+    return path
+
+
+def encrypted_pdf(path: Path) -> Path:
+    from pypdf import PdfWriter
+
+    plain = pdf(path.with_name("plain-" + path.name))
+    writer = PdfWriter(clone_from=plain)
+    writer.encrypt(user_password="secret", owner_password="owner")
+    writer.write(path)
+    return path
+
+
+def truncated(path: Path, source: Path, keep: float = 0.5) -> Path:
+    data = source.read_bytes()
+    path.write_bytes(data[: int(len(data) * keep)])
+    return path
+
+
+def random_bytes(path: Path, size: int = 20_000) -> Path:
+    path.write_bytes(os.urandom(size))
+    return path
+
+
+def _ooxml_skeleton(archive: zipfile.ZipFile) -> None:
+    archive.writestr(
+        "[Content_Types].xml",
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>',
+    )
+
+
+def zip_bomb_ratio(path: Path, unpacked_mb: int = 64) -> Path:
+    """One highly compressible part: about 1,000:1, as deflate bombs are."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        _ooxml_skeleton(archive)
+        archive.writestr("word/document.xml", b"\0" * (unpacked_mb << 20))
+    return path
+
+
+def zip_bomb_entries(path: Path, entries: int = 20_000) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+        _ooxml_skeleton(archive)
+        for i in range(entries):
+            archive.writestr(f"word/media/p{i}.xml", b"<a/>")
+    return path
+
+
+def xml_entity_expansion(path: Path, source: Path) -> Path:
+    """A real DOCX whose main part carries a "billion laughs" DTD."""
+    laughs = ['<!ENTITY lol0 "lol">'] + [
+        f'<!ENTITY lol{i} "{f"&lol{i - 1};" * 10}">' for i in range(1, 10)
+    ]
+    dtd = f"<!DOCTYPE w:document [{''.join(laughs)}]>".encode()
+    with zipfile.ZipFile(source) as original, zipfile.ZipFile(path, "w") as bomb:
+        for info in original.infolist():
+            data = original.read(info)
+            if info.filename == "word/document.xml":
+                declaration_end = data.index(b"?>") + 2
+                data = data[:declaration_end] + dtd + data[declaration_end:]
+                data = data.replace(b"<w:t>", b"<w:t>&lol9;", 1)
+            bomb.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED)
+    return path
+
+
+def pdf_with_broken_page(path: Path, *, pages: int = 5, broken: int = 2) -> Path:
+    """A PDF whose page ``broken`` (1-based) has an empty media box: pdfium opens the
+    file, docling fails that one page and converts the rest (PARTIAL_SUCCESS)."""
+    from pypdf import PdfWriter
+    from pypdf.generic import ArrayObject, NameObject, NumberObject
+
+    writer = PdfWriter(clone_from=pdf(path.with_name("whole-" + path.name), pages=pages))
+    writer.pages[broken - 1][NameObject("/MediaBox")] = ArrayObject([NumberObject(0)] * 4)
+    writer.write(path)
+    return path

@@ -1,0 +1,233 @@
+"""The parse step with real docling: every supported format converts, every failure
+class is typed, the worker survives resource limits, and output is deterministic."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import zipfile
+
+import pytest
+from docling_core.types.doc import DoclingDocument
+from richdoc.parse import ParseLimits, ParserSettings, Pipeline, parse_file, shared_worker
+from richdoc.taxonomy import (
+    CorruptInput,
+    FailureKind,
+    PipelineError,
+    ResourceLimit,
+    UnsupportedFeature,
+    kind_of_exit_code,
+)
+
+from tests import parse_inputs
+
+# One zygote per test process: keep the docling tests in one xdist worker.
+pytestmark = [pytest.mark.docling, pytest.mark.xdist_group("parse-docling")]
+
+LIMITS = ParseLimits(max_pages=2000, timeout_s=120, mem_ceiling_mb=4096)
+
+
+@pytest.fixture(scope="session")
+def worker():
+    return shared_worker(ParserSettings(Pipeline.NATIVE), quiet=True)
+
+
+def _parse(worker, path, tmp_path, limits=LIMITS, **kwargs):
+    out = tmp_path / "out" / (path.name + ".json")
+    report = parse_file(path, out, limits, worker=worker, **kwargs)
+    return report, DoclingDocument.model_validate_json(out.read_bytes())
+
+
+@pytest.mark.parametrize(
+    ("make", "name", "pipeline", "pages", "text"),
+    [
+        (parse_inputs.docx, "contract.docx", Pipeline.SIMPLE, 0, "Master services agreement"),
+        (parse_inputs.pptx, "deck.pptx", Pipeline.SIMPLE, 3, "Slide 2"),
+        (parse_inputs.xlsx, "book.xlsx", Pipeline.SIMPLE, 2, "item 3"),
+        (parse_inputs.html, "notice.html", Pipeline.SIMPLE, 0, "effective from 2024-03-01"),
+        (parse_inputs.html, "notice.htm", Pipeline.SIMPLE, 0, "effective from 2024-03-01"),
+        (parse_inputs.markdown, "notice.md", Pipeline.SIMPLE, 0, "Terms"),
+        (parse_inputs.pdf, "scan.pdf", Pipeline.NATIVE, 3, "Section 2"),
+    ],
+)
+def test_each_supported_format_converts_to_a_docling_document(
+    worker, tmp_path, make, name, pipeline, pages, text
+):
+    report, doc = _parse(worker, make(tmp_path / name), tmp_path)
+    assert (report.pipeline, report.pages, report.partial, report.failed_pages) == (
+        pipeline,
+        pages,
+        False,
+        [],
+    )
+    assert text in doc.export_to_markdown()
+    assert report.peak_rss_mb and report.peak_rss_mb > 0
+
+
+def test_pdf_text_keeps_page_and_bbox_provenance(worker, tmp_path):
+    _, doc = _parse(worker, parse_inputs.pdf(tmp_path / "a.pdf", pages=2), tmp_path)
+    assert {prov.page_no for text in doc.texts for prov in text.prov} == {1, 2}
+
+
+@pytest.mark.parametrize("make", [parse_inputs.docx, parse_inputs.pdf, parse_inputs.pptx])
+def test_the_same_bytes_give_identical_json_whatever_the_file_is_called(worker, tmp_path, make):
+    original = make(tmp_path / f"first.{make.__name__}")
+    renamed = _copied(original, tmp_path / f"renamed-copy.{make.__name__}")
+    first = parse_file(original, tmp_path / "1.json", LIMITS, worker=worker)
+    second = parse_file(renamed, tmp_path / "2.json", LIMITS, worker=worker)
+    assert (tmp_path / "1.json").read_bytes() == (tmp_path / "2.json").read_bytes()
+    assert first.sha256 == second.sha256 and first.contract == second.contract
+
+
+def _empty(path):
+    path.write_bytes(b"")
+    return path
+
+
+def _copied(source, path):
+    shutil.copy(source, path)
+    return path
+
+
+def _docx_docling_cannot_read(path):
+    # Passes inspection (a ZIP with content types, no DTD) but has no package relations.
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("[Content_Types].xml", '<?xml version="1.0"?><Types/>')
+        archive.writestr("word/document.xml", "<w:document/>")
+    return path
+
+
+FAILURES = {
+    "random bytes": (lambda p: parse_inputs.random_bytes(p / "x.docx"), CorruptInput, None),
+    "zero bytes": (lambda p: _empty(p / "x.pdf"), CorruptInput, None),
+    "truncated docx": (
+        lambda p: parse_inputs.truncated(p / "t.docx", parse_inputs.docx(p / "w.docx")),
+        CorruptInput,
+        None,
+    ),
+    "truncated pdf": (
+        lambda p: parse_inputs.truncated(p / "t.pdf", parse_inputs.pdf(p / "w.pdf")),
+        CorruptInput,
+        None,
+    ),
+    "wrong magic": (
+        lambda p: _copied(parse_inputs.pdf(p / "w.pdf"), p / "x.docx"),
+        CorruptInput,
+        None,
+    ),
+    "unreadable to docling": (
+        lambda p: _docx_docling_cannot_read(p / "x.docx"),
+        CorruptInput,
+        None,
+    ),
+    "unknown extension": (
+        lambda p: parse_inputs.markdown(p / "x.txt"),
+        UnsupportedFeature,
+        "format:txt",
+    ),
+    "encrypted pdf": (
+        lambda p: parse_inputs.encrypted_pdf(p / "x.pdf"),
+        UnsupportedFeature,
+        "encrypted",
+    ),
+    "image-only pdf": (
+        lambda p: parse_inputs.pdf(p / "x.pdf", text=False, image=True),
+        UnsupportedFeature,
+        "ocr",
+    ),
+    "zip bomb by ratio": (lambda p: parse_inputs.zip_bomb_ratio(p / "x.docx"), CorruptInput, None),
+    "zip bomb by entries": (
+        lambda p: parse_inputs.zip_bomb_entries(p / "x.xlsx"),
+        CorruptInput,
+        None,
+    ),
+    "xml entity expansion": (
+        lambda p: parse_inputs.xml_entity_expansion(p / "x.docx", parse_inputs.docx(p / "w.docx")),
+        CorruptInput,
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", FAILURES)
+def test_each_failure_class_is_typed_through_the_worker(worker, tmp_path, case):
+    make, error, feature = FAILURES[case]
+    with pytest.raises(PipelineError) as info:
+        _parse(worker, make(tmp_path), tmp_path)
+    assert type(info.value) is error
+    assert info.value.feature == feature
+
+
+def test_more_pages_than_max_pages_is_unsupported(worker, tmp_path):
+    path = parse_inputs.pdf(tmp_path / "long.pdf", pages=3)
+    with pytest.raises(UnsupportedFeature) as info:
+        _parse(worker, path, tmp_path, ParseLimits(max_pages=2, timeout_s=60, mem_ceiling_mb=4096))
+    assert info.value.feature == "max_pages"
+
+
+def test_an_oversized_document_over_a_small_ceiling_is_retryable_and_the_worker_survives(
+    worker, tmp_path
+):
+    _parse(worker, parse_inputs.markdown(tmp_path / "warm.md"), tmp_path)
+    zygote = worker.server.zygote_pid
+    big = parse_inputs.pdf(tmp_path / "big.pdf", pages=100)
+    small_ceiling = ParseLimits(max_pages=2000, timeout_s=120, mem_ceiling_mb=320)
+    with pytest.raises(ResourceLimit, match="mem_ceiling_mb=320") as info:
+        _parse(worker, big, tmp_path, small_ceiling)
+    assert info.value.kind is FailureKind.RESOURCE_LIMIT
+    assert kind_of_exit_code(info.value.exit_code) is FailureKind.RESOURCE_LIMIT
+    report, doc = _parse(worker, parse_inputs.docx(tmp_path / "next.docx"), tmp_path)
+    assert doc.texts and report.pipeline is Pipeline.SIMPLE
+    assert worker.server.zygote_pid == zygote
+
+
+def test_a_conversion_past_timeout_s_is_a_resource_limit(worker, tmp_path):
+    slow = parse_inputs.docx(tmp_path / "long.docx", pages=150)
+    with pytest.raises(ResourceLimit, match="timeout_s=1"):
+        _parse(
+            worker, slow, tmp_path, ParseLimits(max_pages=2000, timeout_s=1, mem_ceiling_mb=4096)
+        )
+
+
+def test_failed_pages_escalate_below_the_biggest_tier(worker, tmp_path):
+    path = parse_inputs.pdf_with_broken_page(tmp_path / "broken.pdf", pages=5, broken=2)
+    with pytest.raises(ResourceLimit, match="1 of 5 pages failed"):
+        _parse(worker, path, tmp_path, accept_partial=False)
+
+
+def test_failed_pages_are_accepted_and_recorded_at_the_biggest_tier(worker, tmp_path):
+    path = parse_inputs.pdf_with_broken_page(tmp_path / "broken.pdf", pages=5, broken=2)
+    report, doc = _parse(worker, path, tmp_path, accept_partial=True)
+    assert (report.partial, report.failed_pages, report.pages) == (True, [2], 5)
+    assert {prov.page_no for text in doc.texts for prov in text.prov} == {1, 3, 4, 5}
+
+
+def test_several_threads_parse_at_once_through_one_worker(worker, tmp_path):
+    makers = [parse_inputs.docx, parse_inputs.pptx, parse_inputs.pdf, parse_inputs.markdown]
+    outcomes: dict[str, object] = {}
+
+    def work(make) -> None:
+        folder = tmp_path / make.__name__
+        folder.mkdir()
+        suffix = {"markdown": "md"}.get(make.__name__, make.__name__)
+        try:
+            outcomes[make.__name__] = _parse(worker, make(folder / f"doc.{suffix}"), folder)[0]
+        except PipelineError as exc:
+            outcomes[make.__name__] = exc
+
+    threads = [threading.Thread(target=work, args=(make,)) for make in makers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert {name: report.pipeline for name, report in outcomes.items()} == {
+        "docx": Pipeline.SIMPLE,
+        "pptx": Pipeline.SIMPLE,
+        "pdf": Pipeline.NATIVE,
+        "markdown": Pipeline.SIMPLE,
+    }
+
+
+def test_the_docling_zygote_is_single_threaded_when_it_forks(worker, tmp_path):
+    _parse(worker, parse_inputs.markdown(tmp_path / "a.md"), tmp_path)
+    assert worker.server.hello["threads"] == 1

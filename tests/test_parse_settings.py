@@ -1,0 +1,188 @@
+"""Parse settings: limits and their precedence, PDF pipeline selection, and the
+processor contract that keys the artifact cache."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import richdoc.parse as parse
+from richdoc.formats import DocFormat, format_of
+from richdoc.parse import (
+    LAYOUT_MODEL_DIR,
+    TABLE_MODEL_DIR,
+    ParseLimits,
+    ParserSettings,
+    Pipeline,
+    ceiling_for_tier,
+    processor_contract,
+    select_pdf_pipeline,
+)
+
+
+def _weights(root, *dirs):
+    for name in dirs:
+        (root / name).mkdir(parents=True)
+        (root / name / "model.safetensors").write_bytes(b"weights")
+    return str(root)
+
+
+# Limits ------------------------------------------------------------------------------
+
+
+def test_limits_default_to_the_spec_values():
+    assert ParseLimits.resolve(environ={}) == ParseLimits(2000, 600.0, 4096)
+
+
+def test_environment_variables_override_defaults_and_arguments_override_both():
+    env = {"RICHDOC_MAX_PAGES": "50", "RICHDOC_TIMEOUT_S": "30", "RICHDOC_MEM_CEILING_MB": "900"}
+    assert ParseLimits.resolve(environ=env) == ParseLimits(50, 30.0, 900)
+    assert ParseLimits.resolve(max_pages=7, timeout_s=2.5, mem_ceiling_mb=512, environ=env) == (
+        ParseLimits(7, 2.5, 512)
+    )
+
+
+def test_a_lambda_memory_tier_derives_the_ceiling_unless_one_is_configured():
+    assert ParseLimits.resolve(memory_tier_mb=3008, environ={}).mem_ceiling_mb == ceiling_for_tier(
+        3008
+    )
+    configured = {"RICHDOC_MEM_CEILING_MB": "1000"}
+    assert ParseLimits.resolve(memory_tier_mb=3008, environ=configured).mem_ceiling_mb == 1000
+
+
+@pytest.mark.parametrize("tier", [1024, 2048, 3008, 6144, 10240])
+def test_the_derived_ceiling_leaves_headroom_for_the_handler_and_the_zygote(tier):
+    ceiling = ceiling_for_tier(tier)
+    assert 256 <= ceiling <= tier - 512
+
+
+def test_bigger_tiers_give_bigger_ceilings():
+    ceilings = [ceiling_for_tier(tier) for tier in (1024, 2048, 3008, 6144, 10240)]
+    assert ceilings == sorted(set(ceilings))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"max_pages": 0}, {"timeout_s": -1.0}, {"mem_ceiling_mb": 10}],
+)
+def test_limits_out_of_range_are_refused(kwargs):
+    with pytest.raises(ValueError, match="out of range"):
+        ParseLimits(**{"max_pages": 10, "timeout_s": 1.0, "mem_ceiling_mb": 512, **kwargs})
+
+
+# PDF pipeline selection ----------------------------------------------------------------
+
+
+def test_auto_takes_the_native_pipeline_without_weights(tmp_path):
+    assert select_pdf_pipeline("auto", None) is Pipeline.NATIVE
+    assert select_pdf_pipeline(None, str(tmp_path)) is Pipeline.NATIVE
+
+
+def test_auto_takes_the_standard_pipeline_where_the_weights_are(tmp_path):
+    root = _weights(tmp_path, LAYOUT_MODEL_DIR, TABLE_MODEL_DIR)
+    assert select_pdf_pipeline("auto", root) is Pipeline.STANDARD
+
+
+def test_half_downloaded_weights_are_not_enough_for_standard(tmp_path):
+    root = _weights(tmp_path, LAYOUT_MODEL_DIR)
+    (tmp_path / TABLE_MODEL_DIR).mkdir()  # present but empty
+    assert select_pdf_pipeline("auto", root) is Pipeline.NATIVE
+    with pytest.raises(ValueError, match="needs the layout and table model weights"):
+        select_pdf_pipeline("standard", root)
+
+
+def test_native_can_be_forced_even_with_weights(tmp_path):
+    root = _weights(tmp_path, LAYOUT_MODEL_DIR, TABLE_MODEL_DIR)
+    assert select_pdf_pipeline("NATIVE", root) is Pipeline.NATIVE
+
+
+def test_an_unknown_pipeline_setting_is_refused():
+    with pytest.raises(ValueError, match="auto, standard or native"):
+        select_pdf_pipeline("fast", None)
+
+
+def test_settings_come_from_the_environment(tmp_path):
+    root = _weights(tmp_path, LAYOUT_MODEL_DIR, TABLE_MODEL_DIR)
+    settings = ParserSettings.from_env({"DOCLING_ARTIFACTS_PATH": root})
+    assert settings == ParserSettings(Pipeline.STANDARD, root)
+    assert settings.pipeline_for(DocFormat.PDF) is Pipeline.STANDARD
+    assert settings.pipeline_for(DocFormat.PPTX) is Pipeline.SIMPLE
+    assert ParserSettings.from_env({}).pipeline_for(DocFormat.PDF) is Pipeline.NATIVE
+
+
+# The processor contract ----------------------------------------------------------------
+
+
+def test_the_contract_is_a_short_stable_digest():
+    contract = processor_contract(DocFormat.DOCX, Pipeline.SIMPLE)
+    assert re.fullmatch(r"[0-9a-f]{16}", contract)
+    assert contract == processor_contract(DocFormat.DOCX, Pipeline.SIMPLE)
+
+
+def test_the_contract_changes_with_format_and_pipeline():
+    contracts = {
+        processor_contract(DocFormat.DOCX, Pipeline.SIMPLE),
+        processor_contract(DocFormat.PPTX, Pipeline.SIMPLE),
+        processor_contract(DocFormat.PDF, Pipeline.NATIVE),
+        processor_contract(DocFormat.PDF, Pipeline.STANDARD),
+    }
+    assert len(contracts) == 4
+
+
+def test_html_and_htm_share_a_contract():
+    assert ParserSettings(Pipeline.NATIVE).contract(format_of("a.htm")) == ParserSettings(
+        Pipeline.NATIVE
+    ).contract(format_of("b.html"))
+
+
+def test_the_contract_changes_with_the_docling_versions(monkeypatch):
+    before = processor_contract(DocFormat.PDF, Pipeline.NATIVE)
+    upgraded = {**parse.docling_versions(), "docling": "99.0.0"}
+    monkeypatch.setattr(parse, "docling_versions", lambda: upgraded)
+    assert processor_contract(DocFormat.PDF, Pipeline.NATIVE) != before
+
+
+def test_the_contract_changes_with_the_parse_schema(monkeypatch):
+    before = processor_contract(DocFormat.MD, Pipeline.SIMPLE)
+    monkeypatch.setattr(parse, "PARSE_SCHEMA", "richdoc.parse/2")
+    assert processor_contract(DocFormat.MD, Pipeline.SIMPLE) != before
+
+
+# The standard pipeline, built for real (it cannot run here: no weights) ----------------
+
+
+@pytest.mark.docling
+def test_the_standard_pipeline_is_docling_s_layout_pipeline_without_ocr(tmp_path):
+    from docling.pipeline.standard_pdf_pipeline import StandardPdfPipeline
+
+    root = _weights(tmp_path, LAYOUT_MODEL_DIR, TABLE_MODEL_DIR)
+    option = parse.pdf_format_option(ParserSettings(Pipeline.STANDARD, root))
+    options = option.pipeline_options
+    assert option.pipeline_cls is StandardPdfPipeline
+    assert (options.do_ocr, options.do_table_structure) == (False, True)
+    assert options.table_structure_options.mode.value == "accurate"
+    assert str(options.artifacts_path) == root
+
+
+@pytest.mark.docling
+def test_the_standard_pipeline_loads_its_layout_model_from_the_checked_folder(tmp_path):
+    from docling.datamodel.base_models import InputFormat
+    from docling.document_converter import DocumentConverter
+
+    root = _weights(tmp_path, LAYOUT_MODEL_DIR, TABLE_MODEL_DIR)
+    option = parse.pdf_format_option(ParserSettings(Pipeline.STANDARD, root))
+    converter = DocumentConverter(
+        allowed_formats=[InputFormat.PDF], format_options={InputFormat.PDF: option}
+    )
+    with pytest.raises(FileNotFoundError, match=re.escape(f"{root}/{LAYOUT_MODEL_DIR}/")):
+        converter.initialize_pipeline(InputFormat.PDF)
+
+
+@pytest.mark.docling
+def test_the_checked_folders_are_where_docling_tools_downloads_the_models():
+    from docling.datamodel.pipeline_options import LayoutObjectDetectionOptions
+    from docling.models.stages.table_structure.table_structure_model import TableStructureModel
+
+    layout_repo = LayoutObjectDetectionOptions().model_spec.repo_id
+    assert layout_repo.replace("/", "--") == LAYOUT_MODEL_DIR
+    assert TableStructureModel._model_repo_folder == TABLE_MODEL_DIR

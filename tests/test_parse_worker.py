@@ -1,0 +1,210 @@
+"""The isolated worker (richdoc.forkserver): every way a child can end, and the caller
+surviving all of them. The targets in tests/forkserver_targets.py misbehave on purpose;
+no docling is involved, so these run in seconds."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import threading
+import time
+
+import pytest
+from richdoc.forkserver import ForkServer, child_environment
+from richdoc.taxonomy import CorruptInput, ResourceLimit, Transient, UnsupportedFeature
+
+TARGETS = "tests.forkserver_targets"
+
+
+def _server(**kwargs) -> ForkServer:
+    return ForkServer(
+        warmup=f"{TARGETS}:{kwargs.pop('warmup', 'warm_up')}",
+        target=f"{TARGETS}:behave",
+        config={"marker": "warm"},
+        **kwargs,
+    )
+
+
+@pytest.fixture(scope="module")
+def server():
+    fs = _server()
+    yield fs
+    fs.close()
+
+
+def _run(fs: ForkServer, tmp_path, timeout_s: float = 20, mem_ceiling_mb: int = 1024, **args):
+    return fs.run(
+        args, timeout_s=timeout_s, mem_ceiling_mb=mem_ceiling_mb, result_path=tmp_path / "r.json"
+    )
+
+
+def test_each_task_runs_in_a_fresh_child_of_the_warm_zygote(server, tmp_path):
+    first = _run(server, tmp_path, action="echo").value
+    second = _run(server, tmp_path, action="echo").value
+    assert first["warm"] == {"marker": "warm", "zygote_pid": server.zygote_pid}
+    assert first["pid"] != second["pid"] != server.zygote_pid
+    assert first["args"] == {"action": "echo"}
+
+
+def test_the_zygote_is_single_threaded(server, tmp_path):
+    _run(server, tmp_path, action="echo")
+    assert server.hello["threads"] == 1
+
+
+def test_a_child_past_its_timeout_is_a_resource_limit_and_the_next_task_runs(server, tmp_path):
+    with pytest.raises(ResourceLimit, match=r"timeout_s=0\.5"):
+        _run(server, tmp_path, timeout_s=0.5, action="sleep", seconds=30)
+    assert _run(server, tmp_path, action="sleep", seconds=0).value == "woke"
+
+
+def test_a_child_over_its_memory_ceiling_is_killed_as_a_resource_limit(server, tmp_path):
+    with pytest.raises(ResourceLimit, match="mem_ceiling_mb=200"):
+        _run(server, tmp_path, mem_ceiling_mb=200, action="allocate", mb=2000)
+    assert _run(server, tmp_path, mem_ceiling_mb=200, action="allocate", mb=50).value == 50
+
+
+@pytest.mark.parametrize("signame", ["SIGKILL", "SIGSEGV", "SIGTERM"])
+def test_a_child_killed_by_a_signal_is_a_resource_limit(server, tmp_path, signame):
+    with pytest.raises(ResourceLimit, match=f"signal {signame}"):
+        _run(server, tmp_path, action="signal", signal=signame)
+
+
+def test_a_segfault_in_native_code_is_a_resource_limit(server, tmp_path):
+    with pytest.raises(ResourceLimit, match="SIGSEGV"):
+        _run(server, tmp_path, action="segfault")
+
+
+def test_memory_error_anywhere_in_the_exception_chain_is_a_resource_limit(server, tmp_path):
+    with pytest.raises(ResourceLimit, match="out of memory"):
+        _run(server, tmp_path, action="memory_error_in_chain")
+
+
+def test_taxonomy_errors_cross_the_process_boundary(server, tmp_path):
+    with pytest.raises(CorruptInput, match="not a document"):
+        _run(server, tmp_path, action="corrupt")
+    with pytest.raises(UnsupportedFeature) as info:
+        _run(server, tmp_path, action="unsupported")
+    assert info.value.feature == "ocr"
+
+
+def test_an_unexpected_error_in_the_child_is_transient(server, tmp_path):
+    with pytest.raises(Transient, match="KeyError"):
+        _run(server, tmp_path, action="bug")
+
+
+def test_the_child_has_no_aws_credentials(tmp_path, monkeypatch):
+    secrets = {
+        "AWS_ACCESS_KEY_ID": "AKIAEXAMPLE",
+        "AWS_SECRET_ACCESS_KEY": "secret",
+        "AWS_SESSION_TOKEN": "token",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI": "http://169.254.170.2/creds",
+        "AWS_CONTAINER_AUTHORIZATION_TOKEN": "bearer",
+        "AWS_LAMBDA_RUNTIME_API": "127.0.0.1:9001",
+    }
+    for name, value in secrets.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("RICHDOC_KEEP_ME", "1")
+    fs = _server()
+    try:
+        env = _run(fs, tmp_path, action="env").value
+    finally:
+        fs.close()
+    assert not [name for name in env if name.startswith("AWS_")]
+    assert not set(secrets.values()) & set(env.values())
+    assert env["RICHDOC_KEEP_ME"] == "1"
+
+
+def test_the_child_environment_pins_native_thread_pools_to_one():
+    env = child_environment({"PATH": "/bin", "AWS_REGION": "eu-west-1"}, {"X": "y"})
+    assert env["OMP_NUM_THREADS"] == env["OPENBLAS_NUM_THREADS"] == "1"
+    assert "AWS_REGION" not in env and env["X"] == "y" and env["PATH"] == "/bin"
+
+
+def test_several_threads_run_tasks_concurrently_through_one_zygote(server, tmp_path):
+    results: dict[int, object] = {}
+
+    def work(i: int) -> None:
+        (tmp_path / str(i)).mkdir()
+        results[i] = _run(server, tmp_path / str(i), action="sleep", seconds=1).value
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == dict.fromkeys(range(6), "woke")
+
+
+def test_tasks_overlap_in_time(server, tmp_path):
+    # Each child records when it ran; with one task at a time no two intervals overlap.
+    spans = []
+
+    def work(i: int) -> None:
+        (tmp_path / str(i)).mkdir()
+        spans.append(_run(server, tmp_path / str(i), action="span", seconds=0.5).value)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    spans.sort()
+    assert any(later[0] < earlier[1] for earlier, later in itertools.pairwise(spans))
+
+
+def test_the_caller_never_forks_itself(server, tmp_path, monkeypatch):
+    def no_fork() -> int:
+        raise AssertionError("the multi-threaded caller must not fork")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    assert _run(server, tmp_path, action="sleep", seconds=0).value == "woke"
+
+
+def test_a_dead_zygote_is_restarted_on_next_use(tmp_path):
+    fs = _server()
+    try:
+        _run(fs, tmp_path, action="echo")
+        first = fs.zygote_pid
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        while fs.zygote_pid is not None:  # until the worker has seen it die
+            time.sleep(0.01)
+        assert _run(fs, tmp_path, action="echo").value["warm"]["zygote_pid"] != first
+    finally:
+        fs.close()
+
+
+def test_a_zygote_dying_mid_task_is_transient_and_the_worker_recovers(tmp_path):
+    fs = _server()
+    try:
+        _run(fs, tmp_path, action="echo")
+        zygote = fs.zygote_pid
+        assert zygote is not None
+        killer = threading.Timer(0.5, os.kill, (zygote, signal.SIGKILL))
+        killer.start()
+        with pytest.raises(Transient, match="exited during the task"):
+            _run(fs, tmp_path, action="sleep", seconds=30)
+        killer.join()
+        assert _run(fs, tmp_path, action="sleep", seconds=0).value == "woke"
+    finally:
+        fs.close()
+
+
+def test_a_warm_up_that_fails_is_transient(tmp_path):
+    fs = _server(warmup="broken_warm_up", quiet=True)
+    try:
+        with pytest.raises(Transient, match="failed to start: ImportError"):
+            _run(fs, tmp_path, action="echo")
+    finally:
+        fs.close()
+
+
+def test_close_stops_the_zygote(tmp_path):
+    fs = _server()
+    _run(fs, tmp_path, action="echo")
+    zygote = fs.zygote_pid
+    fs.close()
+    assert fs.zygote_pid is None
+    with pytest.raises(ProcessLookupError):
+        os.kill(zygote, 0)
