@@ -44,10 +44,12 @@ def docx_bytes(paragraphs: list[str], *, tables: int = 0) -> bytes:
     return buffer.getvalue()
 
 
-def run_one(stack: Any, name: str, body: bytes, *, clarify: bool = False,
-            timeout_s: float = 120) -> Job:
-    upload = stack.upload(Path(name), body=body,
-                          metadata={"richdoc-clarify": "true" if clarify else "false"})
+def run_one(
+    stack: Any, name: str, body: bytes, *, clarify: bool = False, timeout_s: float = 120
+) -> Job:
+    upload = stack.upload(
+        Path(name), body=body, metadata={"richdoc-clarify": "true" if clarify else "false"}
+    )
     job = stack.wait_for_jobs([upload.job_id], timeout_s)[upload.job_id]
     assert job is not None, "no job record"
     assert job.status.terminal, f"job still {job.status}"
@@ -56,11 +58,11 @@ def run_one(stack: Any, name: str, body: bytes, *, clarify: bool = False,
 
 def execution(stack: Any, job: Job) -> dict[str, Any]:
     sfn = stack.client("stepfunctions")
-    arn = f"{stack.outputs['StateMachineArn'].replace(':stateMachine:', ':execution:')}:" \
-          f"{job.job_id}-r{job.run}"
-    assert wait_until(
-        lambda: sfn.describe_execution(executionArn=arn)["status"] != "RUNNING", 30
+    arn = (
+        f"{stack.outputs['StateMachineArn'].replace(':stateMachine:', ':execution:')}:"
+        f"{job.job_id}-r{job.run}"
     )
+    assert wait_until(lambda: sfn.describe_execution(executionArn=arn)["status"] != "RUNNING", 30)
     described: dict[str, Any] = sfn.describe_execution(executionArn=arn)
     return described
 
@@ -74,8 +76,9 @@ def history(stack: Any, execution_arn: str) -> list[dict[str, Any]]:
 
 
 def states_entered(events: list[dict[str, Any]]) -> list[str]:
-    return [e["stateEnteredEventDetails"]["name"] for e in events
-            if "stateEnteredEventDetails" in e]
+    return [
+        e["stateEnteredEventDetails"]["name"] for e in events if "stateEnteredEventDetails" in e
+    ]
 
 
 def dead_letters_for(stack: Any, job_id: str) -> list[dict[str, Any]]:
@@ -83,8 +86,10 @@ def dead_letters_for(stack: Any, job_id: str) -> list[dict[str, Any]]:
     found, receipts = [], []
     while True:
         batch = sqs.receive_message(
-            QueueUrl=stack.outputs["DeadLetterQueueUrl"], MaxNumberOfMessages=10,
-            MessageAttributeNames=["All"], VisibilityTimeout=30,
+            QueueUrl=stack.outputs["DeadLetterQueueUrl"],
+            MaxNumberOfMessages=10,
+            MessageAttributeNames=["All"],
+            VisibilityTimeout=30,
         ).get("Messages", [])
         if not batch:
             break
@@ -94,8 +99,9 @@ def dead_letters_for(stack: Any, job_id: str) -> list[dict[str, Any]]:
             if attrs.get("richdoc.job_id", {}).get("StringValue") == job_id:
                 found.append(m)
     for receipt in receipts:
-        sqs.change_message_visibility(QueueUrl=stack.outputs["DeadLetterQueueUrl"],
-                                      ReceiptHandle=receipt, VisibilityTimeout=0)
+        sqs.change_message_visibility(
+            QueueUrl=stack.outputs["DeadLetterQueueUrl"], ReceiptHandle=receipt, VisibilityTimeout=0
+        )
     return found
 
 
@@ -130,10 +136,18 @@ def test_a_docx_succeeds_with_records_outputs_and_no_dead_letter(stack: Any) -> 
     described = execution(stack, job)
     assert described["status"] == "SUCCEEDED"
     assert states_entered(history(stack, described["executionArn"])) == [
-        "RecordStart", "ParseTier1", "Project", "Detect", "RecordSuccess", "Succeeded",
+        "RecordStart",
+        "ParseTier1",
+        "Project",
+        "Detect",
+        "RecordSuccess",
+        "Succeeded",
     ]
-    assert outcomes(stack, job) == [("parse", 1, "ok"), ("project", None, "ok"),
-                                    ("detect", None, "ok")]
+    assert outcomes(stack, job) == [
+        ("parse", 1, "ok"),
+        ("project", None, "ok"),
+        ("detect", None, "ok"),
+    ]
     assert job.pipeline == "simple"
     assert job.counts["nodes"] > 5 and job.counts["spans"] > 5
     assert job.counts["ambiguities"] == 1  # effective 1 March vs signed 15 February
@@ -156,8 +170,7 @@ def test_corrupt_input_is_dead_lettered_at_once_without_retry(stack: Any) -> Non
     assert (described["status"], described["error"]) == ("FAILED", "corrupt_input")
     entered = states_entered(history(stack, described["executionArn"]))
     assert entered.count("ParseTier1") == 1 and "ParseTier2" not in entered
-    assert entered[-4:] == ["RecordFailure", "SendToDeadLetterQueue", "FailureKind",
-                            "CorruptInput"]
+    assert entered[-4:] == ["RecordFailure", "SendToDeadLetterQueue", "FailureKind", "CorruptInput"]
     assert outcomes(stack, job) == [("parse", 1, "CorruptInput")]
     [letter] = dead_letters_for(stack, job.job_id)
     assert letter["MessageAttributes"]["richdoc.kind"]["StringValue"] == "corrupt_input"
@@ -204,7 +217,9 @@ def test_a_real_memory_ceiling_fails_every_tier_and_dead_letters(
     assert job.status is JobStatus.DEAD_LETTERED
     assert job.failure["kind"] == "resource_limit"
     assert [(s, t) for s, t, _ in outcomes(stack, job)] == [
-        ("parse", 1), ("parse", 2), ("parse", 3)
+        ("parse", 1),
+        ("parse", 2),
+        ("parse", 3),
     ]
     assert {o for _, _, o in outcomes(stack, job)} == {"ResourceLimit"}
     described = execution(stack, job)
@@ -236,13 +251,16 @@ def test_a_platform_timeout_at_tier_1_escalates_and_is_recorded(
 
 
 def test_a_platform_out_of_memory_kill_escalates(stack: Any) -> None:
-    stack.faults.add("ParseTier1Function", PlatformError("Runtime.OutOfMemory",
-                                                         "Runtime exited with error: signal: killed"))
+    stack.faults.add(
+        "ParseTier1Function",
+        PlatformError("Runtime.OutOfMemory", "Runtime exited with error: signal: killed"),
+    )
     job = run_one(stack, "e2e/oom.docx", docx_bytes(["oom test"]))
     assert job.status is JobStatus.SUCCEEDED, job.failure
     parse_attempts = [a for a in stack.jobs.attempts(job.job_id) if a.stage == "parse"]
     assert [(a.tier, a.outcome, a.recorded_by) for a in parse_attempts] == [
-        (1, "Runtime.OutOfMemory", "state-machine"), (2, "ok", "handler")
+        (1, "Runtime.OutOfMemory", "state-machine"),
+        (2, "ok", "handler"),
     ]
 
 
@@ -263,15 +281,19 @@ def test_transient_errors_are_retried_then_succeed(
     patch_parse(flaky)
     job = run_one(stack, "e2e/flaky.docx", docx_bytes(["retry test"]))
     assert job.status is JobStatus.SUCCEEDED, job.failure
-    assert outcomes(stack, job)[:3] == [("parse", 1, "Transient"), ("parse", 1, "Transient"),
-                                        ("parse", 1, "ok")]
+    assert outcomes(stack, job)[:3] == [
+        ("parse", 1, "Transient"),
+        ("parse", 1, "Transient"),
+        ("parse", 1, "ok"),
+    ]
     entered = states_entered(history(stack, execution(stack, job)["executionArn"]))
     assert "EscalateToTier2" not in entered
 
 
 def test_throttling_by_the_platform_is_retried(stack: Any) -> None:
-    stack.faults.add("ProjectFunction",
-                     PlatformError("Lambda.TooManyRequestsException", "Rate Exceeded."))
+    stack.faults.add(
+        "ProjectFunction", PlatformError("Lambda.TooManyRequestsException", "Rate Exceeded.")
+    )
     job = run_one(stack, "e2e/throttled.docx", docx_bytes(["throttle test"]))
     assert job.status is JobStatus.SUCCEEDED, job.failure
 
@@ -309,7 +331,7 @@ def test_transient_errors_that_never_clear_are_dead_lettered_and_redrive_starts_
     assert len(stack.jobs.attempts(job.job_id, 1)) == 5  # run 1 keeps its record
 
 
-# ---- internal errors ------------------------------------------------------------------------------
+# ---- internal errors -----------------------------------------------------------------------
 
 
 def test_an_unexpected_exception_is_an_internal_failure(
@@ -323,7 +345,10 @@ def test_an_unexpected_exception_is_an_internal_failure(
     monkeypatch.setattr(richdoc.projection, "project", broken)
     job = run_one(stack, "e2e/internal.docx", docx_bytes(["internal test"]))
     assert (job.status, job.failure["kind"], job.failure["error"]) == (
-        JobStatus.DEAD_LETTERED, "internal", "KeyError")
+        JobStatus.DEAD_LETTERED,
+        "internal",
+        "KeyError",
+    )
     described = execution(stack, job)
     assert described["error"] == "internal"
     assert outcomes(stack, job) == [("parse", 1, "ok"), ("project", None, "KeyError")]
@@ -338,23 +363,52 @@ def test_one_notification_delivered_three_times_is_one_job_and_one_execution(
     job = run_one(stack, "e2e/dup.docx", docx_bytes(["duplicate delivery"]))
     assert job.status is JobStatus.SUCCEEDED
     sqs = stack.client("sqs")
-    notification = json.dumps({"Records": [{
-        "eventVersion": "2.1", "eventSource": "aws:s3", "awsRegion": "us-east-1",
-        "eventName": "ObjectCreated:Put",
-        "s3": {"bucket": {"name": job.source["bucket"]},
-               "object": {"key": "e2e/dup.docx", "versionId": job.source["version_id"],
-                          "size": job.source["size"], "eTag": job.source["etag"]}},
-    }]})
+    notification = json.dumps(
+        {
+            "Records": [
+                {
+                    "eventVersion": "2.1",
+                    "eventSource": "aws:s3",
+                    "awsRegion": "us-east-1",
+                    "eventName": "ObjectCreated:Put",
+                    "s3": {
+                        "bucket": {"name": job.source["bucket"]},
+                        "object": {
+                            "key": "e2e/dup.docx",
+                            "versionId": job.source["version_id"],
+                            "size": job.source["size"],
+                            "eTag": job.source["etag"],
+                        },
+                    },
+                }
+            ]
+        }
+    )
     for _ in range(3):
         sqs.send_message(QueueUrl=stack.outputs["IngestQueueUrl"], MessageBody=notification)
-    assert wait_until(lambda: int(sqs.get_queue_attributes(
-        QueueUrl=stack.outputs["IngestQueueUrl"],
-        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
-    )["Attributes"]["ApproximateNumberOfMessages"]) == 0, 30)
+    assert wait_until(
+        lambda: (
+            int(
+                sqs.get_queue_attributes(
+                    QueueUrl=stack.outputs["IngestQueueUrl"],
+                    AttributeNames=[
+                        "ApproximateNumberOfMessages",
+                        "ApproximateNumberOfMessagesNotVisible",
+                    ],
+                )["Attributes"]["ApproximateNumberOfMessages"]
+            )
+            == 0
+        ),
+        30,
+    )
     time.sleep(0.5)
-    names = [e["name"] for e in stack.client("stepfunctions").list_executions(
-        stateMachineArn=stack.outputs["StateMachineArn"])["executions"]
-        if e["name"].startswith(job.job_id)]
+    names = [
+        e["name"]
+        for e in stack.client("stepfunctions").list_executions(
+            stateMachineArn=stack.outputs["StateMachineArn"]
+        )["executions"]
+        if e["name"].startswith(job.job_id)
+    ]
     assert names == [f"{job.job_id}-r1"]
     assert stack.jobs.get(job.job_id).status is JobStatus.SUCCEEDED
 
@@ -370,7 +424,7 @@ def test_re_uploading_new_bytes_under_the_same_key_is_a_new_job_with_its_own_out
     assert "second version" in text and "first version" not in text
 
 
-# ---- payload sizes ---------------------------------------------------------------------------------
+# ---- payload sizes -------------------------------------------------------------------------
 
 
 def test_a_large_document_keeps_every_state_payload_small(stack: Any) -> None:

@@ -64,6 +64,10 @@ class Clients:
     def artifacts(self) -> ArtifactStore:
         return ArtifactStore.from_env(self.s3)
 
+    def reset(self) -> None:
+        """Forget the clients (the environment they were made from has changed)."""
+        self.__dict__.clear()
+
 
 clients = Clients()
 
