@@ -1,0 +1,178 @@
+"""Absolute date recognition and calendar helpers (spec section 15, "Date recognition").
+
+Recognised forms, case-insensitive, validated as real calendar dates:
+
+* ISO ``YYYY-MM-DD`` (two-digit month and day);
+* ``D Month YYYY`` (``15 March 2024``, ``1st Mar 2024``);
+* ``Month D, YYYY`` (``March 15, 2024``, ``Mar 1st, 2024``).
+
+Month names are English, full or three-letter; the day takes an optional ordinal suffix
+(``st``/``nd``/``rd``/``th``). Numeric slash/dash forms such as ``1/2/2026`` are not
+recognised: their reading is ambiguous and belongs to the tabular worker.
+
+A date is a whole word: it must not touch a word character (letter, digit, underscore) on
+either side, so ``12024-01-01`` and ``2024-01-015`` are not dates. Standard library only,
+no locale, no clock: the same text always gives the same dates.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import MAXYEAR, MINYEAR, date
+from enum import StrEnum
+
+MICROS_PER_DAY = 86_400_000_000
+_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+
+_MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_MONTH_BY_ABBREVIATION = {name[:3]: number for number, name in enumerate(_MONTHS, start=1)}
+
+
+def literal_pattern(phrase: str) -> str:
+    """Regex source for an English phrase, ASCII case-insensitive.
+
+    Letters become two-letter classes rather than using ``re.IGNORECASE``, whose Unicode
+    case folding would also accept look-alikes such as the Kelvin sign for ``k`` or the
+    long s for ``s``. A space matches any run of whitespace.
+    """
+    parts: list[str] = []
+    for char in phrase:
+        if char == " ":
+            parts.append(r"\s+")
+        elif char.isascii() and char.isalpha():
+            parts.append(f"[{char.lower()}{char.upper()}]")
+        else:
+            parts.append(re.escape(char))
+    return "".join(parts)
+
+
+def _month_alternation() -> str:
+    # "jan(?:uary)?": the full name is the optional tail of its three-letter abbreviation.
+    options = []
+    for name in _MONTHS:
+        tail = f"(?:{literal_pattern(name[3:])})?" if len(name) > 3 else ""
+        options.append(literal_pattern(name[:3]) + tail)
+    return "(?:" + "|".join(options) + ")"
+
+
+_MONTH = _month_alternation()
+_DAY = r"[0-9]{1,2}(?:" + "|".join(literal_pattern(s) for s in ("st", "nd", "rd", "th")) + ")?"
+_YEAR = r"[0-9]{4}"
+
+#: One pass of this pattern finds every candidate date; matches still need calendar
+#: validation (see :func:`find_dates`). ASCII digits only: ``int()`` would accept other
+#: scripts' digits, which are not part of the recognised forms.
+DATE_PATTERN = re.compile(
+    r"(?<!\w)(?:"
+    rf"(?P<iso_y>{_YEAR})-(?P<iso_m>[0-9]{{2}})-(?P<iso_d>[0-9]{{2}})"
+    rf"|(?P<dmy_d>{_DAY})\s+(?P<dmy_m>{_MONTH})\s+(?P<dmy_y>{_YEAR})"
+    rf"|(?P<mdy_m>{_MONTH})\s+(?P<mdy_d>{_DAY}),\s*(?P<mdy_y>{_YEAR})"
+    r")(?!\w)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DateMatch:
+    """A recognised date: its character offsets in the searched text and its value."""
+
+    start: int
+    end: int
+    value: date
+
+    @property
+    def epoch_us(self) -> int:
+        return epoch_micros(self.value)
+
+
+def epoch_micros(day: date) -> int:
+    """Microseconds since the Unix epoch at UTC midnight of ``day`` (negative before 1970)."""
+    return (day.toordinal() - _EPOCH_ORDINAL) * MICROS_PER_DAY
+
+
+def calendar_date(year: int, month: int, day: int) -> date | None:
+    """The date if it exists on the proleptic Gregorian calendar (years 1-9999), else None."""
+    if not (MINYEAR <= year <= MAXYEAR and 1 <= month <= 12):
+        return None
+    if not 1 <= day <= calendar.monthrange(year, month)[1]:
+        return None
+    return date(year, month, day)
+
+
+def _day_number(token: str) -> int:
+    # The ordinal suffix is decoration: "21th" is read as 21 (a typo, not an ambiguity).
+    return int(token.rstrip("stndrhSTNDRH"))
+
+
+def _value_of(match: re.Match[str]) -> date | None:
+    groups = match.groupdict()
+    if groups["iso_y"] is not None:
+        return calendar_date(int(groups["iso_y"]), int(groups["iso_m"]), int(groups["iso_d"]))
+    prefix = "dmy" if groups["dmy_y"] is not None else "mdy"
+    month = _MONTH_BY_ABBREVIATION[groups[f"{prefix}_m"][:3].lower()]
+    return calendar_date(int(groups[f"{prefix}_y"]), month, _day_number(groups[f"{prefix}_d"]))
+
+
+def find_dates(text: str) -> Iterator[DateMatch]:
+    """Every valid absolute date in ``text``, left to right, in one regex pass.
+
+    Matches that are not real calendar dates (31 April, 29 February 2023, month 13) are
+    skipped, not reported.
+    """
+    for match in DATE_PATTERN.finditer(text):
+        value = _value_of(match)
+        if value is not None:
+            yield DateMatch(match.start(), match.end(), value)
+
+
+class CalendarUnit(StrEnum):
+    MONTH = "month"
+    QUARTER = "quarter"
+    YEAR = "year"
+
+
+def start_of_next_month(day: date) -> date | None:
+    """First day of the calendar month after ``day``'s; None past year 9999."""
+    if day.month == 12:
+        return calendar_date(day.year + 1, 1, 1)
+    return date(day.year, day.month + 1, 1)
+
+
+def start_of_next_quarter(day: date) -> date | None:
+    """First day of the calendar quarter (Jan/Apr/Jul/Oct) after ``day``'s; None past 9999.
+
+    Strictly after: the first day of a quarter maps to the start of the following one.
+    """
+    month = 3 * ((day.month - 1) // 3) + 4
+    if month > 12:
+        return calendar_date(day.year + 1, month - 12, 1)
+    return date(day.year, month, 1)
+
+
+def start_of_next_year(day: date) -> date | None:
+    """1 January of the year after ``day``'s; None past year 9999."""
+    return calendar_date(day.year + 1, 1, 1)
+
+
+def start_of_next(unit: CalendarUnit, day: date) -> date | None:
+    """Start of the next calendar ``unit`` strictly after ``day`` (UTC calendar)."""
+    if unit is CalendarUnit.MONTH:
+        return start_of_next_month(day)
+    if unit is CalendarUnit.QUARTER:
+        return start_of_next_quarter(day)
+    return start_of_next_year(day)
