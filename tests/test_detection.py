@@ -200,6 +200,20 @@ def test_role_keywords_are_case_insensitive_and_span_whitespace_runs():
     ]
 
 
+def test_keyword_words_are_separated_by_one_to_four_whitespace_characters():
+    four, five = "with \t\n effect \t\n from", "with \t\n\n effect from"
+    assert gather(layout(f"{four} 2024-03-01")).mentions[0].role == ROLES[1]
+    assert gather(layout(f"{five} 2024-03-01")).mentions[0].role is None
+
+
+@pytest.mark.parametrize(("gap", "role_dated"), [(48, True), (49, False)])
+def test_the_widest_possible_keyword_is_found_at_the_window_edge(gap, role_dated):
+    keyword = "with    effect    from"  # the longest match the lexicon allows
+    text = keyword + " " + "x" * (gap - 2) + " " + "1 March 2024"
+    (mention,) = gather(layout(text)).mentions
+    assert (mention.role is not None) is role_dated
+
+
 def test_unicode_look_alike_letters_do_not_spell_keywords():
     assert labels("\u017figned 2024-03-01.", "Dated 2024-04-01.") == []  # long s
 
@@ -319,6 +333,12 @@ def test_the_marker_window_is_32_characters_between_marker_and_phrase(gap, relat
     filler = " " if gap == 1 else " " + "x" * (gap - 2) + " "
     assert len(filler) == gap
     assert (gather(layout(f"Starting{filler}the next month")).relative is not None) is relative
+
+
+@pytest.mark.parametrize(("gap", "relative"), [(32, True), (33, False)])
+def test_the_widest_possible_marker_is_found_at_the_window_edge(gap, relative):
+    text = "takes    effect " + "x" * (gap - 2) + " the    following    quarter"
+    assert (gather(layout(text)).relative is not None) is relative
 
 
 def test_the_marker_window_counts_characters_not_bytes():

@@ -66,6 +66,12 @@ def test_textual_forms_allow_a_leading_zero_and_any_whitespace_run_inside_the_bl
     assert dates_in("March  15,2024") == [date(2024, 3, 15)]
 
 
+def test_date_parts_are_separated_by_at_most_four_whitespace_characters():
+    four = "15    March    2024, April 1,    2024"
+    assert dates_in(four) == [date(2024, 3, 15), date(2024, 4, 1)]
+    assert dates_in("15     March 2024, April 1,     2024") == []
+
+
 def test_month_day_year_needs_its_comma_and_day_month_year_takes_none():
     assert dates_in("March 15 2024") == []
     assert dates_in("15 March, 2024") == []

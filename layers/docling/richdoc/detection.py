@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -30,7 +29,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from richdoc.projection import Projection
 from richdoc.taxonomy import CorruptInput
-from richdoc.temporal import CalendarUnit, epoch_micros, find_dates, literal_pattern, start_of_next
+from richdoc.temporal import (
+    DATE_FORMS,
+    MAX_SPACE_RUN,
+    SPACE,
+    CalendarUnit,
+    date_of,
+    epoch_micros,
+    literal_pattern,
+    start_of_next,
+)
 
 SCHEMA: Final = "richdoc.detection/v1"
 
@@ -132,13 +140,26 @@ def _keyword_pattern(keywords: Sequence[str]) -> re.Pattern[str]:
     return re.compile(r"(?<!\w)(?:" + "|".join(options) + r")(?!\w)")
 
 
+def _longest_match(keywords: Sequence[str]) -> int:
+    """Most characters a match of any of ``keywords`` can span (spaces may widen)."""
+    return max(len(k) + (MAX_SPACE_RUN - 1) * k.count(" ") for k in keywords)
+
+
 _ROLE_PATTERN = _keyword_pattern([role.keyword for role in ROLES])
 _MARKER_PATTERN = _keyword_pattern(EFFECTIVENESS_MARKERS)
-_RELATIVE_PATTERN = re.compile(
-    rf"(?<!\w)(?:{literal_pattern('the ')})?"
-    rf"(?:{literal_pattern('next')}|{literal_pattern('following')})\s+"
-    rf"(?P<unit>{'|'.join(literal_pattern(unit) for unit in CalendarUnit)})(?!\w)"
+# A keyword that ends inside a window starts at most this far before the window: the
+# lookbacks scan a bounded stretch of text per date or phrase, never the whole block.
+_ROLE_REACH = ROLE_WINDOW + _longest_match([role.keyword for role in ROLES])
+_MARKER_REACH = MARKER_WINDOW + _longest_match(EFFECTIVENESS_MARKERS)
+_RELATIVE_PHRASE = (
+    rf"(?:{literal_pattern('the ')})?"
+    rf"(?:{literal_pattern('next')}|{literal_pattern('following')}){SPACE}"
+    rf"(?P<unit>{'|'.join(literal_pattern(unit) for unit in CalendarUnit)})"
 )
+# Dates and relative unit phrases in ONE pass over each block. The two never compete for
+# text: a date starts with a digit or a month name and ends with a year, a phrase starts
+# with "the"/"next"/"following" and ends with its unit word.
+_SCAN = re.compile(rf"(?<!\w)(?:{DATE_FORMS}|(?P<relative>{_RELATIVE_PHRASE}))(?!\w)")
 
 
 # --- evidence -----------------------------------------------------------------------------
@@ -169,12 +190,8 @@ class Evidence:
     text_bytes: int  # UTF-8 size of the canonical text
 
 
-def _blocks(projection: Projection) -> Iterator[tuple[int, str]]:
+def _blocks(projection: Projection, data: bytes) -> Iterator[tuple[int, str]]:
     """(spanRef, block text) in span order, which the projection contract makes reading order."""
-    try:
-        data = projection.canonical_text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise CorruptInput(f"canonical_text is not encodable as UTF-8: {exc}") from exc
     for index, span in enumerate(projection.spans):
         if not 0 <= span.start <= span.end <= len(data):
             raise CorruptInput(f"span {index} [{span.start}, {span.end}) is outside the text")
@@ -184,50 +201,59 @@ def _blocks(projection: Projection) -> Iterator[tuple[int, str]]:
             raise CorruptInput(f"span {index} does not slice whole UTF-8 characters") from exc
 
 
-def _best_role(date_start: int, keywords: list[re.Match[str]], ends: list[int]) -> Role | None:
-    """Highest-precedence keyword ending within the window before the date.
+def _keywords_before(
+    pattern: re.Pattern[str], text: str, start: int, window: int, reach: int
+) -> Iterator[re.Match[str]]:
+    """Keyword matches whose last character lies at most ``window`` characters before
+    ``start``, in text order. Scanning starts ``reach`` characters back, where the earliest
+    such keyword can begin; the lookbehind still sees the character before the scan."""
+    for match in pattern.finditer(text, max(0, start - reach), start):
+        if start - match.end() <= window:
+            yield match
+
+
+def _best_role(text: str, date_start: int) -> Role | None:
+    """Highest-precedence role keyword in the window before the date.
 
     Ties between keywords of equal precedence go to the one nearest the date.
     """
-    lo = bisect_left(ends, date_start - ROLE_WINDOW)
-    hi = bisect_right(ends, date_start)
     best: Role | None = None
-    for match in keywords[lo:hi]:
+    for match in _keywords_before(_ROLE_PATTERN, text, date_start, ROLE_WINDOW, _ROLE_REACH):
         role = ROLES[int(str(match.lastgroup)[1:])]
         if best is None or role.precedence >= best.precedence:
             best = role
     return best
 
 
-def _relative_in(span_ref: int, text: str) -> RelativePhrase | None:
-    markers: list[re.Match[str]] | None = None
-    for phrase in _RELATIVE_PATTERN.finditer(text):
-        if markers is None:  # only blocks that hold a unit phrase pay for the marker scan
-            markers = list(_MARKER_PATTERN.finditer(text))
-        ends = [marker.end() for marker in markers]
-        nearest = bisect_right(ends, phrase.start()) - 1
-        if nearest >= 0 and phrase.start() - ends[nearest] <= MARKER_WINDOW:
-            words = text[markers[nearest].start() : phrase.end()].split()
-            return RelativePhrase(span_ref, " ".join(words), CalendarUnit(phrase["unit"].lower()))
-    return None
+def _relative_at(span_ref: int, text: str, phrase: re.Match[str]) -> RelativePhrase | None:
+    """The relative date a unit phrase makes with the nearest marker in its window, if any."""
+    markers = list(
+        _keywords_before(_MARKER_PATTERN, text, phrase.start(), MARKER_WINDOW, _MARKER_REACH)
+    )
+    if not markers:
+        return None
+    words = text[markers[-1].start() : phrase.end()].split()
+    return RelativePhrase(span_ref, " ".join(words), CalendarUnit(phrase["unit"].lower()))
 
 
 def gather(projection: Projection) -> Evidence:
-    """Every date mention and the first relative phrase, one regex pass per pattern."""
+    """Every date mention and the first relative phrase, in one scan of each block."""
+    try:
+        data = projection.canonical_text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise CorruptInput(f"canonical_text is not encodable as UTF-8: {exc}") from exc
     mentions: list[DateMention] = []
     relative: RelativePhrase | None = None
-    for span_ref, text in _blocks(projection):
-        dates = list(find_dates(text))
-        if dates:  # only blocks that hold a date pay for the role keyword scan
-            keywords = list(_ROLE_PATTERN.finditer(text))
-            ends = [keyword.end() for keyword in keywords]
-            for found in dates:
-                role = _best_role(found.start, keywords, ends)
-                mentions.append(DateMention(span_ref, found.value, role))
-        if relative is None:
-            relative = _relative_in(span_ref, text)
-    text_bytes = len(projection.canonical_text.encode("utf-8"))
-    return Evidence(mentions, relative, text_bytes)
+    for span_ref, text in _blocks(projection, data):
+        for match in _SCAN.finditer(text):
+            if match["relative"] is not None:
+                if relative is None:
+                    relative = _relative_at(span_ref, text, match)
+                continue
+            value = date_of(match)
+            if value is not None:
+                mentions.append(DateMention(span_ref, value, _best_role(text, match.start())))
+    return Evidence(mentions, relative, len(data))
 
 
 # --- rules --------------------------------------------------------------------------------

@@ -11,8 +11,10 @@ Month names are English, full or three-letter; the day takes an optional ordinal
 recognised: their reading is ambiguous and belongs to the tabular worker.
 
 A date is a whole word: it must not touch a word character (letter, digit, underscore) on
-either side, so ``12024-01-01`` and ``2024-01-015`` are not dates. Standard library only,
-no locale, no clock: the same text always gives the same dates.
+either side, so ``12024-01-01`` and ``2024-01-015`` are not dates. Where a form has a space,
+the text may have 1 to :data:`MAX_SPACE_RUN` whitespace characters (the same rule as the
+detection lexicons, whose bounded length keeps every lookback window bounded). Standard
+library only, no locale, no clock: the same text always gives the same dates.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from datetime import MAXYEAR, MINYEAR, date
 from enum import StrEnum
 
 MICROS_PER_DAY = 86_400_000_000
+MAX_SPACE_RUN = 4
+SPACE = rf"\s{{1,{MAX_SPACE_RUN}}}"
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 
 _MONTHS = (
@@ -41,6 +45,7 @@ _MONTHS = (
     "november",
     "december",
 )
+_DAYS_IN_MONTH = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 _MONTH_BY_ABBREVIATION = {name[:3]: number for number, name in enumerate(_MONTHS, start=1)}
 
 
@@ -49,12 +54,12 @@ def literal_pattern(phrase: str) -> str:
 
     Letters become two-letter classes rather than using ``re.IGNORECASE``, whose Unicode
     case folding would also accept look-alikes such as the Kelvin sign for ``k`` or the
-    long s for ``s``. A space matches any run of whitespace.
+    long s for ``s``. A space matches :data:`SPACE`.
     """
     parts: list[str] = []
     for char in phrase:
         if char == " ":
-            parts.append(r"\s+")
+            parts.append(SPACE)
         elif char.isascii() and char.isalpha():
             parts.append(f"[{char.lower()}{char.upper()}]")
         else:
@@ -75,16 +80,18 @@ _MONTH = _month_alternation()
 _DAY = r"[0-9]{1,2}(?:" + "|".join(literal_pattern(s) for s in ("st", "nd", "rd", "th")) + ")?"
 _YEAR = r"[0-9]{4}"
 
-#: One pass of this pattern finds every candidate date; matches still need calendar
-#: validation (see :func:`find_dates`). ASCII digits only: ``int()`` would accept other
-#: scripts' digits, which are not part of the recognised forms.
-DATE_PATTERN = re.compile(
-    r"(?<!\w)(?:"
+#: Regex source of the three forms, with named groups and without the word boundaries, so
+#: a scanner can combine it with other alternatives (see :func:`date_of`). ASCII digits
+#: only: ``int()`` would accept other scripts' digits, which are not part of the forms.
+DATE_FORMS = (
     rf"(?P<iso_y>{_YEAR})-(?P<iso_m>[0-9]{{2}})-(?P<iso_d>[0-9]{{2}})"
-    rf"|(?P<dmy_d>{_DAY})\s+(?P<dmy_m>{_MONTH})\s+(?P<dmy_y>{_YEAR})"
-    rf"|(?P<mdy_m>{_MONTH})\s+(?P<mdy_d>{_DAY}),\s*(?P<mdy_y>{_YEAR})"
-    r")(?!\w)"
+    rf"|(?P<dmy_d>{_DAY}){SPACE}(?P<dmy_m>{_MONTH}){SPACE}(?P<dmy_y>{_YEAR})"
+    rf"|(?P<mdy_m>{_MONTH}){SPACE}(?P<mdy_d>{_DAY}),\s{{0,{MAX_SPACE_RUN}}}(?P<mdy_y>{_YEAR})"
 )
+#: One pass of this pattern finds every candidate date; matches still need calendar
+#: validation (see :func:`find_dates`).
+DATE_PATTERN = re.compile(rf"(?<!\w)(?:{DATE_FORMS})(?!\w)")
+_DATE_GROUPS = ("iso_y", "iso_m", "iso_d", "dmy_y", "dmy_m", "dmy_d", "mdy_y", "mdy_m", "mdy_d")
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +116,8 @@ def calendar_date(year: int, month: int, day: int) -> date | None:
     """The date if it exists on the proleptic Gregorian calendar (years 1-9999), else None."""
     if not (MINYEAR <= year <= MAXYEAR and 1 <= month <= 12):
         return None
-    if not 1 <= day <= calendar.monthrange(year, month)[1]:
+    leap_day = month == 2 and day == 29 and calendar.isleap(year)
+    if not (1 <= day <= _DAYS_IN_MONTH[month] or leap_day):
         return None
     return date(year, month, day)
 
@@ -119,13 +127,13 @@ def _day_number(token: str) -> int:
     return int(token.rstrip("stndrhSTNDRH"))
 
 
-def _value_of(match: re.Match[str]) -> date | None:
-    groups = match.groupdict()
-    if groups["iso_y"] is not None:
-        return calendar_date(int(groups["iso_y"]), int(groups["iso_m"]), int(groups["iso_d"]))
-    prefix = "dmy" if groups["dmy_y"] is not None else "mdy"
-    month = _MONTH_BY_ABBREVIATION[groups[f"{prefix}_m"][:3].lower()]
-    return calendar_date(int(groups[f"{prefix}_y"]), month, _day_number(groups[f"{prefix}_d"]))
+def date_of(match: re.Match[str]) -> date | None:
+    """The calendar date a match of :data:`DATE_FORMS` names, or None if it does not exist."""
+    iso_y, iso_m, iso_d, dmy_y, dmy_m, dmy_d, mdy_y, mdy_m, mdy_d = match.group(*_DATE_GROUPS)
+    if iso_y is not None:
+        return calendar_date(int(iso_y), int(iso_m), int(iso_d))
+    year, month, day = (dmy_y, dmy_m, dmy_d) if dmy_y is not None else (mdy_y, mdy_m, mdy_d)
+    return calendar_date(int(year), _MONTH_BY_ABBREVIATION[month[:3].lower()], _day_number(day))
 
 
 def find_dates(text: str) -> Iterator[DateMatch]:
@@ -135,7 +143,7 @@ def find_dates(text: str) -> Iterator[DateMatch]:
     skipped, not reported.
     """
     for match in DATE_PATTERN.finditer(text):
-        value = _value_of(match)
+        value = date_of(match)
         if value is not None:
             yield DateMatch(match.start(), match.end(), value)
 
