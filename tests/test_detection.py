@@ -216,6 +216,12 @@ def test_the_widest_possible_keyword_is_found_at_the_window_edge(gap, role_dated
 
 def test_unicode_look_alike_letters_do_not_spell_keywords():
     assert labels("\u017figned 2024-03-01.", "Dated 2024-04-01.") == []  # long s
+    assert labels("Ta\u212aes effect 2024-03-01.", "Dated 2024-04-01.") == []  # Kelvin sign
+
+
+def test_any_unicode_whitespace_separates_keyword_words():
+    (mention,) = gather(layout("With\u00a0effect\u2003from 2024-03-01")).mentions
+    assert mention.role == ROLES[1]
 
 
 @pytest.mark.parametrize(("gap", "role_dated"), [(1, True), (47, True), (48, True), (49, False)])

@@ -30,12 +30,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from richdoc.projection import Projection
 from richdoc.taxonomy import CorruptInput
 from richdoc.temporal import (
-    DATE_FORMS,
     MAX_SPACE_RUN,
     SPACE,
     CalendarUnit,
-    date_of,
     epoch_micros,
+    find_dates,
     literal_pattern,
     start_of_next,
 )
@@ -151,15 +150,11 @@ _MARKER_PATTERN = _keyword_pattern(EFFECTIVENESS_MARKERS)
 # lookbacks scan a bounded stretch of text per date or phrase, never the whole block.
 _ROLE_REACH = ROLE_WINDOW + _longest_match([role.keyword for role in ROLES])
 _MARKER_REACH = MARKER_WINDOW + _longest_match(EFFECTIVENESS_MARKERS)
-_RELATIVE_PHRASE = (
-    rf"(?:{literal_pattern('the ')})?"
+_RELATIVE_PATTERN = re.compile(
+    rf"(?<!\w)(?:{literal_pattern('the ')})?"
     rf"(?:{literal_pattern('next')}|{literal_pattern('following')}){SPACE}"
-    rf"(?P<unit>{'|'.join(literal_pattern(unit) for unit in CalendarUnit)})"
+    rf"(?P<unit>{'|'.join(literal_pattern(unit) for unit in CalendarUnit)})(?!\w)"
 )
-# Dates and relative unit phrases in ONE pass over each block. The two never compete for
-# text: a date starts with a digit or a month name and ends with a year, a phrase starts
-# with "the"/"next"/"following" and ends with its unit word.
-_SCAN = re.compile(rf"(?<!\w)(?:{DATE_FORMS}|(?P<relative>{_RELATIVE_PHRASE}))(?!\w)")
 
 
 # --- evidence -----------------------------------------------------------------------------
@@ -225,19 +220,26 @@ def _best_role(text: str, date_start: int) -> Role | None:
     return best
 
 
-def _relative_at(span_ref: int, text: str, phrase: re.Match[str]) -> RelativePhrase | None:
-    """The relative date a unit phrase makes with the nearest marker in its window, if any."""
-    markers = list(
-        _keywords_before(_MARKER_PATTERN, text, phrase.start(), MARKER_WINDOW, _MARKER_REACH)
-    )
-    if not markers:
+def _relative_in(span_ref: int, text: str) -> RelativePhrase | None:
+    """The block's first unit phrase with an effectiveness marker in its window, if any."""
+    lowered = text.lower()
+    # Every unit phrase contains one of these words in ASCII, so blocks without them skip
+    # the regex pass (a substring search is several times cheaper).
+    if "next" not in lowered and "following" not in lowered:
         return None
-    words = text[markers[-1].start() : phrase.end()].split()
-    return RelativePhrase(span_ref, " ".join(words), CalendarUnit(phrase["unit"].lower()))
+    for phrase in _RELATIVE_PATTERN.finditer(text):
+        markers = list(
+            _keywords_before(_MARKER_PATTERN, text, phrase.start(), MARKER_WINDOW, _MARKER_REACH)
+        )
+        if markers:  # the nearest marker starts the matched phrase
+            words = text[markers[-1].start() : phrase.end()].split()
+            return RelativePhrase(span_ref, " ".join(words), CalendarUnit(phrase["unit"].lower()))
+    return None
 
 
 def gather(projection: Projection) -> Evidence:
-    """Every date mention and the first relative phrase, in one scan of each block."""
+    """Every date mention and the first relative phrase: one date pass over every block,
+    and a phrase pass over blocks until the first relative phrase is found."""
     try:
         data = projection.canonical_text.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -245,14 +247,10 @@ def gather(projection: Projection) -> Evidence:
     mentions: list[DateMention] = []
     relative: RelativePhrase | None = None
     for span_ref, text in _blocks(projection, data):
-        for match in _SCAN.finditer(text):
-            if match["relative"] is not None:
-                if relative is None:
-                    relative = _relative_at(span_ref, text, match)
-                continue
-            value = date_of(match)
-            if value is not None:
-                mentions.append(DateMention(span_ref, value, _best_role(text, match.start())))
+        for found in find_dates(text):
+            mentions.append(DateMention(span_ref, found.value, _best_role(text, found.start)))
+        if relative is None:
+            relative = _relative_in(span_ref, text)
     return Evidence(mentions, relative, len(data))
 
 

@@ -28,7 +28,9 @@ from enum import StrEnum
 
 MICROS_PER_DAY = 86_400_000_000
 MAX_SPACE_RUN = 4
-SPACE = rf"\s{{1,{MAX_SPACE_RUN}}}"
+#: Where a form or a lexicon entry has a space: 1 to MAX_SPACE_RUN Unicode whitespace
+#: characters (explicitly Unicode, as it also sits inside ASCII-mode groups).
+SPACE = rf"(?u:\s{{1,{MAX_SPACE_RUN}}})"
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 
 _MONTHS = (
@@ -50,47 +52,34 @@ _MONTH_BY_ABBREVIATION = {name[:3]: number for number, name in enumerate(_MONTHS
 
 
 def literal_pattern(phrase: str) -> str:
-    """Regex source for an English phrase, ASCII case-insensitive.
+    """Regex source for an English phrase, case-insensitive for ASCII letters only; a
+    space matches :data:`SPACE`.
 
-    Letters become two-letter classes rather than using ``re.IGNORECASE``, whose Unicode
-    case folding would also accept look-alikes such as the Kelvin sign for ``k`` or the
-    long s for ``s``. A space matches :data:`SPACE`.
+    The group is scoped to ASCII mode because plain ``re.IGNORECASE`` folds Unicode
+    look-alikes too (the Kelvin sign matches ``k``, the long s ``s``, dotted capital I
+    ``i``); outside the group ``\\w`` stays Unicode, so word boundaries still see é or ß.
     """
-    parts: list[str] = []
-    for char in phrase:
-        if char == " ":
-            parts.append(SPACE)
-        elif char.isascii() and char.isalpha():
-            parts.append(f"[{char.lower()}{char.upper()}]")
-        else:
-            parts.append(re.escape(char))
-    return "".join(parts)
+    return "(?ai:" + SPACE.join(re.escape(word) for word in phrase.split(" ")) + ")"
 
 
-def _month_alternation() -> str:
-    # "jan(?:uary)?": the full name is the optional tail of its three-letter abbreviation.
-    options = []
-    for name in _MONTHS:
-        tail = f"(?:{literal_pattern(name[3:])})?" if len(name) > 3 else ""
-        options.append(literal_pattern(name[:3]) + tail)
-    return "(?:" + "|".join(options) + ")"
-
-
-_MONTH = _month_alternation()
-_DAY = r"[0-9]{1,2}(?:" + "|".join(literal_pattern(s) for s in ("st", "nd", "rd", "th")) + ")?"
+# "jan(?:uary)?": each full name is the optional tail of its three-letter abbreviation.
+_MONTH = (
+    "(?ai:"
+    + "|".join(name[:3] + (f"(?:{name[3:]})?" if len(name) > 3 else "") for name in _MONTHS)
+    + ")"
+)
+_DAY = r"[0-9]{1,2}(?ai:st|nd|rd|th)?"
 _YEAR = r"[0-9]{4}"
 
-#: Regex source of the three forms, with named groups and without the word boundaries, so
-#: a scanner can combine it with other alternatives (see :func:`date_of`). ASCII digits
-#: only: ``int()`` would accept other scripts' digits, which are not part of the forms.
-DATE_FORMS = (
+# ASCII digits only: int() would accept other scripts' digits, which are not in the forms.
+_DATE_FORMS = (
     rf"(?P<iso_y>{_YEAR})-(?P<iso_m>[0-9]{{2}})-(?P<iso_d>[0-9]{{2}})"
     rf"|(?P<dmy_d>{_DAY}){SPACE}(?P<dmy_m>{_MONTH}){SPACE}(?P<dmy_y>{_YEAR})"
     rf"|(?P<mdy_m>{_MONTH}){SPACE}(?P<mdy_d>{_DAY}),\s{{0,{MAX_SPACE_RUN}}}(?P<mdy_y>{_YEAR})"
 )
 #: One pass of this pattern finds every candidate date; matches still need calendar
 #: validation (see :func:`find_dates`).
-DATE_PATTERN = re.compile(rf"(?<!\w)(?:{DATE_FORMS})(?!\w)")
+DATE_PATTERN = re.compile(rf"(?<!\w)(?:{_DATE_FORMS})(?!\w)")
 _DATE_GROUPS = ("iso_y", "iso_m", "iso_d", "dmy_y", "dmy_m", "dmy_d", "mdy_y", "mdy_m", "mdy_d")
 
 
@@ -127,8 +116,8 @@ def _day_number(token: str) -> int:
     return int(token.rstrip("stndrhSTNDRH"))
 
 
-def date_of(match: re.Match[str]) -> date | None:
-    """The calendar date a match of :data:`DATE_FORMS` names, or None if it does not exist."""
+def _value_of(match: re.Match[str]) -> date | None:
+    """The calendar date a match names, or None if it does not exist."""
     iso_y, iso_m, iso_d, dmy_y, dmy_m, dmy_d, mdy_y, mdy_m, mdy_d = match.group(*_DATE_GROUPS)
     if iso_y is not None:
         return calendar_date(int(iso_y), int(iso_m), int(iso_d))
@@ -143,7 +132,7 @@ def find_dates(text: str) -> Iterator[DateMatch]:
     skipped, not reported.
     """
     for match in DATE_PATTERN.finditer(text):
-        value = date_of(match)
+        value = _value_of(match)
         if value is not None:
             yield DateMatch(match.start(), match.end(), value)
 
