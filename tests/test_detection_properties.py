@@ -8,14 +8,21 @@ from detection_layout import layout
 from hypothesis import given
 from hypothesis import strategies as st
 from richdoc.detection import (
+    _MARKER_PATTERN,
+    _RELATIVE_PATTERN,
+    _ROLE_PATTERN,
     EFFECTIVENESS_MARKERS,
+    MARKER_WINDOW,
+    ROLE_WINDOW,
     ROLES,
     AmbiguityKind,
+    DateMention,
+    RelativePhrase,
     detect,
     fired_rules,
     gather,
 )
-from richdoc.temporal import epoch_micros, find_dates
+from richdoc.temporal import CalendarUnit, epoch_micros, find_dates
 
 MONTHS = [  # mixed spellings and cases on purpose
     "January",
@@ -122,3 +129,60 @@ def test_evidence_does_not_depend_on_the_block_separator(blocks):
     for separator in ("", " ", "\n", "\nSigned 2024-01-01 effective next month\n"):
         evidence = gather(layout(*blocks, separator=separator))
         assert (evidence.mentions, evidence.relative) == (reference.mentions, reference.relative)
+
+
+# --- the bounded lookbacks agree with the plain definition ------------------------------
+
+whitespace_runs = st.text(alphabet=" \t\n\u00a0", min_size=1, max_size=4)
+
+
+@st.composite
+def spaced(draw: st.DrawFn, entries: list[str]) -> str:
+    """A lexicon entry with 1-4 mixed whitespace characters between its words."""
+    words = draw(st.sampled_from(entries)).split()
+    return "".join(word + draw(whitespace_runs) for word in words[:-1]) + words[-1]
+
+
+@st.composite
+def near_misses(draw: st.DrawFn) -> str:
+    """A keyword or marker, then a date or unit phrase, around the window edges."""
+    lead = draw(spaced(WORDS))
+    gap = draw(st.integers(1, ROLE_WINDOW + 4))
+    filler = " " if gap == 1 else " " + "x" * (gap - 2) + " "
+    target = draw(st.one_of(rendered_dates(), spaced(PHRASES)))
+    return lead + filler + target
+
+
+near_pieces = st.one_of(near_misses(), pieces)
+
+
+def reference_mentions(span_ref: int, text: str) -> list[DateMention]:
+    """Spec rule 1 read literally: every keyword of the block, filtered by distance."""
+    keywords = list(_ROLE_PATTERN.finditer(text))
+    mentions = []
+    for found in find_dates(text):
+        in_window = [k for k in keywords if 0 <= found.start - k.end() <= ROLE_WINDOW]
+        roles = [ROLES[int(str(k.lastgroup)[1:])] for k in in_window]
+        best = max(range(len(roles)), key=lambda i: (roles[i].precedence, i), default=None)
+        mentions.append(DateMention(span_ref, found.value, None if best is None else roles[best]))
+    return mentions
+
+
+def reference_relative(span_ref: int, text: str) -> RelativePhrase | None:
+    markers = list(_MARKER_PATTERN.finditer(text))
+    for phrase in _RELATIVE_PATTERN.finditer(text):
+        near = [m for m in markers if 0 <= phrase.start() - m.end() <= MARKER_WINDOW]
+        if near:
+            words = text[near[-1].start() : phrase.end()].split()
+            unit = CalendarUnit(phrase["unit"].lower())
+            return RelativePhrase(span_ref, " ".join(words), unit)
+    return None
+
+
+@given(st.lists(st.lists(near_pieces, max_size=12).map(" ".join), max_size=4))
+def test_bounded_lookbacks_find_exactly_what_whole_block_scans_find(blocks):
+    evidence = gather(layout(*blocks))
+    expected = [m for i, text in enumerate(blocks) for m in reference_mentions(i, text)]
+    assert evidence.mentions == expected
+    relatives = (reference_relative(i, text) for i, text in enumerate(blocks))
+    assert evidence.relative == next((r for r in relatives if r is not None), None)
