@@ -8,8 +8,9 @@ blocks, in two scenarios:
 * ``dense``: a date in about every third sentence and no relative effectiveness phrase
   anywhere (only "next"/"following" used otherwise), so no scan can stop early.
 
-and times, median of several runs, both wall-clock and process CPU time (the CPU ratio is
-the one to trust on a shared machine, where neighbours inflate wall time):
+and times both of the following, alternating, over several runs, in wall-clock and process
+CPU time (CPU is the one to trust on a shared machine, where neighbours inflate wall
+time); the reported ratio is the median of the per-run ratios:
 
 * baseline: one ``re.finditer`` pass of ``richdoc.temporal.DATE_PATTERN`` over the whole
   canonical text;
@@ -30,9 +31,10 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from richdoc.detection import detect
+from richdoc.detection import Detection, detect
 from richdoc.projection import Node, Projection, SourceInfo, Span
 from richdoc.temporal import DATE_PATTERN
 
@@ -161,15 +163,23 @@ def build_projection(scenario: str, target_bytes: int, seed: int) -> Projection:
     )
 
 
-def _medians(action: Callable[[], object], runs: int) -> tuple[float, float]:
-    """Median wall-clock and median process CPU seconds of ``runs`` calls."""
-    wall, cpu = [], []
-    for _ in range(runs):
-        wall_start, cpu_start = time.perf_counter(), time.process_time()
-        action()
-        cpu.append(time.process_time() - cpu_start)
-        wall.append(time.perf_counter() - wall_start)
-    return statistics.median(wall), statistics.median(cpu)
+@dataclass(frozen=True)
+class Timing:
+    wall: float
+    cpu: float
+
+
+def _timed(action: Callable[[], object]) -> Timing:
+    wall_start, cpu_start = time.perf_counter(), time.process_time()
+    action()
+    return Timing(time.perf_counter() - wall_start, time.process_time() - cpu_start)
+
+
+def _summary(timings: list[Timing]) -> dict[str, float]:
+    return {
+        "wall": round(statistics.median(t.wall for t in timings), 4),
+        "cpu": round(statistics.median(t.cpu for t in timings), 4),
+    }
 
 
 def measure(scenario: str, target_bytes: int, seed: int, runs: int) -> dict[str, Any]:
@@ -179,22 +189,27 @@ def measure(scenario: str, target_bytes: int, seed: int, runs: int) -> dict[str,
     def baseline() -> int:
         return sum(1 for _ in DATE_PATTERN.finditer(text))
 
-    detection = detect(projection, clarify=True)  # warm-up, and the result to report
-    baseline_wall, baseline_cpu = _medians(baseline, runs)
-    detect_wall, detect_cpu = _medians(lambda: detect(projection, clarify=True), runs)
+    def detection() -> Detection:
+        return detect(projection, clarify=True)
+
+    result = detection()  # warm-up, and the result to report
+    # Baseline and detection alternate, and each run's ratio is taken within the pair, so
+    # load from neighbours shifts both sides of a ratio instead of one of them.
+    pairs = [(_timed(baseline), _timed(detection)) for _ in range(runs)]
+    ratios = [(d.wall / b.wall, d.cpu / b.cpu) for b, d in pairs]
     return {
         "text_bytes": len(text.encode("utf-8")),
         "blocks": len(projection.spans),
         "date_pattern_matches": baseline(),
-        "baseline_finditer_s": {"wall": round(baseline_wall, 4), "cpu": round(baseline_cpu, 4)},
-        "detection_s": {"wall": round(detect_wall, 4), "cpu": round(detect_cpu, 4)},
+        "baseline_finditer_s": _summary([b for b, _ in pairs]),
+        "detection_s": _summary([d for _, d in pairs]),
         "ratio": {
-            "wall": round(detect_wall / baseline_wall, 3),
-            "cpu": round(detect_cpu / baseline_cpu, 3),
+            "wall": round(statistics.median(r[0] for r in ratios), 3),
+            "cpu": round(statistics.median(r[1] for r in ratios), 3),
         },
         "detection": {
-            "kinds": [a.kind.value for a in detection.ambiguities],
-            "stats": detection.stats.model_dump(),
+            "kinds": [a.kind.value for a in result.ambiguities],
+            "stats": result.stats.model_dump(),
         },
     }
 

@@ -191,6 +191,8 @@ def test_keywords_are_whole_words(text):
 def test_punctuation_inside_a_compound_is_a_word_boundary():
     (mention,) = gather(layout("Re-executed 2024-03-01.")).mentions
     assert mention.role is not None and mention.role.keyword == "executed"
+    (mention,) = gather(layout("Counter-signed 2024-03-01.")).mentions
+    assert mention.role is not None and mention.role.keyword == "signed"
 
 
 def test_role_keywords_are_case_insensitive_and_span_whitespace_runs():
