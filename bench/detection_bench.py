@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from richdoc.detection import Detection, detect
-from richdoc.projection import Node, Projection, SourceInfo, Span
+from richdoc.projection import Node, NodeLabel, Projection, SourceInfo, Span
 from richdoc.temporal import DATE_PATTERN
 
 BUDGET = 3.0
@@ -157,7 +157,7 @@ def build_projection(scenario: str, target_bytes: int, seed: int) -> Projection:
     return Projection(
         source=SourceInfo(name="bench.docx"),
         canonical_text=SEPARATOR.join(blocks),
-        nodes=[Node(id=0, label="DOCUMENT")],
+        nodes=[Node(id=0, label=NodeLabel.DOCUMENT)],
         edges=[],
         spans=spans,
     )

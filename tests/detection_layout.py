@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from richdoc.projection import Edge, Node, Projection, SourceInfo, Span
+from richdoc.projection import Edge, Node, NodeLabel, Projection, SourceInfo, Span
 
 
 def layout(*blocks: str, separator: str = "\n\n") -> Projection:
@@ -17,8 +17,8 @@ def layout(*blocks: str, separator: str = "\n\n") -> Projection:
         size = len(block.encode("utf-8"))
         spans.append(Span(node=index + 1, start=offset, end=offset + size, kind="paragraph"))
         offset += size + len(separator.encode("utf-8"))
-    nodes = [Node(id=0, label="DOCUMENT")] + [
-        Node(id=index + 1, label="PARAGRAPH", props={"text": block})
+    nodes = [Node(id=0, label=NodeLabel.DOCUMENT)] + [
+        Node(id=index + 1, label=NodeLabel.PARAGRAPH, props={"text": block})
         for index, block in enumerate(blocks)
     ]
     return Projection(
