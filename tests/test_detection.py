@@ -7,6 +7,7 @@ from datetime import date
 
 import pytest
 from detection_layout import layout
+
 from richdoc.detection import (
     EFFECTIVENESS_MARKERS,
     ROLES,

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from richdoc.cli import main
 from richdoc.detection import Detection
 

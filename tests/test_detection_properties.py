@@ -7,6 +7,7 @@ from datetime import date
 from detection_layout import layout
 from hypothesis import given
 from hypothesis import strategies as st
+
 from richdoc.detection import (
     _MARKER_PATTERN,
     _RELATIVE_PATTERN,

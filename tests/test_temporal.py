@@ -7,6 +7,7 @@ from datetime import date, timedelta
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from richdoc.temporal import (
     DATE_PATTERN,
     CalendarUnit,

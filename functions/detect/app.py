@@ -27,7 +27,7 @@ def handler(event: DetectEvent, context: LambdaContext) -> dict[str, Any]:
     return {
         "detection_key": key,
         "counts": {
-            "ambiguities": detection.stats["ambiguities"],
-            "ambiguities_suppressed": detection.stats["ambiguities_suppressed"],
+            "ambiguities": detection.stats.ambiguities,
+            "ambiguities_suppressed": detection.stats.ambiguities_suppressed,
         },
     }

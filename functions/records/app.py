@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 import boto3
 from aws_lambda_powertools import Logger, Metrics, Tracer
-from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -87,6 +87,13 @@ RecordAction = Annotated[Start | Escalate | Succeed | Fail, Field(discriminator=
 _actions: TypeAdapter[Start | Escalate | Succeed | Fail] = TypeAdapter(RecordAction)
 
 
+def _count_dead_lettered(failure: Failure) -> None:
+    with single_metric(
+        name="JobsDeadLettered", unit=MetricUnit.Count, value=1, namespace="richdoc"
+    ) as metric:
+        metric.add_dimension(name="kind", value=str(failure.kind))
+
+
 def _start(a: Start) -> dict[str, Any]:
     jobs.mark_running(a.job_id, a.run, a.execution_arn)
     metrics.add_metric(name="JobsRunning", unit=MetricUnit.Count, value=1)
@@ -125,8 +132,7 @@ def _fail(a: Fail) -> dict[str, Any]:
     failure = Failure.from_error(a.error.Error, a.error.Cause)
     jobs.record_platform_failure(a.job_id, a.run, a.failed_at.stage, a.failed_at.tier, failure)
     jobs.dead_letter(a.job_id, a.run, failure)
-    metrics.add_dimension(name="kind", value=str(failure.kind))
-    metrics.add_metric(name="JobsDeadLettered", unit=MetricUnit.Count, value=1)
+    _count_dead_lettered(failure)
     logger.error("job dead-lettered", extra={"failure": failure.to_json_line()})
     return {
         "kind": str(failure.kind),
@@ -163,8 +169,7 @@ def _reconcile(event: dict[str, Any]) -> dict[str, Any]:
         MessageBody=execution_input.get("message", "{}"),
         MessageAttributes=failure_attributes(job_id, run, failure),
     )
-    metrics.add_dimension(name="kind", value=str(failure.kind))
-    metrics.add_metric(name="JobsDeadLettered", unit=MetricUnit.Count, value=1)
+    _count_dead_lettered(failure)
     logger.error(
         "execution ended outside the definition; job dead-lettered",
         extra={"job_id": job_id, "run": run, "status": detail["status"]},

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import boto3
 from aws_lambda_powertools import Logger, Metrics, Tracer
-from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict
 
@@ -90,9 +90,6 @@ def stage_handler(
             event = model.model_validate(raw)
             tier = getattr(event, "tier", None)
             logger.append_keys(run=event.run, execution=event.execution, tier=tier)
-            metrics.add_dimension(name="stage", value=stage)
-            if tier is not None:  # parse duration by memory tier
-                metrics.add_dimension(name="tier", value=str(tier))
             started = time.monotonic()
             with clients.jobs.attempt(
                 event.job_id,
@@ -103,9 +100,15 @@ def stage_handler(
                 request_id=context.aws_request_id,
             ):
                 result = body(event, context)
-            metrics.add_metric(
-                name="StageSeconds", unit=MetricUnit.Seconds, value=time.monotonic() - started
-            )
+            with single_metric(
+                name="StageSeconds",
+                unit=MetricUnit.Seconds,
+                value=time.monotonic() - started,
+                namespace=NAMESPACE,
+            ) as metric:
+                metric.add_dimension(name="stage", value=stage)
+                if tier is not None:  # parse duration by memory tier
+                    metric.add_dimension(name="tier", value=str(tier))
             logger.info("stage finished", extra={"result": result})
             return result
 
