@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 import threading
 import time
@@ -131,6 +132,14 @@ class LambdaRuntime:
         self._modules: dict[Path, ModuleType] = {}
         self._import_lock = threading.Lock()
         self._original: Callable[..., Any] | None = None
+        # AWS runs each invocation in its own sandbox; here they share the machine's cores,
+        # so concurrent invocations of a CPU-heavy (image) function queue for a slot
+        # instead of all converting at once. Waiting does not count against the timeout.
+        cores = os.cpu_count() or 2
+        self._slots = {
+            logical_id: threading.BoundedSemaphore(cores if source.image else 4 * cores)
+            for logical_id, source in self.handlers.items()
+        }
 
     # ---- installation ------------------------------------------------------------------
 
@@ -187,8 +196,9 @@ class LambdaRuntime:
             event = json.loads(event or "{}")
         memory_mb = int(fn.memory_size)
         timeout_s = self.timeout_override_s.get(logical_id, float(fn.timeout))
-        started = time.monotonic()
-        payload, error_type = self._run(fn, logical_id, event, request_id, memory_mb, timeout_s)
+        with self._slots[logical_id]:
+            started = time.monotonic()
+            payload, error_type = self._run(fn, logical_id, event, request_id, memory_mb, timeout_s)
         self.invocations.append(
             Invocation(
                 logical_id, request_id, memory_mb, started, time.monotonic() - started, error_type
