@@ -1,19 +1,31 @@
 # The two quickstart commands are `make demo` and `make test`; both set up what they need.
 PYTHON ?= python3.11
-SAM_PYTHON ?= $(shell ls -d $$HOME/.pyenv/versions/3.12.*/bin/python3.12 2>/dev/null | tail -n 1 || command -v python3.12)
+# sam build needs the Lambda runtime's exact Python (3.12) on PATH.
+PYTHON312 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12.*/bin/python3.12) $(shell command -v python3.12))
 VENV := .venv
 SAM_VENV := .venv-sam
+SAM := $(SAM_VENV)/bin/sam
+PARSE_IMAGES := -x ParseTier1Function -x ParseTier2Function -x ParseTier3Function
 export SAM_CLI_TELEMETRY := 0
 export AWS_DEFAULT_REGION ?= us-east-1
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: setup demo test lint typecheck static unit clean
+.PHONY: setup demo test lint typecheck static unit bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	# torch is pinned inside the parse extra, in this same command (CPU build on local disk)
 	$(VENV)/bin/pip install --quiet -e ".[parse,local,dev]"
+	touch $@
+
+$(SAM_VENV)/.installed:
+	$(PYTHON312) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/pip install --quiet aws-sam-cli==1.170.0
+	touch $@
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
 	touch $@
 
 setup: $(VENV)/.installed
@@ -31,10 +43,21 @@ lint: setup
 typecheck: setup
 	$(VENV)/bin/mypy
 
-unit: setup
+# Template checks that need the SAM CLI and node; the Python-side checks are in
+# tests/test_template.py. Image functions need Docker to build, so they are excluded.
+static: setup $(SAM_VENV)/.installed node_modules/.installed
+	$(SAM) validate --lint
+	node_modules/.bin/asl-validator --json-path statemachine/pipeline.asl.json
+	PATH="$(dir $(PYTHON312)):$$PATH" $(SAM) build $(PARSE_IMAGES) --build-dir .aws-sam/build
+	$(VENV)/bin/python scripts/check_package_size.py .aws-sam/build
+
+unit: setup node_modules/.installed
 	$(VENV)/bin/pytest -n 2 --dist loadgroup
 
-test: lint typecheck unit
+test: lint typecheck static unit
+
+bench: setup
+	$(VENV)/bin/python -m bench
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) node_modules .aws-sam

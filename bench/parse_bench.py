@@ -41,7 +41,6 @@ from richdoc.parse import (  # noqa: E402
     build_converters,
     parse_file,
 )
-
 from tests import parse_inputs  # noqa: E402
 
 

@@ -9,6 +9,7 @@ import zipfile
 
 import pytest
 from docling_core.types.doc import DoclingDocument
+
 from richdoc.formats import DocFormat
 from richdoc.parse import (
     ParseLimits,
@@ -27,7 +28,6 @@ from richdoc.taxonomy import (
     UnsupportedFeature,
     kind_of_exit_code,
 )
-
 from tests import parse_inputs
 
 # One zygote per test process: keep the docling tests in one xdist worker.

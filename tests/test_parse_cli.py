@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from docling_core.types.doc import DoclingDocument
-from richdoc.cli import main
 
+from richdoc.cli import main
 from tests import parse_inputs
 
 pytestmark = [pytest.mark.docling, pytest.mark.xdist_group("parse-docling")]

@@ -6,9 +6,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from richdoc.formats import MIB, ArchiveLimits, DocFormat, format_of, inspect
 from richdoc.taxonomy import CorruptInput, ResourceLimit, UnsupportedFeature
-
 from tests import parse_inputs
 
 ROOMY = ArchiveLimits.for_ceiling(4096)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,11 +14,13 @@ import pytest
 from botocore.exceptions import ClientError
 from docling_core.types.doc import DoclingDocument
 from moto import mock_aws
+
 from richdoc.artifacts import ArtifactStore, SourceObject
 from richdoc.parse import ParseLimits, ParserSettings, Pipeline, parse_object, shared_worker
+from richdoc.stage import clients
 from richdoc.taxonomy import CorruptInput, Transient
-
 from tests import parse_inputs
+from tests.conftest import provision_one
 
 pytestmark = [pytest.mark.docling, pytest.mark.xdist_group("parse-docling")]
 
@@ -48,29 +51,37 @@ def _load_handler():
     spec = importlib.util.spec_from_file_location("parse_app", ROOT / "functions/parse/app.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # as the Lambda runtime imports it
     spec.loader.exec_module(module)
     return module
 
 
 @pytest.fixture
-def aws(monkeypatch):
+def aws(monkeypatch, template):
     for name in ("DOCLING_ARTIFACTS_PATH", "RICHDOC_PDF_PIPELINE", "RICHDOC_MEM_CEILING_MB"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("ARTIFACT_BUCKET", ARTIFACTS)
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
     with mock_aws():
         s3 = boto3.client("s3")
         s3.create_bucket(Bucket=INGEST)
         s3.create_bucket(Bucket=ARTIFACTS)
+        # The handler records its attempt on the job, which the state machine started.
+        monkeypatch.setenv("JOBS_TABLE", provision_one(template, "JobsTable"))
+        clients.reset()
+        clients.jobs.create("job-abc", {"bucket": INGEST}, {"clarify": False})
+        clients.jobs.mark_running("job-abc", 1, "arn:execution:job-abc-r1")
         yield s3
+    clients.reset()
 
 
 @pytest.fixture
 def app(aws):
-    module = _load_handler()
-    module.s3_client.cache_clear()
-    return module
+    return _load_handler()
 
 
 def _event(key: str, *, tier: int = 1, accept_partial: bool = False, version_id=None) -> dict:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
+
 import richdoc.parse as parse
 from richdoc.formats import DocFormat, format_of
 from richdoc.parse import (

@@ -11,6 +11,7 @@ import threading
 import time
 
 import pytest
+
 from richdoc.forkserver import ForkServer, child_environment
 from richdoc.taxonomy import CorruptInput, ResourceLimit, Transient, UnsupportedFeature
 

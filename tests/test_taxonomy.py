@@ -21,7 +21,11 @@ from richdoc.taxonomy import (
     ("exc", "kind", "code"),
     [
         (CorruptInput("bad zip"), FailureKind.CORRUPT_INPUT, 10),
-        (UnsupportedFeature("PDF is encrypted", feature="encrypted"), FailureKind.UNSUPPORTED_FEATURE, 20),
+        (
+            UnsupportedFeature("PDF is encrypted", feature="encrypted"),
+            FailureKind.UNSUPPORTED_FEATURE,
+            20,
+        ),
         (ResourceLimit("over the ceiling"), FailureKind.RESOURCE_LIMIT, 30),
         (Transient("S3 throttled"), FailureKind.TRANSIENT, 75),
     ],
@@ -41,7 +45,14 @@ def test_signals_and_unknown_exit_codes_map_to_resource_limit_and_transient():
 
 
 @pytest.mark.parametrize(
-    "name", ["Sandbox.Timedout", "Runtime.OutOfMemory", "Runtime.ExitError", "States.Timeout", "Lambda.Unknown"]
+    "name",
+    [
+        "Sandbox.Timedout",
+        "Runtime.OutOfMemory",
+        "Runtime.ExitError",
+        "States.Timeout",
+        "Lambda.Unknown",
+    ],
 )
 def test_platform_kills_are_resource_limits(name):
     assert kind_of_error_name(name) is FailureKind.RESOURCE_LIMIT
@@ -49,8 +60,12 @@ def test_platform_kills_are_resource_limits(name):
 
 @pytest.mark.parametrize(
     "name",
-    ["Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException",
-     "Lambda.TooManyRequestsException"],
+    [
+        "Lambda.ServiceException",
+        "Lambda.AWSLambdaException",
+        "Lambda.SdkClientException",
+        "Lambda.TooManyRequestsException",
+    ],
 )
 def test_lambda_service_errors_are_transient(name):
     assert kind_of_error_name(name) is FailureKind.TRANSIENT
@@ -63,7 +78,9 @@ def test_unknown_error_names_are_internal():
 
 def test_feature_tag_round_trips_through_the_lambda_error_envelope():
     exc = UnsupportedFeature("document has 2,500 pages, limit 2,000", feature="max_pages")
-    cause = json.dumps({"errorType": type(exc).__name__, "errorMessage": str(exc), "stackTrace": []})
+    cause = json.dumps(
+        {"errorType": type(exc).__name__, "errorMessage": str(exc), "stackTrace": []}
+    )
     failure = Failure.from_error("UnsupportedFeature", cause)
     assert failure == Failure(
         kind=FailureKind.UNSUPPORTED_FEATURE,
@@ -83,4 +100,9 @@ def test_platform_cause_text_is_kept_as_the_reason():
 
 def test_failure_json_line_has_kind_reason_feature():
     line = UnsupportedFeature("needs OCR", feature="ocr").failure().to_json_line()
-    assert json.loads(line) == {"kind": "unsupported_feature", "reason": "needs OCR", "feature": "ocr", "error": None}
+    assert json.loads(line) == {
+        "kind": "unsupported_feature",
+        "reason": "needs OCR",
+        "feature": "ocr",
+        "error": None,
+    }

@@ -1,0 +1,234 @@
+"""Detection throughput against the cost of finding the dates at all.
+
+Generates deterministic documents (default 10 MB of UTF-8 canonical text each) over many
+blocks, in two scenarios:
+
+* ``prose``: contract-like prose with dates in every recognised form, invalid and numeric
+  dates, role keywords and relative effectiveness phrases;
+* ``dense``: a date in about every third sentence and no relative effectiveness phrase
+  anywhere (only "next"/"following" used otherwise), so no scan can stop early.
+
+and times both of the following, alternating, over several runs, in wall-clock and process
+CPU time (CPU is the one to trust on a shared machine, where neighbours inflate wall
+time); the reported ratio is the median of the per-run ratios:
+
+* baseline: one ``re.finditer`` pass of ``richdoc.temporal.DATE_PATTERN`` over the whole
+  canonical text;
+* detection: ``richdoc.detection.detect(projection, clarify=True)`` end to end.
+
+Prints one JSON report. The budget (docs/detection.md) is detection within 3x of the
+baseline; the exit status is 1 when any scenario misses it on CPU time.
+
+    PYTHONPATH=layers/docling python bench/detection_bench.py [--mb 10] [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from richdoc.detection import Detection, detect
+from richdoc.projection import Node, NodeLabel, Projection, SourceInfo, Span
+from richdoc.temporal import DATE_PATTERN
+
+BUDGET = 3.0
+SEPARATOR = "\n\n"
+
+SUBJECTS = [
+    "The Supplier",
+    "The Customer",
+    "Each party",
+    "The Licensee",
+    "Müller GmbH",
+    "The landlord",
+    "The service provider",
+]
+VERBS = [
+    "shall deliver",
+    "must notify",
+    "will invoice",
+    "may terminate",
+    "agrees to maintain",
+    "is responsible for",
+    "shall not assign",
+]
+OBJECTS = [
+    "the goods listed in Schedule 2",
+    "all reasonable costs of the audit",
+    "the premises in good repair",
+    "its obligations under this clause",
+    "the licensed software — including updates",
+    "written notice of any change of control",
+    "the agreed service levels",
+]
+TAILS = [
+    "within thirty days of receipt.",
+    "without undue delay.",
+    "at its own expense.",
+    "in accordance with the price schedule.",
+    "unless otherwise agreed in writing.",
+    "as set out in the annex (référence A-12).",
+]
+ROLE_LEADS = [
+    "This agreement is effective",
+    "The amendment takes effect on",
+    "Signed by both parties on",
+    "Executed as of",
+    "Dated",
+    "Countersigned by the guarantor on",
+    "Valid from",
+    "With effect from",
+    "The lease, commencing",
+    "The signature date is",
+]
+RELATIVE = [
+    "The new tariff is effective from the next quarter.",
+    "Rent increases take effect at the start of the following month.",
+    "The discount begins the next year.",
+    "Reporting duties apply starting the following quarter.",
+]
+MONTHS = ["January", "Feb", "March", "Apr", "May", "June", "Jul", "August", "Sep", "October"]
+
+
+def _date_text(rng: random.Random) -> str:
+    year, month, day = rng.randint(2019, 2026), rng.randint(1, 12), rng.randint(1, 31)
+    name = MONTHS[(month - 1) % len(MONTHS)]
+    forms = [
+        f"{year}-{month:02d}-{day:02d}",  # sometimes 31 April: found by the regex, invalid
+        f"{day} {name} {year}",
+        f"{name} {day}th, {year}",
+        f"{day}/{month}/{year}",  # numeric: never a date
+    ]
+    return rng.choice(forms)
+
+
+def _prose_sentence(rng: random.Random) -> str:
+    roll = rng.random()
+    if roll < 0.08:
+        return f"{rng.choice(ROLE_LEADS)} {_date_text(rng)}."
+    if roll < 0.10:
+        return rng.choice(RELATIVE)
+    if roll < 0.16:
+        return f"Invoices issued before {_date_text(rng)} remain payable."
+    return _plain_sentence(rng)
+
+
+def _dense_sentence(rng: random.Random) -> str:
+    roll = rng.random()
+    if roll < 0.15:
+        return f"{rng.choice(ROLE_LEADS)} {_date_text(rng)}."
+    if roll < 0.35:
+        return f"Invoices issued before {_date_text(rng)} remain payable."
+    if roll < 0.45:
+        return "The following items are next in line for review."
+    return _plain_sentence(rng)
+
+
+def _plain_sentence(rng: random.Random) -> str:
+    return f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(TAILS)}"
+
+
+SCENARIOS: dict[str, Callable[[random.Random], str]] = {
+    "prose": _prose_sentence,
+    "dense": _dense_sentence,
+}
+
+
+def build_projection(scenario: str, target_bytes: int, seed: int) -> Projection:
+    """Blocks of one to six sentences until the canonical text reaches ``target_bytes``."""
+    sentence = SCENARIOS[scenario]
+    rng = random.Random(seed)
+    blocks: list[str] = []
+    spans: list[Span] = []
+    offset = 0
+    while offset < target_bytes:
+        block = " ".join(sentence(rng) for _ in range(rng.randint(1, 6)))
+        size = len(block.encode("utf-8"))
+        spans.append(Span(node=len(blocks) + 1, start=offset, end=offset + size, kind="paragraph"))
+        blocks.append(block)
+        offset += size + len(SEPARATOR)
+    return Projection(
+        source=SourceInfo(name="bench.docx"),
+        canonical_text=SEPARATOR.join(blocks),
+        nodes=[Node(id=0, label=NodeLabel.DOCUMENT)],
+        edges=[],
+        spans=spans,
+    )
+
+
+@dataclass(frozen=True)
+class Timing:
+    wall: float
+    cpu: float
+
+
+def _timed(action: Callable[[], object]) -> Timing:
+    wall_start, cpu_start = time.perf_counter(), time.process_time()
+    action()
+    return Timing(time.perf_counter() - wall_start, time.process_time() - cpu_start)
+
+
+def _summary(timings: list[Timing]) -> dict[str, float]:
+    return {
+        "wall": round(statistics.median(t.wall for t in timings), 4),
+        "cpu": round(statistics.median(t.cpu for t in timings), 4),
+    }
+
+
+def measure(scenario: str, target_bytes: int, seed: int, runs: int) -> dict[str, Any]:
+    projection = build_projection(scenario, target_bytes, seed)
+    text = projection.canonical_text
+
+    def baseline() -> int:
+        return sum(1 for _ in DATE_PATTERN.finditer(text))
+
+    def detection() -> Detection:
+        return detect(projection, clarify=True)
+
+    result = detection()  # warm-up, and the result to report
+    # Baseline and detection alternate, and each run's ratio is taken within the pair, so
+    # load from neighbours shifts both sides of a ratio instead of one of them.
+    pairs = [(_timed(baseline), _timed(detection)) for _ in range(runs)]
+    ratios = [(d.wall / b.wall, d.cpu / b.cpu) for b, d in pairs]
+    return {
+        "text_bytes": len(text.encode("utf-8")),
+        "blocks": len(projection.spans),
+        "date_pattern_matches": baseline(),
+        "baseline_finditer_s": _summary([b for b, _ in pairs]),
+        "detection_s": _summary([d for _, d in pairs]),
+        "ratio": {
+            "wall": round(statistics.median(r[0] for r in ratios), 3),
+            "cpu": round(statistics.median(r[1] for r in ratios), 3),
+        },
+        "detection": {
+            "kinds": [a.kind.value for a in result.ambiguities],
+            "stats": result.stats.model_dump(),
+        },
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--mb", type=float, default=10.0, help="canonical text size in MB")
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per measurement")
+    parser.add_argument("--seed", type=int, default=61)
+    args = parser.parse_args(argv)
+
+    scenarios = {
+        name: measure(name, int(args.mb * 1_000_000), args.seed, args.runs) for name in SCENARIOS
+    }
+    within = all(result["ratio"]["cpu"] <= BUDGET for result in scenarios.values())
+    report = {"runs": args.runs, "budget": BUDGET, "within_budget": within, "scenarios": scenarios}
+    print(json.dumps(report, indent=1))
+    return 0 if within else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""Starter: ingest-queue batches -> jobs and state machine executions.
+
+Only records that failed (throttling, service errors, malformed messages) are reported as
+batch item failures; SQS redelivers just those, and after maxReceiveCount moves them to
+the dead-letter queue.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import boto3
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from richdoc.ingest import Starter, StartOutcome
+from richdoc.jobs import JobStore
+
+logger = Logger(service="starter")
+tracer = Tracer()
+metrics = Metrics(namespace="richdoc")
+processor = BatchProcessor(event_type=EventType.SQS)
+
+starter = Starter(
+    s3=boto3.client("s3"),
+    sfn=boto3.client("stepfunctions"),
+    jobs=JobStore.from_env(boto3.resource("dynamodb")),
+    state_machine_arn=os.environ["STATE_MACHINE_ARN"],
+    clarify_default=os.environ.get("CLARIFY_DEFAULT", "false").lower() == "true",
+)
+
+
+@tracer.capture_method
+def record_handler(record: SQSRecord) -> None:
+    attributes = {name: attr.string_value or "" for name, attr in record.message_attributes.items()}
+    for result in starter.handle_message(record.body, attributes):
+        logger.info(
+            "ingest message handled",
+            extra={"job_id": result.job_id, "run": result.run, "outcome": str(result.outcome)},
+        )
+        if result.outcome is StartOutcome.STARTED:
+            metrics.add_metric(name="JobsStarted", unit=MetricUnit.Count, value=1)
+        else:
+            metrics.add_metric(name="DuplicateNotifications", unit=MetricUnit.Count, value=1)
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
+    return process_partial_response(
+        event=event, record_handler=record_handler, processor=processor, context=context
+    )

@@ -1,0 +1,212 @@
+"""From an ingest-queue message to a job and a running execution (the starter's logic).
+
+Accepted message bodies: S3 event notifications (``Records`` with ``ObjectCreated:*``),
+EventBridge "Object Created" events from S3, and either of those redriven from the
+dead-letter queue (they then carry the ``richdoc.*`` failure attributes). S3 test events
+are skipped. Object keys arrive URL-encoded (``+`` for space) and are decoded here.
+
+Idempotency: the job id is derived from bucket, key and version; the execution name is
+job id + run. A duplicate notification finds the job and re-issues the same
+``StartExecution``, which Step Functions answers without a second execution (or with
+``ExecutionAlreadyExists``, which counts as done). Only a redrive of the dead-lettered
+run advances the job to its next run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+from urllib.parse import unquote_plus
+
+from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, S3Event
+from botocore.exceptions import ClientError
+
+from richdoc.deadletter import RedriveMarker
+from richdoc.jobs import JobStatus, JobStore, StaleRun, execution_name, job_id_for
+
+# User metadata (x-amz-meta-richdoc-clarify: true|false) overrides the stack default.
+CLARIFY_METADATA_KEY = "richdoc-clarify"
+
+
+class MalformedMessage(ValueError):
+    """The message is not an S3 object-created notification (it will reach the DLQ)."""
+
+
+@dataclass(frozen=True)
+class ObjectCreated:
+    bucket: str
+    key: str
+    version_id: str | None
+    etag: str | None
+    size: int | None
+
+
+def object_created_events(body: str) -> list[ObjectCreated]:
+    """The object-created events in one message body; [] for S3 test events."""
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        raise MalformedMessage(f"message body is not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise MalformedMessage("message body is not a JSON object")
+    if data.get("Event") == "s3:TestEvent":
+        return []
+    if "Records" in data:
+        events = []
+        for record in S3Event(data).records:
+            if record.event_source != "aws:s3" or not record.event_name.startswith(
+                "ObjectCreated:"
+            ):
+                continue
+            obj = record.s3.get_object
+            events.append(
+                ObjectCreated(
+                    bucket=record.s3.bucket.name,
+                    key=unquote_plus(obj.key),
+                    version_id=obj.version_id or None,
+                    etag=obj.etag.strip('"') or None,
+                    size=obj.get("size"),
+                )
+            )
+        return events
+    if data.get("source") == "aws.s3" and data.get("detail-type") == "Object Created":
+        detail = data["detail"]
+        obj = detail["object"]
+        EventBridgeEvent(data)  # validates the envelope shape Powertools expects
+        return [
+            ObjectCreated(
+                bucket=detail["bucket"]["name"],
+                key=unquote_plus(obj["key"]),
+                version_id=obj.get("version-id") or None,
+                etag=(obj.get("etag") or "").strip('"') or None,
+                size=obj.get("size"),
+            )
+        ]
+    raise MalformedMessage("not an S3 object-created notification")
+
+
+class StartOutcome(StrEnum):
+    STARTED = "started"  # a new execution for a new run
+    ALREADY_STARTED = "already_started"  # duplicate delivery; the execution exists
+    DUPLICATE_IGNORED = "duplicate_ignored"  # the job ended; only a redrive restarts it
+
+
+@dataclass(frozen=True)
+class StartResult:
+    job_id: str
+    run: int
+    execution_name: str
+    outcome: StartOutcome
+
+
+def _parse_bool(value: str) -> bool | None:
+    lowered = value.strip().lower()
+    if lowered in ("true", "1", "yes", "on"):
+        return True
+    if lowered in ("false", "0", "no", "off"):
+        return False
+    return None
+
+
+class Starter:
+    def __init__(
+        self,
+        *,
+        s3: Any,
+        sfn: Any,
+        jobs: JobStore,
+        state_machine_arn: str,
+        clarify_default: bool,
+    ) -> None:
+        self.s3 = s3
+        self.sfn = sfn
+        self.jobs = jobs
+        self.state_machine_arn = state_machine_arn
+        self.clarify_default = clarify_default
+
+    def handle_message(
+        self, body: str, attributes: Mapping[str, str] | None = None
+    ) -> list[StartResult]:
+        redrive = RedriveMarker.from_attributes(attributes or {})
+        return [self._start(event, body, redrive) for event in object_created_events(body)]
+
+    def _head(self, event: ObjectCreated) -> dict[str, Any]:
+        kwargs = {"Bucket": event.bucket, "Key": event.key}
+        if event.version_id:
+            kwargs["VersionId"] = event.version_id
+        try:
+            head: dict[str, Any] = self.s3.head_object(**kwargs)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "403"):
+                # Deleted (or unreadable) already: the parse step classifies it, so the
+                # upload still ends in a terminal job record.
+                return {}
+            raise
+        return head
+
+    @staticmethod
+    def _ignored(job_id: str, run: int) -> StartResult:
+        return StartResult(job_id, run, execution_name(job_id, run), StartOutcome.DUPLICATE_IGNORED)
+
+    def _start(self, event: ObjectCreated, body: str, redrive: RedriveMarker | None) -> StartResult:
+        head = self._head(event)
+        version = event.version_id or head.get("VersionId")
+        etag = event.etag or str(head.get("ETag", "")).strip('"') or None
+        job_id = job_id_for(event.bucket, event.key, version or etag or "")
+        clarify = _parse_bool(head.get("Metadata", {}).get(CLARIFY_METADATA_KEY, ""))
+        source = {
+            "bucket": event.bucket,
+            "key": event.key,
+            "version_id": version,
+            "etag": etag,
+            "size": head.get("ContentLength", event.size),
+        }
+        options = {"clarify": self.clarify_default if clarify is None else clarify}
+
+        run = 1
+        new_run = self.jobs.create(job_id, source, options)
+        if not new_run:
+            job = self.jobs.get(job_id)
+            assert job is not None  # created earlier; jobs are never deleted
+            run = job.run
+            if redrive is not None and redrive.job_id == job_id and redrive.run < job.run:
+                # A dead-letter message of an older run, redriven again: already handled.
+                return self._ignored(job_id, run)
+            if job.status is JobStatus.DEAD_LETTERED:
+                if redrive is None or (redrive.job_id, redrive.run) != (job_id, job.run):
+                    return self._ignored(job_id, run)
+                try:
+                    run = self.jobs.start_next_run(job_id, job.run)
+                except StaleRun:  # the same redrive delivered twice
+                    return self._ignored(job_id, run)
+                source, options = job.source, job.options
+                new_run = True
+            elif job.status is JobStatus.SUCCEEDED:
+                return self._ignored(job_id, run)
+            else:
+                source, options = job.source, job.options
+                # QUEUED: an earlier delivery created the run but may not have started it.
+                new_run = job.status is JobStatus.QUEUED
+
+        name = execution_name(job_id, run)
+        execution_input = {
+            "job_id": job_id,
+            "run": run,
+            "source": source,
+            "options": options,
+            "message": body,
+        }
+        try:
+            self.sfn.start_execution(
+                stateMachineArn=self.state_machine_arn,
+                name=name,
+                input=json.dumps(execution_input, sort_keys=True),
+            )
+        except self.sfn.exceptions.ExecutionAlreadyExists:
+            return StartResult(job_id, run, name, StartOutcome.ALREADY_STARTED)
+        # A duplicate of a running job re-issues the identical start: no second execution.
+        outcome = StartOutcome.STARTED if new_run else StartOutcome.ALREADY_STARTED
+        return StartResult(job_id, run, name, outcome)

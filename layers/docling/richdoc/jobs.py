@@ -1,0 +1,552 @@
+"""Job and attempt records in one DynamoDB table.
+
+A job is one source object version; its id is derived from bucket, key and version id
+(or ETag when the bucket is unversioned), so duplicate notifications land on the same job.
+Each run of a job is one state machine execution named ``<job id>-r<run>``; a redrive of a
+dead-lettered job starts the next run. Every status write is conditional on the run, so
+a stale run can never overwrite a newer run's status.
+
+Items (``pk`` = ``JOB#<job id>``):
+
+* ``sk = "JOB"`` — the job: status, run, stage, source, options, failure, outputs, counts.
+  Only job items carry ``job_status``, so the ``by-status`` index is sparse.
+* ``sk = "ATTEMPT#r<run>#<seq>"`` — one per Lambda attempt: stage, tier, outcome, timings.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any
+
+from boto3.dynamodb.conditions import Attr, Key
+from botocore.exceptions import ClientError
+
+from richdoc.taxonomy import Failure, Transient
+
+JOBS_TABLE_ENV = "JOBS_TABLE"
+STATUS_INDEX = "by-status"
+JOB_SK = "JOB"
+ATTEMPT_PREFIX = "ATTEMPT#"
+RUNNING_OUTCOME = "running"
+OK_OUTCOME = "ok"
+# Reasons are for humans and for the DLQ message attributes; keep items small.
+MAX_REASON_CHARS = 1000
+
+
+class JobStatus(StrEnum):
+    """The closed status vocabulary. Terminal: SUCCEEDED, DEAD_LETTERED."""
+
+    QUEUED = "QUEUED"  # the starter created the run; its execution is being started
+    RUNNING = "RUNNING"  # the state machine recorded the start of the run
+    SUCCEEDED = "SUCCEEDED"
+    DEAD_LETTERED = "DEAD_LETTERED"  # failed; the ingest message is on the dead-letter queue
+
+    @property
+    def terminal(self) -> bool:
+        return self in (JobStatus.SUCCEEDED, JobStatus.DEAD_LETTERED)
+
+
+class StaleRun(Exception):
+    """A write for a run that is no longer the job's current run (or not in that state)."""
+
+
+def job_id_for(bucket: str, key: str, version: str) -> str:
+    """Deterministic job id: the same object version always maps to the same job."""
+    digest = hashlib.sha256(f"{bucket}\x00{key}\x00{version}".encode()).hexdigest()
+    return digest[:32]
+
+
+def execution_name(job_id: str, run: int) -> str:
+    return f"{job_id}-r{run}"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _to_dynamo(value: Any) -> Any:
+    """DynamoDB wants Decimal, not float; drop None so items stay sparse."""
+    if isinstance(value, float):
+        return Decimal(str(value))
+    if isinstance(value, Mapping):
+        return {k: _to_dynamo(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [_to_dynamo(v) for v in value]
+    return value
+
+
+def _from_dynamo(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, Mapping):
+        return {k: _from_dynamo(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_from_dynamo(v) for v in value]
+    return value
+
+
+@dataclass
+class Attempt:
+    job_id: str
+    run: int
+    seq: int
+    stage: str
+    attempt: int
+    outcome: str
+    started_at: str
+    tier: int | None = None
+    memory_mb: int | None = None
+    request_id: str | None = None
+    reason: str | None = None
+    ended_at: str | None = None
+    duration_ms: int | None = None
+    recorded_by: str = "handler"
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, Any]) -> Attempt:
+        data = _from_dynamo(item)
+        names = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass
+class Job:
+    job_id: str
+    status: JobStatus
+    run: int
+    source: dict[str, Any]
+    options: dict[str, Any] = field(default_factory=dict)
+    stage: str | None = None
+    tier: int | None = None
+    pipeline: str | None = None
+    failure: dict[str, Any] | None = None
+    execution_arn: str | None = None
+    outputs: dict[str, Any] = field(default_factory=dict)
+    counts: dict[str, Any] = field(default_factory=dict)
+    created_at: str | None = None
+    updated_at: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, Any]) -> Job:
+        data = _from_dynamo(item)
+        return cls(
+            job_id=data["job_id"],
+            status=JobStatus(data["job_status"]),
+            run=data["run"],
+            source=data.get("source", {}),
+            options=data.get("options", {}),
+            stage=data.get("stage"),
+            tier=data.get("tier"),
+            pipeline=data.get("pipeline"),
+            failure=data.get("failure"),
+            execution_arn=data.get("execution_arn"),
+            outputs=data.get("outputs", {}),
+            counts=data.get("counts", {}),
+            created_at=data.get("created_at"),
+            updated_at=data.get("updated_at"),
+            started_at=data.get("started_at"),
+            ended_at=data.get("ended_at"),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "job_id": self.job_id,
+            "status": str(self.status),
+            "run": self.run,
+            "stage": self.stage,
+            "tier": self.tier,
+            "pipeline": self.pipeline,
+            "source": self.source,
+            "options": self.options,
+            "failure": self.failure,
+            "execution_arn": self.execution_arn,
+            "outputs": self.outputs,
+            "counts": self.counts,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "started_at": self.started_at,
+            "ended_at": self.ended_at,
+        }
+
+
+def _conditional(exc: ClientError) -> bool:
+    return exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
+
+
+_THROTTLING_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "InternalServerError",
+        "ServiceUnavailable",
+    }
+)
+
+
+@contextlib.contextmanager
+def _dynamo_errors(what: str) -> Iterator[None]:
+    try:
+        yield
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") in _THROTTLING_CODES:
+            raise Transient(f"{what}: {exc.response['Error']['Code']}") from exc
+        raise
+
+
+class JobStore:
+    """Conditional, run-fenced writes of job and attempt items."""
+
+    def __init__(self, table: Any, clock: Callable[[], str] = _now) -> None:
+        self.table = table
+        self.clock = clock
+
+    @classmethod
+    def from_env(cls, dynamodb: Any) -> JobStore:
+        return cls(dynamodb.Table(os.environ[JOBS_TABLE_ENV]))
+
+    # ---- reads -------------------------------------------------------------------------
+
+    def get(self, job_id: str) -> Job | None:
+        with _dynamo_errors("reading job"):
+            item = self.table.get_item(
+                Key={"pk": f"JOB#{job_id}", "sk": JOB_SK}, ConsistentRead=True
+            ).get("Item")
+        return Job.from_item(item) if item else None
+
+    def attempts(self, job_id: str, run: int | None = None) -> list[Attempt]:
+        prefix = ATTEMPT_PREFIX if run is None else f"{ATTEMPT_PREFIX}r{run:03d}#"
+        items = self._query(
+            KeyConditionExpression=Key("pk").eq(f"JOB#{job_id}") & Key("sk").begins_with(prefix),
+            ConsistentRead=True,
+        )
+        return [Attempt.from_item(i) for i in items]
+
+    def list_jobs(self, status: JobStatus | None = None) -> list[Job]:
+        """Jobs by status through the sparse index: no table scan, even for 'all'."""
+        statuses = [status] if status else list(JobStatus)
+        jobs: list[Job] = []
+        for s in statuses:
+            items = self._query(
+                IndexName=STATUS_INDEX, KeyConditionExpression=Key("job_status").eq(str(s))
+            )
+            jobs.extend(Job.from_item(i) for i in items)
+        return sorted(jobs, key=lambda j: (j.created_at or "", j.job_id))
+
+    def _query(self, **kwargs: Any) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        with _dynamo_errors("querying jobs"):
+            while True:
+                page = self.table.query(**kwargs)
+                items.extend(page.get("Items", []))
+                if "LastEvaluatedKey" not in page:
+                    return items
+                kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    # ---- job transitions ---------------------------------------------------------------
+
+    def create(self, job_id: str, source: Mapping[str, Any], options: Mapping[str, Any]) -> bool:
+        """Create run 1 as QUEUED. False when the job already exists (a duplicate)."""
+        now = self.clock()
+        item = _to_dynamo(
+            {
+                "pk": f"JOB#{job_id}",
+                "sk": JOB_SK,
+                "job_id": job_id,
+                "job_status": str(JobStatus.QUEUED),
+                "run": 1,
+                "source": dict(source),
+                "options": dict(options),
+                "attempt_seq": 0,
+                "created_at": now,
+                "updated_at": now,
+            }
+        )
+        try:
+            with _dynamo_errors("creating job"):
+                self.table.put_item(Item=item, ConditionExpression=Attr("pk").not_exists())
+        except ClientError as exc:
+            if _conditional(exc):
+                return False
+            raise
+        return True
+
+    def start_next_run(self, job_id: str, failed_run: int) -> int:
+        """Redrive: a DEAD_LETTERED run N becomes QUEUED run N+1, exactly once."""
+        self._transition(
+            job_id,
+            run=failed_run,
+            allowed=(JobStatus.DEAD_LETTERED,),
+            status=JobStatus.QUEUED,
+            updates={
+                "run": failed_run + 1,
+                **dict.fromkeys(
+                    ("failure", "stage", "tier", "execution_arn", "started_at", "ended_at")
+                ),
+            },
+        )
+        return failed_run + 1
+
+    def mark_running(self, job_id: str, run: int, execution_arn: str) -> None:
+        self._transition(
+            job_id,
+            run=run,
+            allowed=(JobStatus.QUEUED, JobStatus.RUNNING),
+            status=JobStatus.RUNNING,
+            updates={"execution_arn": execution_arn, "started_at": self.clock()},
+        )
+
+    def mark_stage(self, job_id: str, run: int, stage: str, tier: int | None) -> None:
+        self._transition(
+            job_id,
+            run=run,
+            allowed=(JobStatus.RUNNING,),
+            status=JobStatus.RUNNING,
+            updates={"stage": stage, "tier": tier},
+        )
+
+    def succeed(
+        self,
+        job_id: str,
+        run: int,
+        *,
+        outputs: Mapping[str, Any],
+        counts: Mapping[str, Any],
+        pipeline: str | None,
+        sha256: str | None,
+    ) -> None:
+        updates: dict[str, Any] = {
+            "outputs": dict(outputs),
+            "counts": dict(counts),
+            "pipeline": pipeline,
+            "stage": None,
+            "ended_at": self.clock(),
+        }
+        if sha256:
+            updates["source.sha256"] = sha256
+        self._transition(
+            job_id,
+            run=run,
+            allowed=(JobStatus.RUNNING, JobStatus.SUCCEEDED),
+            status=JobStatus.SUCCEEDED,
+            updates=updates,
+        )
+
+    def dead_letter(self, job_id: str, run: int, failure: Failure) -> None:
+        record = {
+            "kind": str(failure.kind),
+            "reason": failure.reason[:MAX_REASON_CHARS],
+            "feature": failure.feature,
+            "error": failure.error,
+        }
+        self._transition(
+            job_id,
+            run=run,
+            allowed=(JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.DEAD_LETTERED),
+            status=JobStatus.DEAD_LETTERED,
+            updates={"failure": record, "ended_at": self.clock()},
+        )
+
+    def _transition(
+        self,
+        job_id: str,
+        *,
+        run: int,
+        allowed: tuple[JobStatus, ...],
+        status: JobStatus,
+        updates: Mapping[str, Any],
+    ) -> None:
+        """One conditional update: only run ``run`` in one of ``allowed`` may move on.
+
+        ``updates`` maps attribute paths (``a.b`` for nested) to values; None removes.
+        """
+        names = {"#status": "job_status", "#run": "run", "#updated": "updated_at"}
+        values: dict[str, Any] = {":status": str(status), ":run": run, ":updated": self.clock()}
+        sets = ["#status = :status", "#updated = :updated"]
+        removals = []
+        for i, (path, value) in enumerate(updates.items()):
+            placeholders = []
+            for j, part in enumerate(path.split(".")):
+                names[f"#u{i}_{j}"] = part
+                placeholders.append(f"#u{i}_{j}")
+            target = ".".join(placeholders)
+            if value is None:
+                removals.append(target)
+            else:
+                values[f":u{i}"] = _to_dynamo(value)
+                sets.append(f"{target} = :u{i}")
+        expression = "SET " + ", ".join(sets)
+        if removals:
+            expression += " REMOVE " + ", ".join(removals)
+        allowed_values = {f":allowed{i}": str(s) for i, s in enumerate(allowed)}
+        values.update(allowed_values)
+        condition = f"#run = :run AND #status IN ({', '.join(allowed_values)})"
+        try:
+            with _dynamo_errors("updating job"):
+                self.table.update_item(
+                    Key={"pk": f"JOB#{job_id}", "sk": JOB_SK},
+                    UpdateExpression=expression,
+                    ConditionExpression=condition,
+                    ExpressionAttributeNames=names,
+                    ExpressionAttributeValues=values,
+                )
+        except ClientError as exc:
+            if _conditional(exc):
+                raise StaleRun(
+                    f"job {job_id}: run {run} is not current or not in {[str(a) for a in allowed]}"
+                ) from exc
+            raise
+
+    # ---- attempts ----------------------------------------------------------------------
+
+    def _next_seq(self, job_id: str) -> int:
+        with _dynamo_errors("numbering attempt"):
+            result = self.table.update_item(
+                Key={"pk": f"JOB#{job_id}", "sk": JOB_SK},
+                UpdateExpression="ADD attempt_seq :one",
+                ConditionExpression=Attr("pk").exists(),
+                ExpressionAttributeValues={":one": 1},
+                ReturnValues="UPDATED_NEW",
+            )
+        return int(result["Attributes"]["attempt_seq"])
+
+    def open_attempt(
+        self,
+        job_id: str,
+        run: int,
+        stage: str,
+        *,
+        tier: int | None = None,
+        memory_mb: int | None = None,
+        request_id: str | None = None,
+    ) -> Attempt:
+        """Record that a Lambda attempt began (it stays 'running' if the platform kills it)."""
+        # The stage write is run-fenced: a stale execution stops here, before recording.
+        self.mark_stage(job_id, run, stage, tier)
+        previous = [a for a in self.attempts(job_id, run) if a.stage == stage]
+        attempt = Attempt(
+            job_id=job_id,
+            run=run,
+            seq=self._next_seq(job_id),
+            stage=stage,
+            attempt=len(previous) + 1,
+            outcome=RUNNING_OUTCOME,
+            started_at=self.clock(),
+            tier=tier,
+            memory_mb=memory_mb,
+            request_id=request_id,
+        )
+        self._put_attempt(attempt)
+        return attempt
+
+    def close_attempt(self, attempt: Attempt, outcome: str, reason: str | None = None) -> bool:
+        """Close a running attempt. False if it was already closed (e.g. by a catch path)."""
+        ended = self.clock()
+        started = datetime.fromisoformat(attempt.started_at)
+        duration_ms = int((datetime.fromisoformat(ended) - started).total_seconds() * 1000)
+        values: dict[str, Any] = {
+            ":outcome": outcome,
+            ":ended": ended,
+            ":duration": duration_ms,
+        }
+        expression = "SET outcome = :outcome, ended_at = :ended, duration_ms = :duration"
+        if reason:
+            values[":reason"] = reason[:MAX_REASON_CHARS]
+            expression += ", reason = :reason"
+        try:
+            with _dynamo_errors("closing attempt"):
+                self.table.update_item(
+                    Key=self._attempt_key(attempt),
+                    UpdateExpression=expression,
+                    ConditionExpression=Attr("outcome").eq(RUNNING_OUTCOME),
+                    ExpressionAttributeValues=values,
+                )
+        except ClientError as exc:
+            if _conditional(exc):
+                return False
+            raise
+        attempt.outcome, attempt.ended_at, attempt.duration_ms = outcome, ended, duration_ms
+        attempt.reason = reason
+        return True
+
+    @contextlib.contextmanager
+    def attempt(
+        self,
+        job_id: str,
+        run: int,
+        stage: str,
+        *,
+        tier: int | None = None,
+        memory_mb: int | None = None,
+        request_id: str | None = None,
+    ) -> Iterator[Attempt]:
+        """Wrap one handler invocation: open, then close with 'ok' or the error name."""
+        attempt = self.open_attempt(
+            job_id, run, stage, tier=tier, memory_mb=memory_mb, request_id=request_id
+        )
+        started = time.monotonic()
+        try:
+            yield attempt
+        except Exception as exc:
+            self.close_attempt(attempt, type(exc).__name__, str(exc))
+            raise
+        else:
+            self.close_attempt(attempt, OK_OUTCOME)
+        finally:
+            attempt.duration_ms = attempt.duration_ms or int((time.monotonic() - started) * 1000)
+
+    def record_platform_failure(
+        self, job_id: str, run: int, stage: str, tier: int | None, failure: Failure
+    ) -> Attempt | None:
+        """Catch path: account for an attempt the handler could not close itself.
+
+        The platform killed it (timeout, OOM) or never ran it (service errors). An attempt
+        still 'running' for the stage is closed with the error name; if none is open and
+        the stage's last attempt does not already carry this error, one is added.
+        """
+        error = failure.error or str(failure.kind)
+        stage_attempts = [a for a in self.attempts(job_id, run) if a.stage == stage]
+        for attempt in stage_attempts:
+            if attempt.outcome == RUNNING_OUTCOME:
+                self.close_attempt(attempt, error, failure.reason)
+                return attempt
+        if stage_attempts and stage_attempts[-1].outcome == error:
+            return None
+        now = self.clock()
+        attempt = Attempt(
+            job_id=job_id,
+            run=run,
+            seq=self._next_seq(job_id),
+            stage=stage,
+            attempt=len(stage_attempts) + 1,
+            outcome=error,
+            started_at=now,
+            ended_at=now,
+            duration_ms=0,
+            tier=tier,
+            reason=failure.reason[:MAX_REASON_CHARS],
+            recorded_by="state-machine",
+        )
+        self._put_attempt(attempt)
+        return attempt
+
+    def _attempt_key(self, attempt: Attempt) -> dict[str, str]:
+        return {
+            "pk": f"JOB#{attempt.job_id}",
+            "sk": f"{ATTEMPT_PREFIX}r{attempt.run:03d}#{attempt.seq:04d}",
+        }
+
+    def _put_attempt(self, attempt: Attempt) -> None:
+        item = {**self._attempt_key(attempt), **_to_dynamo(attempt.__dict__)}
+        with _dynamo_errors("recording attempt"):
+            self.table.put_item(Item=item)

@@ -1,0 +1,254 @@
+"""The Lambda service of the embedded stack: invocations run the repository's handlers.
+
+moto runs function code in Docker, which this project cannot assume. Every moto code path
+that executes a function (the Invoke API, Step Functions tasks, event sources) goes
+through ``LambdaFunction._invoke_lambda``; it is replaced here by a dispatcher that runs
+the handler named in template.yaml in-process, with a Lambda context (memory size from the
+template, deadline from its timeout) and the Python runtime's error envelope, so Step
+Functions sees the same error names as on AWS (``errorType`` = exception class name;
+``Sandbox.Timedout`` when the function outlives its timeout).
+
+A scripted ``FaultPlan`` makes the platform fail chosen invocations before the handler
+runs (a throttle, a service error, an out-of-memory kill at start) to exercise the state
+machine's routes; errors raised by handlers come from running the real handlers.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import threading
+import time
+import traceback
+import uuid
+from collections import defaultdict, deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from richdoc.local.template import HandlerSource
+
+# The moto internal this module replaces; pinned with moto's exact version and guarded by
+# a canary test (tests/test_local_stack.py) so an upgrade that moves it fails loudly.
+PATCH_TARGET = "moto.awslambda.models.LambdaFunction._invoke_lambda"
+
+
+@dataclass(frozen=True)
+class PlatformError:
+    """An error raised by the Lambda platform instead of the handler."""
+
+    error_type: str  # e.g. Sandbox.Timedout, Runtime.OutOfMemory, Lambda.ServiceException
+    message: str = ""
+
+
+@dataclass
+class FaultPlan:
+    """Scripted outcomes per function logical id, consumed one per invocation."""
+
+    _queues: dict[str, deque[PlatformError]] = field(default_factory=lambda: defaultdict(deque))
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, logical_id: str, *faults: PlatformError) -> None:
+        with self._lock:
+            self._queues[logical_id].extend(faults)
+
+    def take(self, logical_id: str) -> PlatformError | None:
+        with self._lock:
+            queue = self._queues.get(logical_id)
+            return queue.popleft() if queue else None
+
+    def clear(self) -> None:
+        with self._lock:
+            self._queues.clear()
+
+
+@dataclass
+class LocalContext:
+    """The attributes of the Lambda context object that handlers and Powertools read."""
+
+    function_name: str
+    invoked_function_arn: str
+    memory_limit_in_mb: int
+    aws_request_id: str
+    deadline: float
+    function_version: str = "$LATEST"
+    log_group_name: str = ""
+    log_stream_name: str = ""
+    identity: Any = None
+    client_context: Any = None
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self.deadline - time.monotonic()) * 1000))
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One record of what the platform ran (kept for tests and `richdoc run --verbose`)."""
+
+    logical_id: str
+    request_id: str
+    memory_mb: int
+    started: float
+    seconds: float
+    error_type: str | None
+
+
+def error_envelope(
+    error_type: str, message: str, request_id: str, stack: list[str] | None = None
+) -> str:
+    return json.dumps(
+        {
+            "errorMessage": message,
+            "errorType": error_type,
+            "requestId": request_id,
+            "stackTrace": stack or [],
+        }
+    )
+
+
+class LambdaRuntime:
+    """Maps emulated functions to handler sources and runs them."""
+
+    def __init__(
+        self,
+        handlers: Mapping[str, HandlerSource],
+        *,
+        functions: Mapping[str, str],
+        faults: FaultPlan | None = None,
+        timeout_override_s: Mapping[str, float] | None = None,
+        on_import: Callable[[], None] | None = None,
+    ) -> None:
+        self.handlers = dict(handlers)  # logical id -> source
+        self.functions = dict(functions)  # physical function name -> logical id
+        self.faults = faults or FaultPlan()
+        self.timeout_override_s = dict(timeout_override_s or {})
+        self.invocations: list[Invocation] = []
+        self._modules: dict[Path, ModuleType] = {}
+        self._import_lock = threading.Lock()
+        self._original: Callable[..., Any] | None = None
+        self.on_import = on_import
+
+    # ---- installation ------------------------------------------------------------------
+
+    def install(self) -> None:
+        from moto.awslambda.models import LambdaFunction
+
+        if self._original is not None:
+            return
+        self._original = LambdaFunction._invoke_lambda
+        runtime = self
+
+        def _invoke_lambda(fn: Any, event: Any = None) -> tuple[str, bool, str]:
+            return runtime.invoke(fn, event)
+
+        LambdaFunction._invoke_lambda = _invoke_lambda  # type: ignore[method-assign,assignment]
+
+    def uninstall(self) -> None:
+        from moto.awslambda.models import LambdaFunction
+
+        if self._original is not None:
+            LambdaFunction._invoke_lambda = self._original  # type: ignore[method-assign]
+            self._original = None
+
+    # ---- handler loading ---------------------------------------------------------------
+
+    def handler(self, logical_id: str) -> Callable[[Any, Any], Any]:
+        source = self.handlers[logical_id]
+        path = source.module_path.resolve()
+        with self._import_lock:
+            module = self._modules.get(path)
+            if module is None:
+                # One module per file (the three parse tiers share their image's handler),
+                # named uniquely so functions/*/app.py do not shadow each other.
+                name = "richdoc_lambda_" + "_".join(path.parent.parts[-2:]) + "_" + path.stem
+                spec = importlib.util.spec_from_file_location(name, path)
+                if spec is None or spec.loader is None:
+                    raise ImportError(f"cannot load handler module {path}")
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[name] = module  # pydantic resolves annotations through it
+                spec.loader.exec_module(module)
+                self._modules[path] = module
+                if self.on_import:
+                    self.on_import()
+        handler: Callable[[Any, Any], Any] = getattr(module, source.function_name)
+        return handler
+
+    # ---- invocation --------------------------------------------------------------------
+
+    def invoke(self, fn: Any, event: Any) -> tuple[str, bool, str]:
+        logical_id = self.functions.get(fn.function_name)
+        request_id = str(uuid.uuid4())
+        if logical_id is None:
+            message = f"function {fn.function_name} is not part of the embedded stack"
+            return error_envelope("Lambda.ResourceNotFoundException", message, request_id), True, ""
+        if isinstance(event, str | bytes):
+            event = json.loads(event or "{}")
+        memory_mb = int(fn.memory_size)
+        timeout_s = self.timeout_override_s.get(logical_id, float(fn.timeout))
+        started = time.monotonic()
+        payload, error_type = self._run(fn, logical_id, event, request_id, memory_mb, timeout_s)
+        self.invocations.append(
+            Invocation(
+                logical_id, request_id, memory_mb, started, time.monotonic() - started, error_type
+            )
+        )
+        return payload, error_type is not None, ""
+
+    def _run(
+        self,
+        fn: Any,
+        logical_id: str,
+        event: Any,
+        request_id: str,
+        memory_mb: int,
+        timeout_s: float,
+    ) -> tuple[str, str | None]:
+        fault = self.faults.take(logical_id)
+        if fault is not None:
+            return error_envelope(fault.error_type, fault.message, request_id), fault.error_type
+
+        context = LocalContext(
+            function_name=fn.function_name,
+            invoked_function_arn=fn.function_arn,
+            memory_limit_in_mb=memory_mb,
+            aws_request_id=request_id,
+            deadline=time.monotonic() + timeout_s,
+            log_group_name=f"/aws/lambda/{fn.function_name}",
+        )
+        outcome: dict[str, Any] = {}
+
+        try:
+            # Like a cold start: the module is imported on the first invocation; an import
+            # failure is the runtime's init error, reported on every invocation.
+            handler = self.handler(logical_id)
+        except Exception as exc:
+            message = f"Unable to import module '{self.handlers[logical_id].module_path}': {exc}"
+            return error_envelope("Runtime.ImportModuleError", message, request_id), (
+                "Runtime.ImportModuleError"
+            )
+
+        def run() -> None:
+            try:
+                outcome["result"] = handler(event, context)
+            except Exception as exc:  # the runtime reports every handler exception
+                outcome["error"] = exc
+
+        # The handler runs on its own thread so the function timeout can be enforced the
+        # way the platform does: the caller gets Sandbox.Timedout at the deadline.
+        worker = threading.Thread(target=run, name=f"lambda-{logical_id}", daemon=True)
+        worker.start()
+        worker.join(timeout_s)
+        if worker.is_alive():
+            stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            message = f"{stamp} {request_id} Task timed out after {timeout_s:.2f} seconds"
+            return error_envelope("Sandbox.Timedout", message, request_id), "Sandbox.Timedout"
+        if "error" in outcome:
+            error: BaseException = outcome["error"]
+            name = type(error).__name__
+            stack = traceback.format_tb(error.__traceback__)
+            return error_envelope(name, str(error), request_id, stack), name
+        return json.dumps(outcome.get("result")), None

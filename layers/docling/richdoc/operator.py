@@ -1,0 +1,143 @@
+"""Operator tools against a stack: find its resources, read jobs, inspect and redrive the DLQ.
+
+The same code serves a deployed stack (AWS credentials, region and profile from the usual
+AWS settings) and the embedded stack of ``richdoc local serve`` (``--endpoint-url``):
+resources are found from the stack's CloudFormation outputs in both cases.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+from botocore.exceptions import ClientError
+
+from richdoc.deadletter import DeadLetter, move_messages, peek, start_move_task
+from richdoc.jobs import Attempt, Job, JobStatus, JobStore
+
+
+class StackNotFound(LookupError):
+    pass
+
+
+@dataclass(frozen=True)
+class StackResources:
+    stack_name: str
+    ingest_bucket: str
+    artifact_bucket: str
+    ingest_queue_url: str
+    ingest_queue_arn: str
+    dead_letter_queue_url: str
+    dead_letter_queue_arn: str
+    jobs_table: str
+    state_machine_arn: str
+
+    @classmethod
+    def from_outputs(cls, stack_name: str, outputs: dict[str, str]) -> StackResources:
+        return cls(
+            stack_name=stack_name,
+            ingest_bucket=outputs["IngestBucketName"],
+            artifact_bucket=outputs["ArtifactBucketName"],
+            ingest_queue_url=outputs["IngestQueueUrl"],
+            ingest_queue_arn=outputs["IngestQueueArn"],
+            dead_letter_queue_url=outputs["DeadLetterQueueUrl"],
+            dead_letter_queue_arn=outputs["DeadLetterQueueArn"],
+            jobs_table=outputs["JobsTableName"],
+            state_machine_arn=outputs["StateMachineArn"],
+        )
+
+
+@dataclass(frozen=True)
+class RedriveResult:
+    mode: str  # "message-move-task" on AWS, "local-move" on the embedded stack
+    task_handle: str | None = None
+    moved: int | None = None
+
+
+class Operator:
+    def __init__(
+        self, session: boto3.Session, resources: StackResources, endpoint_url: str | None = None
+    ) -> None:
+        self.session = session
+        self.resources = resources
+        self.endpoint_url = endpoint_url
+
+    @classmethod
+    def connect(
+        cls,
+        stack_name: str,
+        *,
+        endpoint_url: str | None = None,
+        region: str | None = None,
+        profile: str | None = None,
+    ) -> Operator:
+        session = boto3.Session(profile_name=profile, region_name=region)
+        if endpoint_url and session.get_credentials() is None:
+            # The embedded stack checks no credentials; boto3 still wants some to sign.
+            session = boto3.Session(
+                aws_access_key_id="richdoc-local",
+                aws_secret_access_key="richdoc-local",
+                region_name=region or "us-east-1",
+            )
+        elif endpoint_url and session.region_name is None:
+            session = boto3.Session(profile_name=profile, region_name="us-east-1")
+        cfn = session.client("cloudformation", endpoint_url=endpoint_url)
+        try:
+            [stack] = cfn.describe_stacks(StackName=stack_name)["Stacks"]
+        except ClientError as exc:
+            raise StackNotFound(f"stack {stack_name!r} not found: {exc}") from exc
+        outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
+        return cls(session, StackResources.from_outputs(stack_name, outputs), endpoint_url)
+
+    def client(self, service: str) -> Any:
+        return self.session.client(service, endpoint_url=self.endpoint_url)
+
+    @property
+    def jobs(self) -> JobStore:
+        table = self.session.resource("dynamodb", endpoint_url=self.endpoint_url).Table(
+            self.resources.jobs_table
+        )
+        return JobStore(table)
+
+    def list_jobs(self, status: JobStatus | None = None) -> list[Job]:
+        return self.jobs.list_jobs(status)
+
+    def show_job(self, job_id: str) -> tuple[Job, list[Attempt]] | None:
+        job = self.jobs.get(job_id)
+        if job is None:
+            return None
+        return job, self.jobs.attempts(job_id)
+
+    def dead_letters(self) -> list[DeadLetter]:
+        return peek(self.client("sqs"), self.resources.dead_letter_queue_url)
+
+    def redrive(self) -> RedriveResult:
+        """Move every dead-lettered message back to the ingest queue."""
+        sqs = self.client("sqs")
+        try:
+            handle = start_move_task(
+                sqs, self.resources.dead_letter_queue_arn, self.resources.ingest_queue_arn
+            )
+        except NotImplementedError:
+            pass  # the in-process emulation lacks StartMessageMoveTask
+        except ClientError as exc:
+            # ... and the emulation's server answers it with a 5xx; AWS never lacks it.
+            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            if not (self.endpoint_url and status in (500, 501)):
+                raise
+        else:
+            return RedriveResult(mode="message-move-task", task_handle=handle)
+        moved = move_messages(
+            sqs, self.resources.dead_letter_queue_url, self.resources.ingest_queue_url
+        )
+        return RedriveResult(mode="local-move", moved=moved)
+
+    def redrive_status(self) -> list[dict[str, Any]]:
+        """Recent message move tasks of the DLQ (AWS only)."""
+        tasks: list[dict[str, Any]] = (
+            self.client("sqs")
+            .list_message_move_tasks(SourceArn=self.resources.dead_letter_queue_arn)
+            .get("Results", [])
+        )
+        return tasks

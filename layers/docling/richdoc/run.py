@@ -1,0 +1,152 @@
+"""The main job, locally: files -> ingest bucket -> the whole pipeline -> results.
+
+``richdoc run`` starts the embedded stack, uploads each file to the ingest bucket exactly
+as a user would drop it into S3 (with ``richdoc-clarify`` object metadata), lets
+S3 -> queue -> starter -> state machine process it, and waits for every job record to
+reach a terminal state. Nothing here shortcuts the orchestration.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from richdoc.jobs import Attempt, Job, JobStatus
+from richdoc.local.stack import EmbeddedStack, Upload
+
+
+class Counts(BaseModel):
+    nodes: int | None = None
+    edges: int | None = None
+    spans: int | None = None
+    ambiguities: int | None = None
+
+
+class RunResult(BaseModel):
+    """One input's outcome (the objects of `richdoc run --json`)."""
+
+    source: str
+    job_id: str
+    status: str
+    failure_kind: str | None = None
+    feature: str | None = None
+    reason: str | None = None
+    attempts: list[dict[str, Any]]
+    counts: Counts
+    pipeline: str | None = None
+    tier: int | None = None
+    seconds: float | None = None
+    outputs: dict[str, str] = {}
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == JobStatus.SUCCEEDED
+
+
+def expand_inputs(paths: Iterable[str | Path]) -> list[Path]:
+    """Files as given; directories expand to their files (recursively, sorted, no dotfiles)."""
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files.extend(
+                p
+                for p in sorted(path.rglob("*"))
+                if p.is_file()
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise FileNotFoundError(f"no such file or directory: {path}")
+    return files
+
+
+def _object_keys(files: Sequence[Path]) -> list[str]:
+    """Object keys by file name; repeated names get a numbered prefix to stay distinct."""
+    seen: dict[str, int] = {}
+    keys = []
+    for f in files:
+        count = seen.get(f.name, 0)
+        seen[f.name] = count + 1
+        keys.append(f.name if count == 0 else f"{count + 1}/{f.name}")
+    return keys
+
+
+def _seconds(job: Job) -> float | None:
+    if not job.created_at or not job.ended_at:
+        return None
+    delta = datetime.fromisoformat(job.ended_at) - datetime.fromisoformat(job.created_at)
+    return round(delta.total_seconds(), 2)
+
+
+def _result(source: Path, upload: Upload, job: Job | None, attempts: list[Attempt]) -> RunResult:
+    if job is None:
+        return RunResult(
+            source=str(source),
+            job_id=upload.job_id,
+            status="MISSING",
+            attempts=[],
+            counts=Counts(),
+            reason="no job record was created",
+        )
+    failure = job.failure or {}
+    parse_tiers = [a.tier for a in attempts if a.stage == "parse" and a.tier is not None]
+    return RunResult(
+        source=str(source),
+        job_id=job.job_id,
+        status=str(job.status),
+        failure_kind=failure.get("kind"),
+        feature=failure.get("feature"),
+        reason=failure.get("reason"),
+        attempts=[a.__dict__ for a in attempts],
+        counts=Counts(**{k: job.counts.get(k) for k in Counts.model_fields}),
+        pipeline=job.pipeline,
+        tier=parse_tiers[-1] if parse_tiers else None,
+        seconds=_seconds(job),
+        outputs=job.outputs,
+    )
+
+
+def run_files(
+    stack: EmbeddedStack,
+    files: Sequence[Path],
+    *,
+    clarify: bool,
+    timeout_s: float = 1800.0,
+    on_finished: Callable[[Job], None] | None = None,
+) -> list[RunResult]:
+    """Upload every file to the started stack and wait for all jobs; results in input order."""
+    metadata = {"richdoc-clarify": "true" if clarify else "false"}
+    uploads = [
+        stack.upload(f, key=k, metadata=metadata)
+        for f, k in zip(files, _object_keys(files), strict=True)
+    ]
+    jobs = stack.wait_for_jobs([u.job_id for u in uploads], timeout_s, on_finished)
+    return [
+        _result(f, u, jobs.get(u.job_id), stack.jobs.attempts(u.job_id))
+        for f, u in zip(files, uploads, strict=True)
+    ]
+
+
+def write_outputs(results: Sequence[RunResult], stack: EmbeddedStack, out_dir: Path) -> None:
+    """DIR/<input file name>/ with docling.json, projection.json, detection.json, job.json."""
+    for result in results:
+        target = out_dir / Path(result.source).name
+        target.mkdir(parents=True, exist_ok=True)
+        names = {
+            "docling_key": "docling.json",
+            "projection_key": "projection.json",
+            "detection_key": "detection.json",
+        }
+        for key_name, file_name in names.items():
+            if key_name in result.outputs:
+                (target / file_name).write_bytes(stack.artifact(result.outputs[key_name]))
+        job = stack.jobs.get(result.job_id)
+        record = {**(job.to_dict() if job else {}), "attempts": result.attempts}
+        (target / "job.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")

@@ -1,0 +1,117 @@
+"""What every step handler shares: typed events, Powertools wiring, the attempt record.
+
+A step handler (parse, project, detect) is a plain function of a typed event; the
+``stage_handler`` decorator adds the Logger (job id as correlation id, run/tier/execution
+as keys), EMF metrics, X-Ray tracing, and records the invocation as an attempt item that
+is closed with ``ok`` or the error name. Attempts the platform kills stay ``running``
+until the state machine's catch path closes them.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import boto3
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel, ConfigDict
+
+from richdoc.artifacts import ArtifactStore
+from richdoc.jobs import JobStore
+
+NAMESPACE = "richdoc"
+
+tracer = Tracer()
+metrics = Metrics(namespace=NAMESPACE)
+
+
+class SourceRef(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    bucket: str
+    key: str
+    version_id: str | None = None
+    etag: str | None = None
+    size: int | None = None
+
+
+class StageEvent(BaseModel):
+    """The fields every step receives from the state machine."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    job_id: str
+    run: int
+    execution: str | None = None
+
+
+class Clients:
+    """boto3 clients created once per execution environment, on first use."""
+
+    @functools.cached_property
+    def s3(self) -> Any:
+        return boto3.client("s3")
+
+    @functools.cached_property
+    def jobs(self) -> JobStore:
+        return JobStore.from_env(boto3.resource("dynamodb"))
+
+    @functools.cached_property
+    def artifacts(self) -> ArtifactStore:
+        return ArtifactStore.from_env(self.s3)
+
+    def reset(self) -> None:
+        """Forget the clients (the environment they were made from has changed)."""
+        self.__dict__.clear()
+
+
+clients = Clients()
+
+EventT = TypeVar("EventT", bound=StageEvent)
+Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
+
+
+def stage_handler(
+    stage: str, model: type[EventT]
+) -> Callable[[Callable[[EventT, LambdaContext], dict[str, Any]]], Handler]:
+    """Turn ``body(event, context) -> result`` into a recorded, observable Lambda handler."""
+    logger = Logger(service=stage)
+
+    def decorate(body: Callable[[EventT, LambdaContext], dict[str, Any]]) -> Handler:
+        @logger.inject_lambda_context(correlation_id_path="job_id", clear_state=True)
+        @tracer.capture_lambda_handler
+        @metrics.log_metrics
+        @functools.wraps(body)
+        def handler(raw: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+            event = model.model_validate(raw)
+            tier = getattr(event, "tier", None)
+            logger.append_keys(run=event.run, execution=event.execution, tier=tier)
+            started = time.monotonic()
+            with clients.jobs.attempt(
+                event.job_id,
+                event.run,
+                stage,
+                tier=tier,
+                memory_mb=int(context.memory_limit_in_mb),
+                request_id=context.aws_request_id,
+            ):
+                result = body(event, context)
+            with single_metric(
+                name="StageSeconds",
+                unit=MetricUnit.Seconds,
+                value=time.monotonic() - started,
+                namespace=NAMESPACE,
+            ) as metric:
+                metric.add_dimension(name="stage", value=stage)
+                if tier is not None:  # parse duration by memory tier
+                    metric.add_dimension(name="tier", value=str(tier))
+            logger.info("stage finished", extra={"result": result})
+            return result
+
+        return handler
+
+    return decorate

@@ -1,0 +1,89 @@
+"""Shared fixtures: an in-process AWS emulation and the jobs table from template.yaml."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+
+from richdoc.jobs import JobStore
+from richdoc.local.provision import PROVISIONERS, Provisioner
+from richdoc.local.template import Template, load_template
+
+REGION = "us-east-1"
+
+
+@pytest.fixture(scope="session")
+def template() -> Template:
+    return load_template()
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """moto for the duration of one test, with throwaway credentials."""
+    from moto import mock_aws
+
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": REGION,
+    }.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    with mock_aws():
+        yield
+
+
+def provision_one(template: Template, logical_id: str) -> Any:
+    """Create a single resource of the template (its properties must not reference others)."""
+    provisioner = Provisioner(
+        boto3.Session(), template, stack_name="unit", region=REGION, account="123456789012"
+    )
+    resource = template.resources[logical_id]
+    props = provisioner.resolver.resolve(resource.get("Properties", {}))
+    PROVISIONERS[resource["Type"]](provisioner, logical_id, props)
+    return provisioner.deployed.refs[logical_id]
+
+
+@pytest.fixture
+def jobs_table(aws: None, template: Template) -> Any:
+    name = provision_one(template, "JobsTable")
+    return boto3.resource("dynamodb", region_name=REGION).Table(name)
+
+
+@pytest.fixture
+def job_store(jobs_table: Any) -> JobStore:
+    return JobStore(jobs_table)
+
+
+@pytest.fixture(autouse=True)
+def _no_real_aws(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Nothing in the suite may reach a real AWS endpoint or the instance metadata service.
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    if "AWS_PROFILE" in os.environ:
+        monkeypatch.delenv("AWS_PROFILE")
+
+
+@pytest.fixture(scope="session")
+def embedded_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One embedded stack per test process (starting one takes several seconds)."""
+    from richdoc.local.stack import EmbeddedStack
+
+    log_path = tmp_path_factory.mktemp("lambda-logs") / "functions.log"
+    with EmbeddedStack(retry_delay_scale=0.0, retry_visibility_s=0, log_path=log_path) as stack:
+        yield stack
+
+
+@pytest.fixture
+def stack(embedded_stack: Any) -> Iterator[Any]:
+    """The shared stack with no scripted faults or timeout overrides left from other tests."""
+    embedded_stack.faults.clear()
+    embedded_stack.runtime.timeout_override_s.clear()
+    yield embedded_stack
+    embedded_stack.faults.clear()
+    embedded_stack.runtime.timeout_override_s.clear()
+    assert embedded_stack.loop_errors == []

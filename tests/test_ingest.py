@@ -1,0 +1,211 @@
+"""The starter's logic: notifications become jobs and exactly one execution per run."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import boto3
+import pytest
+
+from richdoc.deadletter import failure_attributes
+from richdoc.ingest import (
+    MalformedMessage,
+    ObjectCreated,
+    Starter,
+    StartOutcome,
+    object_created_events,
+)
+from richdoc.jobs import JobStatus, JobStore, job_id_for
+from richdoc.taxonomy import Failure, FailureKind
+
+BUCKET = "ingest"
+
+
+def s3_notification(key: str, version: str | None = "v1", event: str = "ObjectCreated:Put") -> str:
+    obj: dict[str, Any] = {"key": key, "size": 5, "eTag": "0123abcd", "sequencer": "01"}
+    if version:
+        obj["versionId"] = version
+    return json.dumps(
+        {
+            "Records": [
+                {
+                    "eventVersion": "2.1",
+                    "eventSource": "aws:s3",
+                    "awsRegion": "us-east-1",
+                    "eventName": event,
+                    "s3": {"bucket": {"name": BUCKET}, "object": obj},
+                }
+            ]
+        }
+    )
+
+
+def eventbridge_notification(key: str) -> str:
+    return json.dumps(
+        {
+            "version": "0",
+            "id": "1",
+            "detail-type": "Object Created",
+            "source": "aws.s3",
+            "account": "123456789012",
+            "time": "2026-12-01T00:00:00Z",
+            "region": "us-east-1",
+            "resources": [],
+            "detail": {
+                "version": "0",
+                "bucket": {"name": BUCKET},
+                "object": {"key": key, "size": 5, "etag": "0123abcd", "version-id": "v9"},
+            },
+        }
+    )
+
+
+def test_s3_keys_are_url_decoded() -> None:
+    [event] = object_created_events(s3_notification("reports/Q1+plan+%281%29.docx"))
+    assert event == ObjectCreated(BUCKET, "reports/Q1 plan (1).docx", "v1", "0123abcd", 5)
+
+
+def test_eventbridge_object_created_events_are_accepted() -> None:
+    [event] = object_created_events(eventbridge_notification("a+b.pdf"))
+    assert (event.key, event.version_id) == ("a b.pdf", "v9")
+
+
+def test_s3_test_events_are_skipped() -> None:
+    body = json.dumps({"Service": "Amazon S3", "Event": "s3:TestEvent", "Bucket": BUCKET})
+    assert object_created_events(body) == []
+
+
+def test_removal_events_are_ignored() -> None:
+    assert object_created_events(s3_notification("a.pdf", event="ObjectRemoved:Delete")) == []
+
+
+@pytest.mark.parametrize("body", ["not json", "[1, 2]", '{"hello": "world"}'])
+def test_other_messages_are_malformed(body: str) -> None:
+    with pytest.raises(MalformedMessage):
+        object_created_events(body)
+
+
+# ---- the starter against emulated S3, DynamoDB and Step Functions ----------------------------
+
+
+@pytest.fixture
+def world(aws: None, job_store: JobStore) -> dict[str, Any]:
+    s3 = boto3.client("s3")
+    s3.create_bucket(Bucket=BUCKET)
+    s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+    sfn = boto3.client("stepfunctions")
+    iam = boto3.client("iam")
+    role = iam.create_role(RoleName="sfn", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    definition = json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}})
+    machine = sfn.create_state_machine(name="p", definition=definition, roleArn=role)
+    starter = Starter(
+        s3=s3,
+        sfn=sfn,
+        jobs=job_store,
+        state_machine_arn=machine["stateMachineArn"],
+        clarify_default=False,
+    )
+    return {
+        "s3": s3,
+        "sfn": sfn,
+        "starter": starter,
+        "jobs": job_store,
+        "machine": machine["stateMachineArn"],
+    }
+
+
+def _upload(
+    world: dict[str, Any], key: str, body: bytes = b"hello", metadata: dict[str, str] | None = None
+) -> str:
+    response = world["s3"].put_object(Bucket=BUCKET, Key=key, Body=body, Metadata=metadata or {})
+    version: str = response["VersionId"]
+    return version
+
+
+def _executions(world: dict[str, Any]) -> list[str]:
+    return [
+        e["name"]
+        for e in world["sfn"].list_executions(stateMachineArn=world["machine"])["executions"]
+    ]
+
+
+def test_a_notification_creates_the_job_and_starts_run_1(world: dict[str, Any]) -> None:
+    version = _upload(world, "a.docx")
+    [result] = world["starter"].handle_message(s3_notification("a.docx", version))
+    assert result.outcome is StartOutcome.STARTED
+    assert result.job_id == job_id_for(BUCKET, "a.docx", version)
+    assert _executions(world) == [f"{result.job_id}-r1"]
+    job = world["jobs"].get(result.job_id)
+    assert job.status is JobStatus.QUEUED and job.source["size"] == 5
+    assert job.options == {"clarify": False}
+
+
+def test_duplicate_deliveries_start_one_execution(world: dict[str, Any]) -> None:
+    version = _upload(world, "a.docx")
+    body = s3_notification("a.docx", version)
+    outcomes = [world["starter"].handle_message(body)[0].outcome for _ in range(3)]
+    assert outcomes[0] is StartOutcome.STARTED
+    assert len(_executions(world)) == 1
+
+
+def test_a_missing_version_id_is_taken_from_the_object(world: dict[str, Any]) -> None:
+    version = _upload(world, "a.docx")
+    [result] = world["starter"].handle_message(s3_notification("a.docx", version=None))
+    assert result.job_id == job_id_for(BUCKET, "a.docx", version)
+
+
+def test_a_new_upload_under_the_same_key_is_a_new_job(world: dict[str, Any]) -> None:
+    first = _upload(world, "a.docx", b"one")
+    second = _upload(world, "a.docx", b"two")
+    a = world["starter"].handle_message(s3_notification("a.docx", first))[0]
+    b = world["starter"].handle_message(s3_notification("a.docx", second))[0]
+    assert a.job_id != b.job_id
+    assert len(_executions(world)) == 2
+
+
+def test_object_metadata_overrides_the_clarify_default(world: dict[str, Any]) -> None:
+    version = _upload(world, "a.docx", metadata={"richdoc-clarify": "true"})
+    [result] = world["starter"].handle_message(s3_notification("a.docx", version))
+    assert world["jobs"].get(result.job_id).options == {"clarify": True}
+
+
+def test_a_deleted_object_still_gets_a_job_for_the_parse_step_to_classify(
+    world: dict[str, Any],
+) -> None:
+    [result] = world["starter"].handle_message(s3_notification("gone.docx", "v-gone"))
+    assert result.outcome is StartOutcome.STARTED
+
+
+def _dead_letter(world: dict[str, Any], job_id: str) -> dict[str, dict[str, str]]:
+    jobs: JobStore = world["jobs"]
+    jobs.mark_running(job_id, 1, "arn:execution")
+    failure = Failure(FailureKind.TRANSIENT, "S3 SlowDown", error="Transient")
+    jobs.dead_letter(job_id, 1, failure)
+    return failure_attributes(job_id, 1, failure)
+
+
+def test_a_redriven_message_starts_the_next_run(world: dict[str, Any]) -> None:
+    version = _upload(world, "a.docx")
+    body = s3_notification("a.docx", version)
+    [first] = world["starter"].handle_message(body)
+    attributes = {k: v["StringValue"] for k, v in _dead_letter(world, first.job_id).items()}
+    [again] = world["starter"].handle_message(body, attributes)
+    assert (again.run, again.outcome) == (2, StartOutcome.STARTED)
+    assert sorted(_executions(world)) == sorted([f"{first.job_id}-r1", f"{first.job_id}-r2"])
+    # The same dead-letter message redriven twice does not start run 3.
+    [twice] = world["starter"].handle_message(body, attributes)
+    assert twice.outcome is StartOutcome.DUPLICATE_IGNORED
+    assert len(_executions(world)) == 2
+
+
+def test_a_plain_duplicate_of_a_dead_lettered_job_does_not_restart_it(
+    world: dict[str, Any],
+) -> None:
+    version = _upload(world, "a.docx")
+    body = s3_notification("a.docx", version)
+    [first] = world["starter"].handle_message(body)
+    _dead_letter(world, first.job_id)
+    [duplicate] = world["starter"].handle_message(body)
+    assert duplicate.outcome is StartOutcome.DUPLICATE_IGNORED
+    assert world["jobs"].get(first.job_id).status is JobStatus.DEAD_LETTERED

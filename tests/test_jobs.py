@@ -1,0 +1,171 @@
+"""Job and attempt records: a closed status vocabulary and run-fenced transitions."""
+
+from __future__ import annotations
+
+import pytest
+
+from richdoc.jobs import (
+    JobStatus,
+    JobStore,
+    StaleRun,
+    execution_name,
+    job_id_for,
+)
+from richdoc.taxonomy import Failure, FailureKind, ResourceLimit
+
+SOURCE = {"bucket": "ingest", "key": "contract.docx", "version_id": "v1", "size": 10}
+
+
+def _running(store: JobStore, job_id: str = "job-1") -> str:
+    assert store.create(job_id, SOURCE, {"clarify": True})
+    store.mark_running(job_id, 1, f"arn:execution:{job_id}-r1")
+    return job_id
+
+
+def test_job_id_is_deterministic_per_object_version() -> None:
+    assert job_id_for("b", "k", "v1") == job_id_for("b", "k", "v1")
+    assert job_id_for("b", "k", "v1") != job_id_for("b", "k", "v2")
+    assert job_id_for("b", "a/b", "v") != job_id_for("b/a", "b", "v")
+
+
+def test_execution_names_fit_step_functions_limits() -> None:
+    name = execution_name(job_id_for("bucket", "key", "version"), 12)
+    assert len(name) <= 80
+    assert name.replace("-", "").replace("_", "").isalnum()
+
+
+def test_status_vocabulary_is_closed_and_knows_terminal_states() -> None:
+    assert {s.value for s in JobStatus} == {"QUEUED", "RUNNING", "SUCCEEDED", "DEAD_LETTERED"}
+    assert {s for s in JobStatus if s.terminal} == {JobStatus.SUCCEEDED, JobStatus.DEAD_LETTERED}
+
+
+def test_create_is_idempotent_for_duplicate_notifications(job_store: JobStore) -> None:
+    assert job_store.create("job-1", SOURCE, {"clarify": False}) is True
+    assert job_store.create("job-1", SOURCE, {"clarify": True}) is False
+    job = job_store.get("job-1")
+    assert job is not None
+    assert (job.status, job.run, job.options) == (JobStatus.QUEUED, 1, {"clarify": False})
+
+
+def test_success_records_outputs_counts_pipeline_and_hash(job_store: JobStore) -> None:
+    job_id = _running(job_store)
+    job_store.succeed(
+        job_id,
+        1,
+        outputs={"projection_key": "jobs/job-1/run-001/projection.json"},
+        counts={"nodes": 3, "edges": 2, "spans": 2, "ambiguities": 0},
+        pipeline="simple",
+        sha256="ab" * 32,
+    )
+    job = job_store.get(job_id)
+    assert job is not None
+    assert job.status is JobStatus.SUCCEEDED
+    assert job.counts == {"nodes": 3, "edges": 2, "spans": 2, "ambiguities": 0}
+    assert job.source["sha256"] == "ab" * 32
+    assert job.pipeline == "simple"
+
+
+def test_dead_letter_keeps_kind_reason_and_feature(job_store: JobStore) -> None:
+    job_id = _running(job_store)
+    failure = Failure(
+        FailureKind.UNSUPPORTED_FEATURE, "PDF is encrypted", "encrypted", "UnsupportedFeature"
+    )
+    job_store.dead_letter(job_id, 1, failure)
+    job = job_store.get(job_id)
+    assert job is not None and job.status is JobStatus.DEAD_LETTERED
+    assert job.failure == {
+        "kind": "unsupported_feature",
+        "reason": "PDF is encrypted",
+        "feature": "encrypted",
+        "error": "UnsupportedFeature",
+    }
+
+
+def test_a_stale_run_can_never_overwrite_a_newer_run(job_store: JobStore) -> None:
+    job_id = _running(job_store)
+    job_store.dead_letter(job_id, 1, Failure(FailureKind.TRANSIENT, "throttled"))
+    assert job_store.start_next_run(job_id, 1) == 2
+    job_store.mark_running(job_id, 2, "arn:execution:r2")
+    with pytest.raises(StaleRun):
+        job_store.succeed(job_id, 1, outputs={}, counts={}, pipeline=None, sha256=None)
+    with pytest.raises(StaleRun):
+        job_store.dead_letter(job_id, 1, Failure(FailureKind.INTERNAL, "late"))
+    job = job_store.get(job_id)
+    assert job is not None and (job.run, job.status) == (2, JobStatus.RUNNING)
+    assert job.failure is None
+
+
+def test_a_redrive_advances_the_run_exactly_once(job_store: JobStore) -> None:
+    job_id = _running(job_store)
+    job_store.dead_letter(job_id, 1, Failure(FailureKind.CORRUPT_INPUT, "bad"))
+    assert job_store.start_next_run(job_id, 1) == 2
+    with pytest.raises(StaleRun):
+        job_store.start_next_run(job_id, 1)
+
+
+def test_only_dead_lettered_runs_can_be_redriven(job_store: JobStore) -> None:
+    job_id = _running(job_store)
+    with pytest.raises(StaleRun):
+        job_store.start_next_run(job_id, 1)
+
+
+def test_succeeded_jobs_cannot_be_dead_lettered_later(job_store: JobStore) -> None:
+    job_id = _running(job_store)
+    job_store.succeed(job_id, 1, outputs={}, counts={}, pipeline=None, sha256=None)
+    with pytest.raises(StaleRun):
+        job_store.dead_letter(job_id, 1, Failure(FailureKind.INTERNAL, "late duplicate"))
+
+
+def test_attempt_context_records_ok_and_error_outcomes(job_store: JobStore) -> None:
+    job_id = _running(job_store)
+    with job_store.attempt(job_id, 1, "parse", tier=1, memory_mb=3008, request_id="r1"):
+        pass
+    with pytest.raises(ResourceLimit), job_store.attempt(job_id, 1, "parse", tier=2):
+        raise ResourceLimit("child exceeded 2.4 GB")
+    first, second = job_store.attempts(job_id, 1)
+    assert (first.stage, first.attempt, first.tier, first.outcome) == ("parse", 1, 1, "ok")
+    assert first.memory_mb == 3008 and first.duration_ms is not None
+    assert (second.attempt, second.tier, second.outcome) == (2, 2, "ResourceLimit")
+    assert second.reason == "child exceeded 2.4 GB"
+    job = job_store.get(job_id)
+    assert job is not None and (job.stage, job.tier) == ("parse", 2)
+
+
+def test_platform_killed_attempt_is_closed_by_the_catch_path(job_store: JobStore) -> None:
+    job_id = _running(job_store)
+    attempt = job_store.open_attempt(job_id, 1, "parse", tier=1)  # then the sandbox dies
+    timeout = Failure.from_error("Sandbox.Timedout", "Task timed out after 900.00 seconds")
+    closed = job_store.record_platform_failure(job_id, 1, "parse", 1, timeout)
+    assert closed is not None and closed.seq == attempt.seq
+    [recorded] = job_store.attempts(job_id, 1)
+    assert recorded.outcome == "Sandbox.Timedout"
+    # The zombie handler finishing later cannot overwrite the recorded outcome.
+    assert job_store.close_attempt(attempt, "ok") is False
+    assert job_store.attempts(job_id, 1)[0].outcome == "Sandbox.Timedout"
+
+
+def test_attempts_the_platform_never_started_are_added_once(job_store: JobStore) -> None:
+    job_id = _running(job_store)
+    throttled = Failure.from_error("Lambda.TooManyRequestsException", "Rate exceeded")
+    added = job_store.record_platform_failure(job_id, 1, "project", None, throttled)
+    assert added is not None and added.recorded_by == "state-machine"
+    assert job_store.record_platform_failure(job_id, 1, "project", None, throttled) is None
+    assert [a.outcome for a in job_store.attempts(job_id, 1)] == ["Lambda.TooManyRequestsException"]
+
+
+def test_handler_recorded_errors_are_not_recorded_twice(job_store: JobStore) -> None:
+    job_id = _running(job_store)
+    with pytest.raises(ResourceLimit), job_store.attempt(job_id, 1, "parse", tier=1):
+        raise ResourceLimit("over the ceiling")
+    failure = Failure.from_error("ResourceLimit", '{"errorMessage": "over the ceiling"}')
+    assert job_store.record_platform_failure(job_id, 1, "parse", 1, failure) is None
+    assert len(job_store.attempts(job_id, 1)) == 1
+
+
+def test_jobs_are_listed_by_status_through_the_index(job_store: JobStore) -> None:
+    for n in range(3):
+        _running(job_store, f"job-{n}")
+    job_store.dead_letter("job-1", 1, Failure(FailureKind.CORRUPT_INPUT, "bad"))
+    assert [j.job_id for j in job_store.list_jobs(JobStatus.DEAD_LETTERED)] == ["job-1"]
+    assert {j.job_id for j in job_store.list_jobs(JobStatus.RUNNING)} == {"job-0", "job-2"}
+    assert len(job_store.list_jobs()) == 3

@@ -1,0 +1,106 @@
+"""The golden corpus (spec section 12): committed inputs give byte-identical projections.
+
+``tests/golden/<name>/`` holds ``docling.json`` (the input), ``source.json`` and the
+expected ``projection.json``; converted fixtures also hold the generated office file.
+``python tests/gen_fixtures.py`` rebuilds all of them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from gen_fixtures import CONSTRUCTED, CONVERTED, GOLDEN, docling_json
+from projection_invariants import assert_graph_invariants, span_slice_audit
+
+from richdoc.projection import SourceInfo, load_docling, project
+
+FIXTURES = sorted(path.name for path in GOLDEN.iterdir() if path.is_dir())
+
+
+def _project_fixture(name: str) -> bytes:
+    directory = GOLDEN / name
+    source = SourceInfo.model_validate_json((directory / "source.json").read_bytes())
+    doc = load_docling((directory / "docling.json").read_bytes())
+    return project(doc, source).to_json_bytes()
+
+
+def test_corpus_has_every_fixture_the_generator_builds():
+    assert set(FIXTURES) == set(CONSTRUCTED) | set(CONVERTED)
+    assert len(FIXTURES) >= 8 + 4
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_golden_corpus_is_byte_stable(name):
+    expected = (GOLDEN / name / "projection.json").read_bytes()
+    assert _project_fixture(name) == expected
+
+
+@pytest.mark.parametrize("name", sorted(CONSTRUCTED))
+def test_constructed_fixture_rebuilds_to_the_committed_docling_json(name):
+    assert docling_json(CONSTRUCTED[name]()) == (GOLDEN / name / "docling.json").read_bytes()
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_span_slice_audit_holds_for_every_span(name):
+    projection = project(
+        load_docling((GOLDEN / name / "docling.json").read_bytes()),
+        SourceInfo.model_validate_json((GOLDEN / name / "source.json").read_bytes()),
+    )
+    assert span_slice_audit(projection) == []
+    assert_graph_invariants(projection)
+
+
+_HASH_CORPUS = """
+import hashlib, pathlib, sys
+from richdoc.projection import SourceInfo, load_docling, project
+digest = hashlib.sha256()
+for directory in sorted(pathlib.Path(sys.argv[1]).iterdir()):
+    source = SourceInfo.model_validate_json((directory / "source.json").read_bytes())
+    doc = load_docling((directory / "docling.json").read_bytes())
+    digest.update(project(doc, source).to_json_bytes())
+print(digest.hexdigest())
+"""
+
+
+def test_determinism_hash_is_identical_across_processes_and_hash_seeds():
+    layer = str(Path(__file__).resolve().parent.parent / "layers" / "docling")
+    hashes = []
+    for seed in ("1", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": layer}
+        result = subprocess.run(
+            [sys.executable, "-c", _HASH_CORPUS, str(GOLDEN)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        hashes.append(result.stdout.strip())
+    in_process = hashlib.sha256(b"".join(_project_fixture(name) for name in FIXTURES))
+    assert hashes == [in_process.hexdigest()] * 2
+
+
+@pytest.mark.docling
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CONVERTED))
+def test_regenerated_office_file_converts_to_the_committed_docling_json(name, tmp_path):
+    from gen_fixtures import convert
+
+    file_name, make, _ = CONVERTED[name]
+    raw = make()
+    assert raw == (GOLDEN / name / file_name).read_bytes(), "the generator is not reproducible"
+    # Convert under the committed name: docling records it in the document's origin.
+    path = tmp_path / file_name
+    path.write_bytes(raw)
+    assert docling_json(convert(path)) == (GOLDEN / name / "docling.json").read_bytes()
+
+
+def test_the_worked_example_in_the_docs_is_the_real_output():
+    page = (GOLDEN.parent.parent / "docs" / "projection.md").read_text(encoding="utf-8")
+    block = page.split("<!-- example:projection.json -->\n```json\n", 1)[1].split("```", 1)[0]
+    assert block.encode("utf-8") == (GOLDEN / "docs_example" / "projection.json").read_bytes()
+    assert _project_fixture("docs_example") == block.encode("utf-8")

@@ -1,0 +1,381 @@
+"""Static checks of template.yaml and the state machine definition (no AWS, no Docker).
+
+The template is translated by samtranslator exactly as `sam deploy` would, then linted,
+and the translated IAM policies, event wiring and Retry/Catch routes are asserted.
+`sam validate --lint` and `sam build` run in `make static` (see the Makefile).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from typing import Any
+
+import pytest
+
+from richdoc.local.template import Template, load_template, repository_root
+from richdoc.taxonomy import ERROR_NAMES_BY_KIND, PLATFORM_RESOURCE_LIMIT_ERRORS, FailureKind
+
+ROOT = repository_root()
+DEFINITION_PATH = ROOT / "statemachine" / "pipeline.asl.json"
+PARSE_TIERS = ("ParseTier1Function", "ParseTier2Function", "ParseTier3Function")
+TRANSIENT_NAMES = set(ERROR_NAMES_BY_KIND[FailureKind.TRANSIENT])
+RESOURCE_LIMIT_NAMES = set(ERROR_NAMES_BY_KIND[FailureKind.RESOURCE_LIMIT])
+PERMANENT_NAMES = {"CorruptInput", "UnsupportedFeature"}
+
+
+@pytest.fixture(scope="module")
+def template() -> Template:
+    return load_template(ROOT)
+
+
+@pytest.fixture(scope="module")
+def definition() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(DEFINITION_PATH.read_text())
+    return data
+
+
+def _sam(template: Template, logical_id: str) -> dict[str, Any]:
+    props: dict[str, Any] = template.sam["Resources"][logical_id]["Properties"]
+    return props
+
+
+def _statements(template: Template, role: str) -> list[dict[str, Any]]:
+    props = template.resources[role]["Properties"]
+    return [s for p in props.get("Policies", []) for s in p["PolicyDocument"]["Statement"]]
+
+
+def _actions(statement: dict[str, Any]) -> list[str]:
+    actions = statement["Action"]
+    return [actions] if isinstance(actions, str) else list(actions)
+
+
+# ---- the translated template --------------------------------------------------------------
+
+
+def test_translated_template_passes_cfn_lint(template: Template) -> None:
+    from cfnlint.api import ManualArgs, lint
+
+    matches = lint(json.dumps(template.cfn), config=ManualArgs(regions=["us-east-1"]))
+    assert [f"{m.rule.id}: {m.message}" for m in matches] == []
+
+
+def test_every_resource_type_has_a_local_provisioner(template: Template) -> None:
+    from richdoc.local.provision import PROVISIONERS
+
+    types = {r["Type"] for r in template.resources.values()}
+    assert types - set(PROVISIONERS) == set()
+
+
+def test_definition_placeholders_match_definition_substitutions(template: Template) -> None:
+    placeholders = set(re.findall(r"\$\{([A-Za-z0-9_]+)\}", DEFINITION_PATH.read_text()))
+    substitutions = set(_sam(template, "PipelineStateMachine")["DefinitionSubstitutions"])
+    assert placeholders == substitutions
+
+
+def test_ingest_bucket_is_versioned_private_encrypted_and_notifies_the_queue(
+    template: Template,
+) -> None:
+    bucket = template.resources["IngestBucket"]["Properties"]
+    assert bucket["VersioningConfiguration"] == {"Status": "Enabled"}
+    assert all(bucket["PublicAccessBlockConfiguration"].values())
+    assert bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+    [notification] = bucket["NotificationConfiguration"]["QueueConfigurations"]
+    assert notification == {
+        "Event": "s3:ObjectCreated:*",
+        "Queue": {"Fn::GetAtt": ["IngestQueue", "Arn"]},
+    }
+
+
+@pytest.mark.parametrize("bucket", ["IngestBucket", "ArtifactBucket"])
+def test_buckets_refuse_plain_http(template: Template, bucket: str) -> None:
+    policies = [
+        r["Properties"]
+        for r in template.resources.values()
+        if r["Type"] == "AWS::S3::BucketPolicy" and r["Properties"]["Bucket"] == {"Ref": bucket}
+    ]
+    [policy] = policies
+    [statement] = policy["PolicyDocument"]["Statement"]
+    assert statement["Effect"] == "Deny"
+    assert statement["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+
+
+def test_ingest_queue_redrives_to_the_dead_letter_queue_and_outlasts_the_starter(
+    template: Template,
+) -> None:
+    queue = template.resources["IngestQueue"]["Properties"]
+    assert queue["RedrivePolicy"]["deadLetterTargetArn"] == {
+        "Fn::GetAtt": ["DeadLetterQueue", "Arn"]
+    }
+    starter_timeout = _sam(template, "StarterFunction")["Timeout"]
+    assert queue["VisibilityTimeout"] >= 6 * starter_timeout
+
+
+def test_starter_reports_partial_batch_failures(template: Template) -> None:
+    mappings = [
+        r["Properties"]
+        for r in template.resources.values()
+        if r["Type"] == "AWS::Lambda::EventSourceMapping"
+    ]
+    [mapping] = mappings
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": ["IngestQueue", "Arn"]}
+
+
+def test_jobs_table_has_status_index_recovery_and_encryption(template: Template) -> None:
+    table = template.resources["JobsTable"]["Properties"]
+    [index] = table["GlobalSecondaryIndexes"]
+    assert index["IndexName"] == "by-status"
+    assert index["KeySchema"][0] == {"AttributeName": "job_status", "KeyType": "HASH"}
+    assert table["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
+    assert table["SSESpecification"] == {"SSEEnabled": True}
+
+
+def test_parse_tiers_share_one_image_with_growing_memory(template: Template) -> None:
+    sam = template.sam["Resources"]
+    memories = [
+        int(template.sam["Parameters"][f"ParseTier{i}MemoryMB"]["Default"]) for i in (1, 2, 3)
+    ]
+    assert memories == sorted(memories) and len(set(memories)) == 3
+    for tier, logical_id in enumerate(PARSE_TIERS, start=1):
+        assert sam[logical_id]["Properties"]["PackageType"] == "Image"
+        assert sam[logical_id]["Properties"]["MemorySize"] == {"Ref": f"ParseTier{tier}MemoryMB"}
+        assert sam[logical_id]["Metadata"]["Dockerfile"] == "functions/parse/Dockerfile"
+        assert sam[logical_id]["Properties"]["Timeout"] == 900
+
+
+def test_state_machine_is_standard_logged_and_traced(template: Template) -> None:
+    machine = template.resources["PipelineStateMachine"]["Properties"]
+    assert machine["StateMachineType"] == "STANDARD"
+    assert machine["TracingConfiguration"] == {"Enabled": True}
+    assert machine["LoggingConfiguration"]["Destinations"]
+
+
+def test_alarms_watch_the_dead_letter_queue_and_failed_executions(template: Template) -> None:
+    alarms = {
+        lid: r["Properties"]
+        for lid, r in template.resources.items()
+        if r["Type"] == "AWS::CloudWatch::Alarm"
+    }
+    assert alarms["DeadLetterQueueDepthAlarm"]["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    metric_names = {
+        m["MetricStat"]["Metric"]["MetricName"]
+        for m in alarms["FailedExecutionsAlarm"]["Metrics"]
+        if "MetricStat" in m
+    }
+    assert metric_names == {"ExecutionsFailed", "ExecutionsTimedOut"}
+
+
+# ---- least privilege ------------------------------------------------------------------------
+
+EXPECTED_ACTIONS = {
+    "StarterFunctionRole": {
+        "s3:GetObject",
+        "s3:GetObjectVersion",
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "states:StartExecution",
+    },
+    **{
+        f"{tier}Role": {
+            "s3:GetObject",
+            "s3:GetObjectVersion",
+            "s3:PutObject",
+            "s3:ListBucket",
+            "dynamodb:GetItem",
+            "dynamodb:PutItem",
+            "dynamodb:UpdateItem",
+            "dynamodb:Query",
+        }
+        for tier in PARSE_TIERS
+    },
+    "ProjectFunctionRole": {
+        "s3:GetObject",
+        "s3:PutObject",
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:Query",
+    },
+    "DetectFunctionRole": {
+        "s3:GetObject",
+        "s3:PutObject",
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:Query",
+    },
+    "RecordsFunctionRole": {
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:Query",
+        "sqs:SendMessage",
+    },
+}
+# Log delivery to CloudWatch does not support resource-level permissions.
+RESOURCE_STAR_ALLOWED = {
+    "logs:CreateLogDelivery",
+    "logs:GetLogDelivery",
+    "logs:UpdateLogDelivery",
+    "logs:DeleteLogDelivery",
+    "logs:ListLogDeliveries",
+    "logs:PutResourcePolicy",
+    "logs:DescribeResourcePolicies",
+    "logs:DescribeLogGroups",
+}
+
+
+@pytest.mark.parametrize("role", sorted(EXPECTED_ACTIONS))
+def test_function_roles_grant_exactly_the_actions_their_code_needs(
+    template: Template, role: str
+) -> None:
+    actions = {a for s in _statements(template, role) for a in _actions(s)}
+    assert actions == EXPECTED_ACTIONS[role]
+
+
+def test_no_policy_uses_wildcard_actions_or_unscoped_resources(template: Template) -> None:
+    roles = [lid for lid, r in template.resources.items() if r["Type"] == "AWS::IAM::Role"]
+    for role in roles:
+        for statement in _statements(template, role):
+            for action in _actions(statement):
+                assert not action.endswith(":*") and action != "*", (role, action)
+            if statement["Resource"] == "*":
+                assert set(_actions(statement)) <= RESOURCE_STAR_ALLOWED, (role, statement)
+
+
+def test_parse_functions_write_only_the_docling_cache(template: Template) -> None:
+    for tier in PARSE_TIERS:
+        writes = [s for s in _statements(template, f"{tier}Role") if "s3:PutObject" in _actions(s)]
+        assert [s["Resource"] for s in writes] == [{"Fn::Sub": "${ArtifactBucket.Arn}/docling/*"}]
+
+
+def test_state_machine_may_invoke_only_the_pipeline_functions(template: Template) -> None:
+    invoked = {
+        s["Resource"]["Fn::Sub"][1]["functionName"]["Ref"]
+        for s in _statements(template, "PipelineStateMachineRole")
+        if "lambda:InvokeFunction" in _actions(s)
+    }
+    assert invoked == {"RecordsFunction", *PARSE_TIERS, "ProjectFunction", "DetectFunction"}
+
+
+# ---- the state machine definition ------------------------------------------------------------
+
+
+def test_definition_passes_asl_validator() -> None:
+    npx = shutil.which("npx")
+    assert npx, "node/npx is needed for asl-validator (make static installs it)"
+    validator = ROOT / "node_modules" / ".bin" / "asl-validator"
+    assert validator.exists(), "run `npm ci` (make test does) to install asl-validator"
+    result = subprocess.run(
+        [str(validator), "--json-path", str(DEFINITION_PATH)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _tasks(definition: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {n: s for n, s in definition["States"].items() if s["Type"] == "Task"}
+
+
+def test_every_task_retries_transient_errors_with_backoff_and_jitter_only(
+    definition: dict[str, Any],
+) -> None:
+    for name, state in _tasks(definition).items():
+        if state["Resource"] == "arn:aws:states:::sqs:sendMessage":
+            continue  # the dead-letter send retries any SDK error
+        [retrier] = state["Retry"]
+        assert set(retrier["ErrorEquals"]) == TRANSIENT_NAMES, name
+        assert retrier["BackoffRate"] > 1 and retrier["JitterStrategy"] == "FULL", name
+        assert 1 < retrier["MaxAttempts"] <= 6, name
+
+
+def test_resource_limits_and_permanent_failures_are_never_retried(
+    definition: dict[str, Any],
+) -> None:
+    for name, state in _tasks(definition).items():
+        for retrier in state.get("Retry", []):
+            names = set(retrier["ErrorEquals"])
+            assert not names & (RESOURCE_LIMIT_NAMES | PERMANENT_NAMES), name
+
+
+def _catch_target(state: dict[str, Any], error: str) -> str:
+    for catcher in state["Catch"]:
+        if error in catcher["ErrorEquals"] or "States.ALL" in catcher["ErrorEquals"]:
+            target: str = catcher["Next"]
+            return target
+    raise AssertionError(f"{error} is not caught")
+
+
+@pytest.mark.parametrize("error", sorted(RESOURCE_LIMIT_NAMES))
+def test_resource_limits_escalate_tier_by_tier_then_dead_letter(
+    definition: dict[str, Any], error: str
+) -> None:
+    states = definition["States"]
+    assert _catch_target(states["ParseTier1"], error) == "EscalateToTier2"
+    assert states["EscalateToTier2"]["Next"] == "ParseTier2"
+    assert _catch_target(states["ParseTier2"], error) == "EscalateToTier3"
+    assert states["EscalateToTier3"]["Next"] == "ParseTier3"
+    assert _catch_target(states["ParseTier3"], error) == "ParseTier3Failed"
+
+
+def test_platform_kill_names_are_all_resource_limits() -> None:
+    assert set(PLATFORM_RESOURCE_LIMIT_ERRORS) < RESOURCE_LIMIT_NAMES
+
+
+@pytest.mark.parametrize("error", ["CorruptInput", "UnsupportedFeature", "Transient", "KeyError"])
+def test_other_failures_go_straight_to_the_failure_record(
+    definition: dict[str, Any], error: str
+) -> None:
+    states = definition["States"]
+    for tier in (1, 2, 3):
+        target = _catch_target(states[f"ParseTier{tier}"], error)
+        assert target == f"ParseTier{tier}Failed"
+        assert states[target]["Next"] == "RecordFailure"
+    assert _catch_target(states["Project"], error) == "ProjectFailed"
+    assert _catch_target(states["Detect"], error) == "DetectFailed"
+
+
+def test_only_the_biggest_tier_accepts_partial_parses(definition: dict[str, Any]) -> None:
+    states = definition["States"]
+    accepts = [states[f"ParseTier{t}"]["Parameters"]["accept_partial"] for t in (1, 2, 3)]
+    assert accepts == [False, False, True]
+
+
+def test_failure_path_records_dead_letters_and_fails_with_the_kind(
+    definition: dict[str, Any],
+) -> None:
+    states = definition["States"]
+    assert states["RecordFailure"]["Next"] == "SendToDeadLetterQueue"
+    send = states["SendToDeadLetterQueue"]
+    assert send["Parameters"]["MessageBody.$"] == "$.message"
+    assert send["Parameters"]["MessageAttributes.$"] == "$.failure.message_attributes"
+    choices = {c["StringEquals"]: c["Next"] for c in states["FailureKind"]["Choices"]}
+    fail_errors = {kind: states[target]["Error"] for kind, target in choices.items()}
+    assert fail_errors == {str(k): str(k) for k in FailureKind if k is not FailureKind.INTERNAL}
+    assert states[states["FailureKind"]["Default"]]["Error"] == "internal"
+
+
+def test_workflow_has_an_overall_timeout_and_every_task_a_state_timeout(
+    definition: dict[str, Any],
+) -> None:
+    assert 0 < definition["TimeoutSeconds"] <= 4 * 3600
+    for name in ("ParseTier1", "ParseTier2", "ParseTier3", "Project", "Detect"):
+        assert definition["States"][name]["TimeoutSeconds"] > 0
+
+
+def test_states_pass_keys_not_documents(definition: dict[str, Any]) -> None:
+    # Step outputs land under $.results.<step>; the records and DLQ states read keys only.
+    for name in ("ParseTier1", "ParseTier2", "ParseTier3"):
+        assert definition["States"][name]["ResultPath"] == "$.results.parse"
+    assert definition["States"]["Project"]["Parameters"]["docling_key.$"] == (
+        "$.results.parse.docling_key"
+    )
+    assert definition["States"]["Detect"]["Parameters"]["projection_key.$"] == (
+        "$.results.project.projection_key"
+    )
