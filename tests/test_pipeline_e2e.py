@@ -48,7 +48,10 @@ def run_one(
     stack: Any, name: str, body: bytes, *, clarify: bool = False, timeout_s: float = 120
 ) -> Job:
     upload = stack.upload(
-        Path(name), body=body, metadata={"richdoc-clarify": "true" if clarify else "false"}
+        Path(name),
+        key=name,
+        body=body,
+        metadata={"richdoc-clarify": "true" if clarify else "false"},
     )
     job = stack.wait_for_jobs([upload.job_id], timeout_s)[upload.job_id]
     assert job is not None, "no job record"
@@ -174,7 +177,8 @@ def test_corrupt_input_is_dead_lettered_at_once_without_retry(stack: Any) -> Non
     assert outcomes(stack, job) == [("parse", 1, "CorruptInput")]
     [letter] = dead_letters_for(stack, job.job_id)
     assert letter["MessageAttributes"]["richdoc.kind"]["StringValue"] == "corrupt_input"
-    assert json.loads(letter["Body"])["Records"][0]["s3"]["object"]["key"] == "e2e/broken.docx"
+    # The original notification, key still URL-encoded as S3 sent it.
+    assert json.loads(letter["Body"])["Records"][0]["s3"]["object"]["key"] == "e2e%2Fbroken.docx"
 
 
 def test_unsupported_feature_keeps_its_tag(stack: Any) -> None:

@@ -6,8 +6,8 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+import richdoc.detection
 from richdoc.artifacts import detection_key
-from richdoc.detection import detect
 from richdoc.projection import Projection
 from richdoc.stage import StageEvent, clients, stage_handler
 
@@ -21,7 +21,7 @@ class DetectEvent(StageEvent):
 def handler(event: DetectEvent, context: LambdaContext) -> dict[str, Any]:
     store = clients.artifacts
     projection = Projection.model_validate_json(store.get_bytes(event.projection_key))
-    detection = detect(projection, clarify=event.clarify)
+    detection = richdoc.detection.detect(projection, clarify=event.clarify)
     key = detection_key(event.job_id, event.run)
     store.put_bytes(key, detection.to_json_bytes())
     return {

@@ -6,8 +6,9 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+import richdoc.projection
 from richdoc.artifacts import projection_key
-from richdoc.projection import SourceInfo, load_docling, project
+from richdoc.projection import SourceInfo
 from richdoc.stage import StageEvent, clients, stage_handler
 
 
@@ -19,8 +20,8 @@ class ProjectEvent(StageEvent):
 @stage_handler("project", ProjectEvent)
 def handler(event: ProjectEvent, context: LambdaContext) -> dict[str, Any]:
     store = clients.artifacts
-    doc = load_docling(store.get_bytes(event.docling_key))
-    projection = project(doc, event.source)
+    doc = richdoc.projection.load_docling(store.get_bytes(event.docling_key))
+    projection = richdoc.projection.project(doc, event.source)
     key = projection_key(event.job_id, event.run)
     store.put_bytes(key, projection.to_json_bytes())
     return {

@@ -111,29 +111,29 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if args.log
         else Path(tempfile.mkdtemp(prefix="richdoc-")) / ("functions.log")
     )
-    err = Console(stderr=True)
-    with (
-        EmbeddedStack(log_path=log_path) as stack,
-        Progress(
-            TextColumn("[bold]processing"),
+    err = Console(stderr=True, quiet=args.json)
+    err.print("[dim]deploying template.yaml into the embedded AWS stack ...[/]")
+    with EmbeddedStack(log_path=log_path) as stack:
+        bucket = stack.outputs["IngestBucketName"]
+        err.print(f"[dim]uploading {len(files)} file(s) to s3://{bucket}/ ...[/]")
+        with Progress(
+            TextColumn("[bold]jobs"),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.description}"),
             console=err,
             transient=True,
-            disable=args.json or len(files) < 2,
-        ) as progress,
-    ):
-        task = progress.add_task("", total=len(files))
-        results = run_files(
-            stack,
-            files,
-            clarify=args.clarify,
-            timeout_s=args.timeout,
-            on_finished=lambda job: progress.update(
-                task, advance=1, description=f"{job.source.get('key')} {job.status}"
-            ),
-        )
+        ) as progress:
+            task = progress.add_task("", total=len(files))
+            results = run_files(
+                stack,
+                files,
+                clarify=args.clarify,
+                timeout_s=args.timeout,
+                on_finished=lambda job: progress.update(
+                    task, advance=1, description=f"{job.source.get('key')} {job.status}"
+                ),
+            )
         if args.out:
             write_outputs(results, stack, Path(args.out))
     if args.json:
@@ -153,11 +153,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 _cell(c.nodes),
                 _cell(c.edges),
                 _cell(c.spans),
-                _cell(c.ambiguities),
+                " ".join([_cell(c.ambiguities), *r.ambiguity_kinds]),
                 _cell(r.seconds),
             )
-        Console(width=max(160, Console().width)).print(table)
-        err.print(f"function logs: {log_path}")
+        out = Console()
+        # Piped or in CI logs: wide enough that no column is cut.
+        (out if out.is_terminal else Console(width=220)).print(table)
+        err.print(f"[dim]function logs: {log_path}[/]")
+        if args.out:
+            err.print(
+                f"[dim]outputs: {args.out}/<file>/{{docling,projection,detection,job}}.json[/]"
+            )
     return 0 if all(r.succeeded for r in results) else 1
 
 

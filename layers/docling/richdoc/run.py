@@ -38,6 +38,7 @@ class RunResult(BaseModel):
     reason: str | None = None
     attempts: list[dict[str, Any]]
     counts: Counts
+    ambiguity_kinds: list[str] = []
     pipeline: str | None = None
     tier: int | None = None
     seconds: float | None = None
@@ -128,10 +129,15 @@ def run_files(
         for f, k in zip(files, _object_keys(files), strict=True)
     ]
     jobs = stack.wait_for_jobs([u.job_id for u in uploads], timeout_s, on_finished)
-    return [
+    results = [
         _result(f, u, jobs.get(u.job_id), stack.jobs.attempts(u.job_id))
         for f, u in zip(files, uploads, strict=True)
     ]
+    for result in results:
+        if "detection_key" in result.outputs:
+            detection = json.loads(stack.artifact(result.outputs["detection_key"]))
+            result.ambiguity_kinds = [a["kind"] for a in detection["ambiguities"]]
+    return results
 
 
 def write_outputs(results: Sequence[RunResult], stack: EmbeddedStack, out_dir: Path) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 import threading
 import time
@@ -35,6 +36,8 @@ from richdoc.local.template import HandlerSource
 # The moto internal this module replaces; pinned with moto's exact version and guarded by
 # a canary test (tests/test_local_stack.py) so an upgrade that moves it fails loudly.
 PATCH_TARGET = "moto.awslambda.models.LambdaFunction._invoke_lambda"
+# Handlers run on threads named like this (the stack routes their output by it).
+FUNCTION_THREAD_PREFIX = "lambda-"
 
 
 @dataclass(frozen=True)
@@ -120,7 +123,6 @@ class LambdaRuntime:
         functions: Mapping[str, str],
         faults: FaultPlan | None = None,
         timeout_override_s: Mapping[str, float] | None = None,
-        on_import: Callable[[], None] | None = None,
     ) -> None:
         self.handlers = dict(handlers)  # logical id -> source
         self.functions = dict(functions)  # physical function name -> logical id
@@ -130,7 +132,14 @@ class LambdaRuntime:
         self._modules: dict[Path, ModuleType] = {}
         self._import_lock = threading.Lock()
         self._original: Callable[..., Any] | None = None
-        self.on_import = on_import
+        # AWS runs each invocation in its own sandbox; here they share the machine's cores,
+        # so concurrent invocations of a CPU-heavy (image) function queue for a slot
+        # instead of all converting at once. Waiting does not count against the timeout.
+        cores = os.cpu_count() or 2
+        self._slots = {
+            logical_id: threading.BoundedSemaphore(cores if source.image else 4 * cores)
+            for logical_id, source in self.handlers.items()
+        }
 
     # ---- installation ------------------------------------------------------------------
 
@@ -172,8 +181,6 @@ class LambdaRuntime:
                 sys.modules[name] = module  # pydantic resolves annotations through it
                 spec.loader.exec_module(module)
                 self._modules[path] = module
-                if self.on_import:
-                    self.on_import()
         handler: Callable[[Any, Any], Any] = getattr(module, source.function_name)
         return handler
 
@@ -189,8 +196,9 @@ class LambdaRuntime:
             event = json.loads(event or "{}")
         memory_mb = int(fn.memory_size)
         timeout_s = self.timeout_override_s.get(logical_id, float(fn.timeout))
-        started = time.monotonic()
-        payload, error_type = self._run(fn, logical_id, event, request_id, memory_mb, timeout_s)
+        with self._slots[logical_id]:
+            started = time.monotonic()
+            payload, error_type = self._run(fn, logical_id, event, request_id, memory_mb, timeout_s)
         self.invocations.append(
             Invocation(
                 logical_id, request_id, memory_mb, started, time.monotonic() - started, error_type
@@ -239,7 +247,9 @@ class LambdaRuntime:
 
         # The handler runs on its own thread so the function timeout can be enforced the
         # way the platform does: the caller gets Sandbox.Timedout at the deadline.
-        worker = threading.Thread(target=run, name=f"lambda-{logical_id}", daemon=True)
+        worker = threading.Thread(
+            target=run, name=f"{FUNCTION_THREAD_PREFIX}{logical_id}", daemon=True
+        )
         worker.start()
         worker.join(timeout_s)
         if worker.is_alive():

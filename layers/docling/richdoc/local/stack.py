@@ -12,10 +12,12 @@ server (``ThreadedMotoServer`` on 127.0.0.1, so the AWS CLI and other processes 
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Iterable, Mapping
@@ -28,7 +30,7 @@ import boto3
 
 from richdoc.jobs import Job, JobStore, job_id_for
 from richdoc.local.events import ExecutionStatusEvents, SqsPoller, wait_until
-from richdoc.local.lambdas import FaultPlan, LambdaRuntime
+from richdoc.local.lambdas import FUNCTION_THREAD_PREFIX, FaultPlan, LambdaRuntime
 from richdoc.local.provision import Provisioner
 from richdoc.local.template import Template, load_template
 
@@ -47,9 +49,8 @@ _LOCAL_ENVIRONMENT = {
     "AWS_DEFAULT_REGION": REGION,
     "AWS_REGION": REGION,
     "AWS_EC2_METADATA_DISABLED": "true",
-    # No X-Ray daemon and no CloudWatch metrics agent locally.
+    # No X-Ray daemon locally. (Metrics stay on: their EMF lines go to the function log.)
     "POWERTOOLS_TRACE_DISABLED": "true",
-    "POWERTOOLS_METRICS_DISABLED": "true",
 }
 
 
@@ -59,6 +60,37 @@ class Upload:
     key: str
     version_id: str | None
     job_id: str
+
+
+class _FunctionOutput(io.TextIOBase):
+    """Standard output as Lambda gives it: what function code prints (Powertools log lines,
+    EMF metrics) goes to the function log, as it would go to CloudWatch Logs; the rest of
+    the process keeps the console."""
+
+    def __init__(self, console: IO[str], log: IO[str]) -> None:
+        self.console = console
+        self.log = log
+
+    def _target(self) -> IO[str]:
+        in_function = threading.current_thread().name.startswith(FUNCTION_THREAD_PREFIX)
+        return self.log if in_function else self.console
+
+    def write(self, text: str) -> int:
+        return self._target().write(text)
+
+    def flush(self) -> None:
+        self.console.flush()
+        self.log.flush()
+
+    def isatty(self) -> bool:
+        return self.console.isatty()
+
+    def fileno(self) -> int:
+        return self.console.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.console, "encoding", "utf-8")
 
 
 class _ScaledSleep:
@@ -103,6 +135,7 @@ class EmbeddedStack:
         self._loops: list[Any] = []
         self._saved_env: dict[str, str | None] = {}
         self._log_file: IO[str] | None = None
+        self._console: IO[str] | None = None
         self._retrier_module: Any = None
         self._real_time: Any = None
 
@@ -185,7 +218,6 @@ class EmbeddedStack:
             functions=functions,
             faults=self.faults,
             timeout_override_s=self.timeout_override_s,
-            on_import=self._route_function_logs,
         )
         self.runtime.install()
         self._start_event_loops()
@@ -214,6 +246,9 @@ class EmbeddedStack:
                 os.environ[key] = value
         self._saved_env.clear()
         if self._log_file:
+            if self._console is not None:
+                sys.stdout = self._console
+                self._console = None
             self._log_file.close()
             self._log_file = None
 
@@ -257,25 +292,14 @@ class EmbeddedStack:
         self._set_environment(merged)
 
     def _open_function_log(self) -> None:
-        if self.log_path is not None:
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log_file = self.log_path.open("a", encoding="utf-8")
-
-    def _route_function_logs(self) -> None:
-        """Function logs go to CloudWatch on AWS; here to a file (or stay on stdout).
-
-        Called after each handler module is imported (its Powertools Logger attaches a
-        stdout handler at import time).
-        """
-        if self._log_file is None:
+        """Route function output to the log file (before any handler module is imported,
+        so Powertools loggers bind to the routed stream)."""
+        if self.log_path is None:
             return
-        for logger in list(logging.Logger.manager.loggerDict.values()):
-            for handler in getattr(logger, "handlers", []):
-                if isinstance(handler, logging.StreamHandler) and handler.stream in (
-                    sys.stdout,
-                    sys.stderr,
-                ):
-                    handler.setStream(self._log_file)
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._log_file = self.log_path.open("a", encoding="utf-8")
+        self._console = sys.stdout
+        sys.stdout = _FunctionOutput(sys.stdout, self._log_file)
 
     def _register_outputs(self) -> None:
         """Publish the stack's outputs under its name, as CloudFormation does on AWS, so

@@ -26,6 +26,7 @@ class HandlerSource:
     logical_id: str
     code_dir: Path
     handler: str  # "module.function", as in the template or the image command
+    image: bool = False  # a container-image function (the CPU-heavy parse tiers)
 
     @property
     def module_path(self) -> Path:
@@ -75,7 +76,9 @@ def _handler_sources(root: Path, resources: dict[str, Any]) -> dict[str, Handler
         if props.get("PackageType") == "Image":
             dockerfile = root / resource["Metadata"]["Dockerfile"]
             command = props["ImageConfig"]["Command"]
-            handlers[logical_id] = HandlerSource(logical_id, dockerfile.parent, command[0])
+            handlers[logical_id] = HandlerSource(
+                logical_id, dockerfile.parent, command[0], image=True
+            )
         else:
             handlers[logical_id] = HandlerSource(
                 logical_id, root / props["CodeUri"], props["Handler"]
