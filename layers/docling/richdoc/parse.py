@@ -54,8 +54,10 @@ ARTIFACTS_ENV = "DOCLING_ARTIFACTS_PATH"
 DEFAULT_MAX_PAGES = 2000
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_MEM_CEILING_MB = 4096
-# docling's own document timeout, as a fraction of timeout_s: the PDF pipelines stop
-# feeding pages there and return what they have (PARTIAL_SUCCESS) before the hard kill.
+# docling's own document timeout for the standard pipeline, as a fraction of timeout_s:
+# it stops feeding pages there and returns what it has (PARTIAL_SUCCESS) before the hard
+# kill. Not set for the native pipeline: its threaded parser finishes every page anyway
+# when unloaded, so the timeout only throws parsed pages away (docs/parse.md).
 DOCUMENT_TIMEOUT_FRACTION = 0.8
 
 # The folders `docling-tools models download` creates for the standard pipeline's models.
@@ -628,9 +630,12 @@ def _use_all_cores() -> None:
     torch.set_num_threads(os.cpu_count() or 1)
 
 
-def _set_document_timeout(converter: DocumentConverter, seconds: float) -> None:
-    # The pipelines were built in the zygote without a timeout; this copy is the
-    # child's own, and the cached pipelines keep their options hash.
+def set_document_timeout(converter: DocumentConverter, seconds: float) -> None:
+    """Give the converter's warm pipelines docling's document timeout.
+
+    They were built in the zygote without one. Only the pipeline instances get new
+    options (in the child, its own copy): the converter's cache key is computed from
+    the format options, which stay as they were, so the warm pipeline is reused."""
     for pipeline in converter.initialized_pipelines.values():
         pipeline.pipeline_options = pipeline.pipeline_options.model_copy(
             update={"document_timeout": seconds}
@@ -674,8 +679,8 @@ def convert_document(args: Mapping[str, Any]) -> dict[str, Any]:
     )
     inspected = time.monotonic()
     converter = _warm.converters[fmt]
-    _set_document_timeout(converter, DOCUMENT_TIMEOUT_FRACTION * float(args["timeout_s"]))
     if pipeline is Pipeline.STANDARD:
+        set_document_timeout(converter, DOCUMENT_TIMEOUT_FRACTION * float(args["timeout_s"]))
         _use_all_cores()
     try:
         result = converter.convert(source, raises_on_error=True)
