@@ -370,6 +370,43 @@ def _sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _converted(
+    report: ChildReport,
+    outcome: ChildOutcome,
+    *,
+    sha256: str,
+    size: int,
+    fmt: DocFormat,
+    contract: str,
+    marks: tuple[float, float, float],
+    **where: str,
+) -> ParseReport:
+    """The report of a fresh conversion; ``marks`` are (started, fetched, converted)."""
+    started, fetched, converted = marks
+    done = time.monotonic()
+    return ParseReport(
+        sha256=sha256,
+        size=size,
+        format=fmt,
+        pipeline=report.pipeline,
+        contract=contract,
+        pages=report.pages,
+        cached=False,
+        partial=report.partial,
+        failed_pages=report.failed_pages,
+        peak_rss_mb=outcome.peak_rss_mb,
+        timings=Timings(
+            fetch_s=fetched - started,
+            inspect_s=report.inspect_s,
+            convert_s=report.convert_s,
+            worker_s=outcome.seconds,
+            store_s=done - converted,
+            total_s=done - started,
+        ),
+        **where,
+    )
+
+
 def parse_file(
     source: Path,
     output: Path,
@@ -399,26 +436,14 @@ def parse_file(
         converted = time.monotonic()
         output.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(produced, output)
-    done = time.monotonic()
-    return ParseReport(
+    return _converted(
+        report,
+        outcome,
         sha256=sha256,
         size=size,
-        format=fmt,
-        pipeline=report.pipeline,
+        fmt=fmt,
         contract=worker.settings.contract(fmt),
-        pages=report.pages,
-        cached=False,
-        partial=report.partial,
-        failed_pages=report.failed_pages,
-        peak_rss_mb=outcome.peak_rss_mb,
-        timings=Timings(
-            fetch_s=fetched - started,
-            inspect_s=report.inspect_s,
-            convert_s=report.convert_s,
-            worker_s=outcome.seconds,
-            store_s=done - converted,
-            total_s=done - started,
-        ),
+        marks=(started, fetched, converted),
         output=str(output),
     )
 
@@ -499,26 +524,14 @@ def parse_object(
                 ContentType="application/json",
                 Metadata={_META_PIPELINE: str(report.pipeline), _META_PAGES: str(report.pages)},
             )
-    done = time.monotonic()
-    return ParseReport(
+    return _converted(
+        report,
+        outcome,
         sha256=downloaded.sha256,
         size=downloaded.size,
-        format=fmt,
-        pipeline=report.pipeline,
+        fmt=fmt,
         contract=contract,
-        pages=report.pages,
-        cached=False,
-        partial=report.partial,
-        failed_pages=report.failed_pages,
-        peak_rss_mb=outcome.peak_rss_mb,
-        timings=Timings(
-            fetch_s=fetched - started,
-            inspect_s=report.inspect_s,
-            convert_s=report.convert_s,
-            worker_s=outcome.seconds,
-            store_s=done - converted,
-            total_s=done - started,
-        ),
+        marks=(started, fetched, converted),
         docling_key=key,
     )
 
