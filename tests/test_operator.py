@@ -34,14 +34,22 @@ RESOURCES = StackResources(
 )
 
 
-def test_redrive_on_aws_starts_a_message_move_task_to_the_ingest_queue(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.fixture
+def aws_operator(monkeypatch: pytest.MonkeyPatch) -> tuple[Operator, Stubber]:
+    """An operator of a deployed stack (no endpoint URL) whose SQS calls are stubbed."""
     session = boto3.Session(
         aws_access_key_id="x", aws_secret_access_key="x", region_name="eu-west-1"
     )
     sqs = session.client("sqs")
-    stubber = Stubber(sqs)
+    operator = Operator(session, RESOURCES)
+    monkeypatch.setattr(operator, "client", lambda service: sqs)
+    return operator, Stubber(sqs)
+
+
+def test_redrive_on_aws_starts_a_message_move_task_to_the_ingest_queue(
+    aws_operator: tuple[Operator, Stubber],
+) -> None:
+    operator, stubber = aws_operator
     stubber.add_response(
         "start_message_move_task",
         {"TaskHandle": "task-123"},
@@ -51,8 +59,6 @@ def test_redrive_on_aws_starts_a_message_move_task_to_the_ingest_queue(
             "DestinationArn": RESOURCES.ingest_queue_arn,
         },
     )
-    operator = Operator(session, RESOURCES)
-    monkeypatch.setattr(operator, "client", lambda service: sqs)
     with stubber:
         result = operator.redrive()
     assert (result.mode, result.task_handle) == ("message-move-task", "task-123")
@@ -60,18 +66,12 @@ def test_redrive_on_aws_starts_a_message_move_task_to_the_ingest_queue(
 
 
 def test_redrive_against_aws_never_falls_back_to_moving_messages(
-    monkeypatch: pytest.MonkeyPatch,
+    aws_operator: tuple[Operator, Stubber],
 ) -> None:
-    session = boto3.Session(
-        aws_access_key_id="x", aws_secret_access_key="x", region_name="eu-west-1"
-    )
-    sqs = session.client("sqs")
-    stubber = Stubber(sqs)
+    operator, stubber = aws_operator
     stubber.add_client_error(
         "start_message_move_task", service_error_code="InternalError", http_status_code=500
     )
-    operator = Operator(session, RESOURCES)  # no endpoint URL: this is AWS
-    monkeypatch.setattr(operator, "client", lambda service: sqs)
     with stubber, pytest.raises(Exception, match="InternalError"):
         operator.redrive()
 
