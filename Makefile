@@ -52,7 +52,7 @@ static: setup $(SAM_VENV)/.installed node_modules/.installed
 	$(VENV)/bin/python scripts/check_package_size.py .aws-sam/build
 
 unit: setup node_modules/.installed
-	$(VENV)/bin/pytest -n 2 --dist loadgroup
+	$(VENV)/bin/pytest -n 2 --dist loadfile
 
 test: lint typecheck static unit
 

@@ -68,9 +68,13 @@ def _no_real_aws(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv("AWS_PROFILE")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def embedded_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """One embedded stack per test process (starting one takes several seconds)."""
+    """One embedded stack per test module (starting one takes several seconds).
+
+    Not per session: moto mocks nest, and a plain ``aws`` test running inside a live stack
+    would share (and reconfigure) its emulation. Modules that use the stack use only it.
+    """
     from richdoc.local.stack import EmbeddedStack
 
     log_path = tmp_path_factory.mktemp("lambda-logs") / "functions.log"

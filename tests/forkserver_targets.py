@@ -6,6 +6,7 @@ import ctypes
 import os
 import signal
 import time
+from pathlib import Path
 from typing import Any
 
 from richdoc.taxonomy import CorruptInput, UnsupportedFeature
@@ -29,6 +30,8 @@ def behave(args: dict[str, Any]) -> Any:
         time.sleep(args["seconds"])
         return [started, time.monotonic()]
     if action == "sleep":
+        if "started_marker" in args:
+            Path(args["started_marker"]).touch()
         time.sleep(args["seconds"])
         return "woke"
     if action == "allocate":

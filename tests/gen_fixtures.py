@@ -20,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import io
+import json
 import sys
 import zipfile
 from collections.abc import Callable
@@ -576,7 +577,9 @@ def write_expected(directory: Path, doc_bytes: bytes, source: SourceInfo) -> Non
 
 def constructed_source(name: str, doc_bytes: bytes) -> SourceInfo:
     sha = hashlib.sha256(doc_bytes).hexdigest()
-    return SourceInfo(name=f"{name}.docling.json", sha256=sha, pipeline=CONSTRUCTED_PIPELINE)
+    # Named like the file `richdoc project` would read: <document name>.docling.json.
+    doc_name = json.loads(doc_bytes)["name"]
+    return SourceInfo(name=f"{doc_name}.docling.json", sha256=sha, pipeline=CONSTRUCTED_PIPELINE)
 
 
 def main() -> None:

@@ -10,7 +10,16 @@ import zipfile
 import pytest
 from docling_core.types.doc import DoclingDocument
 
-from richdoc.parse import ParseLimits, ParserSettings, Pipeline, parse_file, shared_worker
+from richdoc.formats import DocFormat
+from richdoc.parse import (
+    ParseLimits,
+    ParserSettings,
+    Pipeline,
+    build_converters,
+    parse_file,
+    set_document_timeout,
+    shared_worker,
+)
 from richdoc.taxonomy import (
     CorruptInput,
     FailureKind,
@@ -231,3 +240,13 @@ def test_several_threads_parse_at_once_through_one_worker(worker, tmp_path):
 def test_the_docling_zygote_is_single_threaded_when_it_forks(worker, tmp_path):
     _parse(worker, parse_inputs.markdown(tmp_path / "a.md"), tmp_path)
     assert worker.server.hello["threads"] == 1
+
+
+def test_a_document_timeout_reaches_the_warm_pipeline_without_rebuilding_it(tmp_path):
+    converter = build_converters(ParserSettings(Pipeline.NATIVE))[DocFormat.PDF]
+    warm = dict(converter.initialized_pipelines)
+    set_document_timeout(converter, 1.5)
+    converter.convert(parse_inputs.pdf(tmp_path / "a.pdf", pages=1))
+    assert converter.initialized_pipelines.keys() == warm.keys()
+    [pipeline] = converter.initialized_pipelines.values()
+    assert pipeline.pipeline_options.document_timeout == 1.5

@@ -182,10 +182,17 @@ def test_a_zygote_dying_mid_task_is_transient_and_the_worker_recovers(tmp_path):
         _run(fs, tmp_path, action="echo")
         zygote = fs.zygote_pid
         assert zygote is not None
-        killer = threading.Timer(0.5, os.kill, (zygote, signal.SIGKILL))
+        marker = tmp_path / "child-started"
+
+        def kill_zygote_once_the_child_runs() -> None:
+            while not marker.exists():
+                time.sleep(0.01)
+            os.kill(zygote, signal.SIGKILL)
+
+        killer = threading.Thread(target=kill_zygote_once_the_child_runs)
         killer.start()
         with pytest.raises(Transient, match="exited during the task"):
-            _run(fs, tmp_path, action="sleep", seconds=30)
+            _run(fs, tmp_path, action="sleep", seconds=30, started_marker=str(marker))
         killer.join()
         assert _run(fs, tmp_path, action="sleep", seconds=0).value == "woke"
     finally:

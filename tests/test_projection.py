@@ -82,12 +82,13 @@ def prov(page: int, box: tuple[float, float, float, float], origin: CoordOrigin)
 # --------------------------------------------------------------------------------------
 
 
-def test_document_node_is_id_0_and_carries_the_document_name():
-    projection = run(DoclingDocument(name="contract"))
+def test_document_node_is_id_0_and_carries_the_source_name():
+    doc = DoclingDocument(name="document")  # the parse step's staged copy
+    projection = project(doc, SourceInfo(name="inbox/contract.docx"))
     assert projection.nodes[0].model_dump(mode="json") == {
         "id": 0,
         "label": "DOCUMENT",
-        "props": {"name": "contract"},
+        "props": {"name": "inbox/contract.docx"},
     }
 
 

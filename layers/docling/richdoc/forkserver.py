@@ -226,18 +226,15 @@ class ForkServer:
 
     def _submit(self, request: dict[str, Any], task_sock: socket.socket) -> subprocess.Popen[bytes]:
         with self._lock:
-            # A zygote that died since the last task is noticed here or by the failed send;
-            # either way the task goes to a fresh one.
-            for attempt in range(2):
+            for _ in range(2):
                 ctl, proc = self._ensure_started_locked()
                 try:
                     _send_frame(ctl, request, fds=[task_sock.fileno()])
                     return proc
                 except OSError:
+                    # It died since the last task: a fresh zygote gets this one.
                     self._stop_locked()
-                    if attempt:
-                        raise Transient("the parse worker is not accepting tasks") from None
-        raise AssertionError("unreachable")
+            raise Transient("the parse worker is not accepting tasks")
 
     def _await(
         self, sock: socket.socket, deadline: float, proc: subprocess.Popen[bytes]
@@ -267,7 +264,9 @@ class ForkServer:
             return self._ctl, self._proc
         self._stop_locked()
         ours, theirs = socket.socketpair()
-        sink = subprocess.DEVNULL if self._quiet else None
+        # The worker's output is diagnostics: never on the caller's stdout, which may be
+        # data (`richdoc run --json`).
+        sink = subprocess.DEVNULL if self._quiet else 2  # the process-level stderr
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "richdoc.forkserver", str(theirs.fileno())],

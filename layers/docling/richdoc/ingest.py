@@ -21,7 +21,8 @@ from enum import StrEnum
 from typing import Any
 from urllib.parse import unquote_plus
 
-from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, S3Event
+from aws_lambda_powertools.utilities.data_classes import S3Event
+from aws_lambda_powertools.utilities.data_classes.s3_event import S3EventBridgeNotificationEvent
 from botocore.exceptions import ClientError
 
 from richdoc.deadletter import RedriveMarker
@@ -73,16 +74,14 @@ def object_created_events(body: str) -> list[ObjectCreated]:
             )
         return events
     if data.get("source") == "aws.s3" and data.get("detail-type") == "Object Created":
-        detail = data["detail"]
-        obj = detail["object"]
-        EventBridgeEvent(data)  # validates the envelope shape Powertools expects
+        detail = S3EventBridgeNotificationEvent(data).detail
         return [
             ObjectCreated(
-                bucket=detail["bucket"]["name"],
-                key=unquote_plus(obj["key"]),
-                version_id=obj.get("version-id") or None,
-                etag=(obj.get("etag") or "").strip('"') or None,
-                size=obj.get("size"),
+                bucket=detail.bucket.name,
+                key=detail.object.key,  # Powertools decodes it
+                version_id=detail.object.get("version-id") or None,
+                etag=detail.object.etag.strip('"') or None,
+                size=detail.object.size,
             )
         ]
     raise MalformedMessage("not an S3 object-created notification")

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -494,16 +493,12 @@ class JobStore:
         attempt = self.open_attempt(
             job_id, run, stage, tier=tier, memory_mb=memory_mb, request_id=request_id
         )
-        started = time.monotonic()
         try:
             yield attempt
         except Exception as exc:
             self.close_attempt(attempt, type(exc).__name__, str(exc))
             raise
-        else:
-            self.close_attempt(attempt, OK_OUTCOME)
-        finally:
-            attempt.duration_ms = attempt.duration_ms or int((time.monotonic() - started) * 1000)
+        self.close_attempt(attempt, OK_OUTCOME)
 
     def record_platform_failure(
         self, job_id: str, run: int, stage: str, tier: int | None, failure: Failure

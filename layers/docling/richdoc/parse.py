@@ -54,8 +54,10 @@ ARTIFACTS_ENV = "DOCLING_ARTIFACTS_PATH"
 DEFAULT_MAX_PAGES = 2000
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_MEM_CEILING_MB = 4096
-# docling's own document timeout, as a fraction of timeout_s: the PDF pipelines stop
-# feeding pages there and return what they have (PARTIAL_SUCCESS) before the hard kill.
+# docling's own document timeout for the standard pipeline, as a fraction of timeout_s:
+# it stops feeding pages there and returns what it has (PARTIAL_SUCCESS) before the hard
+# kill. Not set for the native pipeline: its threaded parser finishes every page anyway
+# when unloaded, so the timeout only throws parsed pages away (docs/parse.md).
 DOCUMENT_TIMEOUT_FRACTION = 0.8
 
 # The folders `docling-tools models download` creates for the standard pipeline's models.
@@ -368,6 +370,43 @@ def _sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _converted(
+    report: ChildReport,
+    outcome: ChildOutcome,
+    *,
+    sha256: str,
+    size: int,
+    fmt: DocFormat,
+    contract: str,
+    marks: tuple[float, float, float],
+    **where: str,
+) -> ParseReport:
+    """The report of a fresh conversion; ``marks`` are (started, fetched, converted)."""
+    started, fetched, converted = marks
+    done = time.monotonic()
+    return ParseReport(
+        sha256=sha256,
+        size=size,
+        format=fmt,
+        pipeline=report.pipeline,
+        contract=contract,
+        pages=report.pages,
+        cached=False,
+        partial=report.partial,
+        failed_pages=report.failed_pages,
+        peak_rss_mb=outcome.peak_rss_mb,
+        timings=Timings(
+            fetch_s=fetched - started,
+            inspect_s=report.inspect_s,
+            convert_s=report.convert_s,
+            worker_s=outcome.seconds,
+            store_s=done - converted,
+            total_s=done - started,
+        ),
+        **where,
+    )
+
+
 def parse_file(
     source: Path,
     output: Path,
@@ -397,26 +436,14 @@ def parse_file(
         converted = time.monotonic()
         output.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(produced, output)
-    done = time.monotonic()
-    return ParseReport(
+    return _converted(
+        report,
+        outcome,
         sha256=sha256,
         size=size,
-        format=fmt,
-        pipeline=report.pipeline,
+        fmt=fmt,
         contract=worker.settings.contract(fmt),
-        pages=report.pages,
-        cached=False,
-        partial=report.partial,
-        failed_pages=report.failed_pages,
-        peak_rss_mb=outcome.peak_rss_mb,
-        timings=Timings(
-            fetch_s=fetched - started,
-            inspect_s=report.inspect_s,
-            convert_s=report.convert_s,
-            worker_s=outcome.seconds,
-            store_s=done - converted,
-            total_s=done - started,
-        ),
+        marks=(started, fetched, converted),
         output=str(output),
     )
 
@@ -497,26 +524,14 @@ def parse_object(
                 ContentType="application/json",
                 Metadata={_META_PIPELINE: str(report.pipeline), _META_PAGES: str(report.pages)},
             )
-    done = time.monotonic()
-    return ParseReport(
+    return _converted(
+        report,
+        outcome,
         sha256=downloaded.sha256,
         size=downloaded.size,
-        format=fmt,
-        pipeline=report.pipeline,
+        fmt=fmt,
         contract=contract,
-        pages=report.pages,
-        cached=False,
-        partial=report.partial,
-        failed_pages=report.failed_pages,
-        peak_rss_mb=outcome.peak_rss_mb,
-        timings=Timings(
-            fetch_s=fetched - started,
-            inspect_s=report.inspect_s,
-            convert_s=report.convert_s,
-            worker_s=outcome.seconds,
-            store_s=done - converted,
-            total_s=done - started,
-        ),
+        marks=(started, fetched, converted),
         docling_key=key,
     )
 
@@ -628,9 +643,12 @@ def _use_all_cores() -> None:
     torch.set_num_threads(os.cpu_count() or 1)
 
 
-def _set_document_timeout(converter: DocumentConverter, seconds: float) -> None:
-    # The pipelines were built in the zygote without a timeout; this copy is the
-    # child's own, and the cached pipelines keep their options hash.
+def set_document_timeout(converter: DocumentConverter, seconds: float) -> None:
+    """Give the converter's warm pipelines docling's document timeout.
+
+    They were built in the zygote without one. Only the pipeline instances get new
+    options (in the child, its own copy): the converter's cache key is computed from
+    the format options, which stay as they were, so the warm pipeline is reused."""
     for pipeline in converter.initialized_pipelines.values():
         pipeline.pipeline_options = pipeline.pipeline_options.model_copy(
             update={"document_timeout": seconds}
@@ -674,8 +692,8 @@ def convert_document(args: Mapping[str, Any]) -> dict[str, Any]:
     )
     inspected = time.monotonic()
     converter = _warm.converters[fmt]
-    _set_document_timeout(converter, DOCUMENT_TIMEOUT_FRACTION * float(args["timeout_s"]))
     if pipeline is Pipeline.STANDARD:
+        set_document_timeout(converter, DOCUMENT_TIMEOUT_FRACTION * float(args["timeout_s"]))
         _use_all_cores()
     try:
         result = converter.convert(source, raises_on_error=True)

@@ -440,7 +440,7 @@ def _table_rows(
 class _Projector:
     """One pass over ``doc.iterate_items``; builds nodes, edges, spans and text together."""
 
-    def __init__(self, doc: DoclingDocument) -> None:
+    def __init__(self, doc: DoclingDocument, name: str) -> None:
         self.doc = doc
         self.page_heights = {no: page.size.height for no, page in doc.pages.items()}
         # Plain dicts while walking; validated into the models in one call at the end
@@ -458,7 +458,9 @@ class _Projector:
         self.first_skipped: SkippedFeature | None = None
         self.not_projected = dict.fromkeys(NotProjected, 0)
         self.consumed_inline: set[str] = set()  # inline groups a text item absorbed
-        self.add_node(NodeLabel.DOCUMENT, {"name": doc.name}, parent=None)
+        # The source's name (the uploaded object), not docling's: the parse step converts a
+        # staged copy so that identical bytes give identical DoclingDocuments.
+        self.add_node(NodeLabel.DOCUMENT, {"name": name}, parent=None)
 
     # -- building blocks -------------------------------------------------------------
 
@@ -757,7 +759,7 @@ def project(doc: DoclingDocument, source: SourceInfo) -> Projection:
     the document holds only content the v1 feature matrix skips, and ``CorruptInput``
     when its item tree is inconsistent (dangling or cyclic references).
     """
-    projector = _Projector(doc)
+    projector = _Projector(doc, source.name)
     try:
         projector.run()
     except (IndexError, RecursionError) as exc:

@@ -1,0 +1,171 @@
+"""The command line: `richdoc run` contract (table, --json, --out, exit codes) and the
+operator commands, against the embedded stack and, for the AWS-only calls, a stubbed SQS."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from richdoc.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "samples"
+
+
+def test_every_command_has_help_with_an_example(capsys: pytest.CaptureFixture[str]) -> None:
+    commands = [
+        ["run"],
+        ["parse"],
+        ["project"],
+        ["detect"],
+        ["local", "serve"],
+        ["jobs", "list"],
+        ["jobs", "show"],
+        ["dlq", "list"],
+        ["dlq", "redrive"],
+    ]
+    for command in commands:
+        with pytest.raises(SystemExit) as exit_info:
+            main([*command, "--help"])
+        assert exit_info.value.code == 0
+        assert "example: richdoc" in capsys.readouterr().out, command
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run"])
+    assert exit_info.value.code == 2
+    assert main(["run", str(tmp_path / "missing.pdf")]) == 2
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["run", str(empty)]) == 2
+
+
+# ---- richdoc run on the embedded stack -------------------------------------------------------
+
+
+@pytest.mark.e2e
+@pytest.mark.docling
+@pytest.mark.xdist_group("stack")
+def test_run_json_has_the_design_fields_and_out_writes_every_artifact(
+    stack: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from richdoc.run import run_files, write_outputs
+
+    files = [SAMPLES / "contract.docx", SAMPLES / "team-notes.md", SAMPLES / "broken.docx"]
+    results = run_files(stack, files, clarify=True, timeout_s=180)
+    records = [r.model_dump(mode="json") for r in results]
+    for record in records:
+        assert {
+            "source",
+            "job_id",
+            "status",
+            "failure_kind",
+            "feature",
+            "attempts",
+            "counts",
+        } <= set(record)
+        assert set(record["counts"]) == {"nodes", "edges", "spans", "ambiguities"}
+    contract, notes, broken = records
+    assert (contract["status"], contract["failure_kind"], contract["feature"]) == (
+        "SUCCEEDED",
+        None,
+        None,
+    )
+    assert contract["ambiguity_kinds"] == ["conflicting_dates"]
+    assert notes["ambiguity_kinds"] == ["undated"]
+    assert (broken["status"], broken["failure_kind"]) == ("DEAD_LETTERED", "corrupt_input")
+    assert broken["attempts"][0]["outcome"] == "CorruptInput"
+
+    write_outputs(results, stack, tmp_path)
+    assert sorted(p.name for p in (tmp_path / "contract.docx").iterdir()) == [
+        "detection.json",
+        "docling.json",
+        "job.json",
+        "projection.json",
+    ]
+    assert sorted(p.name for p in (tmp_path / "broken.docx").iterdir()) == ["job.json"]
+    job = json.loads((tmp_path / "broken.docx" / "job.json").read_text())
+    assert job["status"] == "DEAD_LETTERED" and job["attempts"]
+
+
+def test_run_end_to_end_in_a_fresh_process(tmp_path: Path) -> None:
+    """The main job as a user runs it: a subprocess, real exit code, JSON on stdout."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "note.md").write_text("# Note\n\nEffective 1 March 2024, signed 2 February 2024.\n")
+    (docs / "ignored.dwg").write_bytes(b"AC1032" + bytes(40))
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "richdoc",
+            "run",
+            str(docs),
+            "--clarify",
+            "--json",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr  # the .dwg file is dead-lettered
+    assert result.stdout.startswith("["), result.stderr[-3000:]
+    records = {Path(r["source"]).name: r for r in json.loads(result.stdout)}
+    assert records["note.md"]["status"] == "SUCCEEDED"
+    assert records["note.md"]["counts"]["ambiguities"] == 1
+    assert records["ignored.dwg"]["feature"] == "format:dwg"
+    assert (tmp_path / "out" / "note.md" / "projection.json").is_file()
+
+
+# ---- operator commands -------------------------------------------------------------------------
+
+
+@pytest.mark.e2e
+@pytest.mark.docling
+@pytest.mark.xdist_group("stack")
+def test_jobs_and_dlq_commands_against_the_embedded_stack(
+    stack: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    upload = stack.upload(tmp_path / "ops.dwg", key="ops/ops.dwg", body=b"AC1032" + bytes(9))
+    stack.wait_for_jobs([upload.job_id], 60)
+    capsys.readouterr()
+
+    assert main(["jobs", "list", "--status", "DEAD_LETTERED", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert upload.job_id in {j["job_id"] for j in listed}
+    assert {j["status"] for j in listed} == {"DEAD_LETTERED"}
+
+    assert main(["jobs", "show", upload.job_id, "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["failure"]["feature"] == "format:dwg"
+    assert [(a["stage"], a["tier"], a["outcome"]) for a in shown["attempts"]] == [
+        ("parse", 1, "UnsupportedFeature")
+    ]
+
+    assert main(["jobs", "show", "no-such-job"]) == 1
+
+    assert main(["dlq", "list", "--json"]) == 0
+    letters = json.loads(capsys.readouterr().out)
+    assert upload.job_id in {d["job_id"] for d in letters}
+
+    assert main(["dlq", "redrive"]) == 0
+    assert "moved" in capsys.readouterr().out
+    # The redriven message starts run 2 of the same job (which fails the same way).
+    from richdoc.local.events import wait_until
+
+    assert wait_until(
+        lambda: (
+            stack.jobs.get(upload.job_id).run == 2 and stack.jobs.get(upload.job_id).status.terminal
+        ),
+        60,
+    )

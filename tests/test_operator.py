@@ -1,0 +1,101 @@
+"""Operator commands against AWS-shaped resources: stack outputs, one-line errors, and the
+StartMessageMoveTask redrive (stubbed SQS, since no AWS account is at hand)."""
+
+from __future__ import annotations
+
+import json
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from richdoc.cli import main
+from richdoc.operator import Operator, StackResources
+
+
+def test_operator_commands_report_a_missing_stack_in_one_line(
+    aws: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["jobs", "list", "--stack", "nope"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("richdoc jobs: stack 'nope' not found") and err.count("\n") == 1
+
+
+RESOURCES = StackResources(
+    stack_name="richdoc",
+    ingest_bucket="ingest",
+    artifact_bucket="artifacts",
+    ingest_queue_url="https://sqs.eu-west-1.amazonaws.com/111122223333/richdoc-IngestQueue",
+    ingest_queue_arn="arn:aws:sqs:eu-west-1:111122223333:richdoc-IngestQueue",
+    dead_letter_queue_url="https://sqs.eu-west-1.amazonaws.com/111122223333/richdoc-DLQ",
+    dead_letter_queue_arn="arn:aws:sqs:eu-west-1:111122223333:richdoc-DLQ",
+    jobs_table="richdoc-JobsTable",
+    state_machine_arn="arn:aws:states:eu-west-1:111122223333:stateMachine:richdoc",
+)
+
+
+@pytest.fixture
+def aws_operator(monkeypatch: pytest.MonkeyPatch) -> tuple[Operator, Stubber]:
+    """An operator of a deployed stack (no endpoint URL) whose SQS calls are stubbed."""
+    session = boto3.Session(
+        aws_access_key_id="x", aws_secret_access_key="x", region_name="eu-west-1"
+    )
+    sqs = session.client("sqs")
+    operator = Operator(session, RESOURCES)
+    monkeypatch.setattr(operator, "client", lambda service: sqs)
+    return operator, Stubber(sqs)
+
+
+def test_redrive_on_aws_starts_a_message_move_task_to_the_ingest_queue(
+    aws_operator: tuple[Operator, Stubber],
+) -> None:
+    operator, stubber = aws_operator
+    stubber.add_response(
+        "start_message_move_task",
+        {"TaskHandle": "task-123"},
+        # Messages the state machine sent have no SQS-recorded source: name the target.
+        {
+            "SourceArn": RESOURCES.dead_letter_queue_arn,
+            "DestinationArn": RESOURCES.ingest_queue_arn,
+        },
+    )
+    with stubber:
+        result = operator.redrive()
+    assert (result.mode, result.task_handle) == ("message-move-task", "task-123")
+    stubber.assert_no_pending_responses()
+
+
+def test_redrive_against_aws_never_falls_back_to_moving_messages(
+    aws_operator: tuple[Operator, Stubber],
+) -> None:
+    operator, stubber = aws_operator
+    stubber.add_client_error(
+        "start_message_move_task", service_error_code="InternalError", http_status_code=500
+    )
+    with stubber, pytest.raises(Exception, match="InternalError"):
+        operator.redrive()
+
+
+def test_operator_finds_resources_from_the_stack_outputs(aws: None) -> None:
+    cfn = boto3.client("cloudformation")
+    outputs = {
+        "IngestBucketName": "ingest",
+        "ArtifactBucketName": "artifacts",
+        "IngestQueueUrl": RESOURCES.ingest_queue_url,
+        "IngestQueueArn": RESOURCES.ingest_queue_arn,
+        "DeadLetterQueueUrl": RESOURCES.dead_letter_queue_url,
+        "DeadLetterQueueArn": RESOURCES.dead_letter_queue_arn,
+        "JobsTableName": "richdoc-JobsTable",
+        "StateMachineArn": RESOURCES.state_machine_arn,
+    }
+    cfn.create_stack(
+        StackName="prod-docs",
+        TemplateBody=json.dumps(
+            {
+                "Resources": {"Handle": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
+                "Outputs": {k: {"Value": v} for k, v in outputs.items()},
+            }
+        ),
+    )
+    operator = Operator.connect("prod-docs")
+    assert operator.resources == StackResources.from_outputs("prod-docs", outputs)
