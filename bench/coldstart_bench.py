@@ -47,6 +47,11 @@ FUNCTION_ENV = {
     "AWS_LAMBDA_FUNCTION_NAME": "richdoc-bench",
     "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "1769",
     "AWS_EXECUTION_ENV": "AWS_Lambda_python3.12",
+    # Always set by the runtime; the X-Ray SDK keys its Lambda mode on it (without it the
+    # SDK builds its centralized sampler at import, two X-Ray clients, which Lambda never
+    # pays).
+    "LAMBDA_TASK_ROOT": "/var/task",
+    "LAMBDA_RUNTIME_DIR": "/var/runtime",
     "JOBS_TABLE": "richdoc-jobs",
     "ARTIFACT_BUCKET": "richdoc-artifacts",
     "POWERTOOLS_METRICS_NAMESPACE": "richdoc",
