@@ -1,8 +1,8 @@
-"""Warm per-document cost of the isolated parse worker against in-process docling.
+"""Item 3, parse worker: warm isolated parse against in-process docling, and stage costs.
 
 For each input (a 50-page DOCX, a 50-page PDF through the native pipeline, and a tiny
 Markdown file whose parse costs next to nothing, to show the fixed cost) it measures,
-after one warm-up run each, interleaved:
+after one warm-up run each, interleaved round by round:
 
 - ``isolated``: ``richdoc.parse.parse_file`` through a warm zygote (fork, inspection,
   conversion, JSON written, child reaped), as the Lambda handler and the CLI run it;
@@ -10,123 +10,295 @@ after one warm-up run each, interleaved:
   the same converter the zygote builds (the baseline does not write the JSON; the
   isolated side does).
 
-It prints one JSON report: medians over ``--repeat`` runs, their ratio (target: at
-most 1.2), the child's peak RSS, the zygote's RSS and warm-up time, and this process's
-peak RSS before docling was imported here (what a handler process holds).
+The conversion runs in another process on the isolated side, so the ratio is taken on
+wall-clock time (median of the per-round ratios). Target: at most 1.2x. It also reports
+the child's peak RSS, the zygote's RSS and warm-up, and this process's peak RSS before
+docling was imported here (what a parse handler process holds).
 
-    PYTHONPATH=layers/docling python bench/parse_bench.py [--repeat 7]
+For the cost model (item 7) it parses the typical documents of ``docs/cost.md`` (a 5-page
+DOCX, a 50-page and a 300-page PDF) and times the project and detect steps on their
+output, as the handlers run them (load, step, serialize).
+
+    python -m bench.parse_bench [--repeat 4] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import resource
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT / "layers" / "docling"), str(ROOT)]
+if __package__ in (None, ""):  # run as a file: python bench/parse_bench.py
+    _root = Path(__file__).resolve().parent.parent
+    sys.path[:0] = [str(_root), str(_root / "layers" / "docling")]
 
-from richdoc.formats import DocFormat  # noqa: E402
-from richdoc.parse import (  # noqa: E402
-    ParseLimits,
-    ParserSettings,
-    ParseWorker,
-    Pipeline,
-    build_converters,
-    parse_file,
-)
-from tests import parse_inputs  # noqa: E402
+from bench.common import ItemResult, Mode, Table, Target, mb, peak_rss_mb
+
+TARGET = 1.2
 
 
-def _rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+@dataclass(frozen=True)
+class Config:
+    pages: int  # of the DOCX and the PDF of the comparison
+    repeat: int  # interleaved rounds
+    cost_docs: tuple[tuple[str, str, int], ...]  # (label, format, pages)
+    cost_repeat: int
+
+    @classmethod
+    def for_mode(cls, mode: Mode, repeat: int | None = None) -> Config:
+        if mode is Mode.QUICK:
+            return cls(
+                5, repeat or 2, (("DOCX, 2 pages", "docx", 2), ("PDF, 10 pages", "pdf", 10)), 1
+            )
+        return cls(
+            50,
+            repeat or 4,
+            (
+                ("DOCX, 5 pages", "docx", 5),
+                ("PDF, 50 pages", "pdf", 50),
+                ("PDF, 300 pages", "pdf", 300),
+            ),
+            2,
+        )
 
 
-def _timed(run: Any) -> float:
+def _seconds(action: Callable[[], object]) -> float:
     started = time.perf_counter()
-    run()
+    action()
     return time.perf_counter() - started
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=9)
-    parser.add_argument("--pages", type=int, default=50)
-    args = parser.parse_args()
+def _make(work: Path, fmt: str, pages: int, name: str) -> Path:
+    from tests import parse_inputs
 
+    if fmt == "docx":
+        return parse_inputs.docx(work / f"{name}.docx", pages=pages)
+    if fmt == "pdf":
+        return parse_inputs.pdf(work / f"{name}.pdf", pages=pages)
+    return parse_inputs.markdown(work / f"{name}.md")
+
+
+def _stage_costs(docling_json: Path, repeat: int) -> dict[str, float]:
+    """The project and detect handlers' work on one parse output: median seconds."""
+    from richdoc.detection import detect
+    from richdoc.projection import Projection, SourceInfo, load_docling, project
+
+    data = docling_json.read_bytes()
+    source = SourceInfo(name=docling_json.name)
+    projection_bytes = project(load_docling(data), source).to_json_bytes()
+
+    def project_step() -> None:
+        project(load_docling(data), source).to_json_bytes()
+
+    def detect_step() -> None:
+        detect(Projection.model_validate_json(projection_bytes), clarify=True).to_json_bytes()
+
+    project_step()  # warm-up
+    detect_step()
+    return {
+        "docling_json_mb": mb(len(data)),
+        "projection_json_mb": mb(len(projection_bytes)),
+        "project_s": round(statistics.median(_seconds(project_step) for _ in range(repeat)), 4),
+        "detect_s": round(statistics.median(_seconds(detect_step) for _ in range(repeat)), 4),
+    }
+
+
+def _sides(
+    path: Path, out: Path, converter: Any, limits: Any, worker: Any
+) -> dict[str, Callable[[], object]]:
+    from richdoc.parse import parse_file
+
+    def isolated() -> object:
+        return parse_file(path, out, limits, worker=worker)
+
+    def in_process() -> object:
+        return converter.convert(path)
+
+    return {"isolated": isolated, "in_process": in_process}
+
+
+def run(mode: Mode, repeat: int | None = None) -> ItemResult:
+    from richdoc.formats import DocFormat
+    from richdoc.parse import ParseLimits, ParserSettings, ParseWorker, Pipeline, parse_file
+
+    config = Config.for_mode(mode, repeat)
     limits = ParseLimits.resolve()
     settings = ParserSettings(Pipeline.NATIVE)
-    with tempfile.TemporaryDirectory(prefix="parse-bench-") as tmp:
+    result = ItemResult("parse", "3. Parse worker against in-process DocumentConverter")
+    with tempfile.TemporaryDirectory(prefix="richdoc-bench-parse-") as tmp:
         work = Path(tmp)
         inputs = {
-            "docx": parse_inputs.docx(work / "bench.docx", pages=args.pages),
-            "pdf": parse_inputs.pdf(work / "bench.pdf", pages=args.pages),
-            # A one-paragraph file: what is left is the fixed cost per document.
-            "md": parse_inputs.markdown(work / "bench.md"),
+            "docx": _make(work, "docx", config.pages, "bench"),
+            "pdf": _make(work, "pdf", config.pages, "bench"),
+            "md": _make(work, "md", 1, "bench"),  # one paragraph: the fixed cost
         }
         out = work / "out.json"
 
-        # Phase 1, as a handler process runs it: docling never imported here.
+        # Phase 1, as a handler process runs it: docling is never imported here.
         worker = ParseWorker(settings, quiet=True)
-        cold_s = _timed(lambda: parse_file(inputs["pdf"], out, limits, worker=worker))
+        cold_s = _seconds(lambda: parse_file(inputs["pdf"], out, limits, worker=worker))
         reports = {name: parse_file(p, out, limits, worker=worker) for name, p in inputs.items()}
-        parent_rss_mb = _rss_mb()
+        parent_rss_mb = peak_rss_mb()
 
-        # Phase 2: the same converter in this process; runs interleaved so that load
-        # from other processes on the machine hits both sides alike.
+        # The typical documents of the cost model, through the same warm worker.
+        costs: list[dict[str, Any]] = []
+        for label, fmt, pages in config.cost_docs:
+            path = _make(work, fmt, pages, f"cost-{fmt}-{pages}")
+            produced = work / f"cost-{fmt}-{pages}.docling.json"
+            parse_s, report = [], None
+            # A 300-page parse takes about 10 s here: once is enough for a cost estimate.
+            for _ in range(config.cost_repeat if pages <= 100 else 1):
+                started = time.perf_counter()
+                report = parse_file(path, produced, limits, worker=worker)
+                parse_s.append(time.perf_counter() - started)
+            assert report is not None
+            costs.append(
+                {
+                    "label": label,
+                    "format": fmt,
+                    "pages": pages,
+                    "file_mb": mb(path.stat().st_size),
+                    "parse_s": round(statistics.median(parse_s), 3),
+                    "child_peak_rss_mb": round(report.peak_rss_mb or 0.0, 1),
+                    **_stage_costs(produced, 3),
+                }
+            )
+
+        # Phase 2: the same converters in this process; runs interleaved, order
+        # alternating, so that load from other processes hits both sides alike.
+        from richdoc.parse import build_converters
+
         converters = build_converters(settings)
         samples: dict[str, dict[str, list[float]]] = {
             name: {"isolated": [], "in_process": []} for name in inputs
         }
         for name, path in inputs.items():
             converters[DocFormat(name)].convert(path)  # warm-up
-        for rep in range(args.repeat):
+        for round_ in range(config.repeat):
             for name, path in inputs.items():
-                runs = {
-                    "isolated": lambda p=path: parse_file(p, out, limits, worker=worker),
-                    "in_process": lambda p=path, n=name: converters[DocFormat(n)].convert(p),
-                }
-                for side in sorted(runs, reverse=rep % 2 == 1):
-                    samples[name][side].append(_timed(runs[side]))
+                sides = _sides(path, out, converters[DocFormat(name)], limits, worker)
+                for side in sorted(sides, reverse=round_ % 2 == 1):
+                    samples[name][side].append(_seconds(sides[side]))
         hello = worker.server.hello
         worker.close()
 
-    documents = {}
+    documents: dict[str, dict[str, Any]] = {}
     for name, report in reports.items():
-        isolated = statistics.median(samples[name]["isolated"])
-        in_process = statistics.median(samples[name]["in_process"])
+        isolated, in_process = samples[name]["isolated"], samples[name]["in_process"]
         documents[name] = {
-            "pages": report.pages,
+            "pages": config.pages if name != "md" else 1,
+            "docling_pages": report.pages,
             "pipeline": str(report.pipeline),
-            "isolated_median_s": round(isolated, 4),
-            "in_process_median_s": round(in_process, 4),
-            "overhead_s": round(isolated - in_process, 4),
-            "ratio": round(isolated / in_process, 3),
+            "isolated_median_s": round(statistics.median(isolated), 4),
+            "in_process_median_s": round(statistics.median(in_process), 4),
+            "overhead_s": round(statistics.median(isolated) - statistics.median(in_process), 4),
+            "ratio": round(
+                statistics.median(i / p for i, p in zip(isolated, in_process, strict=True)), 3
+            ),
             "child_peak_rss_mb": round(report.peak_rss_mb or 0.0, 1),
         }
-    print(
-        json.dumps(
-            {
-                "repeat": args.repeat,
-                "cold_start_s": round(cold_s, 3),
-                "zygote": {
-                    "warmup_s": round(hello["warmup_s"], 3),
-                    "rss_mb": round(hello["rss_mb"], 1),
-                    "threads": hello["threads"],
-                },
-                "parent_peak_rss_mb": round(parent_rss_mb, 1),
-                "documents": documents,
-            },
-            indent=2,
+    result.measurements = {
+        "repeat": config.repeat,
+        "cold_start_s": round(cold_s, 3),
+        "zygote": {
+            "warmup_s": round(hello["warmup_s"], 3),
+            "rss_mb": round(hello["rss_mb"], 1),
+            "threads": hello["threads"],
+        },
+        "parent_peak_rss_mb": round(parent_rss_mb, 1),
+        "documents": documents,
+        "cost_documents": costs,
+    }
+    labels = {"docx": f"DOCX, {config.pages} pages", "pdf": f"PDF, {config.pages} pages (native)"}
+    for name, label in labels.items():
+        result.targets.append(
+            Target(
+                f"isolated_vs_in_process[{name}]",
+                f"warm isolated parse_file / in-process convert, {label}",
+                documents[name]["ratio"],
+                TARGET,
+                "x",
+                "wall time (the conversion runs in a child process), median of per-round ratios",
+            )
+        )
+    result.tables.append(
+        Table(
+            "Warm per-document time (medians)",
+            ["document", "isolated s", "in-process s", "overhead s", "ratio", "child peak RSS MB"],
+            [
+                [
+                    labels.get(name, "Markdown, one paragraph (fixed cost)"),
+                    d["isolated_median_s"],
+                    d["in_process_median_s"],
+                    d["overhead_s"],
+                    d["ratio"],
+                    d["child_peak_rss_mb"],
+                ]
+                for name, d in documents.items()
+            ],
         )
     )
+    result.tables.append(
+        Table(
+            "Processes",
+            ["process", "value"],
+            [
+                [
+                    "handler process peak RSS before docling is imported (parent)",
+                    f"{parent_rss_mb:.0f} MB",
+                ],
+                ["zygote RSS after warm-up", f"{hello['rss_mb']:.0f} MB"],
+                ["zygote threads after warm-up", hello["threads"]],
+                ["zygote warm-up (import docling, build converters)", f"{hello['warmup_s']:.1f} s"],
+                ["first document, cold (warm-up included)", f"{cold_s:.1f} s"],
+            ],
+        )
+    )
+    result.tables.append(
+        Table(
+            "Stage durations of the cost model's documents (warm, this machine)",
+            [
+                "document",
+                "file MB",
+                "parse s",
+                "child peak RSS MB",
+                "DoclingDocument MB",
+                "project s",
+                "detect s",
+            ],
+            [
+                [
+                    c["label"],
+                    c["file_mb"],
+                    c["parse_s"],
+                    c["child_peak_rss_mb"],
+                    c["docling_json_mb"],
+                    c["project_s"],
+                    c["detect_s"],
+                ]
+                for c in costs
+            ],
+        )
+    )
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=None, help="interleaved rounds")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    result = run(Mode.QUICK if args.quick else Mode.FULL, args.repeat)
+    print(json.dumps(result.to_dict(), indent=1))
+    return 0 if all(t.met for t in result.targets) else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

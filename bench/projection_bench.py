@@ -1,93 +1,220 @@
-"""Projection benchmark: ``python bench/projection_bench.py [--repeat N]``.
+"""Item 1, projection: load + project + serialize against docling-core's own work.
 
-Run it on a quiet machine: the measurements are interleaved round by round, but on a
-shared CPU the medians still move by tens of percent between runs.
+Builds the benchmark documents deterministically (``tests/gen_fixtures.build_large_document``:
+2,000 paragraphs and 50 tables, about 2.9 MB of DoclingDocument JSON, and a 10x larger
+one), then times, round-robin over several rounds:
 
-Builds the large benchmark document deterministically (2,000 paragraphs and 50 tables,
-``tests/gen_fixtures.build_large_document``), then reports medians in seconds and the
-two ratios the projection is held to, as one JSON object on stdout:
+* ``load``: ``DoclingDocument.model_validate_json`` of the JSON bytes (the bare load);
+* ``chunker``: docling-core's ``HierarchicalChunker`` over the same loaded document;
+* ``project``: ``richdoc.projection.project`` over the same loaded document;
+* ``serialize``: ``Projection.to_json_bytes``;
+* ``load_project_serialize``: what the project handler does between S3 calls.
 
-* ``project_vs_chunker``: ``project()`` alone against docling-core's HierarchicalChunker
-  on the same loaded document (target: at most 0.25);
-* ``pipeline_vs_load``: load + project + serialize against the bare load,
-  ``DoclingDocument.model_validate_json`` (target: at most 2.0).
+Targets: ``project`` at most 0.25x the chunker; load + project + serialize at most 2x the
+bare load. Verdicts use CPU time (all of it runs in this process).
+
+    python -m bench.projection_bench [--repeat N] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
-import gc
 import json
-import statistics
 import sys
-import time
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "layers" / "docling"), str(ROOT / "tests")]
+if __package__ in (None, ""):  # run as a file: python bench/projection_bench.py
+    _root = Path(__file__).resolve().parent.parent
+    sys.path[:0] = [str(_root), str(_root / "layers" / "docling")]
 
-from docling_core.transforms.chunker.hierarchical_chunker import HierarchicalChunker  # noqa: E402
-from docling_core.types.doc import DoclingDocument  # noqa: E402
-from gen_fixtures import build_large_document  # noqa: E402
+from bench.common import (
+    ItemResult,
+    Mode,
+    Sample,
+    Table,
+    Target,
+    interleaved,
+    mb,
+    median_s,
+    ratio,
+)
 
-from richdoc.projection import SourceInfo, load_docling, project  # noqa: E402
+PROJECT_VS_CHUNKER = 0.25
+PIPELINE_VS_LOAD = 2.0
 
 
-def seconds(func: Callable[[], Any]) -> float:
-    gc.collect()  # every measurement starts from a collected heap
-    start = time.perf_counter()
-    func()
-    return time.perf_counter() - start
+@dataclass(frozen=True)
+class Document:
+    label: str
+    paragraphs: int
+    tables: int
+    rounds: int
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=9)
-    args = parser.parse_args()
+def documents(mode: Mode, repeat: int | None = None) -> list[Document]:
+    if mode is Mode.QUICK:
+        return [Document("200 paragraphs + 5 tables", 200, 5, repeat or 3)]
+    return [
+        Document("2,000 paragraphs + 50 tables", 2000, 50, repeat or 5),
+        # Ten times larger: a round takes about 30 s here (the chunker alone 12 s), so two
+        # rounds keep the suite within its time budget; CPU-time ratios move little.
+        Document("20,000 paragraphs + 500 tables (10x)", 20000, 500, repeat or 2),
+    ]
 
-    data = build_large_document().model_dump_json().encode("utf-8")
+
+@dataclass(frozen=True)
+class Run:
+    document: Document
+    shape: dict[str, float | int]
+    samples: dict[str, list[Sample]]
+
+    @property
+    def project_vs_chunker(self) -> dict[str, float]:
+        return ratio(self.samples["project"], self.samples["chunker"])
+
+    @property
+    def pipeline_vs_load(self) -> dict[str, float]:
+        return ratio(self.samples["load_project_serialize"], self.samples["load"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "document": {"label": self.document.label, **self.shape},
+            "rounds": self.document.rounds,
+            "median_s": {name: median_s(values) for name, values in self.samples.items()},
+            "ratios": {
+                "project_vs_chunker": self.project_vs_chunker,
+                "pipeline_vs_load": self.pipeline_vs_load,
+            },
+        }
+
+
+MEASUREMENTS = ("load", "chunker", "project", "serialize", "load_project_serialize")
+
+
+def measure(document: Document) -> Run:
+    from docling_core.transforms.chunker.hierarchical_chunker import HierarchicalChunker
+    from docling_core.types.doc import DoclingDocument
+
+    from richdoc.projection import SourceInfo, load_docling, project
+    from tests.gen_fixtures import build_large_document
+
+    data = build_large_document(document.paragraphs, document.tables).model_dump_json().encode()
     doc = DoclingDocument.model_validate_json(data)
     source = SourceInfo(name="large.docling.json")
-    projection = project(doc, source)
+    projection = project(doc, source)  # warm-up, and the shape to report
+    chunks: list[int] = []  # counted inside the timed runs: one chunker pass at 10x is 12 s
+    samples = interleaved(
+        {
+            "load": lambda: DoclingDocument.model_validate_json(data),
+            "chunker": lambda: chunks.append(len(list(HierarchicalChunker().chunk(doc)))),
+            "project": lambda: project(doc, source),
+            "serialize": projection.to_json_bytes,
+            "load_project_serialize": lambda: project(load_docling(data), source).to_json_bytes(),
+        },
+        document.rounds,
+        collect=True,
+    )
+    shape: dict[str, float | int] = {
+        "paragraphs": document.paragraphs,
+        "tables": document.tables,
+        "docling_json_mb": mb(len(data)),
+        "texts": len(doc.texts),
+        "nodes": len(projection.nodes),
+        "spans": len(projection.spans),
+        "chunks": chunks[0],
+        "projection_json_mb": mb(len(projection.to_json_bytes())),
+    }
+    return Run(document, shape, samples)
 
-    # Round-robin, so that every measurement sees the same background load.
-    samples: dict[str, list[float]] = {
-        "load": [],
-        "chunker": [],
-        "project": [],
-        "serialize": [],
-        "load_project_serialize": [],
-    }
-    for _ in range(args.repeat):
-        samples["load"].append(seconds(lambda: DoclingDocument.model_validate_json(data)))
-        samples["chunker"].append(seconds(lambda: list(HierarchicalChunker().chunk(doc))))
-        samples["project"].append(seconds(lambda: project(doc, source)))
-        samples["serialize"].append(seconds(projection.to_json_bytes))
-        samples["load_project_serialize"].append(
-            seconds(lambda: project(load_docling(data), source).to_json_bytes())
+
+BASIS = "CPU time, median of the per-round ratios (all in this process)"
+
+
+def run(mode: Mode, repeat: int | None = None) -> ItemResult:
+    result = ItemResult("projection", "1. Projection against docling-core")
+    runs = [measure(d) for d in documents(mode, repeat)]
+    result.measurements["documents"] = [r.to_dict() for r in runs]
+    for r in runs:
+        label = r.document.label
+        result.targets += [
+            Target(
+                f"project_vs_chunker[{label}]",
+                f"project() / HierarchicalChunker, {label}",
+                r.project_vs_chunker["cpu"],
+                PROJECT_VS_CHUNKER,
+                "x",
+                BASIS,
+            ),
+            Target(
+                f"pipeline_vs_load[{label}]",
+                f"load + project + serialize / bare load, {label}",
+                r.pipeline_vs_load["cpu"],
+                PIPELINE_VS_LOAD,
+                "x",
+                BASIS,
+            ),
+        ]
+    result.tables.append(
+        Table(
+            "Medians per round (seconds)",
+            ["document", "measurement", "CPU s", "wall s"],
+            [
+                [
+                    r.document.label,
+                    name,
+                    median_s(r.samples[name])["cpu"],
+                    median_s(r.samples[name])["wall"],
+                ]
+                for r in runs
+                for name in MEASUREMENTS
+            ],
         )
-    median = {name: statistics.median(values) for name, values in samples.items()}
-    report = {
-        "document": {
-            "docling_json_bytes": len(data),
-            "texts": len(doc.texts),
-            "tables": len(doc.tables),
-            "nodes": len(projection.nodes),
-            "spans": len(projection.spans),
-            "projection_json_bytes": len(projection.to_json_bytes()),
-        },
-        "repeat": args.repeat,
-        "median_s": {name: round(value, 4) for name, value in median.items()},
-        "ratios": {
-            "project_vs_chunker": round(median["project"] / median["chunker"], 3),
-            "pipeline_vs_load": round(median["load_project_serialize"] / median["load"], 3),
-        },
-        "targets": {"project_vs_chunker": 0.25, "pipeline_vs_load": 2.0},
-    }
-    print(json.dumps(report, indent=1, sort_keys=True))
+    )
+    result.tables.append(
+        Table(
+            "Documents",
+            [
+                "document",
+                "DoclingDocument JSON MB",
+                "texts",
+                "nodes",
+                "spans",
+                "chunks",
+                "projection JSON MB",
+            ],
+            [
+                [
+                    r.document.label,
+                    *(
+                        r.shape[k]
+                        for k in (
+                            "docling_json_mb",
+                            "texts",
+                            "nodes",
+                            "spans",
+                            "chunks",
+                            "projection_json_mb",
+                        )
+                    ),
+                ]
+                for r in runs
+            ],
+        )
+    )
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=None, help="rounds per document")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    result = run(Mode.QUICK if args.quick else Mode.FULL, args.repeat)
+    print(json.dumps(result.to_dict(), indent=1))
+    return 0 if all(t.met for t in result.targets) else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

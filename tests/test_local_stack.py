@@ -12,9 +12,18 @@ from typing import Any
 import pytest
 
 from richdoc.jobs import JobStatus
-from richdoc.local.events import wait_until
+from richdoc.local.events import TERMINAL_STATUSES, ExecutionStatusEvents, wait_until
 from richdoc.local.lambdas import PATCH_TARGET, PlatformError
-from richdoc.local.stack import RETRY_SLEEP_TARGET
+from richdoc.local.stack import (
+    ASL_PARSE_TARGET,
+    CONDITION_BUILDER_TARGET,
+    DYNAMODB_DISPATCH_TARGET,
+    LAMBDA_TASK_CLIENT_TARGET,
+    METRICS_METHODS,
+    METRICS_PROVIDER_TARGET,
+    RETRY_SLEEP_TARGET,
+    _DefinitionParses,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("stack")]
 
@@ -46,6 +55,82 @@ def test_retry_sleep_patch_point_still_sleeps_through_the_module_time() -> None:
     assert "time.sleep(interval_seconds)" in inspect.getsource(module.RetrierDecl._eval_body)
 
 
+def test_definition_parse_patch_point_returns_program_and_tree_and_runs_per_execution() -> None:
+    import moto.stepfunctions.parser.asl.parse.asl_parser as asl_parser
+    from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
+
+    assert ASL_PARSE_TARGET == (
+        "moto.stepfunctions.parser.asl.parse.asl_parser.AmazonStateLanguageParser.parse"
+    )
+    source = inspect.getsource(asl_parser)
+    assert "def parse(definition: str) -> tuple[EvalComponent, ParserRuleContext]:" in source
+    # The cache rebuilds components from a kept tree exactly as parse does.
+    assert "preprocessor = Preprocessor()\n        program = preprocessor.visit(tree)" in source
+    entry = inspect.getsource(ExecutionWorker._get_evaluation_entrypoint)
+    assert "AmazonStateLanguageParser.parse(" in entry
+
+
+def test_lambda_task_client_patch_point_ignores_the_state_credentials() -> None:
+    import importlib
+
+    module_name, _, attribute = LAMBDA_TASK_CLIENT_TARGET.rpartition(".")
+    module = importlib.import_module(module_name)
+    assert attribute == "boto_client_for"
+    assert "boto_client_for(" in inspect.getsource(module)
+    from moto.stepfunctions.parser.asl.utils import boto_client
+
+    # One client per region and service is only right while moto ignores the credentials.
+    body = inspect.getsource(boto_client.boto_client_for).split(") -> BaseClient:", 1)[1]
+    assert "state_credentials" not in body
+    assert 'aws_access_key_id="ak"' in body
+
+
+def test_dynamodb_dispatch_patch_point_handles_every_request() -> None:
+    import moto.dynamodb.responses as responses
+
+    assert DYNAMODB_DISPATCH_TARGET == "moto.dynamodb.responses.DynamoHandler.call_action"
+    source = inspect.getsource(responses)
+    assert "class DynamoHandler(BaseResponse):" in source
+    assert "    def call_action(self) -> TYPE_RESPONSE:" in source
+
+
+def test_condition_builder_patch_point_builds_with_the_injectors_builder() -> None:
+    import boto3.dynamodb.transform as transform
+
+    assert CONDITION_BUILDER_TARGET.endswith("TransformationInjector.inject_condition_expressions")
+    source = inspect.getsource(transform.TransformationInjector)
+    assert "self._condition_builder = ConditionExpressionBuilder()" in source
+    assert "self._condition_builder.reset()" in source
+
+
+def test_metrics_provider_patch_point_has_the_shared_metric_set_methods() -> None:
+    import importlib
+
+    module_name, _, class_name = METRICS_PROVIDER_TARGET.rpartition(".")
+    provider = getattr(importlib.import_module(module_name), class_name)
+    for method in METRICS_METHODS:
+        assert callable(getattr(provider, method)), method
+
+
+def test_status_events_list_only_the_statuses_a_rule_can_match() -> None:
+    loop = ExecutionStatusEvents(
+        sfn=None, events=None, lambda_client=None, state_machine_arn="arn", region="r", account="a"
+    )
+
+    def rule(pattern: dict[str, Any]) -> tuple[dict[str, Any], None]:
+        return {"EventPattern": json.dumps(pattern)}, None
+
+    failures = rule({"detail": {"status": ["FAILED", "TIMED_OUT", "ABORTED"]}})
+    assert loop._statuses_to_list([failures]) == ["FAILED", "TIMED_OUT", "ABORTED"]
+    assert loop._statuses_to_list([]) == []
+    # A rule without a plain status list may match anything: list every terminal status.
+    assert loop._statuses_to_list([failures, rule({"source": ["aws.states"]})]) == list(
+        TERMINAL_STATUSES
+    )
+    loop.on_event = lambda event: None
+    assert loop._statuses_to_list([failures]) == list(TERMINAL_STATUSES)
+
+
 # ---- deployment fidelity -------------------------------------------------------------------
 
 
@@ -69,6 +154,20 @@ def test_ingest_queue_redrives_to_the_dead_letter_queue(stack: Any) -> None:
         "deadLetterTargetArn": stack.outputs["DeadLetterQueueArn"],
         "maxReceiveCount": 5,
     }
+
+
+def test_executions_share_one_parse_of_the_definition(stack: Any, tmp_path: Any) -> None:
+    from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+
+    uploads = [stack.upload(tmp_path / f"shared-{i}.md", body=f"# {i}\n".encode()) for i in (1, 2)]
+    jobs = stack.wait_for_jobs([u.job_id for u in uploads], timeout_s=120)
+    assert all(job is not None and job.status is JobStatus.SUCCEEDED for job in jobs.values())
+    parse = inspect.getattr_static(AmazonStateLanguageParser, "parse").__func__
+    assert isinstance(parse, _DefinitionParses)
+    machine = stack.client("stepfunctions").describe_state_machine(
+        stateMachineArn=stack.outputs["StateMachineArn"]
+    )
+    assert machine["definition"] in parse.trees  # parsed once, kept for every execution
 
 
 def test_state_machine_runs_the_definition_file_with_substitutions(stack: Any) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 
 import pytest
@@ -708,6 +709,25 @@ def test_the_large_document_passes_the_audit_and_projects_byte_identically_twice
     assert len(first.spans) == 2000 + 50 + 50 * 12  # paragraphs, headings, table rows
     assert span_slice_audit(first) == []
     assert_graph_invariants(first)
+
+
+def test_projection_leaves_the_cyclic_collector_as_it_found_it():
+    doc = DoclingDocument(name="d")
+    doc.add_text(DocItemLabel.TEXT, "one paragraph")
+    only_a_picture = DoclingDocument(name="p")
+    only_a_picture.add_picture()
+    assert gc.isenabled()
+    project(doc, SOURCE)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        project(doc, SOURCE)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    with pytest.raises(UnsupportedFeature):
+        project(only_a_picture, SOURCE)
+    assert gc.isenabled()
 
 
 # --------------------------------------------------------------------------------------

@@ -24,10 +24,11 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from richdoc.deadletter import failure_attributes
 from richdoc.jobs import JobStore, StaleRun
+from richdoc.stage import TRACED_MODULES
 from richdoc.taxonomy import Failure, FailureKind
 
 logger = Logger(service="records")
-tracer = Tracer()
+tracer = Tracer(patch_modules=TRACED_MODULES)
 metrics = Metrics(namespace="richdoc")
 jobs = JobStore.from_env(boto3.resource("dynamodb"))
 sqs = boto3.client("sqs")

@@ -24,9 +24,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from richdoc.ingest import Starter, StartOutcome
 from richdoc.jobs import JobStore
+from richdoc.stage import TRACED_MODULES
 
 logger = Logger(service="starter")
-tracer = Tracer()
+tracer = Tracer(patch_modules=TRACED_MODULES)
 metrics = Metrics(namespace="richdoc")
 processor = BatchProcessor(event_type=EventType.SQS)
 

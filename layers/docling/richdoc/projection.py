@@ -8,10 +8,12 @@ randomness, or hash ordering.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Final, Literal, TypeGuard
@@ -437,6 +439,25 @@ def _table_rows(
 # --------------------------------------------------------------------------------------
 
 
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while the projection is built.
+
+    The projection allocates only acyclic dicts, lists and strings, which reference
+    counting frees. A cyclic collection during it traverses the whole loaded
+    DoclingDocument again, and they come often enough to make the step grow faster than
+    the document (bench item 6: 16x the time for 10x the size with the collector on,
+    7x with it paused). Process-wide, so threads that pause together leave it enabled.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 class _Projector:
     """One pass over ``doc.iterate_items``; builds nodes, edges, spans and text together."""
 
@@ -759,6 +780,11 @@ def project(doc: DoclingDocument, source: SourceInfo) -> Projection:
     the document holds only content the v1 feature matrix skips, and ``CorruptInput``
     when its item tree is inconsistent (dangling or cyclic references).
     """
+    with _cyclic_gc_paused():
+        return _build(doc, source)
+
+
+def _build(doc: DoclingDocument, source: SourceInfo) -> Projection:
     projector = _Projector(doc, source.name)
     try:
         projector.run()

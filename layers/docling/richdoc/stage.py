@@ -24,8 +24,11 @@ from richdoc.artifacts import ArtifactStore
 from richdoc.jobs import JobStore
 
 NAMESPACE = "richdoc"
+# boto3 is the only client library the handlers use. Patching every module X-Ray supports
+# (the default) imports httpx, requests and their CLIs at each cold start.
+TRACED_MODULES = ("botocore",)
 
-tracer = Tracer()
+tracer = Tracer(patch_modules=TRACED_MODULES)
 metrics = Metrics(namespace=NAMESPACE)
 
 

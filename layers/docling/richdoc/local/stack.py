@@ -12,6 +12,7 @@ server (``ThreadedMotoServer`` on 127.0.0.1, so the AWS CLI and other processes 
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import logging
@@ -28,7 +29,7 @@ from typing import IO, Any
 
 import boto3
 
-from richdoc.jobs import Job, JobStore, job_id_for
+from richdoc.jobs import JOB_SK, Job, JobStatus, JobStore, job_id_for
 from richdoc.local.events import ExecutionStatusEvents, SqsPoller, wait_until
 from richdoc.local.lambdas import FUNCTION_THREAD_PREFIX, FaultPlan, LambdaRuntime
 from richdoc.local.provision import Provisioner
@@ -40,6 +41,43 @@ DEFAULT_STACK_NAME = "richdoc"
 
 # moto internals the stack relies on besides the Lambda dispatcher (see lambdas.PATCH_TARGET).
 RETRY_SLEEP_TARGET = "moto.stepfunctions.parser.asl.component.common.retry.retrier_decl.time"
+# moto parses the definition with ANTLR again for every execution: most of the
+# interpreter's CPU per job (bench/, item 5). The parse tree is read-only, so it is kept per
+# definition; each execution still gets fresh evaluation components built from it.
+ASL_PARSE_TARGET = "moto.stepfunctions.parser.asl.parse.asl_parser.AmazonStateLanguageParser.parse"
+# moto builds a new boto3 client for every Lambda task. Its arguments are fixed (moto's
+# own dummy credentials, the task's region), and clients are thread-safe, so one client
+# per region serves every task.
+LAMBDA_TASK_CLIENT_TARGET = (
+    "moto.stepfunctions.parser.asl.component.state.exec.state_task.lambda_eval_utils"
+    ".boto_client_for"
+)
+# On AWS each invocation has its own process; here concurrent invocations are threads of
+# one process, and three pieces of shared state raced under load (bench/, item 5: a
+# burst of 200 uploads dead-lettered valid documents as internal failures, or crashed
+# richdoc run). Each is made safe here, for the stack's life only:
+# moto's DynamoDB backend mutates items in place and serializes them without a lock
+# ("dictionary changed size during iteration"): every emulated request runs under one lock;
+DYNAMODB_DISPATCH_TARGET = "moto.dynamodb.responses.DynamoHandler.call_action"
+# a boto3 DynamoDB resource numbers expression placeholders with one builder per client,
+# shared by every thread using the resource ("Query condition missed key schema
+# element"): each call gets its own builder;
+CONDITION_BUILDER_TARGET = (
+    "boto3.dynamodb.transform.TransformationInjector.inject_condition_expressions"
+)
+# Powertools keeps one metric set per process, flushed by whichever invocation ends
+# first ("Must contain at least one metric"): its provider's methods run under one lock.
+METRICS_PROVIDER_TARGET = (
+    "aws_lambda_powertools.metrics.provider.cloudwatch_emf.cloudwatch.AmazonCloudWatchEMFProvider"
+)
+METRICS_METHODS = (
+    "add_metric",
+    "add_dimension",
+    "add_metadata",
+    "serialize_metric_set",
+    "flush_metrics",
+    "clear_metrics",
+)
 
 _LOCAL_ENVIRONMENT = {
     # No credentials or network needed: everything is emulated in this process.
@@ -103,6 +141,48 @@ class _ScaledSleep:
         time.sleep(seconds * self.scale)
 
 
+class _DefinitionParses:
+    """Stands in for moto's ``AmazonStateLanguageParser.parse``: ANTLR parses each
+    definition once; every call still builds fresh components from the tree (moto's
+    ``Preprocessor``), so executions share nothing mutable."""
+
+    def __init__(self, original: Any) -> None:
+        self.original = original
+        self.trees: dict[str, Any] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, definition: str) -> tuple[Any, Any]:
+        from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
+
+        tree = self.trees.get(definition)
+        if tree is None:
+            program, tree = self.original(definition)  # raises on an invalid definition
+            with self.lock:
+                self.trees.setdefault(definition, tree)
+            return program, tree
+        return Preprocessor().visit(tree), tree
+
+
+class _TaskClients:
+    """Stands in for moto's ``boto_client_for`` in Lambda tasks: one client per region
+    and service (moto ignores the state's credentials and always passes its own)."""
+
+    def __init__(self, original: Any) -> None:
+        self.original = original
+        self.clients: dict[tuple[str, str], Any] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, region: str, service: str, state_credentials: Any = None) -> Any:
+        key = (region, service)
+        with self.lock:
+            client = self.clients.get(key)
+            if client is None:
+                client = self.clients[key] = self.original(
+                    region=region, service=service, state_credentials=state_credentials
+                )
+        return client
+
+
 class EmbeddedStack:
     def __init__(
         self,
@@ -138,6 +218,10 @@ class EmbeddedStack:
         self._console: IO[str] | None = None
         self._retrier_module: Any = None
         self._real_time: Any = None
+        self._restore: list[tuple[Any, str, Any]] = []  # (owner, attribute, original)
+        self._clients: dict[str, Any] = {}
+        self._clients_lock = threading.Lock()
+        self._local = threading.local()
 
     # ---- lifecycle ---------------------------------------------------------------------
 
@@ -192,6 +276,8 @@ class EmbeddedStack:
         # Metrics are disabled locally; Powertools would warn about it on every invocation.
         warnings.filterwarnings("ignore", "No application metrics to publish", UserWarning)
         self._scale_retry_sleeps()
+        self._speed_up_interpreter()
+        self._make_concurrency_safe()
 
         self.session = boto3.Session(region_name=REGION)
         provisioner = Provisioner(
@@ -233,6 +319,11 @@ class EmbeddedStack:
         if self._retrier_module is not None:
             self._retrier_module.time = self._real_time
             self._retrier_module = None
+        for owner, attribute, original in reversed(self._restore):
+            setattr(owner, attribute, original)
+        self._restore.clear()
+        self._clients.clear()
+        self._local = threading.local()
         if self._mock is not None:
             self._mock.stop()
             self._mock = None
@@ -266,6 +357,66 @@ class EmbeddedStack:
         module = importlib.import_module(module_name)
         self._retrier_module, self._real_time = module, getattr(module, attribute)
         module.time = _ScaledSleep(self.retry_delay_scale)  # type: ignore[attr-defined]
+
+    def _speed_up_interpreter(self) -> None:
+        """Cache what moto's interpreter redoes for every execution and task (see
+        ASL_PARSE_TARGET and LAMBDA_TASK_CLIENT_TARGET); both are undone by ``stop``."""
+        import importlib
+        import inspect
+
+        module_name, _, rest = ASL_PARSE_TARGET.rpartition(".")
+        module_name, _, class_name = module_name.rpartition(".")
+        parser = getattr(importlib.import_module(module_name), class_name)
+        original = inspect.getattr_static(parser, rest)
+        self._restore.append((parser, rest, original))
+        setattr(parser, rest, staticmethod(_DefinitionParses(original.__func__)))
+
+        module_name, _, attribute = LAMBDA_TASK_CLIENT_TARGET.rpartition(".")
+        module = importlib.import_module(module_name)
+        self._restore.append((module, attribute, getattr(module, attribute)))
+        setattr(module, attribute, _TaskClients(getattr(module, attribute)))
+
+    def _make_concurrency_safe(self) -> None:
+        """See DYNAMODB_DISPATCH_TARGET and the two below it; undone by ``stop``."""
+        import copy
+        import importlib
+
+        def resolve(target: str) -> tuple[Any, str]:
+            module_name, _, attribute = target.rpartition(".")
+            module_name, _, class_name = module_name.rpartition(".")
+            return getattr(importlib.import_module(module_name), class_name), attribute
+
+        def locked(owner: Any, attribute: str, lock: Any) -> None:
+            original = owner.__dict__[attribute]
+
+            @functools.wraps(original)
+            def call(*args: Any, **kwargs: Any) -> Any:
+                with lock:
+                    return original(*args, **kwargs)
+
+            self._restore.append((owner, attribute, original))
+            setattr(owner, attribute, call)
+
+        locked(*resolve(DYNAMODB_DISPATCH_TARGET), threading.RLock())
+
+        provider = importlib.import_module(METRICS_PROVIDER_TARGET.rpartition(".")[0])
+        provider_class = getattr(provider, METRICS_PROVIDER_TARGET.rpartition(".")[2])
+        metrics_lock = threading.RLock()
+        for method in METRICS_METHODS:
+            locked(provider_class, method, metrics_lock)
+
+        injector, attribute = resolve(CONDITION_BUILDER_TARGET)
+        original = injector.__dict__[attribute]
+        from boto3.dynamodb.conditions import ConditionExpressionBuilder
+
+        @functools.wraps(original)
+        def inject(injector_self: Any, *args: Any, **kwargs: Any) -> Any:
+            own = copy.copy(injector_self)
+            own._condition_builder = ConditionExpressionBuilder()
+            return original(own, *args, **kwargs)
+
+        self._restore.append((injector, attribute, original))
+        setattr(injector, attribute, inject)
 
     def _apply_function_environment(self, functions: Mapping[str, str]) -> None:
         """Every function's template environment, set for the in-process handlers.
@@ -346,16 +497,29 @@ class EmbeddedStack:
     # ---- using the stack ---------------------------------------------------------------
 
     def client(self, service: str) -> Any:
+        """One client per service for the stack's life (boto3 clients are thread-safe;
+        creating one costs more than most calls made with it)."""
         assert self.session is not None, "the stack is not started"
-        return self.session.client(service, region_name=REGION, endpoint_url=self.endpoint_url)
+        with self._clients_lock:
+            client = self._clients.get(service)
+            if client is None:
+                client = self._clients[service] = self.session.client(
+                    service, region_name=REGION, endpoint_url=self.endpoint_url
+                )
+        return client
 
     @property
     def jobs(self) -> JobStore:
+        """The job store, one per calling thread: boto3 resources are not thread-safe."""
         assert self.session is not None
-        table = self.session.resource(
-            "dynamodb", region_name=REGION, endpoint_url=self.endpoint_url
-        ).Table(self.outputs["JobsTableName"])
-        return JobStore(table)
+        store: JobStore | None = getattr(self._local, "jobs", None)
+        if store is None:
+            with self._clients_lock:  # a boto3 session is not thread-safe either
+                table = self.session.resource(
+                    "dynamodb", region_name=REGION, endpoint_url=self.endpoint_url
+                ).Table(self.outputs["JobsTableName"])
+            store = self._local.jobs = JobStore(table)
+        return store
 
     @property
     def loop_errors(self) -> list[BaseException]:
@@ -381,23 +545,56 @@ class EmbeddedStack:
     def wait_for_jobs(
         self, job_ids: Iterable[str], timeout_s: float = 300.0, on_progress: Any = None
     ) -> dict[str, Job | None]:
-        """Wait until every job is terminal (or the timeout passes); returns the records."""
+        """Wait until every job is terminal (or the timeout passes); returns the records.
+
+        Each poll reads only the statuses of the pending jobs (one BatchGetItem per 100),
+        and whole records only for jobs that just ended: with hundreds of jobs in flight,
+        one request per job, or whole items every 0.1 s, was most of the waiting's cost.
+        """
         pending = list(dict.fromkeys(job_ids))
         results: dict[str, Job | None] = dict.fromkeys(pending)
-        store = self.jobs
 
         def check() -> bool:
-            for job_id in list(pending):
-                job = store.get(job_id)
-                results[job_id] = job
-                if job is not None and job.status.terminal:
-                    pending.remove(job_id)
-                    if on_progress:
-                        on_progress(job)
+            statuses = self._read_items(pending, projection="job_id, job_status")
+            ended = [
+                job_id
+                for job_id, item in statuses.items()
+                if JobStatus(item["job_status"]).terminal
+            ]
+            for job_id, item in self._read_items(ended).items():
+                job = results[job_id] = Job.from_item(item)
+                pending.remove(job_id)
+                if on_progress:
+                    on_progress(job)
             return not pending
 
         wait_until(check, timeout_s, interval_s=0.1)
+        for job_id, item in self._read_items(pending).items():  # the records of the late ones
+            results[job_id] = Job.from_item(item)
         return results
+
+    def _read_items(self, job_ids: Iterable[str], projection: str | None = None) -> dict[str, Any]:
+        """Job items by job id (missing jobs are absent), 100 per BatchGetItem."""
+        from boto3.dynamodb.types import TypeDeserializer
+
+        deserialize = TypeDeserializer().deserialize
+        table, client = self.outputs["JobsTableName"], self.client("dynamodb")
+        ids, found = list(job_ids), {}
+        for start in range(0, len(ids), 100):
+            keys = [
+                {"pk": {"S": f"JOB#{i}"}, "sk": {"S": JOB_SK}} for i in ids[start : start + 100]
+            ]
+            spec: dict[str, Any] = {"Keys": keys, "ConsistentRead": True}
+            if projection:
+                spec["ProjectionExpression"] = projection
+            request: dict[str, Any] = {table: spec}
+            while request:
+                response = client.batch_get_item(RequestItems=request)
+                for raw in response["Responses"].get(table, []):
+                    item = {k: deserialize(v) for k, v in raw.items()}
+                    found[item["job_id"]] = item
+                request = response.get("UnprocessedKeys") or {}
+        return found
 
     def artifact(self, key: str) -> bytes:
         body: bytes = (

@@ -1,0 +1,48 @@
+"""Run one benchmark item in this (fresh) interpreter and write its result as JSON.
+
+``python -m bench`` starts one of these per item, so that every item starts from a clean
+process: its own imports, heap, garbage-collector state and peak-RSS counter, and no
+patched module (the embedded stack patches moto and botocore) leaks into the next one.
+
+    python -m bench.runner ITEM MODE RESULT.json
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from bench.common import Mode
+
+# In the order of issue #7 (the cost model, item 7, is computed from their results).
+ITEMS: dict[str, str] = {
+    "projection": "bench.projection_bench",
+    "detection": "bench.detection_bench",
+    "parse": "bench.parse_bench",
+    "coldstart": "bench.coldstart_bench",
+    "e2e": "bench.e2e_bench",
+    "scaling": "bench.scaling_bench",
+}
+
+
+def main(argv: list[str]) -> int:
+    name, mode, out = argv
+    module = importlib.import_module(ITEMS[name])
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    result = module.run(Mode(mode))
+    payload = {
+        **result.to_dict(),
+        "seconds": round(time.perf_counter() - started, 1),
+        "load_average": {"before": load_before, "after": os.getloadavg()},
+    }
+    Path(out).write_text(json.dumps(payload, indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
