@@ -59,7 +59,7 @@ class Config:
             )
         return cls(
             50,
-            repeat or 4,
+            repeat or 6,
             (
                 ("DOCX, 5 pages", "docx", 5),
                 ("PDF, 50 pages", "pdf", 50),
