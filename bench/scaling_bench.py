@@ -136,7 +136,7 @@ def _inputs(work: Path, mode: Mode) -> list[tuple[str, int, Path]]:
 
 
 def _reps(factor: int) -> int:
-    return {1: 9, 10: 7}.get(factor, 3)
+    return {1: 9, 10: 7}.get(factor, 5)
 
 
 def _spawn(stage: str, path: Path, reps: int) -> dict[str, float]:
