@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import io
 import random
-import zipfile
 from pathlib import Path
 
+from tests.gen_fixtures import pinned_zip
+
 FORMATS = ("docx", "html", "md")
-_FIXED_ZIP_DATE = (2024, 1, 1, 0, 0, 0)
 
 _SUBJECTS = ["The Supplier", "The Customer", "Each party", "The Licensee", "The landlord"]
 _ACTIONS = [
@@ -58,19 +58,6 @@ def _content(index: int, seed: int) -> tuple[str, list[str], list[list[str]]]:
     return title, paragraphs, rows
 
 
-def _pinned(data: bytes) -> bytes:
-    out = io.BytesIO()
-    with (
-        zipfile.ZipFile(io.BytesIO(data)) as src,
-        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst,
-    ):
-        for info in src.infolist():
-            pinned = zipfile.ZipInfo(info.filename, date_time=_FIXED_ZIP_DATE)
-            pinned.compress_type = zipfile.ZIP_DEFLATED
-            dst.writestr(pinned, src.read(info))
-    return out.getvalue()
-
-
 def _docx(title: str, paragraphs: list[str], rows: list[list[str]]) -> bytes:
     from docx import Document
 
@@ -84,7 +71,7 @@ def _docx(title: str, paragraphs: list[str], rows: list[list[str]]) -> bytes:
             table.cell(r, c).text = text
     buffer = io.BytesIO()
     document.save(buffer)
-    return _pinned(buffer.getvalue())
+    return pinned_zip(buffer.getvalue())
 
 
 def _html(title: str, paragraphs: list[str], rows: list[list[str]]) -> bytes:

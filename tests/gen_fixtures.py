@@ -380,7 +380,7 @@ def build_large_document(paragraphs: int = 2000, tables: int = 50) -> DoclingDoc
 # --------------------------------------------------------------------------------------
 
 
-def _pinned_zip(data: bytes) -> bytes:
+def pinned_zip(data: bytes) -> bytes:
     """Rewrite an OOXML zip with fixed entry dates (python-docx/pptx stamp the clock)."""
     out = io.BytesIO()
     with (
@@ -437,7 +437,7 @@ def make_docx() -> bytes:
     document.add_paragraph("Signed on 2 March 2024.")
     buffer = io.BytesIO()
     document.save(buffer)
-    return _pinned_zip(buffer.getvalue())
+    return pinned_zip(buffer.getvalue())
 
 
 def make_pptx() -> bytes:
@@ -462,7 +462,7 @@ def make_pptx() -> bytes:
     slide.notes_slide.notes_text_frame.text = "Speaker notes are not projected."
     buffer = io.BytesIO()
     deck.save(buffer)
-    return _pinned_zip(buffer.getvalue())
+    return pinned_zip(buffer.getvalue())
 
 
 HTML = """<!DOCTYPE html>
