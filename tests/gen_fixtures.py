@@ -58,7 +58,7 @@ ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 # --------------------------------------------------------------------------------------
 
 
-def _cells(rows: list[list[str]], header_rows: int = 0) -> TableData:
+def grid_table(rows: list[list[str]], header_rows: int = 0) -> TableData:
     """A grid table without spans; the first ``header_rows`` rows are column headers."""
     cells = [
         TableCell(
@@ -159,7 +159,7 @@ def build_table_header() -> DoclingDocument:
         ["", "", ""],
         ["Coffee\r\nlarge", "4.20", ""],
     ]
-    table = doc.add_table(data=_cells(rows, header_rows=1), caption=caption)
+    table = doc.add_table(data=grid_table(rows, header_rows=1), caption=caption)
     # A caption docling hangs below the table: projected after the table's rows.
     note = doc.add_text(DocItemLabel.CAPTION, "Source: internal price list", parent=table)
     table.captions.append(note.get_ref())
@@ -169,9 +169,9 @@ def build_table_header() -> DoclingDocument:
 
 def build_table_headerless() -> DoclingDocument:
     doc = DoclingDocument(name="table_headerless")
-    doc.add_table(data=_cells([["a", "b"], ["c", ""]]))
+    doc.add_table(data=grid_table([["a", "b"], ["c", ""]]))
     # Every row flagged as a header: no row would be left to key, so no header.
-    doc.add_table(data=_cells([["only", "row"]], header_rows=1))
+    doc.add_table(data=grid_table([["only", "row"]], header_rows=1))
     return doc
 
 
@@ -199,11 +199,14 @@ def build_table_duplicate_headers() -> DoclingDocument:
         ["Name", "Name", "", "col_1", "Name_2", " Multi\nline  name "],
         ["a", "b", "c", "d", "e", "f"],
     ]
-    doc.add_table(data=_cells(rows, header_rows=1))
+    doc.add_table(data=grid_table(rows, header_rows=1))
     return doc
 
 
-def _prov(page: int, box: tuple[float, float, float, float], origin: CoordOrigin, n: int):
+def provenance(
+    page: int, box: tuple[float, float, float, float], origin: CoordOrigin, n: int = 1
+) -> ProvenanceItem:
+    """Provenance of the first ``n`` characters of an item on ``page``, ``box`` in ``origin``."""
     left, top, right, bottom = box
     bbox = BoundingBox(l=left, t=top, r=right, b=bottom, coord_origin=origin)
     return ProvenanceItem(page_no=page, bbox=bbox, charspan=(0, n))
@@ -214,22 +217,24 @@ def build_pages_bbox() -> DoclingDocument:
     doc.add_page(page_no=1, size=Size(width=612.0, height=792.0))
     doc.add_page(page_no=2, size=Size(width=612.0, height=792.0))
     top, bottom = CoordOrigin.TOPLEFT, CoordOrigin.BOTTOMLEFT
-    doc.add_heading("Top-left heading", level=1, prov=_prov(1, (72, 72, 300, 90), top, 16))
+    doc.add_heading("Top-left heading", level=1, prov=provenance(1, (72, 72, 300, 90), top, 16))
     doc.add_text(
         DocItemLabel.TEXT,
         "Bottom-left paragraph",
-        prov=_prov(1, (72.5, 700.25, 400.125, 680.0), bottom, 21),
+        prov=provenance(1, (72.5, 700.25, 400.125, 680.0), bottom, 21),
     )
     spread = doc.add_text(
         DocItemLabel.TEXT,
         "Paragraph on two lines and two pages",
-        prov=_prov(1, (72, 100, 500, 112), top, 10),
+        prov=provenance(1, (72, 100, 500, 112), top, 10),
     )
-    spread.prov.append(_prov(1, (60, 112, 480, 124), top, 20))
-    spread.prov.append(_prov(2, (72, 72, 200, 84), top, 36))
+    spread.prov.append(provenance(1, (60, 112, 480, 124), top, 20))
+    spread.prov.append(provenance(2, (72, 72, 200, 84), top, 36))
     doc.add_text(DocItemLabel.TEXT, "No provenance at all")
     # A bottom-left box on a page the document does not describe cannot be flipped.
-    doc.add_text(DocItemLabel.TEXT, "Page without size", prov=_prov(9, (1, 20, 2, 10), bottom, 17))
+    doc.add_text(
+        DocItemLabel.TEXT, "Page without size", prov=provenance(9, (1, 20, 2, 10), bottom, 17)
+    )
 
     def cell(text: str, r: int, c: int, box: tuple[float, float, float, float]) -> TableCell:
         left, top_, right, bottom_ = box
@@ -255,7 +260,7 @@ def build_pages_bbox() -> DoclingDocument:
         num_rows=3,
         num_cols=2,
     )
-    doc.add_table(data=data, prov=_prov(2, (72, 500, 300, 464), bottom, 0))
+    doc.add_table(data=data, prov=provenance(2, (72, 500, 300, 464), bottom, 0))
     return doc
 
 
@@ -316,11 +321,11 @@ def build_docs_example() -> DoclingDocument:
     doc.add_text(
         DocItemLabel.TEXT,
         "Rent is due monthly at the Caf\u00e9.",
-        prov=_prov(1, box, CoordOrigin.BOTTOMLEFT, 32),
+        prov=provenance(1, box, CoordOrigin.BOTTOMLEFT, 32),
     )
     items = doc.add_list_group()
     doc.add_list_item("Effective 1 March 2024", parent=items)
-    doc.add_table(data=_cells([["Item", "Price"], ["Rent", "900"]], header_rows=1))
+    doc.add_table(data=grid_table([["Item", "Price"], ["Rent", "900"]], header_rows=1))
     doc.add_picture()
     return doc
 
@@ -370,7 +375,7 @@ def build_large_document(paragraphs: int = 2000, tables: int = 50) -> DoclingDoc
                 [f"item {made}-{r}", str(r), f"{r * 1.5:.2f}", f"2024-0{1 + r % 9}-01", "ok"]
                 for r in range(12)
             ]
-            doc.add_table(data=_cells(rows, header_rows=1))
+            doc.add_table(data=grid_table(rows, header_rows=1))
             made += 1
     return doc
 

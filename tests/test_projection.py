@@ -12,14 +12,13 @@ from docling_core.types.doc import (
     DocItemLabel,
     DoclingDocument,
     GraphData,
-    ProvenanceItem,
     RichTableCell,
     Size,
     TableCell,
     TableData,
 )
 from docling_core.types.doc.document import ContentLayer
-from gen_fixtures import GOLDEN, build_large_document
+from gen_fixtures import GOLDEN, build_large_document, grid_table, provenance
 from projection_invariants import assert_graph_invariants, span_slice_audit
 
 from richdoc.cli import main
@@ -48,34 +47,6 @@ def shape(projection: Projection) -> list[tuple[int, str, str]]:
         (parent[n.id], n.label.value, n.props.get("title", n.props.get("text", "")))
         for n in projection.nodes[1:]
     ]
-
-
-def table(rows: list[list[str]], header_rows: int = 0) -> TableData:
-    return TableData(
-        table_cells=[
-            TableCell(
-                text=text,
-                start_row_offset_idx=r,
-                end_row_offset_idx=r + 1,
-                start_col_offset_idx=c,
-                end_col_offset_idx=c + 1,
-                column_header=r < header_rows,
-            )
-            for r, row in enumerate(rows)
-            for c, text in enumerate(row)
-        ],
-        num_rows=len(rows),
-        num_cols=len(rows[0]),
-    )
-
-
-def prov(page: int, box: tuple[float, float, float, float], origin: CoordOrigin):
-    left, top, right, bottom = box
-    return ProvenanceItem(
-        page_no=page,
-        bbox=BoundingBox(l=left, t=top, r=right, b=bottom, coord_origin=origin),
-        charspan=(0, 1),
-    )
 
 
 # --------------------------------------------------------------------------------------
@@ -241,11 +212,17 @@ def test_an_inline_group_is_one_paragraph_located_by_its_parts():
     doc.add_page(page_no=1, size=Size(width=100, height=100))
     group = doc.add_inline_group()
     doc.add_text(
-        DocItemLabel.TEXT, "left", parent=group, prov=prov(1, (0, 0, 10, 5), CoordOrigin.TOPLEFT)
+        DocItemLabel.TEXT,
+        "left",
+        parent=group,
+        prov=provenance(1, (0, 0, 10, 5), CoordOrigin.TOPLEFT),
     )
     doc.add_formula("x^2", parent=group)
     doc.add_text(
-        DocItemLabel.TEXT, "right", parent=group, prov=prov(1, (20, 0, 40, 8), CoordOrigin.TOPLEFT)
+        DocItemLabel.TEXT,
+        "right",
+        parent=group,
+        prov=provenance(1, (20, 0, 40, 8), CoordOrigin.TOPLEFT),
     )
     projection = run(doc)
     assert projection.nodes[1].props == {"text": "left right", "page": 1, "bbox": [0, 0, 40, 8]}
@@ -263,7 +240,7 @@ def rows_of(projection: Projection) -> list[dict]:
 
 def test_header_row_names_the_keys_and_every_other_row_is_a_table_row():
     doc = DoclingDocument(name="d")
-    doc.add_table(data=table([["Name", "Age"], ["Ada", "36"], ["Alan", "41"]], header_rows=1))
+    doc.add_table(data=grid_table([["Name", "Age"], ["Ada", "36"], ["Alan", "41"]], header_rows=1))
     projection = run(doc)
     assert projection.nodes[1].props == {"columns": ["Name", "Age"], "header_rows": 1}
     assert rows_of(projection) == [
@@ -275,7 +252,7 @@ def test_header_row_names_the_keys_and_every_other_row_is_a_table_row():
 
 def test_headerless_columns_are_positional_and_their_row_text_is_bare_values():
     doc = DoclingDocument(name="d")
-    doc.add_table(data=table([["a", "b"], ["c", "d"]]))
+    doc.add_table(data=grid_table([["a", "b"], ["c", "d"]]))
     projection = run(doc)
     assert [r["cells"] for r in rows_of(projection)] == [
         {"col_0": "a", "col_1": "b"},
@@ -286,14 +263,14 @@ def test_headerless_columns_are_positional_and_their_row_text_is_bare_values():
 
 def test_a_table_of_only_header_rows_is_read_as_headerless():
     doc = DoclingDocument(name="d")
-    doc.add_table(data=table([["only", "row"]], header_rows=1))
+    doc.add_table(data=grid_table([["only", "row"]], header_rows=1))
     projection = run(doc)
     assert projection.nodes[1].props["header_rows"] == 0
     assert rows_of(projection)[0]["cells"] == {"col_0": "only", "col_1": "row"}
 
 
 def test_a_row_with_an_unflagged_non_empty_cell_ends_the_header_block():
-    cells = table([["Key", "Value"], ["Name", "Ada"]], header_rows=2).table_cells
+    cells = grid_table([["Key", "Value"], ["Name", "Ada"]], header_rows=2).table_cells
     cells[3].column_header = False  # "Ada" is data: row 1 is not a header row
     doc = DoclingDocument(name="d")
     doc.add_table(data=TableData(table_cells=cells, num_rows=2, num_cols=2))
@@ -303,7 +280,7 @@ def test_a_row_with_an_unflagged_non_empty_cell_ends_the_header_block():
 def test_duplicate_and_empty_header_names_are_disambiguated_left_to_right():
     doc = DoclingDocument(name="d")
     header = ["Name", "Name", "", "Name_2", "  Two\nlines "]
-    doc.add_table(data=table([header, ["a", "b", "c", "d", "e"]], header_rows=1))
+    doc.add_table(data=grid_table([header, ["a", "b", "c", "d", "e"]], header_rows=1))
     projection = run(doc)
     assert projection.nodes[1].props["columns"] == [
         "Name",
@@ -347,7 +324,7 @@ def test_spanning_cells_fill_every_column_they_cover_but_appear_once_in_the_row_
 
 def test_all_empty_rows_are_dropped_and_cell_values_are_stripped():
     doc = DoclingDocument(name="d")
-    doc.add_table(data=table([["H"], [" "], [" padded\r\n"]], header_rows=1))
+    doc.add_table(data=grid_table([["H"], [" "], [" padded\r\n"]], header_rows=1))
     projection = run(doc)
     assert rows_of(projection) == [{"cells": {"H": "padded"}, "row": 2, "text": "H: padded"}]
     assert projection.stats["not_projected"]["empty_rows"] == 1
@@ -398,7 +375,9 @@ def test_text_inside_table_cells_is_projected_only_through_the_rows():
 def test_bottom_left_boxes_are_flipped_to_a_top_left_origin_with_the_page_height():
     doc = DoclingDocument(name="d")
     doc.add_page(page_no=3, size=Size(width=600, height=800))
-    doc.add_text(DocItemLabel.TEXT, "t", prov=prov(3, (10, 700, 110, 650), CoordOrigin.BOTTOMLEFT))
+    doc.add_text(
+        DocItemLabel.TEXT, "t", prov=provenance(3, (10, 700, 110, 650), CoordOrigin.BOTTOMLEFT)
+    )
     assert run(doc).nodes[1].props == {"text": "t", "page": 3, "bbox": [10, 100, 110, 150]}
 
 
@@ -406,7 +385,7 @@ def test_top_left_boxes_keep_their_coordinates_in_the_page_units():
     doc = DoclingDocument(name="d")
     doc.add_page(page_no=1, size=Size(width=9144000, height=6858000))  # a slide, in EMU
     box = (457200, 274638, 8686800, 1417638)
-    doc.add_text(DocItemLabel.TEXT, "t", prov=prov(1, box, CoordOrigin.TOPLEFT))
+    doc.add_text(DocItemLabel.TEXT, "t", prov=provenance(1, box, CoordOrigin.TOPLEFT))
     assert run(doc).nodes[1].props["bbox"] == [457200, 274638, 8686800, 1417638]
 
 
@@ -414,7 +393,7 @@ def test_coordinates_are_rounded_to_three_decimals():
     doc = DoclingDocument(name="d")
     doc.add_page(page_no=1, size=Size(width=595.2756, height=841.8898))
     box = (72.0, 728.616, 172.0319, 717.516)
-    doc.add_text(DocItemLabel.TEXT, "t", prov=prov(1, box, CoordOrigin.BOTTOMLEFT))
+    doc.add_text(DocItemLabel.TEXT, "t", prov=provenance(1, box, CoordOrigin.BOTTOMLEFT))
     assert run(doc).nodes[1].props["bbox"] == [72.0, 113.274, 172.032, 124.374]
 
 
@@ -422,22 +401,24 @@ def test_page_and_bbox_are_absent_where_docling_gives_no_provenance():
     doc = DoclingDocument(name="d")
     doc.add_heading("h", level=1)
     doc.add_text(DocItemLabel.TEXT, "t")
-    doc.add_table(data=table([["a"]]))
+    doc.add_table(data=grid_table([["a"]]))
     projection = run(doc)
     assert all("page" not in n.props and "bbox" not in n.props for n in projection.nodes)
 
 
 def test_a_bottom_left_box_on_an_unknown_page_keeps_only_the_page():
     doc = DoclingDocument(name="d")
-    doc.add_text(DocItemLabel.TEXT, "t", prov=prov(4, (0, 10, 5, 0), CoordOrigin.BOTTOMLEFT))
+    doc.add_text(DocItemLabel.TEXT, "t", prov=provenance(4, (0, 10, 5, 0), CoordOrigin.BOTTOMLEFT))
     assert run(doc).nodes[1].props == {"text": "t", "page": 4}
 
 
 def test_multi_provenance_items_are_located_on_their_first_page_enclosing_its_boxes():
     doc = DoclingDocument(name="d")
-    item = doc.add_text(DocItemLabel.TEXT, "t", prov=prov(2, (10, 10, 50, 20), CoordOrigin.TOPLEFT))
-    item.prov.append(prov(2, (5, 20, 40, 30), CoordOrigin.TOPLEFT))
-    item.prov.append(prov(3, (0, 0, 100, 100), CoordOrigin.TOPLEFT))
+    item = doc.add_text(
+        DocItemLabel.TEXT, "t", prov=provenance(2, (10, 10, 50, 20), CoordOrigin.TOPLEFT)
+    )
+    item.prov.append(provenance(2, (5, 20, 40, 30), CoordOrigin.TOPLEFT))
+    item.prov.append(provenance(3, (0, 0, 100, 100), CoordOrigin.TOPLEFT))
     assert run(doc).nodes[1].props == {"text": "t", "page": 2, "bbox": [5, 10, 50, 30]}
 
 
@@ -460,7 +441,7 @@ def test_rows_of_a_single_page_table_carry_its_page_and_their_cell_boxes():
         num_rows=2,
         num_cols=1,
     )
-    doc.add_table(data=data, prov=prov(1, (0, 90, 50, 70), CoordOrigin.BOTTOMLEFT))
+    doc.add_table(data=data, prov=provenance(1, (0, 90, 50, 70), CoordOrigin.BOTTOMLEFT))
     projection = run(doc)
     assert projection.nodes[1].props["bbox"] == [0, 10, 50, 30]
     assert [(r["page"], r["bbox"]) for r in rows_of(projection)] == [
@@ -471,9 +452,9 @@ def test_rows_of_a_single_page_table_carry_its_page_and_their_cell_boxes():
 
 def test_rows_of_a_table_spanning_pages_are_not_located():
     doc = DoclingDocument(name="d")
-    first_page = prov(1, (0, 0, 5, 5), CoordOrigin.TOPLEFT)
-    item = doc.add_table(data=table([["a"], ["b"]]), prov=first_page)
-    item.prov.append(prov(2, (0, 0, 5, 5), CoordOrigin.TOPLEFT))
+    first_page = provenance(1, (0, 0, 5, 5), CoordOrigin.TOPLEFT)
+    item = doc.add_table(data=grid_table([["a"], ["b"]]), prov=first_page)
+    item.prov.append(provenance(2, (0, 0, 5, 5), CoordOrigin.TOPLEFT))
     projection = run(doc)
     assert projection.nodes[1].props["page"] == 1
     assert all("page" not in row for row in rows_of(projection))
@@ -631,7 +612,7 @@ def test_a_document_of_only_furniture_is_empty_not_unsupported():
 def test_stats_count_nodes_edges_spans_and_bytes():
     doc = DoclingDocument(name="d")
     doc.add_heading("H", level=1)
-    doc.add_table(data=table([["k"], ["v"]], header_rows=1))
+    doc.add_table(data=grid_table([["k"], ["v"]], header_rows=1))
     stats = run(doc).stats
     assert stats["nodes"] == 4 and stats["edges"] == 3 and stats["spans"] == 2
     assert stats["nodes_by_label"] == {
@@ -676,7 +657,9 @@ def test_a_cycle_in_the_item_tree_is_corrupt_input():
 
 def test_a_box_with_non_finite_coordinates_is_not_a_location():
     doc = DoclingDocument(name="d")
-    doc.add_text(DocItemLabel.TEXT, "t", prov=prov(1, (0, 0, float("nan"), 1), CoordOrigin.TOPLEFT))
+    doc.add_text(
+        DocItemLabel.TEXT, "t", prov=provenance(1, (0, 0, float("nan"), 1), CoordOrigin.TOPLEFT)
+    )
     assert run(doc).nodes[1].props == {"text": "t", "page": 1}
 
 
