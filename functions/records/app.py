@@ -17,18 +17,18 @@ import os
 from typing import Annotated, Any, Literal
 
 import boto3
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from richdoc.deadletter import failure_attributes
 from richdoc.jobs import JobStore, StaleRun
-from richdoc.stage import TRACED_MODULES
 from richdoc.taxonomy import Failure, FailureKind
+from richdoc.tracing import handler_tracer
 
 logger = Logger(service="records")
-tracer = Tracer(patch_modules=TRACED_MODULES)
+tracer = handler_tracer()
 metrics = Metrics(namespace="richdoc")
 jobs = JobStore.from_env(boto3.resource("dynamodb"))
 sqs = boto3.client("sqs")

@@ -11,7 +11,7 @@ import os
 from typing import Any
 
 import boto3
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import (
     BatchProcessor,
@@ -24,10 +24,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from richdoc.ingest import Starter, StartOutcome
 from richdoc.jobs import JobStore
-from richdoc.stage import TRACED_MODULES
+from richdoc.tracing import handler_tracer
 
 logger = Logger(service="starter")
-tracer = Tracer(patch_modules=TRACED_MODULES)
+tracer = handler_tracer()
 metrics = Metrics(namespace="richdoc")
 processor = BatchProcessor(event_type=EventType.SQS)
 

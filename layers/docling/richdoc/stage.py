@@ -15,20 +15,17 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import boto3
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict
 
 from richdoc.artifacts import ArtifactStore
 from richdoc.jobs import JobStore
+from richdoc.tracing import handler_tracer
 
 NAMESPACE = "richdoc"
-# boto3 is the only client library the handlers use. Patching every module X-Ray supports
-# (the default) imports httpx, requests and their CLIs at each cold start.
-TRACED_MODULES = ("botocore",)
-
-tracer = Tracer(patch_modules=TRACED_MODULES)
+tracer = handler_tracer()
 metrics = Metrics(namespace=NAMESPACE)
 
 
