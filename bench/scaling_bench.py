@@ -36,7 +36,6 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,13 +89,21 @@ def _work(stage: str, path: Path, reps: int) -> dict[str, float]:
     before = current_rss_mb()
     reset_peak_rss()
     source = SourceInfo(name=path.name)
-    load: Callable[[], Any]
-    work: Callable[[Any], Any]
     if stage == "projection":
-        load, work = (lambda: load_docling(data)), (lambda doc: project(doc, source))
+
+        def load() -> Any:
+            return load_docling(data)
+
+        def work(loaded: Any) -> Any:
+            return project(loaded, source)
+
     else:
-        load = lambda: Projection.model_validate_json(data)  # noqa: E731
-        work = lambda projection: detect(projection, clarify=True)  # noqa: E731
+
+        def load() -> Any:
+            return Projection.model_validate_json(data)
+
+        def work(loaded: Any) -> Any:
+            return detect(loaded, clarify=True)
 
     steps = [timed(lambda: work(load()).to_json_bytes(), collect=True).cpu for _ in range(reps)]
     # The peak is the step's: the loads and the stage alone below hold no more than it did.
