@@ -447,7 +447,7 @@ def _cyclic_gc_paused() -> Iterator[None]:
     counting frees. A cyclic collection during it traverses the whole loaded
     DoclingDocument again, and they come often enough to make the step grow faster than
     the document (bench item 6: 16x the time for 10x the size with the collector on,
-    7x with it paused). Process-wide, so threads that pause together leave it enabled.
+    11-13x with it paused). Process-wide, so threads that pause together leave it enabled.
     """
     was_enabled = gc.isenabled()
     gc.disable()
