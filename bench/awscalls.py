@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from richdoc.local.lambdas import FUNCTION_THREAD_PREFIX
+from richdoc_tools.local.lambdas import FUNCTION_THREAD_PREFIX
 
 _DYNAMO_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
 

@@ -106,7 +106,8 @@ class Steps:
 def in_process_steps(paths: list[Path], work: Path, clock: Clock) -> list[Steps]:
     """The three steps of each document, run here as the handlers run them (minus AWS)."""
     from richdoc.detection import detect
-    from richdoc.parse import ParseLimits, parse_file, shared_worker
+    from richdoc.parse.settings import ParseLimits
+    from richdoc.parse.step import parse_file, shared_worker
     from richdoc.projection import Projection, SourceInfo, load_docling, project
 
     worker, limits = shared_worker(), ParseLimits.resolve()
@@ -216,11 +217,12 @@ def _per_job_calls(snapshot: dict[str, dict[str, int]], jobs: int) -> dict[str, 
 
 
 def run(mode: Mode) -> ItemResult:
+    from richdoc_tools.local.stack import EmbeddedStack
+    from richdoc_tools.run import run_files
+
     from bench.awscalls import ApiCounter
     from bench.documents import FORMATS, write_documents
-    from richdoc.local.stack import EmbeddedStack
-    from richdoc.parse import shared_worker
-    from richdoc.run import run_files
+    from richdoc.parse.step import shared_worker
 
     config = Config.for_mode(mode)
     result = ItemResult("e2e", "5. Local end to end: richdoc run against the steps alone")

@@ -113,7 +113,7 @@ def _stage_costs(docling_json: Path, repeat: int) -> dict[str, float]:
 def _sides(
     path: Path, out: Path, converter: Any, limits: Any, worker: Any
 ) -> dict[str, Callable[[], object]]:
-    from richdoc.parse import parse_file
+    from richdoc.parse.step import parse_file
 
     def isolated() -> object:
         return parse_file(path, out, limits, worker=worker)
@@ -126,7 +126,8 @@ def _sides(
 
 def run(mode: Mode, repeat: int | None = None) -> ItemResult:
     from richdoc.formats import DocFormat
-    from richdoc.parse import ParseLimits, ParserSettings, ParseWorker, Pipeline, parse_file
+    from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
+    from richdoc.parse.step import ParseWorker, parse_file
 
     config = Config.for_mode(mode, repeat)
     limits = ParseLimits.resolve()
@@ -173,7 +174,7 @@ def run(mode: Mode, repeat: int | None = None) -> ItemResult:
 
         # Phase 2: the same converters in this process; runs interleaved, order
         # alternating, so that load from other processes hits both sides alike.
-        from richdoc.parse import build_converters
+        from richdoc.parse.convert import build_converters
 
         converters = build_converters(settings)
         samples: dict[str, dict[str, list[float]]] = {

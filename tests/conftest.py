@@ -8,10 +8,10 @@ from typing import Any
 
 import boto3
 import pytest
+from richdoc_tools.local.provision import PROVISIONERS, Provisioner
+from richdoc_tools.local.template import Template, load_template
 
 from richdoc.jobs import JobStore
-from richdoc.local.provision import PROVISIONERS, Provisioner
-from richdoc.local.template import Template, load_template
 
 REGION = "us-east-1"
 
@@ -75,7 +75,7 @@ def embedded_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     Not per session: moto mocks nest, and a plain ``aws`` test running inside a live stack
     would share (and reconfigure) its emulation. Modules that use the stack use only it.
     """
-    from richdoc.local.stack import EmbeddedStack
+    from richdoc_tools.local.stack import EmbeddedStack
 
     log_path = tmp_path_factory.mktemp("lambda-logs") / "functions.log"
     with EmbeddedStack(retry_delay_scale=0.0, retry_visibility_s=0, log_path=log_path) as stack:

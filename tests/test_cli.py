@@ -10,8 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from richdoc.cli import main
+from richdoc_tools.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
@@ -55,7 +54,7 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path)
 def test_run_json_has_the_design_fields_and_out_writes_every_artifact(
     stack: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from richdoc.run import run_files, write_outputs
+    from richdoc_tools.run import run_files, write_outputs
 
     files = [SAMPLES / "contract.docx", SAMPLES / "team-notes.md", SAMPLES / "broken.docx"]
     results = run_files(stack, files, clarify=True, timeout_s=180)
@@ -104,7 +103,7 @@ def test_run_end_to_end_in_a_fresh_process(tmp_path: Path) -> None:
         [
             sys.executable,
             "-m",
-            "richdoc",
+            "richdoc_tools",
             "run",
             str(docs),
             "--clarify",
@@ -161,7 +160,7 @@ def test_jobs_and_dlq_commands_against_the_embedded_stack(
     assert main(["dlq", "redrive"]) == 0
     assert "moved" in capsys.readouterr().out
     # The redriven message starts run 2 of the same job (which fails the same way).
-    from richdoc.local.events import wait_until
+    from richdoc_tools.local.events import wait_until
 
     assert wait_until(
         lambda: (

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import boto3
+from richdoc_tools.dlq import move_messages, peek
 
 from richdoc.deadletter import (
     ATTR_FEATURE,
     ATTR_KIND,
     RedriveMarker,
     failure_attributes,
-    move_messages,
-    peek,
 )
 from richdoc.taxonomy import Failure, FailureKind
 

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 
 import pytest
+from richdoc_tools.cli import main
 
-from richdoc.cli import main
 from richdoc.detection import Detection
 
 GOLDEN = Path(__file__).parent / "golden_detection"

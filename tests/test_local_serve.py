@@ -34,7 +34,7 @@ def test_local_serve_runs_the_pipeline_for_a_boto3_client(tmp_path: Path) -> Non
         [
             sys.executable,
             "-m",
-            "richdoc",
+            "richdoc_tools",
             "local",
             "serve",
             "--port",

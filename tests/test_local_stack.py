@@ -10,11 +10,9 @@ from importlib.metadata import version
 from typing import Any
 
 import pytest
-
-from richdoc.jobs import JobStatus
-from richdoc.local.events import TERMINAL_STATUSES, ExecutionStatusEvents, wait_until
-from richdoc.local.lambdas import PATCH_TARGET, PlatformError
-from richdoc.local.stack import (
+from richdoc_tools.local.events import TERMINAL_STATUSES, ExecutionStatusEvents, wait_until
+from richdoc_tools.local.lambdas import PATCH_TARGET, PlatformError
+from richdoc_tools.local.stack import (
     ASL_PARSE_TARGET,
     CONDITION_BUILDER_TARGET,
     DYNAMODB_DISPATCH_TARGET,
@@ -24,6 +22,8 @@ from richdoc.local.stack import (
     RETRY_SLEEP_TARGET,
     _DefinitionParses,
 )
+
+from richdoc.jobs import JobStatus
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("stack")]
 
@@ -243,7 +243,7 @@ def _dead_letters(stack: Any) -> list[dict[str, Any]]:
 
 
 def _drain_dead_letters(stack: Any) -> None:
-    from richdoc.deadletter import move_messages
+    from richdoc_tools.dlq import move_messages
 
     sqs = stack.client("sqs")
     scratch = sqs.create_queue(QueueName="drained-dead-letters")["QueueUrl"]

@@ -8,9 +8,8 @@ import json
 import boto3
 import pytest
 from botocore.stub import Stubber
-
-from richdoc.cli import main
-from richdoc.operator import Operator, StackResources
+from richdoc_tools.cli import main
+from richdoc_tools.operator import Operator, StackResources
 
 
 def test_operator_commands_report_a_missing_stack_in_one_line(

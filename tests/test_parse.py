@@ -11,15 +11,9 @@ import pytest
 from docling_core.types.doc import DoclingDocument
 
 from richdoc.formats import DocFormat
-from richdoc.parse import (
-    ParseLimits,
-    ParserSettings,
-    Pipeline,
-    build_converters,
-    parse_file,
-    set_document_timeout,
-    shared_worker,
-)
+from richdoc.parse.convert import build_converters, set_document_timeout
+from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
+from richdoc.parse.step import parse_file, shared_worker
 from richdoc.taxonomy import (
     CorruptInput,
     FailureKind,

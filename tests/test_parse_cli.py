@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from docling_core.types.doc import DoclingDocument
+from richdoc_tools.cli import main
 
-from richdoc.cli import main
 from tests import parse_inputs
 
 pytestmark = [pytest.mark.docling, pytest.mark.xdist_group("parse-docling")]
@@ -96,7 +96,7 @@ def test_a_missing_file_is_a_usage_error(tmp_path, capsys):
 def _run_cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "layers" / "docling")}
     return subprocess.run(
-        [sys.executable, "-m", "richdoc", "parse", *args],
+        [sys.executable, "-m", "richdoc_tools", "parse", *args],
         env=env,
         capture_output=True,
         text=True,

@@ -16,7 +16,8 @@ from docling_core.types.doc import DoclingDocument
 from moto import mock_aws
 
 from richdoc.artifacts import ArtifactStore, SourceObject
-from richdoc.parse import ParseLimits, ParserSettings, Pipeline, parse_object, shared_worker
+from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
+from richdoc.parse.step import parse_object, shared_worker
 from richdoc.stage import clients
 from richdoc.taxonomy import CorruptInput, Transient
 from tests import parse_inputs

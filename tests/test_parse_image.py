@@ -13,7 +13,7 @@ from pathlib import Path
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from richdoc.parse import ARTIFACTS_ENV
+from richdoc.parse.settings import ARTIFACTS_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 FUNCTION = ROOT / "functions" / "parse"

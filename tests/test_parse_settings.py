@@ -7,9 +7,10 @@ import re
 
 import pytest
 
-import richdoc.parse as parse
+import richdoc.parse.settings as parse
 from richdoc.formats import DocFormat, format_of
-from richdoc.parse import (
+from richdoc.parse.convert import pdf_format_option
+from richdoc.parse.settings import (
     LAYOUT_MODEL_DIR,
     TABLE_MODEL_DIR,
     ParseLimits,
@@ -157,7 +158,7 @@ def test_the_standard_pipeline_is_docling_s_layout_pipeline_without_ocr(tmp_path
     from docling.pipeline.standard_pdf_pipeline import StandardPdfPipeline
 
     root = _weights(tmp_path, LAYOUT_MODEL_DIR, TABLE_MODEL_DIR)
-    option = parse.pdf_format_option(ParserSettings(Pipeline.STANDARD, root))
+    option = pdf_format_option(ParserSettings(Pipeline.STANDARD, root))
     options = option.pipeline_options
     assert option.pipeline_cls is StandardPdfPipeline
     assert (options.do_ocr, options.do_table_structure) == (False, True)
@@ -171,7 +172,7 @@ def test_the_standard_pipeline_loads_its_layout_model_from_the_checked_folder(tm
     from docling.document_converter import DocumentConverter
 
     root = _weights(tmp_path, LAYOUT_MODEL_DIR, TABLE_MODEL_DIR)
-    option = parse.pdf_format_option(ParserSettings(Pipeline.STANDARD, root))
+    option = pdf_format_option(ParserSettings(Pipeline.STANDARD, root))
     converter = DocumentConverter(
         allowed_formats=[InputFormat.PDF], format_options={InputFormat.PDF: option}
     )

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from richdoc_tools.local.events import wait_until
+from richdoc_tools.local.lambdas import PlatformError
 
 from richdoc.jobs import Job, JobStatus
-from richdoc.local.events import wait_until
-from richdoc.local.lambdas import PlatformError
 from richdoc.taxonomy import ResourceLimit, Transient
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling, pytest.mark.xdist_group("stack")]
@@ -115,16 +115,16 @@ def outcomes(stack: Any, job: Job) -> list[tuple[str, int | None, str]]:
 @pytest.fixture
 def patch_parse(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[..., Any]], None]:
     """Replace the docling part of the parse step, keeping the real handler around it."""
-    import richdoc.parse
+    import richdoc.parse.step
 
-    real = richdoc.parse.parse_event
+    real = richdoc.parse.step.parse_event
 
     def install(behaviour: Callable[..., Any]) -> None:
         def patched(event: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
             result: dict[str, Any] = behaviour(event, real, **kwargs)
             return result
 
-        monkeypatch.setattr(richdoc.parse, "parse_event", patched)
+        monkeypatch.setattr(richdoc.parse.step, "parse_event", patched)
 
     return install
 
@@ -317,7 +317,7 @@ def test_transient_errors_that_never_clear_are_dead_lettered_and_redrive_starts_
     assert dead_letters_for(stack, job.job_id)
 
     patch_parse(lambda event, real, **kw: real(event, **kw))  # the outage is over
-    from richdoc.operator import Operator, StackResources
+    from richdoc_tools.operator import Operator, StackResources
 
     operator = Operator(stack.session, StackResources.from_outputs("richdoc", stack.outputs))
     result = operator.redrive()

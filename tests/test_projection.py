@@ -20,8 +20,8 @@ from docling_core.types.doc import (
 from docling_core.types.doc.document import ContentLayer
 from gen_fixtures import GOLDEN, build_large_document, grid_table, provenance
 from projection_invariants import assert_graph_invariants, span_slice_audit
+from richdoc_tools.cli import main
 
-from richdoc.cli import main
 from richdoc.projection import (
     Projection,
     SourceInfo,

@@ -14,8 +14,8 @@ import subprocess
 from typing import Any
 
 import pytest
+from richdoc_tools.local.template import Template, load_template, repository_root
 
-from richdoc.local.template import Template, load_template, repository_root
 from richdoc.taxonomy import ERROR_NAMES_BY_KIND, PLATFORM_RESOURCE_LIMIT_ERRORS, FailureKind
 
 ROOT = repository_root()
@@ -63,7 +63,7 @@ def test_translated_template_passes_cfn_lint(template: Template) -> None:
 
 
 def test_every_resource_type_has_a_local_provisioner(template: Template) -> None:
-    from richdoc.local.provision import PROVISIONERS
+    from richdoc_tools.local.provision import PROVISIONERS
 
     types = {r["Type"] for r in template.resources.values()}
     assert types - set(PROVISIONERS) == set()

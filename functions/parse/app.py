@@ -1,9 +1,9 @@
 """Parse step: one source object in, the S3 key of its DoclingDocument out.
 
-A thin adapter over ``richdoc.parse.parse_event``. It raises the ``richdoc.taxonomy``
+A thin adapter over ``richdoc.parse.step.parse_event``. It raises the ``richdoc.taxonomy``
 exceptions unchanged: their class names are the Lambda error names the state machine
 routes on (resource limits escalate to the next memory tier). Module-level state (boto3
-clients here, the warm docling worker inside ``richdoc.parse``) lives across warm
+clients here, the warm docling worker inside ``richdoc.parse.step``) lives across warm
 invocations.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-import richdoc.parse
+import richdoc.parse.step
 from richdoc.stage import StageEvent, clients, metrics, stage_handler
 
 
@@ -26,7 +26,7 @@ class ParseStageEvent(StageEvent):
 
 @stage_handler("parse", ParseStageEvent)
 def handler(event: ParseStageEvent, context: LambdaContext) -> dict[str, Any]:
-    result = richdoc.parse.parse_event(
+    result = richdoc.parse.step.parse_event(
         event.model_dump(), s3=clients.s3, memory_tier_mb=int(context.memory_limit_in_mb)
     )
     metrics.add_metric(name="ParseCacheHit", unit=MetricUnit.Count, value=int(result["cached"]))

@@ -31,7 +31,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from richdoc.local.template import HandlerSource
+from richdoc_tools.local.template import HandlerSource
 
 # The moto internal this module replaces; pinned with moto's exact version and guarded by
 # a canary test (tests/test_local_stack.py) so an upgrade that moves it fails loudly.

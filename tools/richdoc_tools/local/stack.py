@@ -30,10 +30,10 @@ from typing import IO, Any
 import boto3
 
 from richdoc.jobs import JOB_SK, Job, JobStatus, JobStore, job_id_for
-from richdoc.local.events import ExecutionStatusEvents, SqsPoller, wait_until
-from richdoc.local.lambdas import FUNCTION_THREAD_PREFIX, FaultPlan, LambdaRuntime
-from richdoc.local.provision import Provisioner
-from richdoc.local.template import Template, load_template
+from richdoc_tools.local.events import ExecutionStatusEvents, SqsPoller, wait_until
+from richdoc_tools.local.lambdas import FUNCTION_THREAD_PREFIX, FaultPlan, LambdaRuntime
+from richdoc_tools.local.provision import Provisioner
+from richdoc_tools.local.template import Template, load_template
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from richdoc.jobs import Attempt, Job, JobStatus
-from richdoc.local.stack import EmbeddedStack, Upload
+from richdoc_tools.local.stack import EmbeddedStack, Upload
 
 
 class Counts(BaseModel):

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from graphlib import TopologicalSorter
 from typing import Any
 
-from richdoc.local.template import LOCAL_CODE_BUCKET, Template
+from richdoc_tools.local.template import LOCAL_CODE_BUCKET, Template
 
 PSEUDO_PARAMETERS = (
     "AWS::Region",
@@ -171,7 +171,7 @@ def _placeholder_zip() -> bytes:
     """Code the emulated Lambda service stores; invocations run the repository's handlers."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("README.txt", "richdoc embedded stack: see richdoc.local.lambdas\n")
+        archive.writestr("README.txt", "richdoc embedded stack: see richdoc_tools.local.lambdas\n")
     return buffer.getvalue()
 
 
@@ -430,7 +430,7 @@ def _lambda_function(p: Provisioner, logical_id: str, props: dict[str, Any]) -> 
 
 def _lambda_event_source(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     # Created disabled: moto delivers SQS messages synchronously inside SendMessage and
-    # ignores batchItemFailures; richdoc.local.events polls with the mapping's settings.
+    # ignores batchItemFailures; richdoc_tools.local.events polls with the mapping's settings.
     mapping = p.client("lambda").create_event_source_mapping(
         EventSourceArn=props["EventSourceArn"],
         FunctionName=props["FunctionName"],

@@ -31,7 +31,8 @@ def _write_bytes(path: Path, data: bytes) -> None:
 
 
 def _cmd_parse(args: argparse.Namespace) -> int:
-    from richdoc.parse import ParseLimits, parse_file
+    from richdoc.parse.settings import ParseLimits
+    from richdoc.parse.step import parse_file
 
     source = Path(args.file)
     try:
@@ -95,8 +96,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
     from rich.table import Table
 
-    from richdoc.local.stack import EmbeddedStack
-    from richdoc.run import expand_inputs, run_files, write_outputs
+    from richdoc_tools.local.stack import EmbeddedStack
+    from richdoc_tools.run import expand_inputs, run_files, write_outputs
 
     try:
         files = expand_inputs(args.paths)
@@ -174,7 +175,7 @@ def _cmd_local_serve(args: argparse.Namespace) -> int:
     import signal
     import threading
 
-    from richdoc.local.stack import EmbeddedStack
+    from richdoc_tools.local.stack import EmbeddedStack
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -206,7 +207,7 @@ def _cmd_local_serve(args: argparse.Namespace) -> int:
 
 
 def _operator(args: argparse.Namespace) -> Any:
-    from richdoc.operator import Operator
+    from richdoc_tools.operator import Operator
 
     return Operator.connect(
         args.stack, endpoint_url=args.endpoint_url, region=args.region, profile=args.profile

@@ -13,8 +13,8 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 
-from richdoc.deadletter import DeadLetter, move_messages, peek, start_move_task
 from richdoc.jobs import Attempt, Job, JobStatus, JobStore
+from richdoc_tools.dlq import DeadLetter, move_messages, peek, start_move_task
 
 
 class StackNotFound(LookupError):

@@ -1,5 +1,0 @@
-import sys
-
-from richdoc.cli import main
-
-sys.exit(main())

@@ -1,0 +1,176 @@
+"""Inside the isolated worker: docling's converters, built once in the zygote, and the
+conversion of one document in a forked child. The only parse module that imports docling.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from richdoc.forkserver import caused_by
+from richdoc.formats import ArchiveLimits, DocFormat, inspect
+from richdoc.parse.reports import ChildReport
+from richdoc.parse.settings import (
+    DOCUMENT_TIMEOUT_FRACTION,
+    PIPELINE_OPTIONS,
+    ParserSettings,
+    Pipeline,
+)
+from richdoc.taxonomy import CorruptInput, ResourceLimit
+
+if TYPE_CHECKING:
+    from docling.datamodel.document import ConversionResult
+    from docling.document_converter import DocumentConverter, FormatOption
+
+
+@dataclass(frozen=True)
+class _Warm:
+    settings: ParserSettings
+    converters: dict[DocFormat, DocumentConverter]
+
+
+_warm: _Warm | None = None
+
+
+def pdf_format_option(settings: ParserSettings) -> FormatOption:
+    from docling.datamodel.accelerator_options import AcceleratorOptions
+    from docling.datamodel.pipeline_options import (
+        NativePdfPipelineOptions,
+        TableFormerMode,
+        TableStructureOptions,
+        TextCellUnit,
+        ThreadedPdfPipelineOptions,
+    )
+    from docling.document_converter import NativePdfFormatOption, PdfFormatOption
+
+    if settings.pdf_pipeline is Pipeline.STANDARD:
+        options = PIPELINE_OPTIONS[Pipeline.STANDARD]
+        standard = ThreadedPdfPipelineOptions(
+            artifacts_path=settings.artifacts_path,
+            do_ocr=options["do_ocr"],
+            do_table_structure=options["do_table_structure"],
+            table_structure_options=TableStructureOptions(
+                mode=TableFormerMode(options["table_mode"])
+            ),
+            # One thread while the zygote loads the models; children raise it.
+            accelerator_options=AcceleratorOptions(num_threads=1, device=options["device"]),
+        )
+        return PdfFormatOption(pipeline_options=standard)
+    options = PIPELINE_OPTIONS[Pipeline.NATIVE]
+    return NativePdfFormatOption(
+        pipeline_options=NativePdfPipelineOptions(
+            text_cell_unit=TextCellUnit(options["text_cell_unit"]),
+            generate_picture_images=options["generate_picture_images"],
+            generate_page_images=options["generate_page_images"],
+        )
+    )
+
+
+def build_converters(settings: ParserSettings) -> dict[DocFormat, DocumentConverter]:
+    """One converter per format, each allowing only its format: a file whose content
+    docling recognises as something else is refused instead of parsed as that."""
+    from docling.datamodel.base_models import InputFormat
+    from docling.document_converter import DocumentConverter
+
+    converters = {}
+    for fmt in DocFormat:
+        input_format = InputFormat(fmt.value)
+        options = {input_format: pdf_format_option(settings)} if fmt is DocFormat.PDF else None
+        converter = DocumentConverter(allowed_formats=[input_format], format_options=options)
+        converter.initialize_pipeline(input_format)
+        converters[fmt] = converter
+    return converters
+
+
+def warm_up(config: Mapping[str, Any]) -> None:
+    """Runs once in the zygote: import docling and build every pipeline."""
+    global _warm
+    settings = ParserSettings(Pipeline(config["pdf_pipeline"]), config.get("artifacts"))
+    _warm = _Warm(settings, build_converters(settings))
+
+
+def _use_all_cores() -> None:
+    import torch
+
+    torch.set_num_threads(os.cpu_count() or 1)
+
+
+def set_document_timeout(converter: DocumentConverter, seconds: float) -> None:
+    """Give the converter's warm pipelines docling's document timeout.
+
+    They were built in the zygote without one. Only the pipeline instances get new
+    options (in the child, its own copy): the converter's cache key is computed from
+    the format options, which stay as they were, so the warm pipeline is reused."""
+    for pipeline in converter.initialized_pipelines.values():
+        pipeline.pipeline_options = pipeline.pipeline_options.model_copy(
+            update={"document_timeout": seconds}
+        )
+
+
+def _failed_pages(result: ConversionResult) -> list[int]:
+    converted = {page.page_no for page in result.pages}
+    return [n for n in range(1, result.input.page_count + 1) if n not in converted]
+
+
+def _describe(exc: BaseException, limit: int = 400) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    if exc.__cause__ is not None:
+        text += f" (caused by {type(exc.__cause__).__name__}: {exc.__cause__})"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def document_json(result: ConversionResult) -> bytes:
+    """The bytes of compact ``json.dumps(document.export_to_dict())``, serialized by
+    pydantic-core directly in 60 % of the time."""
+    return result.document.model_dump_json(by_alias=True, exclude_none=True).encode()
+
+
+def convert_document(args: Mapping[str, Any]) -> dict[str, Any]:
+    """Runs in the forked child: inspect, convert, classify, write the JSON."""
+    from docling.datamodel.base_models import ConversionStatus
+
+    if _warm is None:
+        raise RuntimeError("convert_document runs only in a warmed-up parse worker")
+    settings = _warm.settings
+    fmt = DocFormat(args["format"])
+    source, output = Path(args["source"]), Path(args["output"])
+    pipeline = settings.pipeline_for(fmt)
+    started = time.monotonic()
+    inspect(
+        source,
+        fmt,
+        max_pages=int(args["max_pages"]),
+        archive=ArchiveLimits.for_ceiling(int(args["mem_ceiling_mb"])),
+    )
+    inspected = time.monotonic()
+    converter = _warm.converters[fmt]
+    if pipeline is Pipeline.STANDARD:
+        set_document_timeout(converter, DOCUMENT_TIMEOUT_FRACTION * float(args["timeout_s"]))
+        _use_all_cores()
+    try:
+        result = converter.convert(source, raises_on_error=True)
+    except Exception as exc:
+        if caused_by(exc, MemoryError):
+            raise  # the worker reports it as a resource limit
+        raise CorruptInput(f"docling could not convert the document: {_describe(exc)}") from exc
+    partial = result.status is ConversionStatus.PARTIAL_SUCCESS
+    failed = _failed_pages(result) if partial else []
+    if partial and not args["accept_partial"]:
+        errors = "; ".join(e.error_message for e in result.errors[:3])
+        raise ResourceLimit(
+            f"docling converted the document only partially ({len(failed)} of "
+            f"{result.input.page_count} pages failed: {errors}); a bigger tier may finish it"
+        )
+    output.write_bytes(document_json(result))
+    return ChildReport(
+        pipeline=pipeline,
+        pages=result.input.page_count,
+        partial=partial,
+        failed_pages=failed,
+        inspect_s=inspected - started,
+        convert_s=time.monotonic() - inspected,
+    ).model_dump(mode="json")

@@ -1,0 +1,68 @@
+"""What a parse reports: the child's account of one conversion and the caller's whole report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from richdoc.formats import DocFormat
+from richdoc.parse.settings import Pipeline
+
+
+class ChildReport(BaseModel):
+    """What the isolated child returns for one converted document."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pipeline: Pipeline
+    pages: int  # docling's page count: PDF pages, PPTX slides, XLSX sheets; 0 otherwise
+    partial: bool
+    failed_pages: list[int]
+    inspect_s: float
+    convert_s: float
+
+
+class Timings(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    fetch_s: float  # download (S3) or staging (file)
+    inspect_s: float  # the child's pre-parse inspection (richdoc.formats)
+    convert_s: float  # docling, in the child, including writing the JSON
+    worker_s: float  # the child's whole life, fork to exit
+    store_s: float  # uploading or moving the result
+    total_s: float
+
+
+class ParseReport(BaseModel):
+    """One parse: where the DoclingDocument went, and what it took."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sha256: str
+    size: int
+    format: DocFormat
+    pipeline: Pipeline
+    contract: str
+    pages: int
+    cached: bool
+    partial: bool
+    failed_pages: list[int]
+    peak_rss_mb: float | None  # the child's; None when the cache answered
+    timings: Timings
+    docling_key: str | None = None
+    output: str | None = None
+
+    def to_state(self) -> dict[str, Any]:
+        """The small dict the parse Lambda returns to the state machine."""
+        return {
+            "docling_key": self.docling_key,
+            "sha256": self.sha256,
+            "size": self.size,
+            "pipeline": str(self.pipeline),
+            "pages": self.pages,
+            "cached": self.cached,
+            "partial": self.partial,
+            "failed_pages": list(self.failed_pages),
+            "seconds": round(self.timings.total_s, 3),
+        }

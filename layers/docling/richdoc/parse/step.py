@@ -1,0 +1,314 @@
+"""The parse step: a source document in, a DoclingDocument JSON out, failures typed.
+
+The caller's side (``parse_object`` for the Lambda handler, ``parse_file`` for the CLI)
+never imports docling: it picks the format and pipeline, looks the result up in the
+artifact cache, and hands the conversion to an isolated worker
+(``richdoc.forkserver``): a zygote that imports docling and builds its converters once,
+and a forked child per document with a memory ceiling and a wall-clock timeout.
+``richdoc.parse.convert`` is what runs over there.
+
+The DoclingDocument is a pure function of the bytes and the processor contract: the
+file is staged as ``document.<ext>`` whatever its key or name, so identical bytes give
+identical JSON and the artifact ``docling/<sha256>/<contract>.json`` is reused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from botocore.exceptions import ClientError
+from pydantic import BaseModel, ConfigDict
+
+from richdoc.artifacts import ArtifactStore, SourceObject, docling_key, s3_errors
+from richdoc.forkserver import ChildOutcome, ForkServer
+from richdoc.formats import DocFormat, format_of
+from richdoc.parse.reports import ChildReport, ParseReport, Timings
+from richdoc.parse.settings import ParseLimits, ParserSettings
+
+_STAGED_STEM = "document"
+
+
+# The isolated worker --------------------------------------------------------------------
+
+
+class ParseWorker:
+    """The parse step's isolated worker: a zygote warmed with docling's converters."""
+
+    def __init__(self, settings: ParserSettings, *, quiet: bool = False) -> None:
+        self.settings = settings
+        self.server = ForkServer(
+            warmup="richdoc.parse.convert:warm_up",
+            target="richdoc.parse.convert:convert_document",
+            config={
+                "pdf_pipeline": str(settings.pdf_pipeline),
+                "artifacts": settings.artifacts_path,
+            },
+            # Model weights come from the image; never reach for the model hub.
+            env_overrides={"HF_HUB_OFFLINE": "1"},
+            quiet=quiet,
+        )
+
+    def convert(
+        self,
+        staged: Path,
+        fmt: DocFormat,
+        output: Path,
+        limits: ParseLimits,
+        *,
+        accept_partial: bool,
+    ) -> tuple[ChildReport, ChildOutcome]:
+        args = {
+            "source": str(staged),
+            "format": str(fmt),
+            "output": str(output),
+            "max_pages": limits.max_pages,
+            "timeout_s": limits.timeout_s,
+            "mem_ceiling_mb": limits.mem_ceiling_mb,
+            "accept_partial": accept_partial,
+        }
+        outcome = self.server.run(
+            args,
+            timeout_s=limits.timeout_s,
+            mem_ceiling_mb=limits.mem_ceiling_mb,
+            result_path=output.with_name("result.json"),
+        )
+        return ChildReport.model_validate(outcome.value), outcome
+
+    def close(self) -> None:
+        self.server.close()
+
+
+_workers: dict[ParserSettings, ParseWorker] = {}
+_workers_lock = threading.Lock()
+
+
+def shared_worker(settings: ParserSettings | None = None, *, quiet: bool = False) -> ParseWorker:
+    """The process-wide worker for these settings: one zygote per process, started on
+    first use, so a warm Lambda pays docling's import once. ``quiet`` (silence the
+    worker's own output, for the CLI) is decided by whoever creates it."""
+    settings = settings or ParserSettings.from_env()
+    with _workers_lock:
+        worker = _workers.get(settings)
+        if worker is None:
+            worker = _workers[settings] = ParseWorker(settings, quiet=quiet)
+        return worker
+
+
+# The caller's side ----------------------------------------------------------------------
+
+
+def _stage(workdir: Path, fmt: DocFormat) -> Path:
+    return workdir / f"{_STAGED_STEM}.{fmt}"
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _converted(
+    report: ChildReport,
+    outcome: ChildOutcome,
+    *,
+    sha256: str,
+    size: int,
+    fmt: DocFormat,
+    contract: str,
+    marks: tuple[float, float, float],
+    **where: str,
+) -> ParseReport:
+    """The report of a fresh conversion; ``marks`` are (started, fetched, converted)."""
+    started, fetched, converted = marks
+    done = time.monotonic()
+    return ParseReport(
+        sha256=sha256,
+        size=size,
+        format=fmt,
+        pipeline=report.pipeline,
+        contract=contract,
+        pages=report.pages,
+        cached=False,
+        partial=report.partial,
+        failed_pages=report.failed_pages,
+        peak_rss_mb=outcome.peak_rss_mb,
+        timings=Timings(
+            fetch_s=fetched - started,
+            inspect_s=report.inspect_s,
+            convert_s=report.convert_s,
+            worker_s=outcome.seconds,
+            store_s=done - converted,
+            total_s=done - started,
+        ),
+        **where,
+    )
+
+
+def parse_file(
+    source: Path,
+    output: Path,
+    limits: ParseLimits,
+    *,
+    accept_partial: bool = True,
+    worker: ParseWorker | None = None,
+) -> ParseReport:
+    """Parse a local file into ``output`` (the ``richdoc parse`` command).
+
+    There is no bigger tier to escalate to here, so a partial conversion is accepted by
+    default and reported (``partial``, ``failed_pages``).
+    """
+    started = time.monotonic()
+    fmt = format_of(source.name)
+    worker = worker or shared_worker(quiet=True)
+    with tempfile.TemporaryDirectory(prefix="richdoc-parse-") as tmp:
+        staged = _stage(Path(tmp), fmt)
+        # A link, not a copy: the child reads the caller's file under the staged name.
+        staged.symlink_to(source.resolve())
+        sha256, size = _sha256_file(source), source.stat().st_size
+        fetched = time.monotonic()
+        produced = Path(tmp) / "docling.json"
+        report, outcome = worker.convert(
+            staged, fmt, produced, limits, accept_partial=accept_partial
+        )
+        converted = time.monotonic()
+        output.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(produced, output)
+    return _converted(
+        report,
+        outcome,
+        sha256=sha256,
+        size=size,
+        fmt=fmt,
+        contract=worker.settings.contract(fmt),
+        marks=(started, fetched, converted),
+        output=str(output),
+    )
+
+
+_META_PIPELINE = "richdoc-pipeline"
+_META_PAGES = "richdoc-pages"
+_MISSING = frozenset({"404", "NoSuchKey", "NotFound"})
+
+
+def _cached_pages(store: ArtifactStore, key: str) -> int | None:
+    """The page count recorded on a cached DoclingDocument, or None on a cache miss."""
+    with s3_errors(f"checking s3://{store.bucket}/{key}"):
+        try:
+            head = store.s3.head_object(Bucket=store.bucket, Key=key)
+        except ClientError as exc:
+            if str(exc.response.get("Error", {}).get("Code")) in _MISSING:
+                return None
+            raise
+    return int(head.get("Metadata", {}).get(_META_PAGES, 0))
+
+
+def parse_object(
+    store: ArtifactStore,
+    source: SourceObject,
+    limits: ParseLimits,
+    *,
+    accept_partial: bool,
+    worker: ParseWorker | None = None,
+) -> ParseReport:
+    """Parse an S3 object into the artifact bucket, reusing an earlier parse of the same
+    bytes under the same contract. Partial results (accepted only at the biggest tier)
+    go to a ``-partial`` contract key, so they never answer a later cache lookup."""
+    started = time.monotonic()
+    fmt = format_of(source.key)
+    worker = worker or shared_worker()
+    pipeline = worker.settings.pipeline_for(fmt)
+    contract = worker.settings.contract(fmt)
+    with tempfile.TemporaryDirectory(prefix="richdoc-parse-") as tmp:
+        downloaded = store.download_source(source, _stage(Path(tmp), fmt))
+        fetched = time.monotonic()
+        key = docling_key(downloaded.sha256, contract)
+        cached_pages = _cached_pages(store, key)
+        if cached_pages is not None:
+            done = time.monotonic()
+            return ParseReport(
+                sha256=downloaded.sha256,
+                size=downloaded.size,
+                format=fmt,
+                pipeline=pipeline,
+                contract=contract,
+                pages=cached_pages,
+                cached=True,
+                partial=False,
+                failed_pages=[],
+                peak_rss_mb=None,
+                timings=Timings(
+                    fetch_s=fetched - started,
+                    inspect_s=0.0,
+                    convert_s=0.0,
+                    worker_s=0.0,
+                    store_s=0.0,
+                    total_s=done - started,
+                ),
+                docling_key=key,
+            )
+        produced = Path(tmp) / "docling.json"
+        report, outcome = worker.convert(
+            downloaded.path, fmt, produced, limits, accept_partial=accept_partial
+        )
+        converted = time.monotonic()
+        if report.partial:
+            key = docling_key(downloaded.sha256, f"{contract}-partial")
+        with s3_errors(f"writing s3://{store.bucket}/{key}"), produced.open("rb") as body:
+            store.s3.put_object(
+                Bucket=store.bucket,
+                Key=key,
+                Body=body,
+                ContentType="application/json",
+                Metadata={_META_PIPELINE: str(report.pipeline), _META_PAGES: str(report.pages)},
+            )
+    return _converted(
+        report,
+        outcome,
+        sha256=downloaded.sha256,
+        size=downloaded.size,
+        fmt=fmt,
+        contract=contract,
+        marks=(started, fetched, converted),
+        docling_key=key,
+    )
+
+
+class SourceRef(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    bucket: str
+    key: str
+    version_id: str | None = None
+
+
+class ParseEvent(BaseModel):
+    """The parse task's input from the state machine."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    job_id: str
+    run: int
+    tier: int
+    accept_partial: bool = False
+    source: SourceRef
+
+
+def parse_event(
+    event: Mapping[str, Any], *, s3: Any, memory_tier_mb: int | None = None
+) -> dict[str, Any]:
+    """The parse Lambda's whole job: event in, the small state dict out."""
+    request = ParseEvent.model_validate(event)
+    store = ArtifactStore.from_env(s3)
+    source = SourceObject(request.source.bucket, request.source.key, request.source.version_id)
+    limits = ParseLimits.resolve(memory_tier_mb=memory_tier_mb)
+    report = parse_object(store, source, limits, accept_partial=request.accept_partial)
+    return report.to_state()

@@ -1,0 +1,5 @@
+import sys
+
+from richdoc_tools.cli import main
+
+sys.exit(main())
