@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from richdoc.taxonomy import Failure, FailureKind
 
 if TYPE_CHECKING:
-    from docling_core.types.doc import DoclingDocument
+    from docling_core.types.doc.document import DoclingDocument
 
 
 class Contract(BaseModel):
