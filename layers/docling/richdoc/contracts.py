@@ -42,7 +42,7 @@ class Contract(BaseModel):
     """Base of the state payloads: immutable values; keys a model does not know are
     ignored, so the definition may pass more than a step reads."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
 
 # ---- the source object ---------------------------------------------------------------------
@@ -352,5 +352,5 @@ RecordsAction = Annotated[
     Field(discriminator="action"),
 ]
 RECORDS_ACTION: TypeAdapter[RecordStart | RecordEscalation | RecordSuccess | RecordFailure] = (
-    TypeAdapter(RecordsAction)
+    TypeAdapter(RecordsAction, config=ConfigDict(defer_build=True))
 )
