@@ -42,6 +42,7 @@ class Contract(BaseModel):
     """Base of the state payloads: immutable values; keys a model does not know are
     ignored, so the definition may pass more than a step reads."""
 
+    # Schemas are built on first use: each handler pays only for the models it uses.
     model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
 
