@@ -8,10 +8,10 @@ from typing import Any
 import boto3
 import pytest
 
+from richdoc.contracts import ExecutionInput, JobOptions, SourceObject
 from richdoc.deadletter import failure_attributes
 from richdoc.ingest import (
     MalformedMessage,
-    ObjectCreated,
     Starter,
     StartOutcome,
     object_created_events,
@@ -63,7 +63,9 @@ def eventbridge_notification(key: str) -> str:
 
 def test_s3_keys_are_url_decoded() -> None:
     [event] = object_created_events(s3_notification("reports/Q1+plan+%281%29.docx"))
-    assert event == ObjectCreated(BUCKET, "reports/Q1 plan (1).docx", "v1", "0123abcd", 5)
+    assert event == SourceObject(
+        bucket=BUCKET, key="reports/Q1 plan (1).docx", version_id="v1", etag="0123abcd", size=5
+    )
 
 
 def test_eventbridge_object_created_events_are_accepted() -> None:
@@ -130,15 +132,28 @@ def _executions(world: dict[str, Any]) -> list[str]:
     ]
 
 
+def _execution_input(world: dict[str, Any], name: str) -> ExecutionInput:
+    arn = world["machine"].replace(":stateMachine:", ":execution:") + f":{name}"
+    described = world["sfn"].describe_execution(executionArn=arn)
+    return ExecutionInput.model_validate_json(described["input"])
+
+
 def test_a_notification_creates_the_job_and_starts_run_1(world: dict[str, Any]) -> None:
     version = _upload(world, "a.docx")
-    [result] = world["starter"].handle_message(s3_notification("a.docx", version))
+    body = s3_notification("a.docx", version)
+    [result] = world["starter"].handle_message(body)
     assert result.outcome is StartOutcome.STARTED
     assert result.job_id == job_id_for(BUCKET, "a.docx", version)
     assert _executions(world) == [f"{result.job_id}-r1"]
     job = world["jobs"].get(result.job_id)
-    assert job.status is JobStatus.QUEUED and job.source["size"] == 5
-    assert job.options == {"clarify": False}
+    assert job.status is JobStatus.QUEUED
+    assert job.source == SourceObject(
+        bucket=BUCKET, key="a.docx", version_id=version, etag="0123abcd", size=5
+    )
+    assert job.options == JobOptions(clarify=False)
+    assert _execution_input(world, result.execution_name) == ExecutionInput(
+        job_id=result.job_id, run=1, source=job.source, options=job.options, message=body
+    )
 
 
 def test_duplicate_deliveries_start_one_execution(world: dict[str, Any]) -> None:
@@ -167,7 +182,7 @@ def test_a_new_upload_under_the_same_key_is_a_new_job(world: dict[str, Any]) -> 
 def test_object_metadata_overrides_the_clarify_default(world: dict[str, Any]) -> None:
     version = _upload(world, "a.docx", metadata={"richdoc-clarify": "true"})
     [result] = world["starter"].handle_message(s3_notification("a.docx", version))
-    assert world["jobs"].get(result.job_id).options == {"clarify": True}
+    assert world["jobs"].get(result.job_id).options == JobOptions(clarify=True)
 
 
 def test_a_deleted_object_still_gets_a_job_for_the_parse_step_to_classify(
@@ -192,6 +207,10 @@ def test_a_redriven_message_starts_the_next_run(world: dict[str, Any]) -> None:
     attributes = {k: v["StringValue"] for k, v in _dead_letter(world, first.job_id).items()}
     [again] = world["starter"].handle_message(body, attributes)
     assert (again.run, again.outcome) == (2, StartOutcome.STARTED)
+    job = world["jobs"].get(first.job_id)
+    assert _execution_input(world, again.execution_name) == ExecutionInput(
+        job_id=first.job_id, run=2, source=job.source, options=job.options, message=body
+    )
     assert sorted(_executions(world)) == sorted([f"{first.job_id}-r1", f"{first.job_id}-r2"])
     # The same dead-letter message redriven twice does not start run 3.
     [twice] = world["starter"].handle_message(body, attributes)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from richdoc.contracts import JobCounts, JobOptions, JobOutputs, SourceObject
 from richdoc.jobs import (
     JobStatus,
     JobStore,
@@ -13,11 +14,17 @@ from richdoc.jobs import (
 )
 from richdoc.taxonomy import Failure, FailureKind, ResourceLimit
 
-SOURCE = {"bucket": "ingest", "key": "contract.docx", "version_id": "v1", "size": 10}
+SOURCE = SourceObject(bucket="ingest", key="contract.docx", version_id="v1", size=10)
+OUTPUTS = JobOutputs(
+    docling_key="docling/ab/contract.json",
+    projection_key="jobs/job-1/run-001/projection.json",
+    detection_key="jobs/job-1/run-001/detection.json",
+)
+COUNTS = JobCounts(nodes=3, edges=2, spans=2, ambiguities=0, ambiguities_suppressed=1)
 
 
 def _running(store: JobStore, job_id: str = "job-1") -> str:
-    assert store.create(job_id, SOURCE, {"clarify": True})
+    assert store.create(job_id, SOURCE, JobOptions(clarify=True))
     store.mark_running(job_id, 1, f"arn:execution:{job_id}-r1")
     return job_id
 
@@ -40,11 +47,12 @@ def test_status_vocabulary_is_closed_and_knows_terminal_states() -> None:
 
 
 def test_create_is_idempotent_for_duplicate_notifications(job_store: JobStore) -> None:
-    assert job_store.create("job-1", SOURCE, {"clarify": False}) is True
-    assert job_store.create("job-1", SOURCE, {"clarify": True}) is False
+    assert job_store.create("job-1", SOURCE, JobOptions(clarify=False)) is True
+    assert job_store.create("job-1", SOURCE, JobOptions(clarify=True)) is False
     job = job_store.get("job-1")
     assert job is not None
-    assert (job.status, job.run, job.options) == (JobStatus.QUEUED, 1, {"clarify": False})
+    assert (job.status, job.run, job.options) == (JobStatus.QUEUED, 1, JobOptions(clarify=False))
+    assert job.source == SOURCE
 
 
 def test_success_records_outputs_counts_pipeline_and_hash(job_store: JobStore) -> None:
@@ -52,16 +60,17 @@ def test_success_records_outputs_counts_pipeline_and_hash(job_store: JobStore) -
     job_store.succeed(
         job_id,
         1,
-        outputs={"projection_key": "jobs/job-1/run-001/projection.json"},
-        counts={"nodes": 3, "edges": 2, "spans": 2, "ambiguities": 0},
+        outputs=OUTPUTS,
+        counts=COUNTS,
         pipeline="simple",
         sha256="ab" * 32,
     )
     job = job_store.get(job_id)
     assert job is not None
     assert job.status is JobStatus.SUCCEEDED
-    assert job.counts == {"nodes": 3, "edges": 2, "spans": 2, "ambiguities": 0}
-    assert job.source["sha256"] == "ab" * 32
+    assert job.outputs == OUTPUTS.model_dump()
+    assert job.counts == COUNTS.model_dump()
+    assert job.source == SOURCE.model_copy(update={"sha256": "ab" * 32})
     assert job.pipeline == "simple"
 
 
@@ -87,7 +96,7 @@ def test_a_stale_run_can_never_overwrite_a_newer_run(job_store: JobStore) -> Non
     assert job_store.start_next_run(job_id, 1) == 2
     job_store.mark_running(job_id, 2, "arn:execution:r2")
     with pytest.raises(StaleRun):
-        job_store.succeed(job_id, 1, outputs={}, counts={}, pipeline=None, sha256=None)
+        job_store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline=None, sha256=None)
     with pytest.raises(StaleRun):
         job_store.dead_letter(job_id, 1, Failure(FailureKind.INTERNAL, "late"))
     job = job_store.get(job_id)
@@ -111,7 +120,7 @@ def test_only_dead_lettered_runs_can_be_redriven(job_store: JobStore) -> None:
 
 def test_succeeded_jobs_cannot_be_dead_lettered_later(job_store: JobStore) -> None:
     job_id = _running(job_store)
-    job_store.succeed(job_id, 1, outputs={}, counts={}, pipeline=None, sha256=None)
+    job_store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline=None, sha256=None)
     with pytest.raises(StaleRun):
         job_store.dead_letter(job_id, 1, Failure(FailureKind.INTERNAL, "late duplicate"))
 

@@ -15,7 +15,8 @@ from botocore.exceptions import ClientError
 from docling_core.types.doc import DoclingDocument
 from moto import mock_aws
 
-from richdoc.artifacts import ArtifactStore, SourceObject
+from richdoc.artifacts import ArtifactStore
+from richdoc.contracts import JobOptions, ParseOutput, SourceObject
 from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
 from richdoc.parse.step import parse_object, shared_worker
 from richdoc.stage import clients
@@ -27,17 +28,6 @@ pytestmark = [pytest.mark.docling, pytest.mark.xdist_group("parse-docling")]
 
 ROOT = Path(__file__).resolve().parents[1]
 INGEST, ARTIFACTS = "ingest", "artifacts"
-STATE_KEYS = {
-    "docling_key",
-    "sha256",
-    "size",
-    "pipeline",
-    "pages",
-    "cached",
-    "partial",
-    "failed_pages",
-    "seconds",
-}
 
 
 @dataclass
@@ -74,7 +64,7 @@ def aws(monkeypatch, template):
         # The handler records its attempt on the job, which the state machine started.
         monkeypatch.setenv("JOBS_TABLE", provision_one(template, "JobsTable"))
         clients.reset()
-        clients.jobs.create("job-abc", {"bucket": INGEST}, {"clarify": False})
+        clients.jobs.create("job-abc", SourceObject(bucket=INGEST, key="in"), JobOptions())
         clients.jobs.mark_running("job-abc", 1, "arn:execution:job-abc-r1")
         yield s3
     clients.reset()
@@ -102,7 +92,7 @@ def _upload(s3, tmp_path: Path, key: str, path: Path) -> None:
 def test_the_handler_returns_only_the_small_state_and_stores_the_document(app, aws, tmp_path):
     _upload(aws, tmp_path, "in/contract.docx", parse_inputs.docx(tmp_path / "c.docx"))
     state = app.handler(_event("in/contract.docx"), FakeContext())
-    assert set(state) == STATE_KEYS
+    assert ParseOutput.model_validate(state).model_dump(mode="json") == state
     assert (state["pipeline"], state["cached"], state["partial"], state["failed_pages"]) == (
         "simple",
         False,
@@ -167,7 +157,7 @@ def test_s3_throttling_is_transient(tmp_path):
     with pytest.raises(Transient, match="SlowDown"):
         parse_object(
             ArtifactStore(ThrottledS3(), ARTIFACTS),
-            SourceObject(INGEST, "a.docx"),
+            SourceObject(bucket=INGEST, key="a.docx"),
             ParseLimits.resolve(),
             accept_partial=False,
             worker=worker,

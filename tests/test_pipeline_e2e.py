@@ -16,6 +16,7 @@ import pytest
 from richdoc_tools.local.events import wait_until
 from richdoc_tools.local.lambdas import PlatformError
 
+from richdoc.contracts import ParseInput, ParseOutput
 from richdoc.jobs import Job, JobStatus
 from richdoc.taxonomy import ResourceLimit, Transient
 
@@ -117,14 +118,14 @@ def patch_parse(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[..., Any]
     """Replace the docling part of the parse step, keeping the real handler around it."""
     import richdoc.parse.step
 
-    real = richdoc.parse.step.parse_event
+    real = richdoc.parse.step.parse_request
 
     def install(behaviour: Callable[..., Any]) -> None:
-        def patched(event: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-            result: dict[str, Any] = behaviour(event, real, **kwargs)
+        def patched(event: ParseInput, **kwargs: Any) -> ParseOutput:
+            result: ParseOutput = behaviour(event, real, **kwargs)
             return result
 
-        monkeypatch.setattr(richdoc.parse.step, "parse_event", patched)
+        monkeypatch.setattr(richdoc.parse.step, "parse_request", patched)
 
     return install
 
@@ -156,7 +157,7 @@ def test_a_docx_succeeds_with_records_outputs_and_no_dead_letter(stack: Any) -> 
     assert job.counts["ambiguities"] == 1  # effective 1 March vs signed 15 February
     projection = json.loads(stack.artifact(job.outputs["projection_key"]))
     assert projection["schema"] == "richdoc.projection/v1"
-    assert projection["source"]["sha256"] == job.source["sha256"]
+    assert projection["source"]["sha256"] == job.source.sha256
     detection = json.loads(stack.artifact(job.outputs["detection_key"]))
     assert detection["ambiguities"][0]["kind"] == "conflicting_dates"
     assert dead_letters_for(stack, job.job_id) == []
@@ -196,8 +197,8 @@ def test_unsupported_feature_keeps_its_tag(stack: Any) -> None:
 def test_a_resource_limit_at_tier_1_succeeds_at_tier_2(
     stack: Any, patch_parse: Callable[..., None]
 ) -> None:
-    def tier_one_too_small(event: dict[str, Any], real: Callable[..., Any], **kw: Any) -> Any:
-        if event["tier"] == 1:
+    def tier_one_too_small(event: ParseInput, real: Callable[..., Any], **kw: Any) -> Any:
+        if event.tier == 1:
             raise ResourceLimit("worker exceeded the 2,500 MB ceiling of tier 1")
         return real(event, **kw)
 
@@ -236,8 +237,8 @@ def test_a_platform_timeout_at_tier_1_escalates_and_is_recorded(
 ) -> None:
     released = threading.Event()
 
-    def slow_at_tier_one(event: dict[str, Any], real: Callable[..., Any], **kw: Any) -> Any:
-        if event["tier"] == 1:
+    def slow_at_tier_one(event: ParseInput, real: Callable[..., Any], **kw: Any) -> Any:
+        if event.tier == 1:
             released.wait(10)  # outlives the 1 s function timeout below
         return real(event, **kw)
 
@@ -276,7 +277,7 @@ def test_transient_errors_are_retried_then_succeed(
 ) -> None:
     failures = iter([Transient("S3 SlowDown"), Transient("S3 SlowDown")])
 
-    def flaky(event: dict[str, Any], real: Callable[..., Any], **kw: Any) -> Any:
+    def flaky(event: ParseInput, real: Callable[..., Any], **kw: Any) -> Any:
         error = next(failures, None)
         if error:
             raise error
@@ -305,7 +306,7 @@ def test_throttling_by_the_platform_is_retried(stack: Any) -> None:
 def test_transient_errors_that_never_clear_are_dead_lettered_and_redrive_starts_run_2(
     stack: Any, patch_parse: Callable[..., None]
 ) -> None:
-    def down(event: dict[str, Any], real: Callable[..., Any], **kw: Any) -> Any:
+    def down(event: ParseInput, real: Callable[..., Any], **kw: Any) -> Any:
         raise Transient("S3 ServiceUnavailable")
 
     patch_parse(down)
@@ -376,12 +377,12 @@ def test_one_notification_delivered_three_times_is_one_job_and_one_execution(
                     "awsRegion": "us-east-1",
                     "eventName": "ObjectCreated:Put",
                     "s3": {
-                        "bucket": {"name": job.source["bucket"]},
+                        "bucket": {"name": job.source.bucket},
                         "object": {
                             "key": "e2e/dup.docx",
-                            "versionId": job.source["version_id"],
-                            "size": job.source["size"],
-                            "eTag": job.source["etag"],
+                            "versionId": job.source.version_id,
+                            "size": job.source.size,
+                            "eTag": job.source.etag,
                         },
                     },
                 }

@@ -132,7 +132,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 clarify=args.clarify,
                 timeout_s=args.timeout,
                 on_finished=lambda job: progress.update(
-                    task, advance=1, description=f"{job.source.get('key')} {job.status}"
+                    task, advance=1, description=f"{job.source.key} {job.status}"
                 ),
             )
         if args.out:
@@ -239,7 +239,7 @@ def _cmd_jobs_list(args: argparse.Namespace) -> int:
             str(j.run),
             _cell(j.stage),
             _cell(j.tier),
-            _cell(j.source.get("key")),
+            _cell(j.source.key),
             _cell(label),
             _cell(j.updated_at),
         )

@@ -23,6 +23,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from richdoc.contracts import SourceObject
 from richdoc.taxonomy import CorruptInput, Transient
 
 ARTIFACT_BUCKET_ENV = "ARTIFACT_BUCKET"
@@ -75,19 +76,6 @@ def s3_errors(what: str) -> Iterator[None]:
 
 
 @dataclass(frozen=True)
-class SourceObject:
-    bucket: str
-    key: str
-    version_id: str | None = None
-
-    def get_kwargs(self) -> dict[str, str]:
-        kwargs = {"Bucket": self.bucket, "Key": self.key}
-        if self.version_id:
-            kwargs["VersionId"] = self.version_id
-        return kwargs
-
-
-@dataclass(frozen=True)
 class Downloaded:
     path: Path
     sha256: str
@@ -113,16 +101,6 @@ class ArtifactStore:
     def put_bytes(self, key: str, data: bytes, content_type: str = "application/json") -> None:
         with s3_errors(f"writing s3://{self.bucket}/{key}"):
             self.s3.put_object(Bucket=self.bucket, Key=key, Body=data, ContentType=content_type)
-
-    def exists(self, key: str) -> bool:
-        with s3_errors(f"checking s3://{self.bucket}/{key}"):
-            try:
-                self.s3.head_object(Bucket=self.bucket, Key=key)
-            except ClientError as exc:
-                if str(exc.response.get("Error", {}).get("Code")) in _MISSING_SOURCE_CODES:
-                    return False
-                raise
-        return True
 
     def download_source(self, source: SourceObject, dest: Path) -> Downloaded:
         """Stream the source object to local storage, hashing it on the way."""

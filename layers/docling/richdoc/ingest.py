@@ -3,7 +3,9 @@
 Accepted message bodies: S3 event notifications (``Records`` with ``ObjectCreated:*``),
 EventBridge "Object Created" events from S3, and either of those redriven from the
 dead-letter queue (they then carry the ``richdoc.*`` failure attributes). S3 test events
-are skipped. Object keys arrive URL-encoded (``+`` for space) and are decoded here.
+are skipped. Object keys arrive URL-encoded (``+`` for space) and are decoded here. Each
+created object becomes a ``richdoc.contracts.SourceObject``, the execution input an
+``ExecutionInput``.
 
 Idempotency: the job id is derived from bucket, key and version; the execution name is
 job id + run. A duplicate notification finds the job and re-issues the same
@@ -25,6 +27,7 @@ from aws_lambda_powertools.utilities.data_classes import S3Event
 from aws_lambda_powertools.utilities.data_classes.s3_event import S3EventBridgeNotificationEvent
 from botocore.exceptions import ClientError
 
+from richdoc.contracts import ExecutionInput, JobOptions, SourceObject
 from richdoc.deadletter import RedriveMarker
 from richdoc.jobs import JobStatus, JobStore, StaleRun, execution_name, job_id_for
 
@@ -36,17 +39,8 @@ class MalformedMessage(ValueError):
     """The message is not an S3 object-created notification (it will reach the DLQ)."""
 
 
-@dataclass(frozen=True)
-class ObjectCreated:
-    bucket: str
-    key: str
-    version_id: str | None
-    etag: str | None
-    size: int | None
-
-
-def object_created_events(body: str) -> list[ObjectCreated]:
-    """The object-created events in one message body; [] for S3 test events."""
+def object_created_events(body: str) -> list[SourceObject]:
+    """The objects one message body says were created; [] for S3 test events."""
     try:
         data = json.loads(body)
     except ValueError as exc:
@@ -64,7 +58,7 @@ def object_created_events(body: str) -> list[ObjectCreated]:
                 continue
             obj = record.s3.get_object
             events.append(
-                ObjectCreated(
+                SourceObject(
                     bucket=record.s3.bucket.name,
                     key=unquote_plus(obj.key),
                     version_id=obj.version_id or None,
@@ -76,7 +70,7 @@ def object_created_events(body: str) -> list[ObjectCreated]:
     if data.get("source") == "aws.s3" and data.get("detail-type") == "Object Created":
         detail = S3EventBridgeNotificationEvent(data).detail
         return [
-            ObjectCreated(
+            SourceObject(
                 bucket=detail.bucket.name,
                 key=detail.object.key,  # Powertools decodes it
                 version_id=detail.object.get("version-id") or None,
@@ -132,12 +126,9 @@ class Starter:
         redrive = RedriveMarker.from_attributes(attributes or {})
         return [self._start(event, body, redrive) for event in object_created_events(body)]
 
-    def _head(self, event: ObjectCreated) -> dict[str, Any]:
-        kwargs = {"Bucket": event.bucket, "Key": event.key}
-        if event.version_id:
-            kwargs["VersionId"] = event.version_id
+    def _head(self, created: SourceObject) -> dict[str, Any]:
         try:
-            head: dict[str, Any] = self.s3.head_object(**kwargs)
+            head: dict[str, Any] = self.s3.head_object(**created.get_kwargs())
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "403"):
                 # Deleted (or unreadable) already: the parse step classifies it, so the
@@ -150,20 +141,22 @@ class Starter:
     def _ignored(job_id: str, run: int) -> StartResult:
         return StartResult(job_id, run, execution_name(job_id, run), StartOutcome.DUPLICATE_IGNORED)
 
-    def _start(self, event: ObjectCreated, body: str, redrive: RedriveMarker | None) -> StartResult:
-        head = self._head(event)
-        version = event.version_id or head.get("VersionId")
-        etag = event.etag or str(head.get("ETag", "")).strip('"') or None
-        job_id = job_id_for(event.bucket, event.key, version or etag or "")
+    def _start(
+        self, created: SourceObject, body: str, redrive: RedriveMarker | None
+    ) -> StartResult:
+        head = self._head(created)
+        version = created.version_id or head.get("VersionId")
+        etag = created.etag or str(head.get("ETag", "")).strip('"') or None
+        job_id = job_id_for(created.bucket, created.key, version or etag or "")
         clarify = _parse_bool(head.get("Metadata", {}).get(CLARIFY_METADATA_KEY, ""))
-        source = {
-            "bucket": event.bucket,
-            "key": event.key,
-            "version_id": version,
-            "etag": etag,
-            "size": head.get("ContentLength", event.size),
-        }
-        options = {"clarify": self.clarify_default if clarify is None else clarify}
+        source = SourceObject(
+            bucket=created.bucket,
+            key=created.key,
+            version_id=version,
+            etag=etag,
+            size=head.get("ContentLength", created.size),
+        )
+        options = JobOptions(clarify=self.clarify_default if clarify is None else clarify)
 
         run = 1
         new_run = self.jobs.create(job_id, source, options)
@@ -191,18 +184,14 @@ class Starter:
                 new_run = job.status is JobStatus.QUEUED
 
         name = execution_name(job_id, run)
-        execution_input = {
-            "job_id": job_id,
-            "run": run,
-            "source": source,
-            "options": options,
-            "message": body,
-        }
+        execution_input = ExecutionInput(
+            job_id=job_id, run=run, source=source, options=options, message=body
+        )
         try:
             self.sfn.start_execution(
                 stateMachineArn=self.state_machine_arn,
                 name=name,
-                input=json.dumps(execution_input, sort_keys=True),
+                input=json.dumps(execution_input.model_dump(mode="json"), sort_keys=True),
             )
         except self.sfn.exceptions.ExecutionAlreadyExists:
             return StartResult(job_id, run, name, StartOutcome.ALREADY_STARTED)

@@ -28,6 +28,7 @@ from typing import Any
 from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
 
+from richdoc.contracts import JobCounts, JobOptions, JobOutputs, SourceObject
 from richdoc.taxonomy import Failure, Transient
 
 JOBS_TABLE_ENV = "JOBS_TABLE"
@@ -121,8 +122,8 @@ class Job:
     job_id: str
     status: JobStatus
     run: int
-    source: dict[str, Any]
-    options: dict[str, Any] = field(default_factory=dict)
+    source: SourceObject
+    options: JobOptions = field(default_factory=JobOptions)
     stage: str | None = None
     tier: int | None = None
     pipeline: str | None = None
@@ -142,8 +143,8 @@ class Job:
             job_id=data["job_id"],
             status=JobStatus(data["job_status"]),
             run=data["run"],
-            source=data.get("source", {}),
-            options=data.get("options", {}),
+            source=SourceObject.model_validate(data["source"]),
+            options=JobOptions.model_validate(data.get("options", {})),
             stage=data.get("stage"),
             tier=data.get("tier"),
             pipeline=data.get("pipeline"),
@@ -165,8 +166,9 @@ class Job:
             "stage": self.stage,
             "tier": self.tier,
             "pipeline": self.pipeline,
-            "source": self.source,
-            "options": self.options,
+            # As stored: DynamoDB items keep no null attributes.
+            "source": self.source.model_dump(mode="json", exclude_none=True),
+            "options": self.options.model_dump(mode="json"),
             "failure": self.failure,
             "execution_arn": self.execution_arn,
             "outputs": self.outputs,
@@ -254,7 +256,7 @@ class JobStore:
 
     # ---- job transitions ---------------------------------------------------------------
 
-    def create(self, job_id: str, source: Mapping[str, Any], options: Mapping[str, Any]) -> bool:
+    def create(self, job_id: str, source: SourceObject, options: JobOptions) -> bool:
         """Create run 1 as QUEUED. False when the job already exists (a duplicate)."""
         now = self.clock()
         item = _to_dynamo(
@@ -264,8 +266,8 @@ class JobStore:
                 "job_id": job_id,
                 "job_status": str(JobStatus.QUEUED),
                 "run": 1,
-                "source": dict(source),
-                "options": dict(options),
+                "source": source.model_dump(mode="json"),
+                "options": options.model_dump(mode="json"),
                 "attempt_seq": 0,
                 "created_at": now,
                 "updated_at": now,
@@ -319,14 +321,14 @@ class JobStore:
         job_id: str,
         run: int,
         *,
-        outputs: Mapping[str, Any],
-        counts: Mapping[str, Any],
+        outputs: JobOutputs,
+        counts: JobCounts,
         pipeline: str | None,
         sha256: str | None,
     ) -> None:
         updates: dict[str, Any] = {
-            "outputs": dict(outputs),
-            "counts": dict(counts),
+            "outputs": outputs.model_dump(mode="json"),
+            "counts": counts.model_dump(mode="json"),
             "pipeline": pipeline,
             "stage": None,
             "ended_at": self.clock(),

@@ -42,6 +42,7 @@ from docling_core.types.doc import (
 from docling_core.types.doc.base import CoordOrigin
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from richdoc.contracts import SourceInfo
 from richdoc.taxonomy import CorruptInput, UnsupportedFeature
 
 SCHEMA: Final = "richdoc.projection/v1"
@@ -141,28 +142,6 @@ _FORM_LABELS = frozenset(
 )
 _PICTURE_LABELS = frozenset({DocItemLabel.PICTURE, DocItemLabel.CHART})
 _FURNITURE_LABELS = frozenset({DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER})
-
-
-class SourceInfo(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    sha256: str | None = None
-    pipeline: str | None = None
-
-    @classmethod
-    def for_document(
-        cls,
-        doc: DoclingDocument,
-        *,
-        name: str | None = None,
-        sha256: str | None = None,
-        pipeline: str | None = None,
-    ) -> SourceInfo:
-        """Fill what the caller does not know from the document's own origin."""
-        if name is None:
-            name = doc.origin.filename if doc.origin is not None else doc.name
-        return cls(name=name, sha256=sha256, pipeline=pipeline)
 
 
 class Node(BaseModel):

@@ -1,9 +1,11 @@
-"""What every step handler shares: typed events, Powertools wiring, the attempt record.
+"""What every step handler shares: the typed contract, Powertools wiring, the attempt record.
 
-A step handler (parse, project, detect) is a plain function of a typed event; the
-``stage_handler`` decorator adds the Logger (job id as correlation id, run/tier/execution
-as keys), EMF metrics, X-Ray tracing, and records the invocation as an attempt item that
-is closed with ``ok`` or the error name. Attempts the platform kills stay ``running``
+A step handler (parse, project, detect) is a plain function from its input model to its
+output model (``richdoc.contracts``: ``PARSE``, ``PROJECT``, ``DETECT``); the
+``stage_handler`` decorator validates the state input once, returns the output as JSON,
+adds the Logger (job id as correlation id, run/tier/execution as keys), EMF metrics and
+X-Ray tracing, and records the invocation as an attempt item that is closed with ``ok``
+or the error name. Attempts the platform kills stay ``running``
 until the state machine's catch path closes them.
 """
 
@@ -12,41 +14,21 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, ConfigDict
 
 from richdoc.artifacts import ArtifactStore
+from richdoc.contracts import InputT, OutputT, StageContract
 from richdoc.jobs import JobStore
 from richdoc.tracing import handler_tracer
 
 NAMESPACE = "richdoc"
 tracer = handler_tracer()
 metrics = Metrics(namespace=NAMESPACE)
-
-
-class SourceRef(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    bucket: str
-    key: str
-    version_id: str | None = None
-    etag: str | None = None
-    size: int | None = None
-
-
-class StageEvent(BaseModel):
-    """The fields every step receives from the state machine."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    job_id: str
-    run: int
-    execution: str | None = None
 
 
 class Clients:
@@ -71,24 +53,26 @@ class Clients:
 
 clients = Clients()
 
-EventT = TypeVar("EventT", bound=StageEvent)
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 
 
 def stage_handler(
-    stage: str, model: type[EventT]
-) -> Callable[[Callable[[EventT, LambdaContext], dict[str, Any]]], Handler]:
-    """Turn ``body(event, context) -> result`` into a recorded, observable Lambda handler."""
+    contract: StageContract[InputT, OutputT],
+) -> Callable[[Callable[[InputT, LambdaContext], OutputT]], Handler]:
+    """Turn ``body(input, context) -> output`` into a recorded, observable Lambda handler
+    that validates the state input into ``contract.input`` once and returns
+    ``contract.output`` as JSON."""
+    stage = contract.name
     logger = Logger(service=stage)
 
-    def decorate(body: Callable[[EventT, LambdaContext], dict[str, Any]]) -> Handler:
+    def decorate(body: Callable[[InputT, LambdaContext], OutputT]) -> Handler:
         @logger.inject_lambda_context(correlation_id_path="job_id", clear_state=True)
         @tracer.capture_lambda_handler
         @metrics.log_metrics
         @functools.wraps(body)
         def handler(raw: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-            event = model.model_validate(raw)
-            tier = getattr(event, "tier", None)
+            event = contract.input.model_validate(raw)
+            tier = event.attempt_tier()
             logger.append_keys(run=event.run, execution=event.execution, tier=tier)
             started = time.monotonic()
             with clients.jobs.attempt(
@@ -99,7 +83,8 @@ def stage_handler(
                 memory_mb=int(context.memory_limit_in_mb),
                 request_id=context.aws_request_id,
             ):
-                result = body(event, context)
+                output = body(event, context)
+            result = output.model_dump(mode="json")
             with single_metric(
                 name="StageSeconds",
                 unit=MetricUnit.Seconds,

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict
 
+from richdoc.contracts import ParseOutput
 from richdoc.formats import DocFormat
 from richdoc.parse.settings import Pipeline
 
@@ -53,16 +52,19 @@ class ParseReport(BaseModel):
     docling_key: str | None = None
     output: str | None = None
 
-    def to_state(self) -> dict[str, Any]:
-        """The small dict the parse Lambda returns to the state machine."""
-        return {
-            "docling_key": self.docling_key,
-            "sha256": self.sha256,
-            "size": self.size,
-            "pipeline": str(self.pipeline),
-            "pages": self.pages,
-            "cached": self.cached,
-            "partial": self.partial,
-            "failed_pages": list(self.failed_pages),
-            "seconds": round(self.timings.total_s, 3),
-        }
+    def to_output(self) -> ParseOutput:
+        """The parse step's state output (a report of ``parse_object``, which stored the
+        document under ``docling_key``)."""
+        if self.docling_key is None:
+            raise ValueError("only a parse into the artifact bucket has a state output")
+        return ParseOutput(
+            docling_key=self.docling_key,
+            sha256=self.sha256,
+            size=self.size,
+            pipeline=str(self.pipeline),
+            pages=self.pages,
+            cached=self.cached,
+            partial=self.partial,
+            failed_pages=list(self.failed_pages),
+            seconds=round(self.timings.total_s, 3),
+        )

@@ -1,6 +1,6 @@
 """The parse step: a source document in, a DoclingDocument JSON out, failures typed.
 
-The caller's side (``parse_object`` for the Lambda handler, ``parse_file`` for the CLI)
+The caller's side (``parse_request`` for the Lambda handler, ``parse_file`` for the CLI)
 never imports docling: it picks the format and pipeline, looks the result up in the
 artifact cache, and hands the conversion to an isolated worker
 (``richdoc.forkserver``): a zygote that imports docling and builds its converters once,
@@ -19,14 +19,12 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from botocore.exceptions import ClientError
-from pydantic import BaseModel, ConfigDict
 
-from richdoc.artifacts import ArtifactStore, SourceObject, docling_key, s3_errors
+from richdoc.artifacts import ArtifactStore, docling_key, s3_errors
+from richdoc.contracts import ParseInput, ParseOutput, SourceObject
 from richdoc.forkserver import ChildOutcome, ForkServer
 from richdoc.formats import DocFormat, format_of
 from richdoc.parse.reports import ChildReport, ParseReport, Timings
@@ -282,33 +280,10 @@ def parse_object(
     )
 
 
-class SourceRef(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    bucket: str
-    key: str
-    version_id: str | None = None
-
-
-class ParseEvent(BaseModel):
-    """The parse task's input from the state machine."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    job_id: str
-    run: int
-    tier: int
-    accept_partial: bool = False
-    source: SourceRef
-
-
-def parse_event(
-    event: Mapping[str, Any], *, s3: Any, memory_tier_mb: int | None = None
-) -> dict[str, Any]:
-    """The parse Lambda's whole job: event in, the small state dict out."""
-    request = ParseEvent.model_validate(event)
-    store = ArtifactStore.from_env(s3)
-    source = SourceObject(request.source.bucket, request.source.key, request.source.version_id)
+def parse_request(
+    request: ParseInput, *, store: ArtifactStore, memory_tier_mb: int | None = None
+) -> ParseOutput:
+    """The parse Lambda's whole job: its state input in, its state output out."""
     limits = ParseLimits.resolve(memory_tier_mb=memory_tier_mb)
-    report = parse_object(store, source, limits, accept_partial=request.accept_partial)
-    return report.to_state()
+    report = parse_object(store, request.source, limits, accept_partial=request.accept_partial)
+    return report.to_output()

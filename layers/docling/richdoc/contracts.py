@@ -1,0 +1,357 @@
+"""The typed contract of every state: what each Lambda receives and returns, in one place.
+
+The state machine (``statemachine/pipeline.asl.json``) moves JSON between states; this
+module is that JSON's schema. The starter builds an ``ExecutionInput``; the data then
+grows as the run goes (each under the ``ResultPath`` the definition gives it)::
+
+    $                   ExecutionInput        job_id, run, source, options, message
+    $.results.parse     ParseOutput           ParseTier1/2/3
+    $.results.project   ProjectOutput         Project
+    $.results.detect    DetectOutput          Detect
+    $.error             CaughtError           any Catch (Error, Cause)
+    $.failed_at         FailedAt              the ...Failed Pass states
+    $.failure           FailureRecorded       RecordFailure (read by the DLQ send and Choice)
+
+Each Task's ``Parameters`` build the input model of the Lambda it invokes (``PARSE``,
+``PROJECT``, ``DETECT`` below; the records function takes a ``RecordsAction``), and a
+handler returns its output model dumped with ``model_dump(mode="json")`` (the
+``richdoc.stage.stage_handler`` decorator does it). ``tests/test_contracts.py`` runs every
+route of the definition over these models, so a field renamed on one side only fails it.
+
+``SourceObject`` is the one type for "the uploaded object": the starter makes it from the
+S3 notification, the job record stores it, the execution input carries it, parse reads it.
+
+Nothing here may import docling-core: the project and detect handlers' cold start is
+benchmarked (bench/coldstart_bench.py), and the starter and records handlers never need it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, ClassVar, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from richdoc.taxonomy import Failure, FailureKind
+
+if TYPE_CHECKING:
+    from docling_core.types.doc.document import DoclingDocument
+
+
+class Contract(BaseModel):
+    """Base of the state payloads: immutable values; keys a model does not know are
+    ignored, so the definition may pass more than a step reads."""
+
+    # Schemas are built on first use: each handler pays only for the models it uses.
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
+
+
+# ---- the source object ---------------------------------------------------------------------
+
+
+class SourceObject(Contract):
+    """One version of an object in the ingest bucket: what a job is about."""
+
+    bucket: str
+    key: str  # decoded (S3 notifications URL-encode it)
+    version_id: str | None = None
+    etag: str | None = None
+    size: int | None = None
+    sha256: str | None = None  # known once parsed; the job record gets it at success
+
+    def get_kwargs(self) -> dict[str, str]:
+        """``Bucket``/``Key``/``VersionId`` for boto3's ``get_object`` and ``head_object``."""
+        kwargs = {"Bucket": self.bucket, "Key": self.key}
+        if self.version_id:
+            kwargs["VersionId"] = self.version_id
+        return kwargs
+
+
+class SourceInfo(Contract):
+    """What a projection records about its source (``projection.json``'s ``source``)."""
+
+    name: str
+    sha256: str | None = None
+    pipeline: str | None = None
+
+    @classmethod
+    def for_document(
+        cls,
+        doc: DoclingDocument,
+        *,
+        name: str | None = None,
+        sha256: str | None = None,
+        pipeline: str | None = None,
+    ) -> SourceInfo:
+        """Fill what the caller does not know from the document's own origin."""
+        if name is None:
+            name = doc.origin.filename if doc.origin is not None else doc.name
+        return cls(name=name, sha256=sha256, pipeline=pipeline)
+
+
+# ---- the execution ---------------------------------------------------------------------------
+
+
+class JobOptions(Contract):
+    clarify: bool = False  # emit temporal ambiguities (detect)
+
+
+class ExecutionInput(Contract):
+    """What the starter starts an execution with (and the reconciler reads back)."""
+
+    job_id: str
+    run: int
+    source: SourceObject
+    options: JobOptions
+    message: str  # the original ingest message body, dead-lettered as it came
+
+
+class StageInput(Contract):
+    """The fields every step handler receives."""
+
+    job_id: str
+    run: int
+    execution: str | None = None  # the execution name, for the logs
+
+    def attempt_tier(self) -> int | None:
+        """The memory tier the attempt record and the duration metric carry."""
+        return None
+
+
+# ---- parse -----------------------------------------------------------------------------------
+
+
+class ParseInput(StageInput):
+    tier: int
+    accept_partial: bool = False  # only the biggest tier keeps a partial conversion
+    source: SourceObject
+
+    def attempt_tier(self) -> int | None:
+        return self.tier
+
+
+class ParseOutput(Contract):
+    """The parse step's state output (``richdoc.parse.reports.ParseReport`` is the detail)."""
+
+    docling_key: str
+    sha256: str
+    size: int
+    pipeline: str
+    pages: int
+    cached: bool
+    partial: bool
+    failed_pages: list[int]
+    seconds: float
+
+
+# ---- project ---------------------------------------------------------------------------------
+
+
+class ProjectInput(StageInput):
+    docling_key: str
+    source: SourceInfo
+
+
+class ProjectCounts(Contract):
+    nodes: int
+    edges: int
+    spans: int
+
+
+class ProjectOutput(Contract):
+    projection_key: str
+    counts: ProjectCounts
+
+
+# ---- detect ----------------------------------------------------------------------------------
+
+
+class DetectInput(StageInput):
+    projection_key: str
+    clarify: bool = False
+
+
+class DetectCounts(Contract):
+    ambiguities: int
+    ambiguities_suppressed: int
+
+
+class DetectOutput(Contract):
+    detection_key: str
+    counts: DetectCounts
+
+
+InputT = TypeVar("InputT", bound=StageInput)
+OutputT = TypeVar("OutputT", bound=Contract)
+
+
+@dataclass(frozen=True)
+class StageContract(Generic[InputT, OutputT]):
+    """A step Lambda's name (its attempt records' ``stage``), input and output."""
+
+    name: str
+    input: type[InputT]
+    output: type[OutputT]
+
+
+PARSE = StageContract("parse", ParseInput, ParseOutput)
+PROJECT = StageContract("project", ProjectInput, ProjectOutput)
+DETECT = StageContract("detect", DetectInput, DetectOutput)
+
+
+# ---- what the steps leave for the job record -------------------------------------------------
+
+
+class StepResults(Contract):
+    """``$.results`` once every step ran: what RecordSuccess receives."""
+
+    parse: ParseOutput
+    project: ProjectOutput
+    detect: DetectOutput
+
+
+class JobOutputs(Contract):
+    """The job record's ``outputs``: where the run's artifacts are."""
+
+    docling_key: str
+    projection_key: str
+    detection_key: str
+
+    @classmethod
+    def of(cls, results: StepResults) -> JobOutputs:
+        return cls(
+            docling_key=results.parse.docling_key,
+            projection_key=results.project.projection_key,
+            detection_key=results.detect.detection_key,
+        )
+
+
+class JobCounts(Contract):
+    """The job record's ``counts``."""
+
+    nodes: int
+    edges: int
+    spans: int
+    ambiguities: int
+    ambiguities_suppressed: int
+
+    @classmethod
+    def of(cls, results: StepResults) -> JobCounts:
+        project, detect = results.project.counts, results.detect.counts
+        return cls(
+            nodes=project.nodes,
+            edges=project.edges,
+            spans=project.spans,
+            ambiguities=detect.ambiguities,
+            ambiguities_suppressed=detect.ambiguities_suppressed,
+        )
+
+
+# ---- the failure path ------------------------------------------------------------------------
+
+
+class CaughtError(Contract):
+    """What a Catch puts at its ResultPath: the error name and its cause (for a Lambda
+    function error, the runtime's JSON envelope; free text or absent otherwise)."""
+
+    Error: str
+    Cause: str | None = None
+
+    def failure(self) -> Failure:
+        return Failure.from_error(self.Error, self.Cause)
+
+
+# Where a run failed: the ...Failed Pass states' ``stage`` (attempt records use the same
+# names for the step Lambdas; "start" and "record" are the records function's own calls).
+FailedStage = Literal["start", "parse", "project", "detect", "record"]
+
+
+class FailedAt(Contract):
+    stage: FailedStage
+    tier: int | None = None
+
+
+class MessageAttribute(Contract):
+    """One SQS message attribute, in the SendMessage API's shape."""
+
+    DataType: Literal["String", "Number"]
+    StringValue: str
+
+
+# ---- the records function: one action per call -----------------------------------------------
+
+
+class Recorded(Contract):
+    recorded: Literal["start", "escalate", "succeed"]
+
+
+class EscalationRecorded(Recorded):
+    from_tier: int
+    error: str | None
+
+
+class FailureRecorded(Contract):
+    """RecordFailure's output at ``$.failure``: the classified failure, and the SQS message
+    attributes the dead-letter send attaches to the original message."""
+
+    kind: FailureKind
+    reason: str
+    feature: str | None
+    error: str | None
+    message_attributes: dict[str, MessageAttribute]
+
+
+class Reconciled(Contract):
+    """The reconciler's answer: whether it dead-lettered the execution's job."""
+
+    reconciled: bool
+
+
+class RecordsCall(Contract):
+    job_id: str
+    run: int
+    # The model the records function answers this action with.
+    result: ClassVar[type[Contract]]
+
+
+class RecordStart(RecordsCall):
+    """Mark the job RUNNING for this run."""
+
+    action: Literal["start"]
+    execution_arn: str
+    result = Recorded
+
+
+class RecordEscalation(RecordsCall):
+    """Close the parse attempt a resource limit ended, before the next tier."""
+
+    action: Literal["escalate"]
+    from_tier: int
+    error: CaughtError
+    result = EscalationRecorded
+
+
+class RecordSuccess(RecordsCall):
+    """Mark the job SUCCEEDED with its outputs and counts."""
+
+    action: Literal["succeed"]
+    results: StepResults
+    result = Recorded
+
+
+class RecordFailure(RecordsCall):
+    """Classify the caught error, close the attempt, mark the job DEAD_LETTERED."""
+
+    action: Literal["fail"]
+    failed_at: FailedAt
+    error: CaughtError
+    result = FailureRecorded
+
+
+RecordsAction = Annotated[
+    RecordStart | RecordEscalation | RecordSuccess | RecordFailure,
+    Field(discriminator="action"),
+]
+RECORDS_ACTION: TypeAdapter[RecordStart | RecordEscalation | RecordSuccess | RecordFailure] = (
+    TypeAdapter(RecordsAction, config=ConfigDict(defer_build=True))
+)
