@@ -7,7 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from richdoc.formats import MIB, ArchiveLimits, DocFormat, format_of, inspect
+from richdoc.formats import (
+    EXTENSIONS,
+    MIB,
+    ArchiveLimits,
+    DocFormat,
+    format_of,
+    inspect,
+)
 from richdoc.taxonomy import CorruptInput, ResourceLimit, UnsupportedFeature
 from tests import parse_inputs
 
@@ -39,6 +46,15 @@ def _ooxml(path: Path, parts: dict[str, bytes], compression: int = zipfile.ZIP_D
         ("page.htm", DocFormat.HTML),
         ("notes.md", DocFormat.MD),
         ("notes.markdown", DocFormat.MD),
+        ("macros.xlsm", DocFormat.XLSX),
+        ("template.xltx", DocFormat.XLSX),
+        ("macros.docm", DocFormat.DOCX),
+        ("letter.dotx", DocFormat.DOCX),
+        ("show.ppsx", DocFormat.PPTX),
+        ("macros.PPTM", DocFormat.PPTX),
+        ("page.xhtml", DocFormat.HTML),
+        ("analysis.Rmd", DocFormat.MD),
+        ("notes.txt", DocFormat.MD),
     ],
 )
 def test_supported_extensions_map_to_formats(name, fmt):
@@ -47,12 +63,48 @@ def test_supported_extensions_map_to_formats(name, fmt):
 
 @pytest.mark.parametrize(
     ("name", "tag"),
-    [("scan.tiff", "format:tiff"), ("legacy.DOC", "format:doc"), ("README", "format:none")],
+    [
+        ("scan.tiff", "format:tiff"),
+        ("legacy.DOC", "format:doc"),
+        ("README", "format:none"),
+        ("dotfile.", "format:none"),
+    ],
 )
 def test_other_extensions_are_unsupported_with_a_format_tag(name, tag):
     with pytest.raises(UnsupportedFeature) as info:
         format_of(name)
     assert info.value.feature == tag
+
+
+@pytest.mark.parametrize(
+    ("name", "tag"),
+    [
+        ("backup.tar.gz", "format:tar.gz"),
+        ("BACKUP.TAR.BZ2", "format:tar.bz2"),
+        ("logs.tar.xz", "format:tar.xz"),
+        ("notes.md.gz", "format:md.gz"),
+        ("plain.gz", "format:gz"),
+        ("report 1.2.gz", "format:gz"),
+        (".tar.gz", "format:gz"),
+        ("archive.tgz", "format:tgz"),
+        ("release.v2.zip", "format:zip"),
+    ],
+)
+def test_a_compressed_file_is_tagged_with_the_extension_inside_the_compression(name, tag):
+    with pytest.raises(UnsupportedFeature) as info:
+        format_of(name)
+    assert info.value.feature == tag
+
+
+@pytest.mark.docling
+def test_the_extension_table_mirrors_doclings_own():
+    from docling.datamodel.base_models import FormatToExtensions, InputFormat
+
+    doclings = {
+        fmt: sorted({ext.lower() for ext in FormatToExtensions[InputFormat(fmt.value)]})
+        for fmt in DocFormat
+    }
+    assert {fmt: sorted(exts) for fmt, exts in EXTENSIONS.items()} == doclings
 
 
 @pytest.mark.parametrize("name", ["empty.docx", "empty.pdf", "empty.html", "empty.md"])
