@@ -445,6 +445,52 @@ def make_docx() -> bytes:
     return pinned_zip(buffer.getvalue())
 
 
+_W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+
+
+def _outline_numbering(document: object, num_id: int) -> None:
+    """Add numbering ``num_id``: decimal levels shown as "1.", "1.1.", "1.1.1." (legal)."""
+    from docx.oxml import parse_xml
+
+    levels = "".join(
+        f'<w:lvl w:ilvl="{i}"><w:start w:val="1"/><w:numFmt w:val="decimal"/>'
+        f'<w:lvlText w:val="{".".join(f"%{j + 1}" for j in range(i + 1))}."/></w:lvl>'
+        for i in range(3)
+    )
+    numbering = document.part.numbering_part.element  # type: ignore[attr-defined]
+    abstract = f'<w:abstractNum {_W} w:abstractNumId="{num_id}">{levels}</w:abstractNum>'
+    numbering.insert(0, parse_xml(abstract))  # abstract definitions precede the nums
+    numbering.append(
+        parse_xml(f'<w:num {_W} w:numId="{num_id}"><w:abstractNumId w:val="{num_id}"/></w:num>')
+    )
+
+
+def make_docx_list_numbering() -> bytes:
+    import docx
+    from docx.oxml import parse_xml
+
+    document = docx.Document()
+    _pin_core_properties(document.core_properties)
+    _outline_numbering(document, 90)
+    document.add_heading("Terms and conditions", level=1)
+    for text, level in [
+        ("Scope of the services.", 0),
+        ("Payment.", 0),
+        ("Invoices are sent monthly.", 1),
+        ("Late payment.", 1),
+        ("Interest accrues from 1 April 2024.", 2),
+        ("Termination.", 0),
+    ]:
+        paragraph = document.add_paragraph(text, style="List Paragraph")
+        numbering = f'<w:numPr {_W}><w:ilvl w:val="{level}"/><w:numId w:val="90"/></w:numPr>'
+        paragraph._p.get_or_add_pPr().append(parse_xml(numbering))
+    document.add_paragraph("Interest under clause 2.2.1 is capped.")
+    document.add_paragraph("Unnumbered note", style="List Bullet")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return pinned_zip(buffer.getvalue())
+
+
 def make_pptx() -> bytes:
     import pptx
     from pptx.util import Inches
@@ -485,6 +531,17 @@ HTML = """<!DOCTYPE html>
 <pre><code>richdoc project in.json -o out.json</code></pre>
 <figure><img src="chart.png" alt="chart"><figcaption>Figure 1: throughput</figcaption></figure>
 <footer><p>Copyright</p></footer>
+</body></html>
+"""
+
+HTML_LIST_NUMBERING = """<!DOCTYPE html>
+<html><head><title>Minutes</title></head>
+<body>
+<h2>Resolutions</h2>
+<ol start="42"><li>The budget is approved.</li>
+<li>The board meets quarterly.<ol><li>First meeting in April.</li></ol></li></ol>
+<p>See resolution 43 for the schedule.</p>
+<ul><li>Unnumbered remark</li></ul>
 </body></html>
 """
 
@@ -537,6 +594,8 @@ CONVERTED: dict[str, tuple[str, Callable[[], bytes], str]] = {
     "html_real": ("input.html", lambda: HTML.encode(), "SimplePipeline"),
     "md_real": ("input.md", lambda: MARKDOWN.encode(), "SimplePipeline"),
     "pdf_native": ("input.pdf", make_pdf, "NativePdfPipeline"),
+    "docx_list_numbering": ("input.docx", make_docx_list_numbering, "SimplePipeline"),
+    "html_list_numbering": ("input.html", lambda: HTML_LIST_NUMBERING.encode(), "SimplePipeline"),
 }
 
 

@@ -207,6 +207,53 @@ def test_a_formatted_list_item_takes_the_text_of_its_inline_group():
     assert projection.nodes[1].props["list_level"] == 1
 
 
+def test_an_enumerated_list_item_reads_marker_space_text_and_keeps_its_marker():
+    doc = DoclingDocument(name="d")
+    clauses = doc.add_list_group()
+    doc.add_list_item("Interest", parent=clauses, enumerated=True, marker="2.3.4.")
+    projection = run(doc)
+    assert projection.nodes[1].props == {
+        "list_level": 1,
+        "marker": "2.3.4.",
+        "text": "2.3.4. Interest",
+    }
+    assert projection.canonical_text == "2.3.4. Interest"
+    assert projection.spans[0].end == len("2.3.4. Interest")
+
+
+def test_a_bullet_marker_is_a_prop_but_not_part_of_the_text():
+    doc = DoclingDocument(name="d")
+    bullets = doc.add_list_group()
+    doc.add_list_item("coffee", parent=bullets, marker="\u2022")
+    doc.add_list_item("tea", parent=bullets, marker="")  # DOCX, HTML and Markdown bullets
+    projection = run(doc)
+    assert [n.props for n in projection.nodes[1:]] == [
+        {"list_level": 1, "marker": "\u2022", "text": "coffee"},
+        {"list_level": 1, "text": "tea"},
+    ]
+    assert projection.canonical_text == "coffee\n\ntea"
+
+
+def test_a_marker_is_one_line_and_a_marker_without_text_is_an_empty_block():
+    doc = DoclingDocument(name="d")
+    items = doc.add_list_group()
+    doc.add_list_item("spread", parent=items, enumerated=True, marker=" Article\r\n 7 ")
+    doc.add_list_item("  ", parent=items, enumerated=True, marker="8.")
+    projection = run(doc)
+    assert shape(projection) == [(0, "PARAGRAPH", "Article 7 spread")]
+    assert projection.stats["not_projected"]["empty_blocks"] == 1
+
+
+def test_a_formatted_enumerated_list_item_puts_its_marker_before_the_inline_text():
+    doc = DoclingDocument(name="d")
+    group = doc.add_list_group()
+    item = doc.add_list_item("", parent=group, enumerated=True, marker="1.")
+    parts = doc.add_inline_group(parent=item)
+    doc.add_text(DocItemLabel.TEXT, "Payment", parent=parts)
+    doc.add_text(DocItemLabel.TEXT, "within 30 days", parent=parts)
+    assert shape(run(doc)) == [(0, "PARAGRAPH", "1. Payment within 30 days")]
+
+
 def test_an_inline_group_is_one_paragraph_located_by_its_parts():
     doc = DoclingDocument(name="d")
     doc.add_page(page_no=1, size=Size(width=100, height=100))

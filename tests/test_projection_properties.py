@@ -42,6 +42,8 @@ TRICKY = [
     ": ",
 ]
 texts = st.lists(st.text(max_size=6) | st.sampled_from(TRICKY), max_size=5).map("".join)
+# List markers as converters give them (numbers, bullets, none), and arbitrary text.
+markers = st.sampled_from(["", "-", "\u2022", "1.", "2.3.4.", " a) ", "Article\r\n7"]) | texts
 KNOWN_PAGES = (1, 2)
 SOURCE = SourceInfo(name="generated", sha256="0" * 64, pipeline="hypothesis")
 
@@ -99,7 +101,13 @@ def documents(draw: st.DrawFn) -> DoclingDocument:
     def add_list(parent: NodeItem | None, depth: int) -> None:
         group = doc.add_list_group(parent=parent)
         for _ in range(draw(st.integers(1, 3))):
-            item = doc.add_list_item(draw(texts), parent=group, prov=draw(provenance()))
+            item = doc.add_list_item(
+                draw(texts),
+                parent=group,
+                prov=draw(provenance()),
+                enumerated=draw(st.booleans()),
+                marker=draw(markers),
+            )
             if depth < 3 and draw(st.booleans()):
                 add_list(item, depth + 1)
 

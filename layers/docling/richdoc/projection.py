@@ -55,6 +55,8 @@ ROW_CELL_SEPARATOR = " | "
 HEADER_PART_SEPARATOR = " / "
 # Between the parts of an inline group (docling's own markdown serializer uses a space).
 INLINE_SEPARATOR = " "
+# Between an enumerated list item's marker and its text ("2.3.4. Interest").
+MARKER_SEPARATOR = " "
 BBOX_DECIMALS = 3
 
 
@@ -284,8 +286,8 @@ def normalize_text(text: str) -> str:
     return text
 
 
-def _header_name(text: str) -> str:
-    """Header names are single-line: whitespace runs collapse to one space."""
+def _single_line(text: str) -> str:
+    """Header names and list markers are single-line: whitespace runs collapse to one space."""
     return " ".join(normalize_text(text).split())
 
 
@@ -389,7 +391,7 @@ def _columns(grid: list[list[TableCell | None]], header_rows: int, cols: int) ->
             if cell is None or cell is previous:
                 continue
             previous = cell
-            text = _header_name(cell.text)
+            text = _single_line(cell.text)
             if text and (not parts or parts[-1] != text):
                 parts.append(text)
         name = HEADER_PART_SEPARATOR.join(parts) or f"col_{c}"
@@ -576,14 +578,28 @@ class _Projector:
         if kind is SpanKind.TITLE:
             self.nodes[0]["props"].setdefault("title", text)
 
-    def paragraph(self, item: TextItem, kind: SpanKind, list_level: int | None = None) -> None:
+    def block_text(self, item: TextItem) -> str:
+        """A block's text: the item's text, after its marker for an enumerated list item.
+
+        Numbering is content ("see clause 2.3.4"); a bullet is decoration and stays out.
+        """
         text = self.text_of(item)
+        if isinstance(item, ListItem) and item.enumerated and text.strip():
+            marker = _single_line(item.marker)
+            if marker:
+                return f"{marker}{MARKER_SEPARATOR}{text}"
+        return text
+
+    def paragraph(self, item: TextItem, kind: SpanKind, list_level: int | None = None) -> None:
+        text = self.block_text(item)
         if not text.strip():
             self.not_projected[NotProjected.EMPTY_BLOCKS] += 1
             return
         props: dict[str, Any] = {"text": text, **self.location(item.prov)}
         if list_level is not None:
             props["list_level"] = list_level
+        if isinstance(item, ListItem) and (marker := _single_line(item.marker)):
+            props["marker"] = marker
         node_id = self.add_node(NodeLabel.PARAGRAPH, props, self.container)
         self.add_span(node_id, text, kind)
 
