@@ -491,6 +491,36 @@ def make_docx_list_numbering() -> bytes:
     return pinned_zip(buffer.getvalue())
 
 
+# A price list whose "Details" cell holds a paragraph and a table; the same structure as
+# HTML_NESTED_TABLE, so the two conversions can be compared.
+NESTED_OUTER: list[list[str | None]] = [["Item", "Details"], ["Tea", None], ["Coffee", "Beans"]]
+NESTED_INTRO = "Loose leaf, by weight:"
+NESTED_INNER = [["Size", "Price"], ["Small", "3.50"], ["Large", "4.20"]]
+
+
+def make_docx_nested_table() -> bytes:
+    import docx
+
+    document = docx.Document()
+    _pin_core_properties(document.core_properties)
+    document.add_paragraph("Price list valid from 1 March 2024.")
+    outer = document.add_table(rows=len(NESTED_OUTER), cols=2)
+    for r, row in enumerate(NESTED_OUTER):
+        for c, text in enumerate(row):
+            if text is not None:
+                outer.cell(r, c).text = text
+    cell = outer.cell(1, 1)
+    cell.text = NESTED_INTRO
+    inner = cell.add_table(rows=len(NESTED_INNER), cols=2)
+    for r, values in enumerate(NESTED_INNER):
+        for c, value in enumerate(values):
+            inner.cell(r, c).text = value
+    document.add_paragraph("Prices include tax.")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return pinned_zip(buffer.getvalue())
+
+
 def make_pptx() -> bytes:
     import pptx
     from pptx.util import Inches
@@ -545,6 +575,21 @@ HTML_LIST_NUMBERING = """<!DOCTYPE html>
 </body></html>
 """
 
+HTML_NESTED_TABLE = """<!DOCTYPE html>
+<html><head><title>Prices</title></head>
+<body>
+<p>Price list valid from 1 March 2024.</p>
+<table>
+<tr><th>Item</th><th>Details</th></tr>
+<tr><td>Tea</td><td>Loose leaf, by weight:<table>
+<tr><th>Size</th><th>Price</th></tr><tr><td>Small</td><td>3.50</td></tr>
+<tr><td>Large</td><td>4.20</td></tr></table></td></tr>
+<tr><td>Coffee</td><td>Beans</td></tr>
+</table>
+<p>Prices include tax.</p>
+</body></html>
+"""
+
 MARKDOWN = """# Meeting notes
 
 Held on 2024-05-06.\r
@@ -596,6 +641,8 @@ CONVERTED: dict[str, tuple[str, Callable[[], bytes], str]] = {
     "pdf_native": ("input.pdf", make_pdf, "NativePdfPipeline"),
     "docx_list_numbering": ("input.docx", make_docx_list_numbering, "SimplePipeline"),
     "html_list_numbering": ("input.html", lambda: HTML_LIST_NUMBERING.encode(), "SimplePipeline"),
+    "docx_nested_table": ("input.docx", make_docx_nested_table, "SimplePipeline"),
+    "html_nested_table": ("input.html", lambda: HTML_NESTED_TABLE.encode(), "SimplePipeline"),
 }
 
 

@@ -414,6 +414,94 @@ def test_text_inside_table_cells_is_projected_only_through_the_rows():
     ]
 
 
+def _cell(text: str, row: int, col: int, *, header: bool = False) -> TableCell:
+    return TableCell(
+        text=text,
+        start_row_offset_idx=row,
+        end_row_offset_idx=row + 1,
+        start_col_offset_idx=col,
+        end_col_offset_idx=col + 1,
+        column_header=header,
+    )
+
+
+def _rich_cell(doc: DoclingDocument, table, row: int, col: int, text: str, header: bool = False):
+    """A rich cell at (row, col) of ``table``; returns the group that holds its content.
+
+    ``text`` is docling's own text of the cell, which the projection does not read.
+    """
+    group = doc.add_group(parent=table)
+    plain = _cell(text, row, col, header=header)
+    cell = RichTableCell(ref=group.get_ref(), **plain.model_dump())
+    doc.add_table_cell(table, cell)
+    return group
+
+
+def _outer_table(doc: DoclingDocument, item: str):
+    """A 2x2 table, header Item | Details, with ``item`` in the first data cell."""
+    table = doc.add_table(data=TableData(num_rows=2, num_cols=2))
+    for cell in (_cell("Item", 0, 0, header=True), _cell("Details", 0, 1, header=True)):
+        doc.add_table_cell(table, cell)
+    doc.add_table_cell(table, _cell(item, 1, 0))
+    return table
+
+
+def test_a_table_nested_in_a_cell_gives_its_cell_values_to_that_cell_row_by_row():
+    doc = DoclingDocument(name="d")
+    outer = _outer_table(doc, "Tea")
+    content = _rich_cell(doc, outer, 1, 1, "Loose leaf:")  # DOCX's text: without the table
+    doc.add_text(DocItemLabel.TEXT, "Loose leaf:", parent=content)
+    inner = grid_table([["Size", "Price"], ["Small", "3.50"], ["Large", "4.20"]], header_rows=1)
+    doc.add_table(data=inner, parent=content)
+    projection = run(doc)
+    details = "Loose leaf: Size Price Small 3.50 Large 4.20"
+    assert rows_of(projection) == [
+        {
+            "cells": {"Item": "Tea", "Details": details},
+            "row": 1,
+            "text": f"Item: Tea | Details: {details}",
+        }
+    ]
+    assert projection.stats["nodes_by_label"]["TABLE"] == 1  # the nested table is no node
+
+
+def test_a_rich_cell_joins_its_blocks_with_one_space_and_counts_what_it_skips():
+    doc = DoclingDocument(name="d")
+    outer = _outer_table(doc, "Terms")
+    content = _rich_cell(doc, outer, 1, 1, "First paragraph.\nbold and plain")
+    doc.add_text(DocItemLabel.TEXT, "First paragraph.", parent=content)
+    parts = doc.add_inline_group(parent=content)
+    doc.add_text(DocItemLabel.TEXT, "bold", parent=parts)
+    doc.add_text(DocItemLabel.TEXT, "and plain", parent=parts)
+    steps = doc.add_list_group(parent=content)
+    doc.add_list_item("Sign", parent=steps, enumerated=True, marker="1.")
+    doc.add_picture(parent=content)
+    doc.add_formula("x^2", parent=content)
+    doc.add_text(DocItemLabel.CAPTION, "Caption in a cell", parent=content)
+    projection = run(doc)
+    assert rows_of(projection)[0]["cells"]["Details"] == "First paragraph. bold and plain 1. Sign"
+    assert projection.stats["skipped_features"]["pictures"] == 1
+    assert projection.stats["skipped_features"]["formulas"] == 1
+    # A caption below a table is projected once, after its rows, wherever it hangs.
+    assert [text for _, _, text in shape(projection)] == [
+        "",
+        "Item: Terms | Details: First paragraph. bold and plain 1. Sign",
+        "Caption in a cell",
+    ]
+
+
+def test_a_rich_header_cell_names_its_column_by_its_content():
+    doc = DoclingDocument(name="d")
+    table = doc.add_table(data=TableData(num_rows=2, num_cols=1))
+    header = _rich_cell(doc, table, 0, 0, "Unit price", header=True)
+    doc.add_text(DocItemLabel.TEXT, "Unit ", parent=header)  # DOCX: one item per run
+    doc.add_text(DocItemLabel.TEXT, "price", parent=header)
+    doc.add_table_cell(table, _cell("3.50", 1, 0))
+    assert rows_of(run(doc)) == [
+        {"cells": {"Unit price": "3.50"}, "row": 1, "text": "Unit price: 3.50"}
+    ]
+
+
 # --------------------------------------------------------------------------------------
 # Provenance: page and bbox
 # --------------------------------------------------------------------------------------

@@ -93,6 +93,21 @@ def test_an_html_ordered_list_with_a_start_keeps_its_numbers():
     ]
 
 
+def test_a_table_nested_in_a_docx_cell_reaches_the_row_as_it_does_from_html():
+    docx, html = _golden("docx_nested_table"), _golden("html_nested_table")
+    details = "Loose leaf, by weight: Size Price Small 3.50 Large 4.20"
+    rows = [n["props"] for n in docx["nodes"] if n["label"] == "TABLE_ROW"]
+    assert rows[0]["cells"] == {"Item": "Tea", "Details": details}
+    assert f"Item: Tea | Details: {details}" in docx["canonical_text"]
+    assert [n["label"] for n in docx["nodes"]].count("TABLE") == 1
+    # Everything but the DOCUMENT node's source name is the same from both formats.
+    assert (docx["canonical_text"], docx["nodes"][1:], docx["spans"]) == (
+        html["canonical_text"],
+        html["nodes"][1:],
+        html["spans"],
+    )
+
+
 _HASH_CORPUS = """
 import hashlib, pathlib, sys
 from richdoc.projection import SourceInfo, load_docling, project

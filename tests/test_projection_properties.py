@@ -2,8 +2,8 @@
 
 Documents mix headings at random levels (titles included), paragraphs of arbitrary
 unicode (combining marks, emoji, CR and CRLF), lists nested up to three deep, inline
-groups, tables with random header rows and spanning cells, pictures and formulas, with
-or without provenance in either coordinate origin.
+groups, tables with random header rows and spanning cells (and tables nested in their
+cells), pictures and formulas, with or without provenance in either coordinate origin.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from docling_core.types.doc import (
     DoclingDocument,
     NodeItem,
     ProvenanceItem,
+    RichTableCell,
     Size,
     TableCell,
     TableData,
@@ -112,7 +113,7 @@ def documents(draw: st.DrawFn) -> DoclingDocument:
                 add_list(item, depth + 1)
 
     blocks = st.sampled_from(
-        ["heading", "title", "text", "list", "inline", "table", "picture", "formula"]
+        ["heading", "title", "text", "list", "inline", "table", "nested", "picture", "formula"]
     )
     for block in draw(st.lists(blocks, max_size=12)):
         if block == "heading":
@@ -130,6 +131,15 @@ def documents(draw: st.DrawFn) -> DoclingDocument:
                 doc.add_text(DocItemLabel.TEXT, draw(texts), parent=group, prov=draw(provenance()))
         elif block == "table":
             doc.add_table(data=draw(tables()), prov=draw(provenance()))
+        elif block == "nested":  # a rich cell holding a paragraph and a table
+            table = doc.add_table(data=draw(tables()), prov=draw(provenance()))
+            cells = table.data.table_cells
+            if cells:
+                index = draw(st.integers(0, len(cells) - 1))
+                content = doc.add_group(parent=table)
+                doc.add_text(DocItemLabel.TEXT, draw(texts), parent=content)
+                doc.add_table(data=draw(tables()), parent=content)
+                cells[index] = RichTableCell(ref=content.get_ref(), **cells[index].model_dump())
         elif block == "picture":
             doc.add_picture(prov=draw(provenance()))
         else:
