@@ -324,6 +324,31 @@ def test_a_row_with_an_unflagged_non_empty_cell_ends_the_header_block():
     assert rows_of(run(doc))[0]["cells"] == {"Key": "Name", "Value": "Ada"}
 
 
+def test_a_data_row_docling_flags_as_header_names_the_keys_and_is_no_row():
+    # An XLSX sheet without a header row: docling flags the first row of every table.
+    doc = DoclingDocument(name="d")
+    doc.add_page(page_no=1, size=Size(width=3, height=4))  # the used range, in cells
+    sheet_range = provenance(1, (1, 2, 3, 4), CoordOrigin.TOPLEFT, 0)  # B3:C4
+    doc.add_table(
+        data=grid_table([["Tea", "3.50"], ["Coffee", "4.20"]], header_rows=1), prov=sheet_range
+    )
+    projection = run(doc)
+    assert projection.nodes[1].props == {
+        "bbox": [1.0, 2.0, 3.0, 4.0],
+        "columns": ["Tea", "3.50"],
+        "header_rows": 1,
+        "page": 1,
+    }
+    assert rows_of(projection) == [
+        {
+            "cells": {"Tea": "Coffee", "3.50": "4.20"},
+            "page": 1,
+            "row": 1,
+            "text": "Tea: Coffee | 3.50: 4.20",
+        }
+    ]
+
+
 def test_duplicate_and_empty_header_names_are_disambiguated_left_to_right():
     doc = DoclingDocument(name="d")
     header = ["Name", "Name", "", "Name_2", "  Two\nlines "]
