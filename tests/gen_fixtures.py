@@ -445,6 +445,82 @@ def make_docx() -> bytes:
     return pinned_zip(buffer.getvalue())
 
 
+_W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+
+
+def _outline_numbering(document: object, num_id: int) -> None:
+    """Add numbering ``num_id``: decimal levels shown as "1.", "1.1.", "1.1.1." (legal)."""
+    from docx.oxml import parse_xml
+
+    levels = "".join(
+        f'<w:lvl w:ilvl="{i}"><w:start w:val="1"/><w:numFmt w:val="decimal"/>'
+        f'<w:lvlText w:val="{".".join(f"%{j + 1}" for j in range(i + 1))}."/></w:lvl>'
+        for i in range(3)
+    )
+    numbering = document.part.numbering_part.element  # type: ignore[attr-defined]
+    abstract = f'<w:abstractNum {_W} w:abstractNumId="{num_id}">{levels}</w:abstractNum>'
+    numbering.insert(0, parse_xml(abstract))  # abstract definitions precede the nums
+    numbering.append(
+        parse_xml(f'<w:num {_W} w:numId="{num_id}"><w:abstractNumId w:val="{num_id}"/></w:num>')
+    )
+
+
+def make_docx_list_numbering() -> bytes:
+    import docx
+    from docx.oxml import parse_xml
+
+    document = docx.Document()
+    _pin_core_properties(document.core_properties)
+    _outline_numbering(document, 90)
+    document.add_heading("Terms and conditions", level=1)
+    for text, level in [
+        ("Scope of the services.", 0),
+        ("Payment.", 0),
+        ("Invoices are sent monthly.", 1),
+        ("Late payment.", 1),
+        ("Interest accrues from 1 April 2024.", 2),
+        ("Termination.", 0),
+    ]:
+        paragraph = document.add_paragraph(text, style="List Paragraph")
+        numbering = f'<w:numPr {_W}><w:ilvl w:val="{level}"/><w:numId w:val="90"/></w:numPr>'
+        paragraph._p.get_or_add_pPr().append(parse_xml(numbering))
+    document.add_paragraph("Interest under clause 2.2.1 is capped.")
+    document.add_paragraph("Unnumbered note", style="List Bullet")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return pinned_zip(buffer.getvalue())
+
+
+# A price list whose "Details" cell holds a paragraph and a table; the same structure as
+# HTML_NESTED_TABLE, so the two conversions can be compared.
+NESTED_OUTER: list[list[str | None]] = [["Item", "Details"], ["Tea", None], ["Coffee", "Beans"]]
+NESTED_INTRO = "Loose leaf, by weight:"
+NESTED_INNER = [["Size", "Price"], ["Small", "3.50"], ["Large", "4.20"]]
+
+
+def make_docx_nested_table() -> bytes:
+    import docx
+
+    document = docx.Document()
+    _pin_core_properties(document.core_properties)
+    document.add_paragraph("Price list valid from 1 March 2024.")
+    outer = document.add_table(rows=len(NESTED_OUTER), cols=2)
+    for r, row in enumerate(NESTED_OUTER):
+        for c, text in enumerate(row):
+            if text is not None:
+                outer.cell(r, c).text = text
+    cell = outer.cell(1, 1)
+    cell.text = NESTED_INTRO
+    inner = cell.add_table(rows=len(NESTED_INNER), cols=2)
+    for r, values in enumerate(NESTED_INNER):
+        for c, value in enumerate(values):
+            inner.cell(r, c).text = value
+    document.add_paragraph("Prices include tax.")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return pinned_zip(buffer.getvalue())
+
+
 def make_pptx() -> bytes:
     import pptx
     from pptx.util import Inches
@@ -485,6 +561,32 @@ HTML = """<!DOCTYPE html>
 <pre><code>richdoc project in.json -o out.json</code></pre>
 <figure><img src="chart.png" alt="chart"><figcaption>Figure 1: throughput</figcaption></figure>
 <footer><p>Copyright</p></footer>
+</body></html>
+"""
+
+HTML_LIST_NUMBERING = """<!DOCTYPE html>
+<html><head><title>Minutes</title></head>
+<body>
+<h2>Resolutions</h2>
+<ol start="42"><li>The budget is approved.</li>
+<li>The board meets quarterly.<ol><li>First meeting in April.</li></ol></li></ol>
+<p>See resolution 43 for the schedule.</p>
+<ul><li>Unnumbered remark</li></ul>
+</body></html>
+"""
+
+HTML_NESTED_TABLE = """<!DOCTYPE html>
+<html><head><title>Prices</title></head>
+<body>
+<p>Price list valid from 1 March 2024.</p>
+<table>
+<tr><th>Item</th><th>Details</th></tr>
+<tr><td>Tea</td><td>Loose leaf, by weight:<table>
+<tr><th>Size</th><th>Price</th></tr><tr><td>Small</td><td>3.50</td></tr>
+<tr><td>Large</td><td>4.20</td></tr></table></td></tr>
+<tr><td>Coffee</td><td>Beans</td></tr>
+</table>
+<p>Prices include tax.</p>
 </body></html>
 """
 
@@ -537,6 +639,10 @@ CONVERTED: dict[str, tuple[str, Callable[[], bytes], str]] = {
     "html_real": ("input.html", lambda: HTML.encode(), "SimplePipeline"),
     "md_real": ("input.md", lambda: MARKDOWN.encode(), "SimplePipeline"),
     "pdf_native": ("input.pdf", make_pdf, "NativePdfPipeline"),
+    "docx_list_numbering": ("input.docx", make_docx_list_numbering, "SimplePipeline"),
+    "html_list_numbering": ("input.html", lambda: HTML_LIST_NUMBERING.encode(), "SimplePipeline"),
+    "docx_nested_table": ("input.docx", make_docx_nested_table, "SimplePipeline"),
+    "html_nested_table": ("input.html", lambda: HTML_NESTED_TABLE.encode(), "SimplePipeline"),
 }
 
 

@@ -124,9 +124,9 @@ FAILURES = {
         None,
     ),
     "unknown extension": (
-        lambda p: parse_inputs.markdown(p / "x.txt"),
+        lambda p: parse_inputs.markdown(p / "x.rtf"),
         UnsupportedFeature,
-        "format:txt",
+        "format:rtf",
     ),
     "encrypted pdf": (
         lambda p: parse_inputs.encrypted_pdf(p / "x.pdf"),

@@ -41,11 +41,11 @@ def test_a_parse_writes_the_docling_document_and_exits_0(tmp_path, capsys):
     [
         (lambda p: parse_inputs.random_bytes(p / "noise.docx"), [], 10, "corrupt_input", None),
         (
-            lambda p: parse_inputs.markdown(p / "notes.txt"),
+            lambda p: parse_inputs.markdown(p / "notes.rtf"),
             [],
             20,
             "unsupported_feature",
-            "format:txt",
+            "format:rtf",
         ),
         (
             lambda p: parse_inputs.encrypted_pdf(p / "locked.pdf"),
@@ -122,8 +122,9 @@ def test_a_real_process_exits_20_for_an_unknown_format(tmp_path):
     [line] = done.stderr.splitlines()
     assert json.loads(line) == {
         "kind": "unsupported_feature",
-        "reason": "'photo.heic': supported formats are docx, htm, html, markdown, md, pdf, pptx, "
-        "xlsx",
+        "reason": "'photo.heic': supported formats are docm, docx, dotm, dotx, htm, html, "
+        "markdown, md, pdf, potm, potx, ppsm, ppsx, pptm, pptx, qmd, rmd, text, txt, xhtml, xlsm, "
+        "xlsx, xltm, xltx",
         "feature": "format:heic",
         "error": None,
     }

@@ -7,7 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from richdoc.formats import MIB, ArchiveLimits, DocFormat, format_of, inspect
+from richdoc.formats import (
+    EXTENSIONS,
+    LOADABLE_PACKAGE_KINDS,
+    MIB,
+    PACKAGE_KINDS,
+    ArchiveLimits,
+    DocFormat,
+    format_of,
+    inspect,
+)
 from richdoc.taxonomy import CorruptInput, ResourceLimit, UnsupportedFeature
 from tests import parse_inputs
 
@@ -39,6 +48,15 @@ def _ooxml(path: Path, parts: dict[str, bytes], compression: int = zipfile.ZIP_D
         ("page.htm", DocFormat.HTML),
         ("notes.md", DocFormat.MD),
         ("notes.markdown", DocFormat.MD),
+        ("macros.xlsm", DocFormat.XLSX),
+        ("template.xltx", DocFormat.XLSX),
+        ("macros.docm", DocFormat.DOCX),
+        ("letter.dotx", DocFormat.DOCX),
+        ("show.ppsx", DocFormat.PPTX),
+        ("macros.PPTM", DocFormat.PPTX),
+        ("page.xhtml", DocFormat.HTML),
+        ("analysis.Rmd", DocFormat.MD),
+        ("notes.txt", DocFormat.MD),
     ],
 )
 def test_supported_extensions_map_to_formats(name, fmt):
@@ -47,12 +65,128 @@ def test_supported_extensions_map_to_formats(name, fmt):
 
 @pytest.mark.parametrize(
     ("name", "tag"),
-    [("scan.tiff", "format:tiff"), ("legacy.DOC", "format:doc"), ("README", "format:none")],
+    [
+        ("scan.tiff", "format:tiff"),
+        ("legacy.DOC", "format:doc"),
+        ("README", "format:none"),
+        ("dotfile.", "format:none"),
+    ],
 )
 def test_other_extensions_are_unsupported_with_a_format_tag(name, tag):
     with pytest.raises(UnsupportedFeature) as info:
         format_of(name)
     assert info.value.feature == tag
+
+
+@pytest.mark.parametrize(
+    ("name", "tag"),
+    [
+        ("backup.tar.gz", "format:tar.gz"),
+        ("BACKUP.TAR.BZ2", "format:tar.bz2"),
+        ("logs.tar.xz", "format:tar.xz"),
+        ("notes.md.gz", "format:md.gz"),
+        ("plain.gz", "format:gz"),
+        ("report 1.2.gz", "format:gz"),
+        (".tar.gz", "format:gz"),
+        ("archive.tgz", "format:tgz"),
+        ("release.v2.zip", "format:zip"),
+    ],
+)
+def test_a_compressed_file_is_tagged_with_the_extension_inside_the_compression(name, tag):
+    with pytest.raises(UnsupportedFeature) as info:
+        format_of(name)
+    assert info.value.feature == tag
+
+
+@pytest.mark.docling
+def test_the_extension_table_mirrors_doclings_own():
+    from docling.datamodel.base_models import FormatToExtensions, InputFormat
+
+    doclings = {
+        fmt: sorted({ext.lower() for ext in FormatToExtensions[InputFormat(fmt.value)]})
+        for fmt in DocFormat
+    }
+    assert {fmt: sorted(exts) for fmt, exts in EXTENSIONS.items()} == doclings
+
+
+def _as_kind(path: Path, source: Path, kind: str) -> Path:
+    """``source``'s parts under ``path``, its main part retyped as a ``kind`` package."""
+    [main_type] = [ct for ct, k in PACKAGE_KINDS.items() if k == kind]
+    with zipfile.ZipFile(source) as src, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            data = src.read(info.filename)
+            if info.filename == "[Content_Types].xml":
+                for content_type in PACKAGE_KINDS:
+                    data = data.replace(f'"{content_type}"'.encode(), f'"{main_type}"'.encode())
+            dst.writestr(info.filename, data)
+    return path
+
+
+_SOURCES = {
+    DocFormat.DOCX: parse_inputs.docx,
+    DocFormat.PPTX: lambda path: parse_inputs.pptx(path, slides=2),
+    DocFormat.XLSX: lambda path: parse_inputs.xlsx(path, sheets=2),
+}
+_KINDS = sorted((format_of(f"x.{kind}"), kind) for kind in PACKAGE_KINDS.values())
+
+
+@pytest.mark.parametrize(("fmt", "kind"), _KINDS, ids=[kind for _, kind in _KINDS])
+def test_macro_enabled_and_template_packages_pass_inspection_when_docling_loads_them(
+    tmp_path, fmt, kind
+):
+    path = _as_kind(tmp_path / f"a.{kind}", _SOURCES[fmt](tmp_path / f"source.{fmt}"), kind)
+    if kind in LOADABLE_PACKAGE_KINDS:  # slides and sheets still count as pages
+        assert _inspect(path).pages == (None if fmt is DocFormat.DOCX else 2)
+    else:
+        with pytest.raises(UnsupportedFeature) as info:
+            _inspect(path)
+        assert info.value.feature == f"format:{kind}"
+
+
+def test_a_package_is_judged_by_its_content_not_its_name(tmp_path):
+    workbook = _as_kind(tmp_path / "w.xlsm", parse_inputs.xlsx(tmp_path / "w.xlsx"), "xlsm")
+    named_xlsx = tmp_path / "macros.xlsx"
+    named_xlsx.write_bytes(workbook.read_bytes())
+    assert _inspect(named_xlsx).pages == 2  # a real xlsm under an .xlsx name
+    document = _as_kind(tmp_path / "d.docm", parse_inputs.docx(tmp_path / "d.docx"), "docm")
+    named_docx = tmp_path / "macros.docx"
+    named_docx.write_bytes(document.read_bytes())
+    with pytest.raises(UnsupportedFeature) as info:
+        _inspect(named_docx)
+    assert info.value.feature == "format:docm"
+    renamed = tmp_path / "renamed.docm"  # a plain docx under a .docm name
+    renamed.write_bytes((tmp_path / "d.docx").read_bytes())
+    assert _inspect(renamed).pages is None
+
+
+def test_a_package_of_another_format_is_corrupt(tmp_path):
+    path = tmp_path / "deck.docx"
+    path.write_bytes(parse_inputs.pptx(tmp_path / "deck.pptx").read_bytes())
+    with pytest.raises(CorruptInput, match="not a docx: the package is a pptx"):
+        _inspect(path)
+
+
+def test_a_malformed_content_types_part_is_corrupt(tmp_path):
+    path = tmp_path / "bad.docx"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("[Content_Types].xml", b"<Types><Override></Types>")
+    with pytest.raises(CorruptInput, match="not well-formed"):
+        _inspect(path)
+
+
+@pytest.mark.docling
+@pytest.mark.slow
+def test_the_loadable_package_kinds_are_the_ones_doclings_backends_convert(tmp_path):
+    from docling.datamodel.base_models import ConversionStatus, InputFormat
+    from docling.document_converter import DocumentConverter
+
+    converted = set()
+    for fmt, kind in _KINDS:
+        path = _as_kind(tmp_path / f"a.{kind}", _SOURCES[fmt](tmp_path / f"s.{fmt}"), kind)
+        converter = DocumentConverter(allowed_formats=[InputFormat(fmt.value)])
+        if converter.convert(path, raises_on_error=False).status is ConversionStatus.SUCCESS:
+            converted.add(kind)
+    assert converted == LOADABLE_PACKAGE_KINDS
 
 
 @pytest.mark.parametrize("name", ["empty.docx", "empty.pdf", "empty.html", "empty.md"])

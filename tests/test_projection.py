@@ -207,6 +207,53 @@ def test_a_formatted_list_item_takes_the_text_of_its_inline_group():
     assert projection.nodes[1].props["list_level"] == 1
 
 
+def test_an_enumerated_list_item_reads_marker_space_text_and_keeps_its_marker():
+    doc = DoclingDocument(name="d")
+    clauses = doc.add_list_group()
+    doc.add_list_item("Interest", parent=clauses, enumerated=True, marker="2.3.4.")
+    projection = run(doc)
+    assert projection.nodes[1].props == {
+        "list_level": 1,
+        "marker": "2.3.4.",
+        "text": "2.3.4. Interest",
+    }
+    assert projection.canonical_text == "2.3.4. Interest"
+    assert projection.spans[0].end == len("2.3.4. Interest")
+
+
+def test_a_bullet_marker_is_a_prop_but_not_part_of_the_text():
+    doc = DoclingDocument(name="d")
+    bullets = doc.add_list_group()
+    doc.add_list_item("coffee", parent=bullets, marker="\u2022")
+    doc.add_list_item("tea", parent=bullets, marker="")  # DOCX, HTML and Markdown bullets
+    projection = run(doc)
+    assert [n.props for n in projection.nodes[1:]] == [
+        {"list_level": 1, "marker": "\u2022", "text": "coffee"},
+        {"list_level": 1, "text": "tea"},
+    ]
+    assert projection.canonical_text == "coffee\n\ntea"
+
+
+def test_a_marker_is_one_line_and_a_marker_without_text_is_an_empty_block():
+    doc = DoclingDocument(name="d")
+    items = doc.add_list_group()
+    doc.add_list_item("spread", parent=items, enumerated=True, marker=" Article\r\n 7 ")
+    doc.add_list_item("  ", parent=items, enumerated=True, marker="8.")
+    projection = run(doc)
+    assert shape(projection) == [(0, "PARAGRAPH", "Article 7 spread")]
+    assert projection.stats["not_projected"]["empty_blocks"] == 1
+
+
+def test_a_formatted_enumerated_list_item_puts_its_marker_before_the_inline_text():
+    doc = DoclingDocument(name="d")
+    group = doc.add_list_group()
+    item = doc.add_list_item("", parent=group, enumerated=True, marker="1.")
+    parts = doc.add_inline_group(parent=item)
+    doc.add_text(DocItemLabel.TEXT, "Payment", parent=parts)
+    doc.add_text(DocItemLabel.TEXT, "within 30 days", parent=parts)
+    assert shape(run(doc)) == [(0, "PARAGRAPH", "1. Payment within 30 days")]
+
+
 def test_an_inline_group_is_one_paragraph_located_by_its_parts():
     doc = DoclingDocument(name="d")
     doc.add_page(page_no=1, size=Size(width=100, height=100))
@@ -275,6 +322,31 @@ def test_a_row_with_an_unflagged_non_empty_cell_ends_the_header_block():
     doc = DoclingDocument(name="d")
     doc.add_table(data=TableData(table_cells=cells, num_rows=2, num_cols=2))
     assert rows_of(run(doc))[0]["cells"] == {"Key": "Name", "Value": "Ada"}
+
+
+def test_a_data_row_docling_flags_as_header_names_the_keys_and_is_no_row():
+    # An XLSX sheet without a header row: docling flags the first row of every table.
+    doc = DoclingDocument(name="d")
+    doc.add_page(page_no=1, size=Size(width=3, height=4))  # the used range, in cells
+    sheet_range = provenance(1, (1, 2, 3, 4), CoordOrigin.TOPLEFT, 0)  # B3:C4
+    doc.add_table(
+        data=grid_table([["Tea", "3.50"], ["Coffee", "4.20"]], header_rows=1), prov=sheet_range
+    )
+    projection = run(doc)
+    assert projection.nodes[1].props == {
+        "bbox": [1.0, 2.0, 3.0, 4.0],
+        "columns": ["Tea", "3.50"],
+        "header_rows": 1,
+        "page": 1,
+    }
+    assert rows_of(projection) == [
+        {
+            "cells": {"Tea": "Coffee", "3.50": "4.20"},
+            "page": 1,
+            "row": 1,
+            "text": "Tea: Coffee | 3.50: 4.20",
+        }
+    ]
 
 
 def test_duplicate_and_empty_header_names_are_disambiguated_left_to_right():
@@ -364,6 +436,94 @@ def test_text_inside_table_cells_is_projected_only_through_the_rows():
         (0, "TABLE", ""),
         (1, "TABLE_ROW", "rich content | plain"),
         (0, "PARAGRAPH", "Table caption"),
+    ]
+
+
+def _cell(text: str, row: int, col: int, *, header: bool = False) -> TableCell:
+    return TableCell(
+        text=text,
+        start_row_offset_idx=row,
+        end_row_offset_idx=row + 1,
+        start_col_offset_idx=col,
+        end_col_offset_idx=col + 1,
+        column_header=header,
+    )
+
+
+def _rich_cell(doc: DoclingDocument, table, row: int, col: int, text: str, header: bool = False):
+    """A rich cell at (row, col) of ``table``; returns the group that holds its content.
+
+    ``text`` is docling's own text of the cell, which the projection does not read.
+    """
+    group = doc.add_group(parent=table)
+    plain = _cell(text, row, col, header=header)
+    cell = RichTableCell(ref=group.get_ref(), **plain.model_dump())
+    doc.add_table_cell(table, cell)
+    return group
+
+
+def _outer_table(doc: DoclingDocument, item: str):
+    """A 2x2 table, header Item | Details, with ``item`` in the first data cell."""
+    table = doc.add_table(data=TableData(num_rows=2, num_cols=2))
+    for cell in (_cell("Item", 0, 0, header=True), _cell("Details", 0, 1, header=True)):
+        doc.add_table_cell(table, cell)
+    doc.add_table_cell(table, _cell(item, 1, 0))
+    return table
+
+
+def test_a_table_nested_in_a_cell_gives_its_cell_values_to_that_cell_row_by_row():
+    doc = DoclingDocument(name="d")
+    outer = _outer_table(doc, "Tea")
+    content = _rich_cell(doc, outer, 1, 1, "Loose leaf:")  # DOCX's text: without the table
+    doc.add_text(DocItemLabel.TEXT, "Loose leaf:", parent=content)
+    inner = grid_table([["Size", "Price"], ["Small", "3.50"], ["Large", "4.20"]], header_rows=1)
+    doc.add_table(data=inner, parent=content)
+    projection = run(doc)
+    details = "Loose leaf: Size Price Small 3.50 Large 4.20"
+    assert rows_of(projection) == [
+        {
+            "cells": {"Item": "Tea", "Details": details},
+            "row": 1,
+            "text": f"Item: Tea | Details: {details}",
+        }
+    ]
+    assert projection.stats["nodes_by_label"]["TABLE"] == 1  # the nested table is no node
+
+
+def test_a_rich_cell_joins_its_blocks_with_one_space_and_counts_what_it_skips():
+    doc = DoclingDocument(name="d")
+    outer = _outer_table(doc, "Terms")
+    content = _rich_cell(doc, outer, 1, 1, "First paragraph.\nbold and plain")
+    doc.add_text(DocItemLabel.TEXT, "First paragraph.", parent=content)
+    parts = doc.add_inline_group(parent=content)
+    doc.add_text(DocItemLabel.TEXT, "bold", parent=parts)
+    doc.add_text(DocItemLabel.TEXT, "and plain", parent=parts)
+    steps = doc.add_list_group(parent=content)
+    doc.add_list_item("Sign", parent=steps, enumerated=True, marker="1.")
+    doc.add_picture(parent=content)
+    doc.add_formula("x^2", parent=content)
+    doc.add_text(DocItemLabel.CAPTION, "Caption in a cell", parent=content)
+    projection = run(doc)
+    assert rows_of(projection)[0]["cells"]["Details"] == "First paragraph. bold and plain 1. Sign"
+    assert projection.stats["skipped_features"]["pictures"] == 1
+    assert projection.stats["skipped_features"]["formulas"] == 1
+    # A caption below a table is projected once, after its rows, wherever it hangs.
+    assert [text for _, _, text in shape(projection)] == [
+        "",
+        "Item: Terms | Details: First paragraph. bold and plain 1. Sign",
+        "Caption in a cell",
+    ]
+
+
+def test_a_rich_header_cell_names_its_column_by_its_content():
+    doc = DoclingDocument(name="d")
+    table = doc.add_table(data=TableData(num_rows=2, num_cols=1))
+    header = _rich_cell(doc, table, 0, 0, "Unit price", header=True)
+    doc.add_text(DocItemLabel.TEXT, "Unit ", parent=header)  # DOCX: one item per run
+    doc.add_text(DocItemLabel.TEXT, "price", parent=header)
+    doc.add_table_cell(table, _cell("3.50", 1, 0))
+    assert rows_of(run(doc)) == [
+        {"cells": {"Unit price": "3.50"}, "row": 1, "text": "Unit price: 3.50"}
     ]
 
 

@@ -8,6 +8,7 @@ expected ``projection.json``; converted fixtures also hold the generated office 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -53,6 +54,58 @@ def test_span_slice_audit_holds_for_every_span(name):
     )
     assert span_slice_audit(projection) == []
     assert_graph_invariants(projection)
+
+
+def _golden(name: str) -> dict:
+    return json.loads((GOLDEN / name / "projection.json").read_bytes())
+
+
+def _list_items(projection: dict) -> list[tuple[str | None, str]]:
+    return [
+        (n["props"].get("marker"), n["props"]["text"])
+        for n in projection["nodes"]
+        if "list_level" in n["props"]
+    ]
+
+
+def test_docx_outline_numbering_reaches_the_canonical_text_as_word_renders_it():
+    projection = _golden("docx_list_numbering")
+    assert _list_items(projection) == [
+        ("1.", "1. Scope of the services."),
+        ("2.", "2. Payment."),
+        ("2.1.", "2.1. Invoices are sent monthly."),
+        ("2.2.", "2.2. Late payment."),
+        ("2.2.1.", "2.2.1. Interest accrues from 1 April 2024."),
+        ("3.", "3. Termination."),
+        (None, "Unnumbered note"),  # a DOCX bullet: docling gives no marker
+    ]
+    text = projection["canonical_text"]
+    assert text.index("2.2.1. Interest") < text.index("clause 2.2.1 is capped")
+
+
+def test_an_html_ordered_list_with_a_start_keeps_its_numbers():
+    # docling numbers an <ol> only when it has a start attribute: the nested one has none.
+    assert _list_items(_golden("html_list_numbering")) == [
+        ("42.", "42. The budget is approved."),
+        ("43.", "43. The board meets quarterly."),
+        (None, "First meeting in April."),
+        (None, "Unnumbered remark"),
+    ]
+
+
+def test_a_table_nested_in_a_docx_cell_reaches_the_row_as_it_does_from_html():
+    docx, html = _golden("docx_nested_table"), _golden("html_nested_table")
+    details = "Loose leaf, by weight: Size Price Small 3.50 Large 4.20"
+    rows = [n["props"] for n in docx["nodes"] if n["label"] == "TABLE_ROW"]
+    assert rows[0]["cells"] == {"Item": "Tea", "Details": details}
+    assert f"Item: Tea | Details: {details}" in docx["canonical_text"]
+    assert [n["label"] for n in docx["nodes"]].count("TABLE") == 1
+    # Everything but the DOCUMENT node's source name is the same from both formats.
+    assert (docx["canonical_text"], docx["nodes"][1:], docx["spans"]) == (
+        html["canonical_text"],
+        html["nodes"][1:],
+        html["spans"],
+    )
 
 
 _HASH_CORPUS = """

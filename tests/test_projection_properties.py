@@ -2,8 +2,8 @@
 
 Documents mix headings at random levels (titles included), paragraphs of arbitrary
 unicode (combining marks, emoji, CR and CRLF), lists nested up to three deep, inline
-groups, tables with random header rows and spanning cells, pictures and formulas, with
-or without provenance in either coordinate origin.
+groups, tables with random header rows and spanning cells (and tables nested in their
+cells), pictures and formulas, with or without provenance in either coordinate origin.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from docling_core.types.doc import (
     DoclingDocument,
     NodeItem,
     ProvenanceItem,
+    RichTableCell,
     Size,
     TableCell,
     TableData,
@@ -42,6 +43,8 @@ TRICKY = [
     ": ",
 ]
 texts = st.lists(st.text(max_size=6) | st.sampled_from(TRICKY), max_size=5).map("".join)
+# List markers as converters give them (numbers, bullets, none), and arbitrary text.
+markers = st.sampled_from(["", "-", "\u2022", "1.", "2.3.4.", " a) ", "Article\r\n7"]) | texts
 KNOWN_PAGES = (1, 2)
 SOURCE = SourceInfo(name="generated", sha256="0" * 64, pipeline="hypothesis")
 
@@ -99,12 +102,18 @@ def documents(draw: st.DrawFn) -> DoclingDocument:
     def add_list(parent: NodeItem | None, depth: int) -> None:
         group = doc.add_list_group(parent=parent)
         for _ in range(draw(st.integers(1, 3))):
-            item = doc.add_list_item(draw(texts), parent=group, prov=draw(provenance()))
+            item = doc.add_list_item(
+                draw(texts),
+                parent=group,
+                prov=draw(provenance()),
+                enumerated=draw(st.booleans()),
+                marker=draw(markers),
+            )
             if depth < 3 and draw(st.booleans()):
                 add_list(item, depth + 1)
 
     blocks = st.sampled_from(
-        ["heading", "title", "text", "list", "inline", "table", "picture", "formula"]
+        ["heading", "title", "text", "list", "inline", "table", "nested", "picture", "formula"]
     )
     for block in draw(st.lists(blocks, max_size=12)):
         if block == "heading":
@@ -122,6 +131,15 @@ def documents(draw: st.DrawFn) -> DoclingDocument:
                 doc.add_text(DocItemLabel.TEXT, draw(texts), parent=group, prov=draw(provenance()))
         elif block == "table":
             doc.add_table(data=draw(tables()), prov=draw(provenance()))
+        elif block == "nested":  # a rich cell holding a paragraph and a table
+            table = doc.add_table(data=draw(tables()), prov=draw(provenance()))
+            cells = table.data.table_cells
+            if cells:
+                index = draw(st.integers(0, len(cells) - 1))
+                content = doc.add_group(parent=table)
+                doc.add_text(DocItemLabel.TEXT, draw(texts), parent=content)
+                doc.add_table(data=draw(tables()), parent=content)
+                cells[index] = RichTableCell(ref=content.get_ref(), **cells[index].model_dump())
         elif block == "picture":
             doc.add_picture(prov=draw(provenance()))
         else:

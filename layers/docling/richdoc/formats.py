@@ -4,8 +4,9 @@ Two stages. ``format_of`` maps a file name to a supported format by its extensio
 (cheap, no I/O: the parent uses it to pick the pipeline and the cache key before
 anything is downloaded). ``inspect`` looks at the bytes and runs inside the isolated
 parse child, before docling: it refuses empty files, wrong magic, decompression bombs,
-DTDs in OOXML parts, encrypted documents, documents over the page limit and PDFs
-without extractable text, each with the taxonomy error the design page names.
+DTDs in OOXML parts, OOXML packages docling cannot load, encrypted documents, documents
+over the page limit and PDFs without extractable text, each with the taxonomy error the
+design page names.
 
 Every read here is bounded: archive sizes come from the central directory (which
 ``zipfile`` enforces on read), and parts are scanned in fixed-size chunks.
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path, PurePath
 from typing import IO, Any, BinaryIO
+from xml.etree import ElementTree
 
 from richdoc.taxonomy import CorruptInput, ResourceLimit, UnsupportedFeature
 
@@ -46,27 +48,47 @@ class DocFormat(StrEnum):
         return self in (DocFormat.HTML, DocFormat.MD)
 
 
-_EXTENSIONS: dict[str, DocFormat] = {
-    "pdf": DocFormat.PDF,
-    "docx": DocFormat.DOCX,
-    "pptx": DocFormat.PPTX,
-    "xlsx": DocFormat.XLSX,
-    "html": DocFormat.HTML,
-    "htm": DocFormat.HTML,
-    "md": DocFormat.MD,
-    "markdown": DocFormat.MD,
+# The file extensions docling accepts for each supported format, exactly as docling's
+# ``FormatToExtensions`` (docling.datamodel.base_models) lists them, lower-cased.
+# Mirrored, not imported: this module runs where docling is not installed (the Lambda
+# zip functions and the caller's side). tests/test_parse_formats.py fails on any drift.
+EXTENSIONS: dict[DocFormat, tuple[str, ...]] = {
+    DocFormat.PDF: ("pdf",),
+    DocFormat.DOCX: ("docx", "dotx", "docm", "dotm"),
+    DocFormat.PPTX: ("pptx", "potx", "ppsx", "pptm", "potm", "ppsm"),
+    DocFormat.XLSX: ("xlsx", "xlsm", "xltx", "xltm"),
+    DocFormat.HTML: ("html", "htm", "xhtml"),
+    DocFormat.MD: ("md", "markdown", "txt", "text", "qmd", "rmd"),
 }
+_FORMAT_OF_EXTENSION = {ext: fmt for fmt, exts in EXTENSIONS.items() for ext in exts}
+
+# A compressed file is tagged with the extension of what was compressed as well
+# ("backup.tar.gz" gives "format:tar.gz", "notes.md.gz" "format:md.gz"), so the tag says
+# what the file is. The inner suffix counts only when it looks like an extension: a
+# letter, then at most seven letters or digits ("report 1.2.gz" gives "format:gz").
+_COMPRESSION_SUFFIXES = frozenset({"gz", "bz2", "xz", "zst", "lz", "lz4", "lzma", "z", "br"})
+_INNER_EXTENSION = re.compile(r"[a-z][a-z0-9]{0,7}")
+
+
+def _extension_tag(name: str) -> str:
+    """The extension that names a file's format in ``format:<ext>`` tags ("" if none)."""
+    path = PurePath(name)
+    ext = path.suffix.lower().lstrip(".")
+    if ext in _COMPRESSION_SUFFIXES:
+        inner = PurePath(path.stem).suffix.lower().lstrip(".")
+        if _INNER_EXTENSION.fullmatch(inner):
+            return f"{inner}.{ext}"
+    return ext
 
 
 def format_of(name: str) -> DocFormat:
     """The supported format a file name claims, or ``UnsupportedFeature('format:<ext>')``."""
-    ext = PurePath(name).suffix.lower().lstrip(".")
-    fmt = _EXTENSIONS.get(ext)
+    fmt = _FORMAT_OF_EXTENSION.get(PurePath(name).suffix.lower().lstrip("."))
     if fmt is None:
-        tag = f"format:{ext or 'none'}"
+        tag = f"format:{_extension_tag(name) or 'none'}"
+        supported = ", ".join(sorted(_FORMAT_OF_EXTENSION))
         raise UnsupportedFeature(
-            f"{PurePath(name).name!r}: supported formats are {', '.join(sorted(_EXTENSIONS))}",
-            feature=tag,
+            f"{PurePath(name).name!r}: supported formats are {supported}", feature=tag
         )
     return fmt
 
@@ -220,6 +242,7 @@ def _inspect_ooxml(path: Path, fmt: DocFormat, max_pages: int, limits: ArchiveLi
                 raise CorruptInput(f"not a {fmt}: the archive has no [Content_Types].xml")
             for info in infos:
                 _refuse_doctype(archive, info)
+            _check_package_kind(archive, fmt)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError) as exc:
         raise CorruptInput(f"the {fmt} archive is damaged: {exc}") from exc
     except NotImplementedError as exc:  # unsupported compression method
@@ -231,6 +254,69 @@ def _inspect_ooxml(path: Path, fmt: DocFormat, max_pages: int, limits: ArchiveLi
     pages = sum(1 for name in names if pattern.fullmatch(name))
     _check_pages(pages, max_pages, unit)
     return Inspection(pages=pages)
+
+
+# What an OOXML package really is, by the content type of its main part (the one part
+# whose type ends in ".main+xml"), whatever its file name says; named by the extension
+# Office gives such a package.
+PACKAGE_KINDS: dict[str, str] = {
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml": "docx",
+    "application/vnd.ms-word.document.macroEnabled.main+xml": "docm",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml": "dotx",
+    "application/vnd.ms-word.template.macroEnabledTemplate.main+xml": "dotm",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml": "pptx",
+    "application/vnd.ms-powerpoint.presentation.macroEnabled.main+xml": "pptm",
+    "application/vnd.openxmlformats-officedocument.presentationml.template.main+xml": "potx",
+    "application/vnd.ms-powerpoint.template.macroEnabled.main+xml": "potm",
+    "application/vnd.openxmlformats-officedocument.presentationml.slideshow.main+xml": "ppsx",
+    "application/vnd.ms-powerpoint.slideshow.macroEnabled.main+xml": "ppsm",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml": "xlsx",
+    "application/vnd.ms-excel.sheet.macroEnabled.main+xml": "xlsm",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.template.main+xml": "xltx",
+    "application/vnd.ms-excel.template.macroEnabled.main+xml": "xltm",
+}
+# The kinds docling's backends load. docling accepts every extension above, but its Word
+# backend (python-docx) opens only plain documents and its PowerPoint backend
+# (python-pptx) only presentations, macro-enabled or not; they refuse the rest by
+# content type, which docling reports like a damaged file. Checked against docling by
+# tests/test_parse_formats.py.
+LOADABLE_PACKAGE_KINDS = frozenset({"docx", "pptx", "pptm", "xlsx", "xlsm", "xltx", "xltm"})
+_CONTENT_TYPES_NS = "{http://schemas.openxmlformats.org/package/2006/content-types}"
+_CONTENT_TYPE_TAGS = (f"{_CONTENT_TYPES_NS}Override", f"{_CONTENT_TYPES_NS}Default")
+
+
+def _main_content_type(archive: zipfile.ZipFile) -> str | None:
+    # Streamed: the part may be large in a crafted file; DTDs were refused before this.
+    with archive.open("[Content_Types].xml") as part:
+        for _, element in ElementTree.iterparse(part):
+            if element.tag in _CONTENT_TYPE_TAGS:
+                content_type = element.get("ContentType", "")
+                if content_type.endswith(".main+xml"):
+                    return content_type
+            element.clear()
+    return None
+
+
+def _check_package_kind(archive: zipfile.ZipFile, fmt: DocFormat) -> None:
+    """Refuse a package of another format, or of a kind docling cannot load.
+
+    A main part of a type not listed above is left for docling to judge.
+    """
+    try:
+        content_type = _main_content_type(archive)
+    except ElementTree.ParseError as exc:
+        raise CorruptInput(f"the {fmt}'s [Content_Types].xml is not well-formed: {exc}") from exc
+    kind = PACKAGE_KINDS.get(content_type or "")
+    if kind is None:
+        return
+    if _FORMAT_OF_EXTENSION[kind] is not fmt:
+        raise CorruptInput(f"not a {fmt}: the package is a {kind}")
+    if kind not in LOADABLE_PACKAGE_KINDS:
+        raise UnsupportedFeature(
+            f"the package is a {kind} ({content_type}), which docling's {fmt} backend "
+            "does not load",
+            feature=f"format:{kind}",
+        )
 
 
 def _central_directory_size(f: BinaryIO) -> tuple[int, int]:

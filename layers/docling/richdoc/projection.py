@@ -12,7 +12,7 @@ import gc
 import json
 import math
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
@@ -33,6 +33,7 @@ from docling_core.types.doc import (
     NodeItem,
     PictureItem,
     ProvenanceItem,
+    RichTableCell,
     SectionHeaderItem,
     TableCell,
     TableItem,
@@ -56,6 +57,11 @@ ROW_CELL_SEPARATOR = " | "
 HEADER_PART_SEPARATOR = " / "
 # Between the parts of an inline group (docling's own markdown serializer uses a space).
 INLINE_SEPARATOR = " "
+# Between an enumerated list item's marker and its text ("2.3.4. Interest").
+MARKER_SEPARATOR = " "
+# Between the parts of a rich table cell's content (its paragraphs, the cells of a table
+# nested in it): one space, as docling-core's markdown export flattens a nested table.
+CELL_PART_SEPARATOR = " "
 BBOX_DECIMALS = 3
 
 
@@ -142,6 +148,9 @@ _FORM_LABELS = frozenset(
 )
 _PICTURE_LABELS = frozenset({DocItemLabel.PICTURE, DocItemLabel.CHART})
 _FURNITURE_LABELS = frozenset({DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER})
+# Text items inside a rich table cell that are not part of its value: furniture, stand-
+# alone markers, and captions (the body walk projects those after the table's rows).
+_NOT_CELL_TEXT_LABELS = _FURNITURE_LABELS | {DocItemLabel.MARKER, DocItemLabel.CAPTION}
 
 
 class Node(BaseModel):
@@ -263,8 +272,8 @@ def normalize_text(text: str) -> str:
     return text
 
 
-def _header_name(text: str) -> str:
-    """Header names are single-line: whitespace runs collapse to one space."""
+def _single_line(text: str) -> str:
+    """Header names and list markers are single-line: whitespace runs collapse to one space."""
     return " ".join(normalize_text(text).split())
 
 
@@ -310,24 +319,32 @@ class _Row:
     text: str
 
 
-def _table_grid(table: TableItem) -> list[list[TableCell | None]]:
+@dataclass(slots=True)  # not frozen: a frozen dataclass is twice as slow to build
+class _Cell:
+    text: str  # the cell's value, normalised and stripped (see _Projector.cell_value)
+    header: bool  # docling's column_header flag
+
+
+def _table_grid(table: TableItem, value: Callable[[TableCell], str]) -> list[list[_Cell | None]]:
     """Cell per grid position; a spanning cell fills every position it covers.
 
     The same filling as docling-core's ``TableData.grid``, without materialising a
     validated placeholder cell for every empty position (the projection's hot path).
+    Each docling cell becomes one ``_Cell``, valued once, shared by the positions it covers.
     """
     data = table.data
     rows, cols = data.num_rows, data.num_cols
-    grid: list[list[TableCell | None]] = [[None] * cols for _ in range(rows)]
+    grid: list[list[_Cell | None]] = [[None] * cols for _ in range(rows)]
     for cell in data.table_cells:
+        projected = _Cell(value(cell), cell.column_header)
         for r in range(max(cell.start_row_offset_idx, 0), min(cell.end_row_offset_idx, rows)):
             row = grid[r]
             for c in range(max(cell.start_col_offset_idx, 0), min(cell.end_col_offset_idx, cols)):
-                row[c] = cell
+                row[c] = projected
     return grid
 
 
-def _header_row_count(grid: list[list[TableCell | None]]) -> int:
+def _header_row_count(grid: list[list[_Cell | None]]) -> int:
     """Leading rows that docling marks as column headers.
 
     A row belongs to the header block when every row above it does, at least one of its
@@ -337,8 +354,8 @@ def _header_row_count(grid: list[list[TableCell | None]]) -> int:
     count = 0
     for row in grid:
         cells = [cell for cell in row if cell is not None]
-        if not any(cell.column_header for cell in cells) or any(
-            not cell.column_header and cell.text.strip() for cell in cells
+        if not any(cell.header for cell in cells) or any(
+            not cell.header and cell.text for cell in cells
         ):
             break
         count += 1
@@ -351,7 +368,7 @@ class _Column:
     positional: bool  # named col_<i> because no header text names it
 
 
-def _columns(grid: list[list[TableCell | None]], header_rows: int, cols: int) -> list[_Column]:
+def _columns(grid: list[list[_Cell | None]], header_rows: int, cols: int) -> list[_Column]:
     """Keys of ``cells``: header texts, ``col_<i>`` where none, made unique left to right.
 
     Stacked header rows name a column by their texts joined with " / " (a header cell
@@ -362,13 +379,13 @@ def _columns(grid: list[list[TableCell | None]], header_rows: int, cols: int) ->
     used: set[str] = set()  # membership only: never iterated, so no hash ordering leaks
     for c in range(cols):
         parts: list[str] = []
-        previous: TableCell | None = None
+        previous: _Cell | None = None
         for r in range(header_rows):
             cell = grid[r][c]
             if cell is None or cell is previous:
                 continue
             previous = cell
-            text = _header_name(cell.text)
+            text = _single_line(cell.text)
             if text and (not parts or parts[-1] != text):
                 parts.append(text)
         name = HEADER_PART_SEPARATOR.join(parts) or f"col_{c}"
@@ -383,14 +400,14 @@ def _columns(grid: list[list[TableCell | None]], header_rows: int, cols: int) ->
 
 
 def _table_rows(
-    grid: list[list[TableCell | None]], header_rows: int, columns: list[_Column]
+    grid: list[list[_Cell | None]], header_rows: int, columns: list[_Column]
 ) -> tuple[list[_Row], int]:
     """The data rows (and how many all-empty rows were dropped).
 
-    Cell values are normalised and stripped. ``cells`` holds a value for every column: a
-    spanning cell's text under each column it covers. The row's text names each cell
-    once, at the first column it covers: ``<key>: <value>`` under a header name, the
-    bare value in a positional ``col_<i>`` column; empty cells are left out.
+    ``cells`` holds a value for every column: a spanning cell's value under each column
+    it covers. The row's text names each cell once, at the first column it covers:
+    ``<key>: <value>`` under a header name, the bare value in a positional ``col_<i>``
+    column; empty cells are left out.
     """
     names = [column.name for column in columns]
     rows: list[_Row] = []
@@ -398,9 +415,9 @@ def _table_rows(
     for r in range(header_rows, len(grid)):
         values: list[str] = []
         pieces: list[str] = []
-        previous: TableCell | None = None
+        previous: _Cell | None = None
         for column, cell in zip(columns, grid[r], strict=True):
-            value = normalize_text(cell.text).strip() if cell is not None else ""
+            value = cell.text if cell is not None else ""
             values.append(value)
             if value and cell is not previous:
                 pieces.append(value if column.positional else f"{column.name}: {value}")
@@ -555,14 +572,28 @@ class _Projector:
         if kind is SpanKind.TITLE:
             self.nodes[0]["props"].setdefault("title", text)
 
-    def paragraph(self, item: TextItem, kind: SpanKind, list_level: int | None = None) -> None:
+    def block_text(self, item: TextItem) -> str:
+        """A block's text: the item's text, after its marker for an enumerated list item.
+
+        Numbering is content ("see clause 2.3.4"); a bullet is decoration and stays out.
+        """
         text = self.text_of(item)
+        if isinstance(item, ListItem) and item.enumerated and text.strip():
+            marker = _single_line(item.marker)
+            if marker:
+                return f"{marker}{MARKER_SEPARATOR}{text}"
+        return text
+
+    def paragraph(self, item: TextItem, kind: SpanKind, list_level: int | None = None) -> None:
+        text = self.block_text(item)
         if not text.strip():
             self.not_projected[NotProjected.EMPTY_BLOCKS] += 1
             return
         props: dict[str, Any] = {"text": text, **self.location(item.prov)}
         if list_level is not None:
             props["list_level"] = list_level
+        if isinstance(item, ListItem) and (marker := _single_line(item.marker)):
+            props["marker"] = marker
         node_id = self.add_node(NodeLabel.PARAGRAPH, props, self.container)
         self.add_span(node_id, text, kind)
 
@@ -578,7 +609,7 @@ class _Projector:
         self.add_span(node_id, text, SpanKind.PARAGRAPH)
 
     def table(self, item: TableItem) -> None:
-        grid = _table_grid(item)
+        grid = _table_grid(item, self.cell_value)
         header_rows = _header_row_count(grid)
         columns = _columns(grid, header_rows, item.data.num_cols)
         rows, empty = _table_rows(grid, header_rows, columns)
@@ -602,6 +633,49 @@ class _Projector:
                     row_props["bbox"] = box
             row_id = self.add_node(NodeLabel.TABLE_ROW, row_props, table_id)
             self.add_span(row_id, row.text, SpanKind.TABLE_ROW)
+
+    def cell_value(self, cell: TableCell) -> str:
+        """A cell's value, normalised and stripped.
+
+        A rich cell's value is its content, which docling hangs below the table: the
+        texts of its blocks in reading order, a table nested in it contributing its cell
+        values row by row, all joined by one space. docling's own text of such a cell
+        leaves nested tables out (DOCX) or runs them into the text before (HTML).
+        """
+        if not isinstance(cell, RichTableCell):
+            return normalize_text(cell.text).strip()
+        parts: list[str] = []
+        skip_below: int | None = None  # tree level whose subtree is being skipped
+        for item, level in self.doc.iterate_items(
+            root=cell.ref.resolve(self.doc),
+            with_groups=True,
+            traverse_pictures=False,
+            included_content_layers=_ALL_LAYERS,
+        ):
+            if skip_below is not None and level > skip_below:
+                continue
+            skip_below = None
+            if isinstance(item, InlineGroup):
+                skip_below = level
+                if item.self_ref not in self.consumed_inline:
+                    parts.append(self.inline_text(item).strip())
+            elif isinstance(item, GroupItem):
+                continue  # a container: its children are judged on their own
+            elif not isinstance(item, DocItem) or item.content_layer is not ContentLayer.BODY:
+                skip_below = level
+            elif (feature := _feature_of(item)) is not None:
+                self.skip(feature)
+                skip_below = level
+            elif isinstance(item, TableItem):
+                skip_below = level
+                anchors = sorted(
+                    item.data.table_cells,
+                    key=lambda inner: (inner.start_row_offset_idx, inner.start_col_offset_idx),
+                )
+                parts.extend(self.cell_value(inner) for inner in anchors)
+            elif isinstance(item, TextItem) and item.label not in _NOT_CELL_TEXT_LABELS:
+                parts.append(self.block_text(item).strip())
+        return CELL_PART_SEPARATOR.join(part for part in parts if part)
 
     def row_boxes(self, item: TableItem, page: int) -> dict[int, list[float]]:
         """Row bboxes from docling's cell boxes (docling-core computes the row union)."""
