@@ -8,7 +8,7 @@ import io
 import json
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from richdoc_tools.local.lambdas import PlatformError
 
 from richdoc.jobs import Job, JobStatus
 from richdoc.taxonomy import ResourceLimit, Transient
+from tests.sdk_faults import connection_error, failing
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling, pytest.mark.xdist_group("stack")]
 
@@ -292,6 +293,38 @@ def test_transient_errors_are_retried_then_succeed(
     ]
     entered = states_entered(history(stack, execution(stack, job)["executionArn"]))
     assert "EscalateToTier2" not in entered
+
+
+def test_a_dynamodb_connection_error_in_a_step_is_retried_as_transient(stack: Any) -> None:
+    from richdoc.stage import clients
+
+    def project_opening_its_attempt(params: Mapping[str, Any]) -> bool:
+        return params.get("ExpressionAttributeValues", {}).get(":u0") == "project"
+
+    # The project step's first DynamoDB write finds the endpoint unreachable once.
+    with failing(
+        clients.jobs.table.meta.client,
+        "UpdateItem",
+        connection_error("dynamodb"),
+        when=project_opening_its_attempt,
+    ) as failed:
+        job = run_one(stack, "e2e/dynamodb-blip.docx", docx_bytes(["connection test"]))
+    assert len(failed) == 1
+    assert job.status is JobStatus.SUCCEEDED, job.failure
+    events = history(stack, execution(stack, job)["executionArn"])
+    [failure] = [
+        e["lambdaFunctionFailedEventDetails"]
+        for e in events
+        if "lambdaFunctionFailedEventDetails" in e
+    ]
+    assert failure["error"] == "Transient"
+    assert "EndpointConnectionError" in failure["cause"]
+    assert states_entered(events).count("Project") == 1  # retried in place, not re-routed
+    assert outcomes(stack, job) == [
+        ("parse", 1, "ok"),
+        ("project", None, "ok"),
+        ("detect", None, "ok"),
+    ]
 
 
 def test_throttling_by_the_platform_is_retried(stack: Any) -> None:

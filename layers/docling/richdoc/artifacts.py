@@ -13,34 +13,19 @@ States pass only these keys, never the documents.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import ClientError
 
-from richdoc.taxonomy import CorruptInput, Transient
+from richdoc.awserrors import aws_errors
+from richdoc.taxonomy import CorruptInput
 
 ARTIFACT_BUCKET_ENV = "ARTIFACT_BUCKET"
 
-# S3 error codes worth retrying; everything else is a permanent problem of the request.
-_RETRYABLE_S3_CODES = frozenset(
-    {
-        "SlowDown",
-        "InternalError",
-        "ServiceUnavailable",
-        "RequestTimeout",
-        "RequestTimeTooSkewed",
-        "Throttling",
-        "ThrottlingException",
-        "503",
-        "500",
-    }
-)
 _MISSING_SOURCE_CODES = frozenset({"NoSuchKey", "NoSuchVersion", "404", "NotFound"})
 
 
@@ -58,20 +43,6 @@ def projection_key(job_id: str, run: int) -> str:
 
 def detection_key(job_id: str, run: int) -> str:
     return run_prefix(job_id, run) + "detection.json"
-
-
-@contextlib.contextmanager
-def s3_errors(what: str) -> Iterator[None]:
-    """Translate S3 failures into the taxonomy: throttling and 5xx are transient."""
-    try:
-        yield
-    except ClientError as exc:
-        code = str(exc.response.get("Error", {}).get("Code", ""))
-        if code in _RETRYABLE_S3_CODES:
-            raise Transient(f"{what}: S3 {code}") from exc
-        raise
-    except BotoCoreError as exc:  # connection resets, read timeouts, endpoint errors
-        raise Transient(f"{what}: {exc}") from exc
 
 
 @dataclass(frozen=True)
@@ -106,16 +77,16 @@ class ArtifactStore:
         return cls(s3, os.environ[ARTIFACT_BUCKET_ENV])
 
     def get_bytes(self, key: str) -> bytes:
-        with s3_errors(f"reading s3://{self.bucket}/{key}"):
+        with aws_errors(f"reading s3://{self.bucket}/{key}"):
             body: bytes = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
         return body
 
     def put_bytes(self, key: str, data: bytes, content_type: str = "application/json") -> None:
-        with s3_errors(f"writing s3://{self.bucket}/{key}"):
+        with aws_errors(f"writing s3://{self.bucket}/{key}"):
             self.s3.put_object(Bucket=self.bucket, Key=key, Body=data, ContentType=content_type)
 
     def exists(self, key: str) -> bool:
-        with s3_errors(f"checking s3://{self.bucket}/{key}"):
+        with aws_errors(f"checking s3://{self.bucket}/{key}"):
             try:
                 self.s3.head_object(Bucket=self.bucket, Key=key)
             except ClientError as exc:
@@ -128,7 +99,7 @@ class ArtifactStore:
         """Stream the source object to local storage, hashing it on the way."""
         digest = hashlib.sha256()
         size = 0
-        with s3_errors(f"reading s3://{source.bucket}/{source.key}"):
+        with aws_errors(f"reading s3://{source.bucket}/{source.key}"):
             try:
                 body = self.s3.get_object(**source.get_kwargs())["Body"]
             except ClientError as exc:

@@ -26,7 +26,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict
 
-from richdoc.artifacts import ArtifactStore, SourceObject, docling_key, s3_errors
+from richdoc.artifacts import ArtifactStore, SourceObject, docling_key
+from richdoc.awserrors import aws_errors
 from richdoc.forkserver import ChildOutcome, ForkServer
 from richdoc.formats import DocFormat, format_of
 from richdoc.parse.reports import ChildReport, ParseReport, Timings
@@ -201,7 +202,7 @@ _MISSING = frozenset({"404", "NoSuchKey", "NotFound"})
 
 def _cached_pages(store: ArtifactStore, key: str) -> int | None:
     """The page count recorded on a cached DoclingDocument, or None on a cache miss."""
-    with s3_errors(f"checking s3://{store.bucket}/{key}"):
+    with aws_errors(f"checking s3://{store.bucket}/{key}"):
         try:
             head = store.s3.head_object(Bucket=store.bucket, Key=key)
         except ClientError as exc:
@@ -262,7 +263,7 @@ def parse_object(
         converted = time.monotonic()
         if report.partial:
             key = docling_key(downloaded.sha256, f"{contract}-partial")
-        with s3_errors(f"writing s3://{store.bucket}/{key}"), produced.open("rb") as body:
+        with aws_errors(f"writing s3://{store.bucket}/{key}"), produced.open("rb") as body:
             store.s3.put_object(
                 Bucket=store.bucket,
                 Key=key,
