@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import signal
 import time
@@ -55,6 +56,8 @@ def behave(args: dict[str, Any]) -> Any:
             raise MemoryError
         except MemoryError as exc:
             raise RuntimeError("Pipeline SimplePipeline failed") from exc
+    if action == "full_disk":
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), args["path"])
     if action == "bug":
         raise KeyError("surprise")
     raise ValueError(action)
@@ -62,3 +65,7 @@ def behave(args: dict[str, Any]) -> Any:
 
 def broken_warm_up(config: dict[str, Any]) -> None:
     raise ImportError("docling is not installed")
+
+
+def dying_warm_up(config: dict[str, Any]) -> None:
+    os._exit(3)  # gone before it could say why, as a zygote the OOM killer took

@@ -13,7 +13,15 @@ import time
 import pytest
 
 from richdoc.forkserver import ForkServer, child_environment
-from richdoc.taxonomy import CorruptInput, ResourceLimit, Transient, UnsupportedFeature
+from richdoc.taxonomy import (
+    CorruptInput,
+    FailureKind,
+    InternalError,
+    ResourceLimit,
+    Transient,
+    UnsupportedFeature,
+    kind_of_exit_code,
+)
 
 TARGETS = "tests.forkserver_targets"
 
@@ -89,9 +97,18 @@ def test_taxonomy_errors_cross_the_process_boundary(server, tmp_path):
     assert info.value.feature == "ocr"
 
 
-def test_an_unexpected_error_in_the_child_is_transient(server, tmp_path):
-    with pytest.raises(Transient, match="KeyError"):
+def test_an_unexpected_error_in_the_child_is_internal_with_its_own_exit_code(server, tmp_path):
+    # A bug in the parse code is not retried as transient: it exits with the reserved
+    # internal code, and the caller raises InternalError.
+    with pytest.raises(InternalError, match="KeyError") as info:
         _run(server, tmp_path, action="bug")
+    assert info.value.exit_code == 70
+    assert kind_of_exit_code(70) is FailureKind.INTERNAL
+
+
+def test_a_full_disk_in_the_child_is_a_resource_limit(server, tmp_path):
+    with pytest.raises(ResourceLimit, match="no space left"):
+        _run(server, tmp_path, action="full_disk", path=str(tmp_path / "docling.json"))
 
 
 def test_the_child_has_no_aws_credentials(tmp_path, monkeypatch):
@@ -199,10 +216,21 @@ def test_a_zygote_dying_mid_task_is_transient_and_the_worker_recovers(tmp_path):
         fs.close()
 
 
-def test_a_warm_up_that_fails_is_transient(tmp_path):
+def test_a_warm_up_that_raises_is_an_internal_error(tmp_path):
+    # A broken install or configuration (a missing module, missing weights) fails every
+    # document the same way: dead-lettered as ours, not retried.
     fs = _server(warmup="broken_warm_up", quiet=True)
     try:
-        with pytest.raises(Transient, match="failed to start: ImportError"):
+        with pytest.raises(InternalError, match="failed to start: ImportError"):
+            _run(fs, tmp_path, action="echo")
+    finally:
+        fs.close()
+
+
+def test_a_zygote_that_dies_before_reporting_is_transient(tmp_path):
+    fs = _server(warmup="dying_warm_up", quiet=True)
+    try:
+        with pytest.raises(Transient, match="failed to start: it exited with code 3"):
             _run(fs, tmp_path, action="echo")
     finally:
         fs.close()

@@ -22,9 +22,10 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from richdoc.awserrors import aws_errors
-from richdoc.taxonomy import CorruptInput
+from richdoc.taxonomy import CorruptInput, UnsupportedFeature
 
 ARTIFACT_BUCKET_ENV = "ARTIFACT_BUCKET"
+MIB = 1 << 20
 
 _MISSING_SOURCE_CODES = frozenset({"NoSuchKey", "NoSuchVersion", "404", "NotFound"})
 
@@ -95,22 +96,43 @@ class ArtifactStore:
                 raise
         return True
 
-    def download_source(self, source: SourceObject, dest: Path) -> Downloaded:
-        """Stream the source object to local storage, hashing it on the way."""
+    def download_source(
+        self, source: SourceObject, dest: Path, *, max_bytes: int | None = None
+    ) -> Downloaded:
+        """Stream the source object to local storage, hashing it on the way.
+
+        An object larger than ``max_bytes`` is refused from the response headers, before
+        any of its body is read: it could not fit the function's local storage.
+        """
         digest = hashlib.sha256()
         size = 0
-        with aws_errors(f"reading s3://{source.bucket}/{source.key}"):
+        where = f"s3://{source.bucket}/{source.key}"
+        with aws_errors(f"reading {where}"):
             try:
-                body = self.s3.get_object(**source.get_kwargs())["Body"]
+                response = self.s3.get_object(**source.get_kwargs())
             except ClientError as exc:
                 if str(exc.response.get("Error", {}).get("Code")) in _MISSING_SOURCE_CODES:
-                    raise CorruptInput(
-                        f"source object s3://{source.bucket}/{source.key} no longer exists"
-                    ) from exc
+                    raise CorruptInput(f"source object {where} no longer exists") from exc
                 raise
+            body = response["Body"]
+            length = response.get("ContentLength")
+            if max_bytes is not None and length is not None and length > max_bytes:
+                body.close()
+                raise too_large(length, max_bytes)
             with dest.open("wb") as out:
                 for chunk in iter(lambda: body.read(1 << 20), b""):
                     digest.update(chunk)
                     size += len(chunk)
+                    if max_bytes is not None and size > max_bytes:
+                        body.close()
+                        raise too_large(size, max_bytes)
                     out.write(chunk)
         return Downloaded(path=dest, sha256=digest.hexdigest(), size=size)
+
+
+def too_large(size: int, max_bytes: int) -> UnsupportedFeature:
+    """The same refusal at every tier (they share the limit): no escalation, no retry."""
+    return UnsupportedFeature(
+        f"the object is {size / MIB:.1f} MiB, above the limit of max_object_mb={max_bytes // MIB}",
+        feature="max_size",
+    )

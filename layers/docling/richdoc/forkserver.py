@@ -18,7 +18,7 @@ Protocol (length-prefixed JSON frames)::
                                        + one file descriptor: the task socket
     zygote -> caller, task socket:     {"status", "killed", "peak_rss_mb", "seconds"}
     child  -> caller, result file:     {"value": ...} or {"failure": {...}}; exit code
-                                       0 / 10 / 20 / 30 / other (richdoc.taxonomy)
+                                       0 / 10 / 20 / 30 / 70 / other (richdoc.taxonomy)
 
 The caller closing its task socket cancels the task (the zygote kills the child); the
 caller closing the control socket stops the zygote and every child.
@@ -50,11 +50,15 @@ from typing import Any, NoReturn
 from richdoc.taxonomy import (
     Failure,
     FailureKind,
+    InternalError,
     PipelineError,
     ResourceLimit,
     Transient,
     error_for,
+    exception_chain,
     kind_of_exit_code,
+    no_space_error,
+    out_of_space,
 )
 
 MIB = 1 << 20
@@ -288,7 +292,11 @@ class ForkServer:
         if "error" in hello:
             ours.close()
             _terminate(proc)
-            raise Transient(f"the parse worker failed to start: {hello['error']}")
+            # A zygote that reported why its warm-up failed says what kind it is; one
+            # that died before saying anything is an infrastructure event: transient.
+            kind = FailureKind(hello.get("kind", FailureKind.TRANSIENT))
+            reason = f"the parse worker failed to start: {hello['error']}"
+            raise error_for(Failure(kind=kind, reason=reason))
         ours.settimeout(None)
         self._proc, self._ctl, self._hello = proc, ours, hello
         return ours, proc
@@ -511,28 +519,26 @@ def _no_core_dumps() -> None:
 
 
 def caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
-    seen: set[int] = set()
-    stack: list[BaseException] = [exc]
-    while stack:
-        current = stack.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        if isinstance(current, kind):
-            return True
-        stack.extend(e for e in (current.__cause__, current.__context__) if e is not None)
-    return False
+    return any(isinstance(e, kind) for e in exception_chain(exc))
 
 
 def classify_exception(exc: BaseException) -> tuple[int, Failure]:
-    """The child's exit code and recorded failure for an exception from the target."""
+    """The child's exit code and recorded failure for an exception from the target.
+
+    Taxonomy errors keep their kind; running out of memory or of local disk is a
+    resource limit (a bigger tier has more of both); anything else is a bug in the code
+    that ran, ``internal``, with its own exit code (never "any other code: transient").
+    """
     if isinstance(exc, PipelineError):
         return exc.exit_code, exc.failure()
     if caused_by(exc, MemoryError):
         reason = f"out of memory ({type(exc).__name__}: {exc})"
         return ResourceLimit.exit_code, Failure(kind=FailureKind.RESOURCE_LIMIT, reason=reason)
+    full = out_of_space(exc)
+    if full is not None:
+        return ResourceLimit.exit_code, no_space_error("the parse worker", full).failure()
     reason = f"unexpected error in the parse worker: {type(exc).__name__}: {exc}"
-    return 1, Failure(kind=FailureKind.TRANSIENT, reason=reason)
+    return InternalError.exit_code, Failure(kind=FailureKind.INTERNAL, reason=reason)
 
 
 def _run_target(target: Target, request: dict[str, Any]) -> int:
@@ -544,8 +550,13 @@ def _run_target(target: Target, request: dict[str, Any]) -> int:
         payload = {"failure": {"reason": failure.reason, "feature": failure.feature}}
     path = Path(request["result_path"])
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(payload))
-    tmp.replace(path)
+    try:
+        tmp.write_text(json.dumps(payload))
+        tmp.replace(path)
+    except OSError as exc:
+        # No result file: the exit code alone tells the caller (a full disk is 30).
+        write_code, _ = classify_exception(exc)
+        return code if code else write_code
     return code
 
 
@@ -560,13 +571,17 @@ def _zygote_main(ctl_fd: int) -> int:
         warmup, target = _resolve(spec["warmup"]), _resolve(spec["target"])
         warmup(spec["config"])
     except BaseException as exc:
-        _send_quietly(ctl, {"error": f"{type(exc).__name__}: {exc}"})
+        # A warm-up that raises is a broken install or configuration (an import that
+        # fails, model weights that are missing): internal, unless it ran out of memory.
+        _, failure = classify_exception(exc)
+        _send_quietly(ctl, {"error": f"{type(exc).__name__}: {exc}", "kind": str(failure.kind)})
         return 1
     threads = thread_count()
     if threads > 1:
         # fork() copies only the calling thread; locks held by the others stay locked
         # forever in the child. Refuse rather than hang children at random.
-        _send_quietly(ctl, {"error": f"warm-up left {threads} threads; forking is unsafe"})
+        error = f"warm-up left {threads} threads; forking is unsafe"
+        _send_quietly(ctl, {"error": error, "kind": str(FailureKind.INTERNAL)})
         return 1
     # Objects that exist now are shared with every child; keep the collector from
     # touching (and so copying) their pages.

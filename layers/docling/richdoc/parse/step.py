@@ -26,12 +26,13 @@ from typing import Any
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict
 
-from richdoc.artifacts import ArtifactStore, SourceObject, docling_key
+from richdoc.artifacts import ArtifactStore, SourceObject, docling_key, too_large
 from richdoc.awserrors import aws_errors
 from richdoc.forkserver import ChildOutcome, ForkServer
 from richdoc.formats import DocFormat, format_of
 from richdoc.parse.reports import ChildReport, ParseReport, Timings
 from richdoc.parse.settings import ParseLimits, ParserSettings
+from richdoc.taxonomy import local_disk_errors
 
 _STAGED_STEM = "document"
 
@@ -169,12 +170,18 @@ def parse_file(
     """
     started = time.monotonic()
     fmt = format_of(source.name)
+    size = source.stat().st_size
+    if size > limits.max_object_bytes:
+        raise too_large(size, limits.max_object_bytes)
     worker = worker or shared_worker(quiet=True)
-    with tempfile.TemporaryDirectory(prefix="richdoc-parse-") as tmp:
+    with (
+        local_disk_errors("parsing a file"),
+        tempfile.TemporaryDirectory(prefix="richdoc-parse-") as tmp,
+    ):
         staged = _stage(Path(tmp), fmt)
         # A link, not a copy: the child reads the caller's file under the staged name.
         staged.symlink_to(source.resolve())
-        sha256, size = _sha256_file(source), source.stat().st_size
+        sha256 = _sha256_file(source)
         fetched = time.monotonic()
         produced = Path(tmp) / "docling.json"
         report, outcome = worker.convert(
@@ -228,8 +235,13 @@ def parse_object(
     worker = worker or shared_worker()
     pipeline = worker.settings.pipeline_for(fmt)
     contract = worker.settings.contract(fmt)
-    with tempfile.TemporaryDirectory(prefix="richdoc-parse-") as tmp:
-        downloaded = store.download_source(source, _stage(Path(tmp), fmt))
+    with (
+        local_disk_errors(f"parsing s3://{source.bucket}/{source.key}"),
+        tempfile.TemporaryDirectory(prefix="richdoc-parse-") as tmp,
+    ):
+        downloaded = store.download_source(
+            source, _stage(Path(tmp), fmt), max_bytes=limits.max_object_bytes
+        )
         fetched = time.monotonic()
         key = docling_key(downloaded.sha256, contract)
         cached_pages = _cached_pages(store, key)
