@@ -36,12 +36,23 @@ def behave(args: dict[str, Any]) -> Any:
         time.sleep(args["seconds"])
         return "woke"
     if action == "allocate":
-        # Touch every page, a megabyte at a time, as a parse that keeps growing would.
+        # Touch every page, a megabyte at a time, as a parse that keeps growing would;
+        # then, with "hold", keep it until killed, so that no sampling interval can miss it.
         hoard = []
         for _ in range(args["mb"]):
             hoard.append(bytearray(1 << 20))
-            time.sleep(args.get("pause_s", 0.0))
+        if args.get("hold"):
+            block_forever()
         return len(hoard)
+    if action == "rendezvous":
+        # Done only once ``parties`` children are running at the same time.
+        folder = Path(args["folder"])
+        (folder / str(os.getpid())).touch()
+        while len(list(folder.iterdir())) < args["parties"]:
+            time.sleep(0.01)
+        return "met"
+    if action == "full_disk":
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), args["path"])
     if action == "signal":
         os.kill(os.getpid(), getattr(signal, args["signal"]))
         time.sleep(5)
@@ -56,8 +67,6 @@ def behave(args: dict[str, Any]) -> Any:
             raise MemoryError
         except MemoryError as exc:
             raise RuntimeError("Pipeline SimplePipeline failed") from exc
-    if action == "full_disk":
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), args["path"])
     if action == "bug":
         raise KeyError("surprise")
     raise ValueError(action)
@@ -69,3 +78,11 @@ def broken_warm_up(config: dict[str, Any]) -> None:
 
 def dying_warm_up(config: dict[str, Any]) -> None:
     os._exit(3)  # gone before it could say why, as a zygote the OOM killer took
+
+
+def block_forever(*_: Any) -> Any:
+    """A conversion that never finishes, whatever the machine's speed: the timeout tests'
+    target (it waits on a pipe nobody writes to)."""
+    read_end, _write_end = os.pipe()
+    os.read(read_end, 1)
+    raise AssertionError("unreachable: nobody writes to the pipe")

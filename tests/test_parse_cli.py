@@ -68,13 +68,6 @@ def test_a_parse_writes_the_docling_document_and_exits_0(tmp_path, capsys):
             "resource_limit",
             None,
         ),
-        (
-            lambda p: parse_inputs.docx(p / "slow.docx", pages=150),
-            ["--timeout-s", "1"],
-            30,
-            "resource_limit",
-            None,
-        ),
     ],
 )
 def test_failures_exit_with_the_taxonomy_code_and_one_json_line(
@@ -86,6 +79,22 @@ def test_failures_exit_with_the_taxonomy_code_and_one_json_line(
     assert (failure["kind"], failure["feature"]) == (kind, feature)
     assert failure["reason"]
     assert not (tmp_path / "out.json").exists()
+
+
+def test_a_conversion_past_the_timeout_exits_30(
+    tmp_path, capsys, monkeypatch, blocking_parse_worker
+):
+    # A worker whose conversions never finish: the timeout alone ends this one.
+    import richdoc.parse.step
+
+    monkeypatch.setattr(richdoc.parse.step, "shared_worker", lambda **_: blocking_parse_worker)
+    source = parse_inputs.docx(tmp_path / "slow.docx")
+    out = tmp_path / "out.json"
+    assert main(["parse", str(source), "-o", str(out), "--timeout-s", "0.5"]) == 30
+    failure = _failure(capsys)
+    assert (failure["kind"], failure["feature"]) == ("resource_limit", None)
+    assert "timeout_s=0.5" in failure["reason"]
+    assert not out.exists()
 
 
 def test_a_file_above_max_object_mb_exits_20_with_the_max_size_tag(tmp_path, capsys, monkeypatch):

@@ -7,14 +7,13 @@ from __future__ import annotations
 import io
 import json
 import threading
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 from richdoc_tools.local.events import wait_until
-from richdoc_tools.local.lambdas import PlatformError
+from richdoc_tools.local.lambdas import FUNCTION_THREAD_PREFIX, PlatformError
 
 from richdoc.jobs import Job, JobStatus
 from richdoc.taxonomy import ResourceLimit, Transient
@@ -239,7 +238,7 @@ def test_a_platform_timeout_at_tier_1_escalates_and_is_recorded(
 
     def slow_at_tier_one(event: dict[str, Any], real: Callable[..., Any], **kw: Any) -> Any:
         if event["tier"] == 1:
-            released.wait(10)  # outlives the 1 s function timeout below
+            released.wait()  # until the job is done: outlives the 1 s function timeout
         return real(event, **kw)
 
     patch_parse(slow_at_tier_one)
@@ -251,7 +250,15 @@ def test_a_platform_timeout_at_tier_1_escalates_and_is_recorded(
     assert job.status is JobStatus.SUCCEEDED, job.failure
     entered = states_entered(history(stack, execution(stack, job)["executionArn"]))
     assert entered[:4] == ["RecordStart", "ParseTier1", "EscalateToTier2", "ParseTier2"]
-    time.sleep(1.0)  # let the zombie tier-1 handler finish: it must not rewrite the record
+
+    # The zombie tier-1 handler, released, finishes (and tries to close its attempt): it
+    # must not rewrite the record.
+    def zombie_finished() -> bool:
+        return not any(
+            t.name == f"{FUNCTION_THREAD_PREFIX}ParseTier1Function" for t in threading.enumerate()
+        )
+
+    assert wait_until(zombie_finished, 120)
     assert outcomes(stack, job)[:2] == [("parse", 1, "Sandbox.Timedout"), ("parse", 2, "ok")]
 
 
@@ -423,22 +430,20 @@ def test_one_notification_delivered_three_times_is_one_job_and_one_execution(
     )
     for _ in range(3):
         sqs.send_message(QueueUrl=stack.outputs["IngestQueueUrl"], MessageBody=notification)
-    assert wait_until(
-        lambda: (
-            int(
-                sqs.get_queue_attributes(
-                    QueueUrl=stack.outputs["IngestQueueUrl"],
-                    AttributeNames=[
-                        "ApproximateNumberOfMessages",
-                        "ApproximateNumberOfMessagesNotVisible",
-                    ],
-                )["Attributes"]["ApproximateNumberOfMessages"]
-            )
+
+    def all_handled() -> bool:
+        # Deleted, not just received: the starter has finished with every delivery.
+        counts = sqs.get_queue_attributes(
+            QueueUrl=stack.outputs["IngestQueueUrl"],
+            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+        )["Attributes"]
+        return (
+            int(counts["ApproximateNumberOfMessages"])
             == 0
-        ),
-        30,
-    )
-    time.sleep(0.5)
+            == int(counts["ApproximateNumberOfMessagesNotVisible"])
+        )
+
+    assert wait_until(all_handled, 60)
     names = [
         e["name"]
         for e in stack.client("stepfunctions").list_executions(

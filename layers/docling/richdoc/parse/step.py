@@ -35,19 +35,27 @@ from richdoc.parse.settings import ParseLimits, ParserSettings
 from richdoc.taxonomy import local_disk_errors
 
 _STAGED_STEM = "document"
+CONVERT_TARGET = "richdoc.parse.convert:convert_document"
 
 
 # The isolated worker --------------------------------------------------------------------
 
 
 class ParseWorker:
-    """The parse step's isolated worker: a zygote warmed with docling's converters."""
+    """The parse step's isolated worker: a zygote warmed with docling's converters.
 
-    def __init__(self, settings: ParserSettings, *, quiet: bool = False) -> None:
+    ``target`` is the ``"module:function"`` each child runs on a document. It is
+    ``convert_document`` everywhere but in tests that need a conversion that never
+    finishes (a timeout must not depend on how fast the machine converts).
+    """
+
+    def __init__(
+        self, settings: ParserSettings, *, quiet: bool = False, target: str = CONVERT_TARGET
+    ) -> None:
         self.settings = settings
         self.server = ForkServer(
             warmup="richdoc.parse.convert:warm_up",
-            target="richdoc.parse.convert:convert_document",
+            target=target,
             config={
                 "pdf_pipeline": str(settings.pdf_pipeline),
                 "artifacts": settings.artifacts_path,
