@@ -51,6 +51,8 @@ def behave(args: dict[str, Any]) -> Any:
         while len(list(folder.iterdir())) < args["parties"]:
             time.sleep(0.01)
         return "met"
+    if action == "read_caller_environ":
+        return read_caller_environ()
     if action == "full_disk":
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), args["path"])
     if action == "signal":
@@ -86,3 +88,31 @@ def block_forever(*_: Any) -> Any:
     read_end, _write_end = os.pipe()
     os.read(read_end, 1)
     raise AssertionError("unreachable: nobody writes to the pipe")
+
+
+def _parent_of(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("PPid:"):
+                return int(line.split()[1])
+    raise LookupError(pid)
+
+
+def _readable(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            return f"read {len(f.read())} bytes"
+    except OSError as exc:
+        return type(exc).__name__
+
+
+def read_caller_environ() -> dict[str, str]:
+    """What a compromised child could read of its ancestors: the zygote is its parent,
+    the caller (whose environment holds the credentials) its grandparent."""
+    zygote = os.getppid()
+    caller = _parent_of(zygote)
+    return {
+        "caller": _readable(f"/proc/{caller}/environ"),
+        "caller_statm": _readable(f"/proc/{caller}/statm"),
+        "own": _readable("/proc/self/environ"),
+    }

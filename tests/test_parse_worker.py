@@ -4,8 +4,10 @@ no docling is involved, so these run in seconds."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
+import sys
 import threading
 import time
 
@@ -23,6 +25,7 @@ from richdoc.taxonomy import (
 )
 
 TARGETS = "tests.forkserver_targets"
+PR_GET_DUMPABLE = 3
 
 
 def _server(**kwargs) -> ForkServer:
@@ -236,6 +239,36 @@ def test_a_zygote_that_dies_before_reporting_is_transient(tmp_path):
             _run(fs, tmp_path, action="echo")
     finally:
         fs.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl and /proc are Linux")
+def test_a_child_cannot_read_the_callers_environment(server, tmp_path):
+    # The caller (this process) keeps its credentials in its environment; it is made
+    # non-dumpable when it starts the zygote, and children hold no capability that
+    # would override that, even where the worker runs as root.
+    seen = _run(server, tmp_path, action="read_caller_environ").value
+    assert seen["caller"] == "PermissionError"
+    assert ctypes.CDLL(None).prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0
+    # Controls: the child found the caller (whose world-readable statm it can read) and
+    # can read its own environment.
+    assert seen["caller_statm"].startswith("read ")
+    assert seen["own"].startswith("read ")
+
+
+def test_the_zygote_still_samples_the_rss_of_its_children(server, tmp_path):
+    # Sampling reads /proc/<child>/statm: the child must stay readable to the zygote.
+    outcome = _run(server, tmp_path, action="allocate", mb=100)
+    assert outcome.value == 100 and outcome.peak_rss_mb >= 100
+    with pytest.raises(ResourceLimit, match="mem_ceiling_mb=150"):
+        _run(
+            server,
+            tmp_path,
+            mem_ceiling_mb=150,
+            timeout_s=600,
+            action="allocate",
+            mb=300,
+            hold=True,
+        )
 
 
 def test_close_stops_the_zygote(tmp_path):

@@ -69,6 +69,7 @@ GRACE_S = 30.0
 _HEADER = struct.Struct("!I")
 _MAX_FRAME = 1 << 20
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 
 Target = Callable[[Any], Any]
 
@@ -93,6 +94,26 @@ def child_environment(
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
     env.update(overrides or {})
     return env
+
+
+def protect_caller() -> bool:
+    """Make the calling process non-dumpable (Linux; elsewhere a no-op returning False).
+
+    Children parse hostile bytes under the caller's uid. The zygote's environment is
+    scrubbed, but the caller's is not: in Lambda it holds the function role's session
+    credentials, and a compromised child could read them from /proc/<caller>/environ
+    (or its memory). A non-dumpable process's /proc entries that need ptrace access
+    (environ, mem, maps, fd) belong to root, and no same-uid process may ptrace it.
+    Dumpability resets at execve, so the zygote and its children are unaffected: the
+    zygote still samples each child's /proc/<pid>/statm. The caller also writes no core.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return False
+    return bool(libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)
 
 
 # Framing --------------------------------------------------------------------------------
@@ -267,6 +288,7 @@ class ForkServer:
         if self._proc is not None and self._ctl is not None and self._proc.poll() is None:
             return self._ctl, self._proc
         self._stop_locked()
+        protect_caller()
         ours, theirs = socket.socketpair()
         # The worker's output is diagnostics: never on the caller's stdout, which may be
         # data (`richdoc run --json`).
@@ -439,6 +461,7 @@ class _Zygote:
             _die_with_zygote()
             if os.getppid() == zygote:  # else the zygote died before the signal was armed
                 _no_core_dumps()
+                _drop_privileges()
                 code = _run_target(self.target, request)
         finally:
             sys.stdout.flush()
@@ -510,6 +533,36 @@ def _die_with_zygote() -> None:
     with contextlib.suppress(OSError):
         # A child that loses a bigger memory fight should be the one the OOM killer takes.
         Path("/proc/self/oom_score_adj").write_text("1000")
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+_PR_SET_NO_NEW_PRIVS = 38
+
+
+def _drop_privileges() -> None:
+    """A child parsing hostile bytes needs no privilege: it drops every capability
+    (Linux), and no_new_privs keeps an exec from regaining any.
+
+    In Lambda the function's user has none to begin with. Where the worker runs as root
+    (a container, a workstation), CAP_SYS_PTRACE, CAP_SYS_ADMIN or CAP_PERFMON would let
+    a child read the non-dumpable caller's /proc/<pid>/environ (``protect_caller``)."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        # Zero effective, permitted and inheritable sets (two 32-bit words each).
+        libc.capset(ctypes.byref(_CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)), (_CapData * 2)())
 
 
 def _no_core_dumps() -> None:
