@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import errno
 import os
 import signal
 import time
@@ -54,7 +53,8 @@ def behave(args: dict[str, Any]) -> Any:
     if action == "read_caller_environ":
         return read_caller_environ()
     if action == "full_disk":
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), args["path"])
+        # /dev/full answers every write with ENOSPC, as a full /tmp does.
+        Path("/dev/full").write_bytes(b"{}")
     if action == "signal":
         os.kill(os.getpid(), getattr(signal, args["signal"]))
         time.sleep(5)

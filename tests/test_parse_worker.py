@@ -119,7 +119,7 @@ def test_an_unexpected_error_in_the_child_is_internal_with_its_own_exit_code(ser
 
 def test_a_full_disk_in_the_child_is_a_resource_limit(server, tmp_path):
     with pytest.raises(ResourceLimit, match="no space left"):
-        _run(server, tmp_path, action="full_disk", path=str(tmp_path / "docling.json"))
+        _run(server, tmp_path, action="full_disk")
 
 
 def test_the_child_has_no_aws_credentials(tmp_path, monkeypatch):
