@@ -91,3 +91,18 @@ def stack(embedded_stack: Any) -> Iterator[Any]:
     embedded_stack.faults.clear()
     embedded_stack.runtime.timeout_override_s.clear()
     assert embedded_stack.loop_errors == []
+
+
+@pytest.fixture(scope="session")
+def blocking_parse_worker() -> Iterator[Any]:
+    """A real parse worker (docling's warm-up, the real zygote and fork) whose children
+    never finish a document: they block on a pipe nobody writes to. Timeout tests use it,
+    so that they do not depend on how fast this machine converts."""
+    from richdoc.parse.settings import ParserSettings, Pipeline
+    from richdoc.parse.step import ParseWorker
+
+    worker = ParseWorker(
+        ParserSettings(Pipeline.NATIVE), quiet=True, target="tests.forkserver_targets:block_forever"
+    )
+    yield worker
+    worker.close()

@@ -181,3 +181,127 @@ def pdf_with_broken_page(path: Path, *, pages: int = 5, broken: int = 2) -> Path
     writer.pages[broken - 1][NameObject("/MediaBox")] = ArrayObject([NumberObject(0)] * 4)
     writer.write(path)
     return path
+
+
+# ZIP entries encrypted with the traditional PKWARE cipher ("ZipCrypto"), as `zip -e` and
+# most archivers write them. zipfile can read these but not write them.
+def _crc_table() -> list[int]:
+    table = []
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+_CRC_TABLE = _crc_table()
+
+
+class _ZipCrypto:
+    def __init__(self, password: bytes) -> None:
+        self.keys = [0x12345678, 0x23456789, 0x34567890]
+        for byte in password:
+            self._update(byte)
+
+    def _update(self, byte: int) -> None:
+        k0, k1, k2 = self.keys
+        k0 = (k0 >> 8) ^ _CRC_TABLE[(k0 ^ byte) & 0xFF]
+        k1 = ((k1 + (k0 & 0xFF)) * 134775813 + 1) & 0xFFFFFFFF
+        k2 = (k2 >> 8) ^ _CRC_TABLE[(k2 ^ (k1 >> 24)) & 0xFF]
+        self.keys = [k0, k1, k2]
+
+    def encrypt(self, data: bytes) -> bytes:
+        out = bytearray()
+        for byte in data:
+            temp = (self.keys[2] | 2) & 0xFFFF
+            out.append(byte ^ (((temp * (temp ^ 1)) >> 8) & 0xFF))
+            self._update(byte)
+        return bytes(out)
+
+
+def encrypted_entries(path: Path, source: Path, password: bytes = b"secret") -> Path:
+    """``source`` (an OOXML archive) re-packed with every entry password-protected: the
+    encryption flag set, the data deflated then ZipCrypto-encrypted."""
+    import struct
+    import zlib
+
+    with zipfile.ZipFile(source) as original:
+        entries = [(info.filename, original.read(info)) for info in original.infolist()]
+    local, central = bytearray(), bytearray()
+    dos_time, dos_date = 0, (2024 - 1980) << 9 | 3 << 5 | 1
+    for name, data in entries:
+        crc = zlib.crc32(data)
+        packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+        deflated = packer.compress(data) + packer.flush()
+        # 12-byte header: 11 filler bytes, then the CRC's high byte (the password check).
+        sealed = _ZipCrypto(password).encrypt(bytes(11) + bytes([crc >> 24]) + deflated)
+        encoded = name.encode()
+        offset = len(local)
+        fields = (20, 0x0001, zipfile.ZIP_DEFLATED, dos_time, dos_date, crc, len(sealed))
+        local += struct.pack("<IHHHHHIII", 0x04034B50, *fields, len(data))
+        local += struct.pack("<HH", len(encoded), 0) + encoded + sealed
+        central += struct.pack("<IHHHHHHIII", 0x02014B50, 20, *fields, len(data))
+        central += struct.pack("<HHHHHII", len(encoded), 0, 0, 0, 0, 0, offset) + encoded
+    end = struct.pack(
+        "<IHHHHIIH", 0x06054B50, 0, 0, len(entries), len(entries), len(central), len(local), 0
+    )
+    path.write_bytes(bytes(local + central + end))
+    return path
+
+
+def sparse_xlsx(path: Path, far_cell: str = "XFD1048576") -> Path:
+    """A few real cells at the top left and one more at ``far_cell``: a 5 KB workbook
+    whose used range spans up to the whole sheet (17 billion cells at XFD1048576)."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    sheet = book.active
+    sheet.append(["Item", "Amount"])
+    sheet.append(["a", 1])
+    sheet[far_cell] = "far"
+    book.save(str(path))
+    return path
+
+
+def xlsx_with_sheet_xml(path: Path, sheet_data: str, *, after: str = "") -> Path:
+    """A minimal workbook whose one worksheet holds ``sheet_data`` (inside <sheetData>)
+    and ``after`` (merged cells, hyperlinks) verbatim: for cell layouts that openpyxl
+    would never write (cells without r attributes, references written as character
+    references)."""
+    ns = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+    rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    package = "http://schemas.openxmlformats.org/package/2006/relationships"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(
+            "[Content_Types].xml",
+            '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/'
+            'content-types"><Default Extension="rels" ContentType="application/vnd.'
+            'openxmlformats-package.relationships+xml"/><Default Extension="xml" '
+            'ContentType="application/xml"/><Override PartName="/xl/workbook.xml" '
+            'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.'
+            'sheet.main+xml"/><Override PartName="/xl/worksheets/sheet1.xml" ContentType='
+            '"application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml"/>'
+            "</Types>",
+        )
+        archive.writestr(
+            "_rels/.rels",
+            f'<?xml version="1.0"?><Relationships xmlns="{package}"><Relationship Id="rId1" '
+            f'Type="{rel}/officeDocument" Target="xl/workbook.xml"/></Relationships>',
+        )
+        archive.writestr(
+            "xl/workbook.xml",
+            f'<?xml version="1.0"?><workbook xmlns="{ns}" xmlns:r="{rel}"><sheets>'
+            '<sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets></workbook>',
+        )
+        archive.writestr(
+            "xl/_rels/workbook.xml.rels",
+            f'<?xml version="1.0"?><Relationships xmlns="{package}"><Relationship Id="rId1" '
+            f'Type="{rel}/worksheet" Target="worksheets/sheet1.xml"/></Relationships>',
+        )
+        archive.writestr(
+            "xl/worksheets/sheet1.xml",
+            f'<?xml version="1.0"?><worksheet xmlns="{ns}" xmlns:r="{rel}"><sheetData>'
+            f"{sheet_data}</sheetData>{after}</worksheet>",
+        )
+    return path

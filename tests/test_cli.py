@@ -135,8 +135,20 @@ def test_run_end_to_end_in_a_fresh_process(tmp_path: Path) -> None:
 def test_jobs_and_dlq_commands_against_the_embedded_stack(
     stack: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from richdoc_tools.local.events import wait_until
+
     upload = stack.upload(tmp_path / "ops.dwg", key="ops/ops.dwg", body=b"AC1032" + bytes(9))
     stack.wait_for_jobs([upload.job_id], 60)
+    # The job is recorded dead-lettered before the state machine sends the message: wait
+    # for the execution to end, not just for the record.
+    sfn = stack.client("stepfunctions")
+    execution_arn = (
+        stack.outputs["StateMachineArn"].replace(":stateMachine:", ":execution:")
+        + f":{upload.job_id}-r1"
+    )
+    assert wait_until(
+        lambda: sfn.describe_execution(executionArn=execution_arn)["status"] != "RUNNING", 60
+    )
     capsys.readouterr()
 
     assert main(["jobs", "list", "--status", "DEAD_LETTERED", "--json"]) == 0
@@ -160,8 +172,6 @@ def test_jobs_and_dlq_commands_against_the_embedded_stack(
     assert main(["dlq", "redrive"]) == 0
     assert "moved" in capsys.readouterr().out
     # The redriven message starts run 2 of the same job (which fails the same way).
-    from richdoc_tools.local.events import wait_until
-
     assert wait_until(
         lambda: (
             stack.jobs.get(upload.job_id).run == 2 and stack.jobs.get(upload.job_id).status.terminal

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import time
 from importlib.metadata import version
 from typing import Any
 
@@ -272,6 +271,7 @@ def test_an_execution_ending_outside_the_definition_is_reconciled(
     # RecordStart and then RecordFailure die on the platform, so the execution fails
     # without any Catch recording it; the status-change rule must still close the job.
     _drain_dead_letters(stack)
+    invoked_before = len(stack.runtime.invocations)
     stack.faults.add(
         "RecordsFunction",
         PlatformError("Lambda.Unknown", "sandbox lost"),
@@ -283,7 +283,15 @@ def test_an_execution_ending_outside_the_definition_is_reconciled(
     assert job is not None and job.status is JobStatus.DEAD_LETTERED
     assert job.failure["kind"] == "internal"
     assert job.failure["error"] == "Execution.FAILED"
+
+    # The reconciler records the job first and sends the message after: wait for it.
+    def reconciled() -> bool:
+        return any(
+            i.logical_id == "RecordsFunction" and i.error_type is None
+            for i in stack.runtime.invocations[invoked_before:]
+        )
+
+    assert wait_until(reconciled, timeout_s=60)
     [letter] = _dead_letters(stack)
     assert letter["MessageAttributes"]["richdoc.job_id"]["StringValue"] == upload.job_id
     _drain_dead_letters(stack)
-    time.sleep(0.1)

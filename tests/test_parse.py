@@ -11,12 +11,19 @@ import pytest
 from docling_core.types.doc import DoclingDocument
 
 from richdoc.formats import DocFormat
-from richdoc.parse.convert import build_converters, set_document_timeout
-from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
-from richdoc.parse.step import parse_file, shared_worker
+from richdoc.parse.convert import build_converters, conversion_error, set_document_timeout
+from richdoc.parse.settings import (
+    LAYOUT_MODEL_DIR,
+    TABLE_MODEL_DIR,
+    ParseLimits,
+    ParserSettings,
+    Pipeline,
+)
+from richdoc.parse.step import ParseWorker, parse_file, shared_worker
 from richdoc.taxonomy import (
     CorruptInput,
     FailureKind,
+    InternalError,
     PipelineError,
     ResourceLimit,
     UnsupportedFeature,
@@ -149,6 +156,16 @@ FAILURES = {
         CorruptInput,
         None,
     ),
+    "password-protected zip entries": (
+        lambda p: parse_inputs.encrypted_entries(p / "x.docx", parse_inputs.docx(p / "w.docx")),
+        UnsupportedFeature,
+        "encrypted",
+    ),
+    "a sheet whose used range is the whole grid": (
+        lambda p: parse_inputs.sparse_xlsx(p / "x.xlsx", "XFD1048576"),
+        UnsupportedFeature,
+        "sheet_too_large",
+    ),
 }
 
 
@@ -184,12 +201,100 @@ def test_an_oversized_document_over_a_small_ceiling_is_retryable_and_the_worker_
     assert worker.server.zygote_pid == zygote
 
 
-def test_a_conversion_past_timeout_s_is_a_resource_limit(worker, tmp_path):
-    slow = parse_inputs.docx(tmp_path / "long.docx", pages=150)
-    with pytest.raises(ResourceLimit, match="timeout_s=1"):
+def test_a_conversion_past_timeout_s_is_a_resource_limit(blocking_parse_worker, tmp_path):
+    # The conversion never finishes (see the fixture), so only the timeout can end it,
+    # however fast the machine is.
+    document = parse_inputs.docx(tmp_path / "any.docx")
+    with pytest.raises(ResourceLimit, match=r"timeout_s=0\.5"):
         _parse(
-            worker, slow, tmp_path, ParseLimits(max_pages=2000, timeout_s=1, mem_ceiling_mb=4096)
+            blocking_parse_worker,
+            document,
+            tmp_path,
+            ParseLimits(max_pages=2000, timeout_s=0.5, mem_ceiling_mb=4096),
         )
+
+
+def test_an_object_above_max_object_mb_is_refused_before_the_worker_sees_it(worker, tmp_path):
+    big = tmp_path / "big.md"
+    big.write_bytes(b"# Big\n\n" + b"lorem ipsum " * (200 * 1024))  # 2.3 MiB
+    with pytest.raises(UnsupportedFeature, match="max_object_mb=2") as info:
+        _parse(
+            worker,
+            big,
+            tmp_path,
+            ParseLimits(max_pages=2000, timeout_s=120, mem_ceiling_mb=4096, max_object_mb=2),
+        )
+    assert info.value.feature == "max_size"
+
+
+def test_missing_model_weights_are_an_internal_error_not_the_document_s_fault(tmp_path):
+    # The standard pipeline pointed at a folder without real weights: the worker's
+    # warm-up fails, and every document would fail alike.
+    root = tmp_path / "models"
+    for name in (LAYOUT_MODEL_DIR, TABLE_MODEL_DIR):
+        (root / name).mkdir(parents=True)
+        (root / name / "model.safetensors").write_bytes(b"not weights")
+    misconfigured = ParseWorker(ParserSettings(Pipeline.STANDARD, str(root)), quiet=True)
+    try:
+        with pytest.raises(InternalError, match="failed to start: FileNotFoundError"):
+            _parse(misconfigured, parse_inputs.pdf(tmp_path / "a.pdf"), tmp_path)
+    finally:
+        misconfigured.close()
+
+
+def _raised(action):
+    try:
+        action()
+    except Exception as exc:
+        return exc
+    raise AssertionError("no exception")
+
+
+def _pipeline_failure(cause: BaseException) -> RuntimeError:
+    # What docling raises around an exception from a pipeline stage.
+    return _raised(lambda: _raise_from(RuntimeError("Pipeline SimplePipeline failed"), cause))
+
+
+def _raise_from(error: BaseException, cause: BaseException) -> None:
+    raise error from cause
+
+
+def _torch_shape_error() -> BaseException:
+    import torch
+
+    return _raised(lambda: torch.nn.Linear(3, 4)(torch.zeros(2, 5)))
+
+
+def _torch_missing_weights(path: str) -> BaseException:
+    import torch
+
+    return _raised(lambda: torch.load(path))
+
+
+def test_docling_failures_caused_by_the_environment_are_internal(tmp_path):
+    for cause in (
+        ModuleNotFoundError("No module named 'openpyxl'"),
+        _torch_shape_error(),  # raised inside torch: a model or accelerator fault
+        _torch_missing_weights(str(tmp_path / "missing.pt")),
+    ):
+        error = conversion_error(_pipeline_failure(cause))
+        assert isinstance(error, InternalError), cause
+        assert "misconfigured" in error.reason
+
+
+def test_docling_failures_of_the_document_are_corrupt_input():
+    import zipfile as zf
+
+    for cause in (zf.BadZipFile("File is not a zip file"), KeyError("word/document.xml")):
+        assert isinstance(conversion_error(_pipeline_failure(cause)), CorruptInput)
+
+
+def test_out_of_memory_and_out_of_disk_are_left_to_the_worker():
+    import errno
+
+    assert conversion_error(_pipeline_failure(MemoryError())) is None
+    full = OSError(errno.ENOSPC, "No space left on device")
+    assert conversion_error(_pipeline_failure(full)) is None
 
 
 def test_failed_pages_escalate_below_the_biggest_tier(worker, tmp_path):

@@ -68,13 +68,6 @@ def test_a_parse_writes_the_docling_document_and_exits_0(tmp_path, capsys):
             "resource_limit",
             None,
         ),
-        (
-            lambda p: parse_inputs.docx(p / "slow.docx", pages=150),
-            ["--timeout-s", "1"],
-            30,
-            "resource_limit",
-            None,
-        ),
     ],
 )
 def test_failures_exit_with_the_taxonomy_code_and_one_json_line(
@@ -88,13 +81,38 @@ def test_failures_exit_with_the_taxonomy_code_and_one_json_line(
     assert not (tmp_path / "out.json").exists()
 
 
+def test_a_conversion_past_the_timeout_exits_30(
+    tmp_path, capsys, monkeypatch, blocking_parse_worker
+):
+    # A worker whose conversions never finish: the timeout alone ends this one.
+    import richdoc.parse.step
+
+    monkeypatch.setattr(richdoc.parse.step, "shared_worker", lambda **_: blocking_parse_worker)
+    source = parse_inputs.docx(tmp_path / "slow.docx")
+    out = tmp_path / "out.json"
+    assert main(["parse", str(source), "-o", str(out), "--timeout-s", "0.5"]) == 30
+    failure = _failure(capsys)
+    assert (failure["kind"], failure["feature"]) == ("resource_limit", None)
+    assert "timeout_s=0.5" in failure["reason"]
+    assert not out.exists()
+
+
+def test_a_file_above_max_object_mb_exits_20_with_the_max_size_tag(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("RICHDOC_MAX_OBJECT_MB", "1")
+    source = tmp_path / "big.md"
+    source.write_bytes(b"# Big\n\n" + b"lorem ipsum " * (100 * 1024))  # 1.2 MiB
+    assert main(["parse", str(source), "-o", str(tmp_path / "out.json")]) == 20
+    failure = _failure(capsys)
+    assert (failure["kind"], failure["feature"]) == ("unsupported_feature", "max_size")
+
+
 def test_a_missing_file_is_a_usage_error(tmp_path, capsys):
     assert main(["parse", str(tmp_path / "nope.pdf"), "-o", str(tmp_path / "o.json")]) == 2
     assert "no such file" in capsys.readouterr().err
 
 
-def _run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "layers" / "docling")}
+def _run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "layers" / "docling"), **(env or {})}
     return subprocess.run(
         [sys.executable, "-m", "richdoc_tools", "parse", *args],
         env=env,
@@ -112,6 +130,28 @@ def test_a_real_process_exits_10_with_one_json_line_for_a_corrupt_file(tmp_path)
     assert done.returncode == 10, done.stderr
     [line] = done.stderr.splitlines()
     assert json.loads(line)["kind"] == "corrupt_input"
+
+
+def test_a_real_process_exits_70_with_kind_internal_when_the_worker_is_misconfigured(tmp_path):
+    # Model weights that are not weights: docling's warm-up fails in the zygote. Not the
+    # document's fault, and not transient: the reserved internal code, and the JSON line
+    # says kind internal.
+    weights = tmp_path / "models"
+    for name in ("docling-project--docling-layout-heron", "docling-project--docling-models"):
+        (weights / name).mkdir(parents=True)
+        (weights / name / "model.safetensors").write_bytes(b"not weights")
+    source = parse_inputs.pdf(tmp_path / "a.pdf")
+    done = _run_cli(
+        str(source),
+        "-o",
+        str(tmp_path / "out.json"),
+        env={"RICHDOC_PDF_PIPELINE": "standard", "DOCLING_ARTIFACTS_PATH": str(weights)},
+    )
+    assert done.returncode == 70, done.stderr
+    [line] = done.stderr.splitlines()
+    failure = json.loads(line)
+    assert failure["kind"] == "internal"
+    assert "failed to start" in failure["reason"]
 
 
 def test_a_real_process_exits_20_for_an_unknown_format(tmp_path):

@@ -9,7 +9,10 @@ import pytest
 
 from richdoc.formats import (
     EXTENSIONS,
+    HYPERLINK_CELLS_BUDGET,
     LOADABLE_PACKAGE_KINDS,
+    MAX_SHEET_CELLS,
+    MERGED_CELLS_BUDGET,
     MIB,
     PACKAGE_KINDS,
     ArchiveLimits,
@@ -420,3 +423,189 @@ def test_a_pdf_over_max_pages_is_unsupported(tmp_path):
     with pytest.raises(UnsupportedFeature) as info:
         _inspect(path, max_pages=4)
     assert info.value.feature == "max_pages"
+
+
+# ---- encrypted archive entries ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("make", [parse_inputs.docx, parse_inputs.xlsx, parse_inputs.pptx])
+def test_an_archive_with_password_protected_entries_is_unsupported_as_encrypted(tmp_path, make):
+    # zipfile cannot read such an entry without the password; before, that error escaped
+    # the inspection and was retried as transient.
+    source = make(tmp_path / f"plain.{make.__name__}")
+    locked = parse_inputs.encrypted_entries(tmp_path / f"locked.{make.__name__}", source)
+    with pytest.raises(UnsupportedFeature) as info:
+        _inspect(locked)
+    assert info.value.feature == "encrypted"
+    assert "password-protected" in info.value.reason
+
+
+# ---- XLSX used ranges ---------------------------------------------------------------------
+
+
+def _sheet_cells(path: Path, limit: int) -> None:
+    _inspect(path, max_sheet_cells=limit)
+
+
+def test_one_cell_at_the_last_row_and_column_is_refused_as_sheet_too_large(tmp_path):
+    # The 4.9 KB workbook: a used range of 17 billion cells, which docling would
+    # allocate one by one.
+    path = parse_inputs.sparse_xlsx(tmp_path / "far.xlsx", "XFD1048576")
+    assert path.stat().st_size < 10_000
+    with pytest.raises(UnsupportedFeature) as info:
+        _inspect(path)
+    assert info.value.feature == "sheet_too_large"
+    assert "17,179,869,184 cells" in info.value.reason
+    assert "xl/worksheets/sheet1.xml: A1:XFD1048576" in info.value.reason
+
+
+def test_a_used_range_within_the_limit_passes(tmp_path):
+    _sheet_cells(parse_inputs.sparse_xlsx(tmp_path / "near.xlsx", "J100"), limit=1000)
+    with pytest.raises(UnsupportedFeature):
+        _sheet_cells(parse_inputs.sparse_xlsx(tmp_path / "near.xlsx", "J101"), limit=1000)
+
+
+def test_the_default_limit_is_what_the_biggest_tier_holds_as_empty_cells():
+    # 9,216 MB (the ceiling of a 10,240 MB tier) less 290 MB for the zygote, at the 232
+    # bytes per cell measured for docling's XLSX backend (docs/parse.md).
+    assert ArchiveLimits.for_ceiling(4096).max_sheet_cells == MAX_SHEET_CELLS
+    assert MAX_SHEET_CELLS <= (9216 - 290) * MIB // 232
+
+
+def test_the_limit_applies_to_all_sheets_together(tmp_path):
+    # docling keeps every sheet's cells until the workbook is converted.
+    from openpyxl import Workbook
+
+    book = Workbook()
+    for index in range(3):
+        sheet = book.active if index == 0 else book.create_sheet()
+        sheet["A1"], sheet["J40"] = "start", "end"  # 400 cells each
+    book.save(tmp_path / "three.xlsx")
+    _sheet_cells(tmp_path / "three.xlsx", limit=1200)
+    with pytest.raises(UnsupportedFeature, match="1,200 cells"):
+        _sheet_cells(tmp_path / "three.xlsx", limit=1199)
+
+
+def test_a_declared_dimension_alone_does_not_count(tmp_path):
+    # docling (openpyxl) ignores <dimension>; a wrong one must not refuse a workbook.
+    path = parse_inputs.xlsx_with_sheet_xml(
+        tmp_path / "dim.xlsx", '<row r="1"><c r="A1"><v>1</v></c></row>'
+    )
+    data = _rewrite(path, b"<sheetData>", b'<dimension ref="A1:XFD1048576"/><sheetData>')
+    _sheet_cells(data, limit=10)
+
+
+def _rewrite(path: Path, old: bytes, new: bytes) -> Path:
+    with zipfile.ZipFile(path) as archive:
+        parts = {info.filename: archive.read(info) for info in archive.infolist()}
+    parts["xl/worksheets/sheet1.xml"] = parts["xl/worksheets/sheet1.xml"].replace(old, new)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("case", "sheet_data", "after", "refused"),
+    [
+        (
+            "styled empty far cell",
+            '<row r="1"><c r="A1"><v>1</v></c><c r="XFD9" s="1"/></row>',
+            "",
+            False,
+        ),
+        (
+            "far formula",
+            '<row r="1"><c r="A1"><v>1</v></c><c r="XFD9"><f>1+1</f></c></row>',
+            "",
+            True,
+        ),
+        (
+            "cells without r follow their row and the previous cell",
+            '<row r="1"><c r="A1"><v>1</v></c></row>'
+            '<row r="1048576"><c><v>1</v></c><c><v>2</v></c></row>',
+            "",
+            True,
+        ),
+        (
+            "a reference written as character references",
+            '<row r="1"><c r="A1"><v>1</v></c><c r="&#88;&#70;&#68;9"><v>2</v></c></row>',
+            "",
+            True,
+        ),
+        (
+            "a small merged range in the far corner",
+            '<row r="1"><c r="A1"><v>1</v></c></row>',
+            '<mergeCells count="1"><mergeCell ref="XFC1048575:XFD1048576"/></mergeCells>',
+            True,
+        ),
+        (
+            "a merged range bigger than docling's budget is clipped to the values",
+            '<row r="1"><c r="A1"><v>1</v></c><c r="B1"><v>1</v></c></row>',
+            '<mergeCells count="1"><mergeCell ref="A1:XFD1048576"/></mergeCells>',
+            False,
+        ),
+        (
+            "a hyperlink in the far corner (openpyxl sets its target as the value)",
+            '<row r="1"><c r="A1"><v>1</v></c></row>',
+            '<hyperlinks><hyperlink ref="XFD1048576" r:id="rId9"/></hyperlinks>',
+            True,
+        ),
+    ],
+)
+def test_cells_count_the_way_docling_s_backend_reads_them(
+    tmp_path, case, sheet_data, after, refused
+):
+    path = parse_inputs.xlsx_with_sheet_xml(tmp_path / "crafted.xlsx", sheet_data, after=after)
+    if refused:
+        with pytest.raises(UnsupportedFeature) as info:
+            _sheet_cells(path, limit=1000)
+        assert info.value.feature == "sheet_too_large"
+    else:
+        _sheet_cells(path, limit=1000)
+
+
+def test_a_namespace_prefixed_worksheet_counts_too(tmp_path):
+    path = parse_inputs.sparse_xlsx(tmp_path / "far.xlsx", "Z99")
+    with zipfile.ZipFile(path) as archive:
+        parts = {info.filename: archive.read(info) for info in archive.infolist()}
+    sheet = parts["xl/worksheets/sheet1.xml"].decode()
+    sheet = sheet.replace("<worksheet xmlns=", "<x:worksheet xmlns:x=").replace(
+        "</worksheet>", "</x:worksheet>"
+    )
+    for tag in (
+        "sheetData",
+        "row",
+        "c",
+        "v",
+        "is",
+        "t",
+        "sheetPr",
+        "dimension",
+        "sheetViews",
+        "sheetView",
+        "selection",
+        "sheetFormatPr",
+        "pageMargins",
+        "outlinePr",
+        "pageSetUpPr",
+    ):
+        sheet = sheet.replace(f"<{tag} ", f"<x:{tag} ").replace(f"<{tag}>", f"<x:{tag}>")
+        sheet = sheet.replace(f"</{tag}>", f"</x:{tag}>").replace(f"<{tag}/>", f"<x:{tag}/>")
+    parts["xl/worksheets/sheet1.xml"] = sheet.encode()
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in parts.items():
+            archive.writestr(name, data)
+    from openpyxl import load_workbook
+
+    assert load_workbook(path).active["Z99"].value == "far"  # openpyxl reads it
+    with pytest.raises(UnsupportedFeature):
+        _sheet_cells(path, limit=1000)
+
+
+@pytest.mark.docling
+def test_the_range_budgets_are_docling_s():
+    from docling.backend import msexcel_backend
+
+    assert msexcel_backend._MAX_MERGED_CELLS == MERGED_CELLS_BUDGET
+    assert msexcel_backend._MAX_HYPERLINK_CELLS == HYPERLINK_CELLS_BUDGET

@@ -20,7 +20,7 @@ from richdoc.contracts import JobOptions, ParseOutput, SourceObject
 from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
 from richdoc.parse.step import parse_object, shared_worker
 from richdoc.stage import clients
-from richdoc.taxonomy import CorruptInput, Transient
+from richdoc.taxonomy import CorruptInput, ResourceLimit, Transient, UnsupportedFeature
 from tests import parse_inputs
 from tests.conftest import provision_one
 
@@ -145,6 +145,33 @@ def test_a_corrupt_object_raises_the_lambda_error_named_corrupt_input(app, aws, 
 def test_an_object_deleted_before_parsing_is_corrupt_input(app, aws):
     with pytest.raises(CorruptInput, match="no longer exists"):
         app.handler(_event("gone.docx"), FakeContext())
+
+
+def test_an_object_above_max_object_mb_is_refused_before_its_body_is_read(
+    app, aws, tmp_path, monkeypatch
+):
+    import richdoc.parse.step
+
+    monkeypatch.setenv("RICHDOC_MAX_OBJECT_MB", "1")
+    staged = tmp_path / "staged.md"
+    monkeypatch.setattr(richdoc.parse.step, "_stage", lambda workdir, fmt: staged)
+    aws.put_object(Bucket=INGEST, Key="big.md", Body=b"# Big\n\n" + b"x" * (2 << 20))
+    with pytest.raises(UnsupportedFeature) as info:
+        app.handler(_event("big.md"), FakeContext())
+    # The same at every tier: a permanent refusal, not an escalation.
+    assert type(info.value).__name__ == "UnsupportedFeature"
+    assert str(info.value).startswith("[max_size] the object is 2.0 MiB")
+    assert not staged.exists()  # refused from the response headers: nothing written
+
+
+def test_a_full_local_disk_is_a_resource_limit_for_a_bigger_tier(app, aws, tmp_path, monkeypatch):
+    import richdoc.parse.step
+
+    # /dev/full answers every write with ENOSPC, as a full /tmp does.
+    monkeypatch.setattr(richdoc.parse.step, "_stage", lambda workdir, fmt: Path("/dev/full"))
+    _upload(aws, tmp_path, "in/contract.docx", parse_inputs.docx(tmp_path / "c.docx"))
+    with pytest.raises(ResourceLimit, match="no space left on the local disk"):
+        app.handler(_event("in/contract.docx"), FakeContext())
 
 
 class ThrottledS3:

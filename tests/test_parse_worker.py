@@ -4,18 +4,28 @@ no docling is involved, so these run in seconds."""
 
 from __future__ import annotations
 
-import itertools
+import ctypes
 import os
 import signal
+import sys
 import threading
 import time
 
 import pytest
 
 from richdoc.forkserver import ForkServer, child_environment
-from richdoc.taxonomy import CorruptInput, ResourceLimit, Transient, UnsupportedFeature
+from richdoc.taxonomy import (
+    CorruptInput,
+    FailureKind,
+    InternalError,
+    ResourceLimit,
+    Transient,
+    UnsupportedFeature,
+    kind_of_exit_code,
+)
 
 TARGETS = "tests.forkserver_targets"
+PR_GET_DUMPABLE = 3
 
 
 def _server(**kwargs) -> ForkServer:
@@ -60,8 +70,17 @@ def test_a_child_past_its_timeout_is_a_resource_limit_and_the_next_task_runs(ser
 
 
 def test_a_child_over_its_memory_ceiling_is_killed_as_a_resource_limit(server, tmp_path):
+    # The child holds 400 MB until it is killed: only the ceiling can end it.
     with pytest.raises(ResourceLimit, match="mem_ceiling_mb=200"):
-        _run(server, tmp_path, mem_ceiling_mb=200, action="allocate", mb=2000)
+        _run(
+            server,
+            tmp_path,
+            mem_ceiling_mb=200,
+            timeout_s=600,
+            action="allocate",
+            mb=400,
+            hold=True,
+        )
     assert _run(server, tmp_path, mem_ceiling_mb=200, action="allocate", mb=50).value == 50
 
 
@@ -89,9 +108,18 @@ def test_taxonomy_errors_cross_the_process_boundary(server, tmp_path):
     assert info.value.feature == "ocr"
 
 
-def test_an_unexpected_error_in_the_child_is_transient(server, tmp_path):
-    with pytest.raises(Transient, match="KeyError"):
+def test_an_unexpected_error_in_the_child_is_internal_with_its_own_exit_code(server, tmp_path):
+    # A bug in the parse code is not retried as transient: it exits with the reserved
+    # internal code, and the caller raises InternalError.
+    with pytest.raises(InternalError, match="KeyError") as info:
         _run(server, tmp_path, action="bug")
+    assert info.value.exit_code == 70
+    assert kind_of_exit_code(70) is FailureKind.INTERNAL
+
+
+def test_a_full_disk_in_the_child_is_a_resource_limit(server, tmp_path):
+    with pytest.raises(ResourceLimit, match="no space left"):
+        _run(server, tmp_path, action="full_disk")
 
 
 def test_the_child_has_no_aws_credentials(tmp_path, monkeypatch):
@@ -122,36 +150,30 @@ def test_the_child_environment_pins_native_thread_pools_to_one():
     assert "AWS_REGION" not in env and env["X"] == "y" and env["PATH"] == "/bin"
 
 
-def test_several_threads_run_tasks_concurrently_through_one_zygote(server, tmp_path):
+def test_several_threads_run_tasks_at_the_same_time_through_one_zygote(server, tmp_path):
+    # Each child finishes only once all six are running: served one at a time, the first
+    # would wait forever (and hit its timeout).
+    folder = tmp_path / "running"
+    folder.mkdir()
     results: dict[int, object] = {}
 
     def work(i: int) -> None:
         (tmp_path / str(i)).mkdir()
-        results[i] = _run(server, tmp_path / str(i), action="sleep", seconds=1).value
+        results[i] = _run(
+            server,
+            tmp_path / str(i),
+            timeout_s=600,
+            action="rendezvous",
+            folder=str(folder),
+            parties=6,
+        ).value
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(6)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert results == dict.fromkeys(range(6), "woke")
-
-
-def test_tasks_overlap_in_time(server, tmp_path):
-    # Each child records when it ran; with one task at a time no two intervals overlap.
-    spans = []
-
-    def work(i: int) -> None:
-        (tmp_path / str(i)).mkdir()
-        spans.append(_run(server, tmp_path / str(i), action="span", seconds=0.5).value)
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    spans.sort()
-    assert any(later[0] < earlier[1] for earlier, later in itertools.pairwise(spans))
+    assert results == dict.fromkeys(range(6), "met")
 
 
 def test_the_caller_never_forks_itself(server, tmp_path, monkeypatch):
@@ -199,13 +221,54 @@ def test_a_zygote_dying_mid_task_is_transient_and_the_worker_recovers(tmp_path):
         fs.close()
 
 
-def test_a_warm_up_that_fails_is_transient(tmp_path):
+def test_a_warm_up_that_raises_is_an_internal_error(tmp_path):
+    # A broken install or configuration (a missing module, missing weights) fails every
+    # document the same way: dead-lettered as ours, not retried.
     fs = _server(warmup="broken_warm_up", quiet=True)
     try:
-        with pytest.raises(Transient, match="failed to start: ImportError"):
+        with pytest.raises(InternalError, match="failed to start: ImportError"):
             _run(fs, tmp_path, action="echo")
     finally:
         fs.close()
+
+
+def test_a_zygote_that_dies_before_reporting_is_transient(tmp_path):
+    fs = _server(warmup="dying_warm_up", quiet=True)
+    try:
+        with pytest.raises(Transient, match="failed to start: it exited with code 3"):
+            _run(fs, tmp_path, action="echo")
+    finally:
+        fs.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl and /proc are Linux")
+def test_a_child_cannot_read_the_callers_environment(server, tmp_path):
+    # The caller (this process) keeps its credentials in its environment; it is made
+    # non-dumpable when it starts the zygote, and children hold no capability that
+    # would override that, even where the worker runs as root.
+    seen = _run(server, tmp_path, action="read_caller_environ").value
+    assert seen["caller"] == "PermissionError"
+    assert ctypes.CDLL(None).prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 0
+    # Controls: the child found the caller (whose world-readable statm it can read) and
+    # can read its own environment.
+    assert seen["caller_statm"].startswith("read ")
+    assert seen["own"].startswith("read ")
+
+
+def test_the_zygote_still_samples_the_rss_of_its_children(server, tmp_path):
+    # Sampling reads /proc/<child>/statm: the child must stay readable to the zygote.
+    outcome = _run(server, tmp_path, action="allocate", mb=100)
+    assert outcome.value == 100 and outcome.peak_rss_mb >= 100
+    with pytest.raises(ResourceLimit, match="mem_ceiling_mb=150"):
+        _run(
+            server,
+            tmp_path,
+            mem_ceiling_mb=150,
+            timeout_s=600,
+            action="allocate",
+            mb=300,
+            hold=True,
+        )
 
 
 def test_close_stops_the_zygote(tmp_path):

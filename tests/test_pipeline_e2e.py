@@ -7,18 +7,18 @@ from __future__ import annotations
 import io
 import json
 import threading
-import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 from richdoc_tools.local.events import wait_until
-from richdoc_tools.local.lambdas import PlatformError
+from richdoc_tools.local.lambdas import FUNCTION_THREAD_PREFIX, PlatformError
 
 from richdoc.contracts import ParseInput, ParseOutput
 from richdoc.jobs import Job, JobStatus
 from richdoc.taxonomy import ResourceLimit, Transient
+from tests.sdk_faults import connection_error, failing
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling, pytest.mark.xdist_group("stack")]
 
@@ -239,7 +239,7 @@ def test_a_platform_timeout_at_tier_1_escalates_and_is_recorded(
 
     def slow_at_tier_one(event: ParseInput, real: Callable[..., Any], **kw: Any) -> Any:
         if event.tier == 1:
-            released.wait(10)  # outlives the 1 s function timeout below
+            released.wait()  # until the job is done: outlives the 1 s function timeout
         return real(event, **kw)
 
     patch_parse(slow_at_tier_one)
@@ -251,7 +251,15 @@ def test_a_platform_timeout_at_tier_1_escalates_and_is_recorded(
     assert job.status is JobStatus.SUCCEEDED, job.failure
     entered = states_entered(history(stack, execution(stack, job)["executionArn"]))
     assert entered[:4] == ["RecordStart", "ParseTier1", "EscalateToTier2", "ParseTier2"]
-    time.sleep(1.0)  # let the zombie tier-1 handler finish: it must not rewrite the record
+
+    # The zombie tier-1 handler, released, finishes (and tries to close its attempt): it
+    # must not rewrite the record.
+    def zombie_finished() -> bool:
+        return not any(
+            t.name == f"{FUNCTION_THREAD_PREFIX}ParseTier1Function" for t in threading.enumerate()
+        )
+
+    assert wait_until(zombie_finished, 120)
     assert outcomes(stack, job)[:2] == [("parse", 1, "Sandbox.Timedout"), ("parse", 2, "ok")]
 
 
@@ -293,6 +301,38 @@ def test_transient_errors_are_retried_then_succeed(
     ]
     entered = states_entered(history(stack, execution(stack, job)["executionArn"]))
     assert "EscalateToTier2" not in entered
+
+
+def test_a_dynamodb_connection_error_in_a_step_is_retried_as_transient(stack: Any) -> None:
+    from richdoc.stage import clients
+
+    def project_opening_its_attempt(params: Mapping[str, Any]) -> bool:
+        return params.get("ExpressionAttributeValues", {}).get(":u0") == "project"
+
+    # The project step's first DynamoDB write finds the endpoint unreachable once.
+    with failing(
+        clients.jobs.table.meta.client,
+        "UpdateItem",
+        connection_error("dynamodb"),
+        when=project_opening_its_attempt,
+    ) as failed:
+        job = run_one(stack, "e2e/dynamodb-blip.docx", docx_bytes(["connection test"]))
+    assert len(failed) == 1
+    assert job.status is JobStatus.SUCCEEDED, job.failure
+    events = history(stack, execution(stack, job)["executionArn"])
+    [failure] = [
+        e["lambdaFunctionFailedEventDetails"]
+        for e in events
+        if "lambdaFunctionFailedEventDetails" in e
+    ]
+    assert failure["error"] == "Transient"
+    assert "EndpointConnectionError" in failure["cause"]
+    assert states_entered(events).count("Project") == 1  # retried in place, not re-routed
+    assert outcomes(stack, job) == [
+        ("parse", 1, "ok"),
+        ("project", None, "ok"),
+        ("detect", None, "ok"),
+    ]
 
 
 def test_throttling_by_the_platform_is_retried(stack: Any) -> None:
@@ -391,22 +431,20 @@ def test_one_notification_delivered_three_times_is_one_job_and_one_execution(
     )
     for _ in range(3):
         sqs.send_message(QueueUrl=stack.outputs["IngestQueueUrl"], MessageBody=notification)
-    assert wait_until(
-        lambda: (
-            int(
-                sqs.get_queue_attributes(
-                    QueueUrl=stack.outputs["IngestQueueUrl"],
-                    AttributeNames=[
-                        "ApproximateNumberOfMessages",
-                        "ApproximateNumberOfMessagesNotVisible",
-                    ],
-                )["Attributes"]["ApproximateNumberOfMessages"]
-            )
+
+    def all_handled() -> bool:
+        # Deleted, not just received: the starter has finished with every delivery.
+        counts = sqs.get_queue_attributes(
+            QueueUrl=stack.outputs["IngestQueueUrl"],
+            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+        )["Attributes"]
+        return (
+            int(counts["ApproximateNumberOfMessages"])
             == 0
-        ),
-        30,
-    )
-    time.sleep(0.5)
+            == int(counts["ApproximateNumberOfMessagesNotVisible"])
+        )
+
+    assert wait_until(all_handled, 60)
     names = [
         e["name"]
         for e in stack.client("stepfunctions").list_executions(

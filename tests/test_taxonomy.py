@@ -1,5 +1,6 @@
 """The failure taxonomy: kinds, Lambda error names and exit codes agree everywhere."""
 
+import errno
 import json
 
 import pytest
@@ -8,12 +9,15 @@ from richdoc.taxonomy import (
     CorruptInput,
     Failure,
     FailureKind,
+    InternalError,
     ResourceLimit,
     Transient,
     UnsupportedFeature,
     error_for,
     kind_of_error_name,
     kind_of_exit_code,
+    local_disk_errors,
+    out_of_space,
 )
 
 
@@ -28,6 +32,7 @@ from richdoc.taxonomy import (
         ),
         (ResourceLimit("over the ceiling"), FailureKind.RESOURCE_LIMIT, 30),
         (Transient("S3 throttled"), FailureKind.TRANSIENT, 75),
+        (InternalError("bug in the parse child"), FailureKind.INTERNAL, 70),
     ],
 )
 def test_each_error_class_carries_its_kind_and_exit_code(exc, kind, code):
@@ -42,6 +47,43 @@ def test_signals_and_unknown_exit_codes_map_to_resource_limit_and_transient():
     assert kind_of_exit_code(-11) is FailureKind.RESOURCE_LIMIT
     assert kind_of_exit_code(1) is FailureKind.TRANSIENT
     assert kind_of_exit_code(75) is FailureKind.TRANSIENT
+
+
+def test_only_the_reserved_failure_codes_are_not_transient():
+    # The design page's "anything else transient" holds for every code but these.
+    reserved = {
+        code for code in range(1, 256) if kind_of_exit_code(code) is not FailureKind.TRANSIENT
+    }
+    assert reserved == {10, 20, 30, 70}
+
+
+def test_an_internal_failure_re_raises_as_internal_error():
+    failure = Failure(kind=FailureKind.INTERNAL, reason="warm-up left 4 threads")
+    error = error_for(failure)
+    assert type(error) is InternalError and error.exit_code == 70
+    # The Lambda error name falls into the state machine's catch-all: dead-lettered.
+    assert kind_of_error_name(type(error).__name__) is FailureKind.INTERNAL
+
+
+def test_a_full_disk_anywhere_in_the_chain_is_found():
+    try:
+        try:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        except OSError as exc:
+            raise RuntimeError("Pipeline SimplePipeline failed") from exc
+    except RuntimeError as exc:
+        assert out_of_space(exc) is exc.__cause__
+    assert out_of_space(OSError(errno.EACCES, "Permission denied")) is None
+
+
+def test_local_disk_errors_turn_a_full_disk_into_a_resource_limit():
+    with (
+        pytest.raises(ResourceLimit, match="downloading: no space left"),
+        local_disk_errors("downloading"),
+    ):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    with pytest.raises(PermissionError), local_disk_errors("downloading"):
+        raise PermissionError(errno.EACCES, "Permission denied")
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from richdoc_tools.local.template import Template, load_template, repository_root
 
+from richdoc.parse.settings import DEFAULT_MAX_OBJECT_MB, ceiling_for_tier
 from richdoc.taxonomy import ERROR_NAMES_BY_KIND, PLATFORM_RESOURCE_LIMIT_ERRORS, FailureKind
 
 ROOT = repository_root()
@@ -144,6 +145,27 @@ def test_parse_tiers_share_one_image_with_growing_memory(template: Template) -> 
         assert sam[logical_id]["Properties"]["MemorySize"] == {"Ref": f"ParseTier{tier}MemoryMB"}
         assert sam[logical_id]["Metadata"]["Dockerfile"] == "functions/parse/Dockerfile"
         assert sam[logical_id]["Properties"]["Timeout"] == 900
+
+
+def test_each_parse_tier_has_local_storage_for_the_biggest_object_and_its_json(
+    template: Template,
+) -> None:
+    # The worker builds the DoclingDocument JSON in memory, so it is at most the tier's
+    # ceiling; the source object is at most MaxObjectMB. Both sit in /tmp at once.
+    parameters = template.sam["Parameters"]
+    max_object_mb = int(parameters["MaxObjectMB"]["Default"])
+    assert max_object_mb == DEFAULT_MAX_OBJECT_MB
+    storage = []
+    for tier, logical_id in enumerate(PARSE_TIERS, start=1):
+        memory_mb = int(parameters[f"ParseTier{tier}MemoryMB"]["Default"])
+        size = _sam(template, logical_id)["EphemeralStorage"]["Size"]
+        assert size >= max_object_mb + ceiling_for_tier(memory_mb), logical_id
+        assert size <= 10240  # Lambda's limit
+        storage.append(size)
+    # A full disk is a resource limit: the next tier must have more room to escalate to.
+    assert storage == sorted(storage) and len(set(storage)) == 3
+    environment = _sam(template, "ParseTier1Function")["Environment"]["Variables"]
+    assert environment["RICHDOC_MAX_OBJECT_MB"] == {"Ref": "MaxObjectMB"}
 
 
 def test_state_machine_is_standard_logged_and_traced(template: Template) -> None:

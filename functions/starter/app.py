@@ -2,7 +2,8 @@
 
 Only records that failed (throttling, service errors, malformed messages) are reported as
 batch item failures; SQS redelivers just those, and after maxReceiveCount moves them to
-the dead-letter queue.
+the dead-letter queue. AWS throttling and connection errors arrive as ``Transient`` and
+are logged as such.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from richdoc.ingest import Starter, StartOutcome
 from richdoc.jobs import JobStore
+from richdoc.taxonomy import Transient
 from richdoc.tracing import handler_tracer
 
 logger = Logger(service="starter")
@@ -43,7 +45,17 @@ starter = Starter(
 @tracer.capture_method
 def record_handler(record: SQSRecord) -> None:
     attributes = {name: attr.string_value or "" for name, attr in record.message_attributes.items()}
-    for result in starter.handle_message(record.body, attributes):
+    try:
+        results = starter.handle_message(record.body, attributes)
+    except Transient as exc:
+        # A throttled or unreachable service: SQS redelivers the message, nothing is lost.
+        logger.warning(
+            "transient failure; the message will be redelivered",
+            extra={"message_id": record.message_id, "kind": str(exc.kind), "reason": exc.reason},
+        )
+        metrics.add_metric(name="IngestTransientFailures", unit=MetricUnit.Count, value=1)
+        raise
+    for result in results:
         logger.info(
             "ingest message handled",
             extra={"job_id": result.job_id, "run": result.run, "outcome": str(result.outcome)},

@@ -3,8 +3,8 @@
 ``richdoc run`` is the main job: the whole pipeline on the embedded stack. The step
 commands (parse, project, detect) run exactly the code the Lambda handlers run; failures
 print one JSON line on stderr (``kind``, ``reason``, ``feature``) and exit with the
-taxonomy's code (10 corrupt_input, 20 unsupported_feature, 30 resource_limit, other
-transient). The operator commands (jobs, dlq) work against a deployed stack or against
+taxonomy's code (10 corrupt_input, 20 unsupported_feature, 30 resource_limit, 70 internal,
+other transient). The operator commands (jobs, dlq) work against a deployed stack or against
 ``richdoc local serve``. Usage errors exit 2 (argparse's convention).
 """
 
@@ -383,7 +383,8 @@ def build_parser() -> argparse.ArgumentParser:
         "parse",
         help="convert one file to DoclingDocument JSON in the isolated worker",
         description="The parse step alone, isolated exactly as in Lambda. Exit codes: 0 ok, "
-        "10 corrupt_input, 20 unsupported_feature, 30 resource_limit, other transient.",
+        "10 corrupt_input, 20 unsupported_feature, 30 resource_limit, 70 internal, "
+        "other transient.",
         epilog="example: richdoc parse contract.docx -o contract.docling.json --timeout-s 120",
     )
     p.add_argument("file", metavar="FILE")

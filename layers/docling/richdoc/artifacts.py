@@ -13,35 +13,21 @@ States pass only these keys, never the documents.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import ClientError
 
+from richdoc.awserrors import aws_errors
 from richdoc.contracts import SourceObject
-from richdoc.taxonomy import CorruptInput, Transient
+from richdoc.taxonomy import CorruptInput, UnsupportedFeature
 
 ARTIFACT_BUCKET_ENV = "ARTIFACT_BUCKET"
+MIB = 1 << 20
 
-# S3 error codes worth retrying; everything else is a permanent problem of the request.
-_RETRYABLE_S3_CODES = frozenset(
-    {
-        "SlowDown",
-        "InternalError",
-        "ServiceUnavailable",
-        "RequestTimeout",
-        "RequestTimeTooSkewed",
-        "Throttling",
-        "ThrottlingException",
-        "503",
-        "500",
-    }
-)
 _MISSING_SOURCE_CODES = frozenset({"NoSuchKey", "NoSuchVersion", "404", "NotFound"})
 
 
@@ -59,20 +45,6 @@ def projection_key(job_id: str, run: int) -> str:
 
 def detection_key(job_id: str, run: int) -> str:
     return run_prefix(job_id, run) + "detection.json"
-
-
-@contextlib.contextmanager
-def s3_errors(what: str) -> Iterator[None]:
-    """Translate S3 failures into the taxonomy: throttling and 5xx are transient."""
-    try:
-        yield
-    except ClientError as exc:
-        code = str(exc.response.get("Error", {}).get("Code", ""))
-        if code in _RETRYABLE_S3_CODES:
-            raise Transient(f"{what}: S3 {code}") from exc
-        raise
-    except BotoCoreError as exc:  # connection resets, read timeouts, endpoint errors
-        raise Transient(f"{what}: {exc}") from exc
 
 
 @dataclass(frozen=True)
@@ -94,30 +66,51 @@ class ArtifactStore:
         return cls(s3, os.environ[ARTIFACT_BUCKET_ENV])
 
     def get_bytes(self, key: str) -> bytes:
-        with s3_errors(f"reading s3://{self.bucket}/{key}"):
+        with aws_errors(f"reading s3://{self.bucket}/{key}"):
             body: bytes = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
         return body
 
     def put_bytes(self, key: str, data: bytes, content_type: str = "application/json") -> None:
-        with s3_errors(f"writing s3://{self.bucket}/{key}"):
+        with aws_errors(f"writing s3://{self.bucket}/{key}"):
             self.s3.put_object(Bucket=self.bucket, Key=key, Body=data, ContentType=content_type)
 
-    def download_source(self, source: SourceObject, dest: Path) -> Downloaded:
-        """Stream the source object to local storage, hashing it on the way."""
+    def download_source(
+        self, source: SourceObject, dest: Path, *, max_bytes: int | None = None
+    ) -> Downloaded:
+        """Stream the source object to local storage, hashing it on the way.
+
+        An object larger than ``max_bytes`` is refused from the response headers, before
+        any of its body is read: it could not fit the function's local storage.
+        """
         digest = hashlib.sha256()
         size = 0
-        with s3_errors(f"reading s3://{source.bucket}/{source.key}"):
+        where = f"s3://{source.bucket}/{source.key}"
+        with aws_errors(f"reading {where}"):
             try:
-                body = self.s3.get_object(**source.get_kwargs())["Body"]
+                response = self.s3.get_object(**source.get_kwargs())
             except ClientError as exc:
                 if str(exc.response.get("Error", {}).get("Code")) in _MISSING_SOURCE_CODES:
-                    raise CorruptInput(
-                        f"source object s3://{source.bucket}/{source.key} no longer exists"
-                    ) from exc
+                    raise CorruptInput(f"source object {where} no longer exists") from exc
                 raise
+            body = response["Body"]
+            length = response.get("ContentLength")
+            if max_bytes is not None and length is not None and length > max_bytes:
+                body.close()
+                raise too_large(length, max_bytes)
             with dest.open("wb") as out:
                 for chunk in iter(lambda: body.read(1 << 20), b""):
                     digest.update(chunk)
                     size += len(chunk)
+                    if max_bytes is not None and size > max_bytes:
+                        body.close()
+                        raise too_large(size, max_bytes)
                     out.write(chunk)
         return Downloaded(path=dest, sha256=digest.hexdigest(), size=size)
+
+
+def too_large(size: int, max_bytes: int) -> UnsupportedFeature:
+    """The same refusal at every tier (they share the limit): no escalation, no retry."""
+    return UnsupportedFeature(
+        f"the object is {size / MIB:.1f} MiB, above the limit of max_object_mb={max_bytes // MIB}",
+        feature="max_size",
+    )

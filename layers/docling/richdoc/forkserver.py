@@ -18,7 +18,7 @@ Protocol (length-prefixed JSON frames)::
                                        + one file descriptor: the task socket
     zygote -> caller, task socket:     {"status", "killed", "peak_rss_mb", "seconds"}
     child  -> caller, result file:     {"value": ...} or {"failure": {...}}; exit code
-                                       0 / 10 / 20 / 30 / other (richdoc.taxonomy)
+                                       0 / 10 / 20 / 30 / 70 / other (richdoc.taxonomy)
 
 The caller closing its task socket cancels the task (the zygote kills the child); the
 caller closing the control socket stops the zygote and every child.
@@ -50,11 +50,15 @@ from typing import Any, NoReturn
 from richdoc.taxonomy import (
     Failure,
     FailureKind,
+    InternalError,
     PipelineError,
     ResourceLimit,
     Transient,
     error_for,
+    exception_chain,
     kind_of_exit_code,
+    no_space_error,
+    out_of_space,
 )
 
 MIB = 1 << 20
@@ -65,6 +69,7 @@ GRACE_S = 30.0
 _HEADER = struct.Struct("!I")
 _MAX_FRAME = 1 << 20
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 
 Target = Callable[[Any], Any]
 
@@ -89,6 +94,26 @@ def child_environment(
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
     env.update(overrides or {})
     return env
+
+
+def protect_caller() -> bool:
+    """Make the calling process non-dumpable (Linux; elsewhere a no-op returning False).
+
+    Children parse hostile bytes under the caller's uid. The zygote's environment is
+    scrubbed, but the caller's is not: in Lambda it holds the function role's session
+    credentials, and a compromised child could read them from /proc/<caller>/environ
+    (or its memory). A non-dumpable process's /proc entries that need ptrace access
+    (environ, mem, maps, fd) belong to root, and no same-uid process may ptrace it.
+    Dumpability resets at execve, so the zygote and its children are unaffected: the
+    zygote still samples each child's /proc/<pid>/statm. The caller also writes no core.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return False
+    return bool(libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0)
 
 
 # Framing --------------------------------------------------------------------------------
@@ -263,6 +288,7 @@ class ForkServer:
         if self._proc is not None and self._ctl is not None and self._proc.poll() is None:
             return self._ctl, self._proc
         self._stop_locked()
+        protect_caller()
         ours, theirs = socket.socketpair()
         # The worker's output is diagnostics: never on the caller's stdout, which may be
         # data (`richdoc run --json`).
@@ -288,7 +314,11 @@ class ForkServer:
         if "error" in hello:
             ours.close()
             _terminate(proc)
-            raise Transient(f"the parse worker failed to start: {hello['error']}")
+            # A zygote that reported why its warm-up failed says what kind it is; one
+            # that died before saying anything is an infrastructure event: transient.
+            kind = FailureKind(hello.get("kind", FailureKind.TRANSIENT))
+            reason = f"the parse worker failed to start: {hello['error']}"
+            raise error_for(Failure(kind=kind, reason=reason))
         ours.settimeout(None)
         self._proc, self._ctl, self._hello = proc, ours, hello
         return ours, proc
@@ -431,6 +461,7 @@ class _Zygote:
             _die_with_zygote()
             if os.getppid() == zygote:  # else the zygote died before the signal was armed
                 _no_core_dumps()
+                _drop_privileges()
                 code = _run_target(self.target, request)
         finally:
             sys.stdout.flush()
@@ -504,6 +535,36 @@ def _die_with_zygote() -> None:
         Path("/proc/self/oom_score_adj").write_text("1000")
 
 
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+_PR_SET_NO_NEW_PRIVS = 38
+
+
+def _drop_privileges() -> None:
+    """A child parsing hostile bytes needs no privilege: it drops every capability
+    (Linux), and no_new_privs keeps an exec from regaining any.
+
+    In Lambda the function's user has none to begin with. Where the worker runs as root
+    (a container, a workstation), CAP_SYS_PTRACE, CAP_SYS_ADMIN or CAP_PERFMON would let
+    a child read the non-dumpable caller's /proc/<pid>/environ (``protect_caller``)."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+        # Zero effective, permitted and inheritable sets (two 32-bit words each).
+        libc.capset(ctypes.byref(_CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)), (_CapData * 2)())
+
+
 def _no_core_dumps() -> None:
     # A child that segfaults on a hostile file must not write a core of the zygote's
     # heap to the task's working directory.
@@ -511,28 +572,26 @@ def _no_core_dumps() -> None:
 
 
 def caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
-    seen: set[int] = set()
-    stack: list[BaseException] = [exc]
-    while stack:
-        current = stack.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        if isinstance(current, kind):
-            return True
-        stack.extend(e for e in (current.__cause__, current.__context__) if e is not None)
-    return False
+    return any(isinstance(e, kind) for e in exception_chain(exc))
 
 
 def classify_exception(exc: BaseException) -> tuple[int, Failure]:
-    """The child's exit code and recorded failure for an exception from the target."""
+    """The child's exit code and recorded failure for an exception from the target.
+
+    Taxonomy errors keep their kind; running out of memory or of local disk is a
+    resource limit (a bigger tier has more of both); anything else is a bug in the code
+    that ran, ``internal``, with its own exit code (never "any other code: transient").
+    """
     if isinstance(exc, PipelineError):
         return exc.exit_code, exc.failure()
     if caused_by(exc, MemoryError):
         reason = f"out of memory ({type(exc).__name__}: {exc})"
         return ResourceLimit.exit_code, Failure(kind=FailureKind.RESOURCE_LIMIT, reason=reason)
+    full = out_of_space(exc)
+    if full is not None:
+        return ResourceLimit.exit_code, no_space_error("the parse worker", full).failure()
     reason = f"unexpected error in the parse worker: {type(exc).__name__}: {exc}"
-    return 1, Failure(kind=FailureKind.TRANSIENT, reason=reason)
+    return InternalError.exit_code, Failure(kind=FailureKind.INTERNAL, reason=reason)
 
 
 def _run_target(target: Target, request: dict[str, Any]) -> int:
@@ -544,8 +603,13 @@ def _run_target(target: Target, request: dict[str, Any]) -> int:
         payload = {"failure": {"reason": failure.reason, "feature": failure.feature}}
     path = Path(request["result_path"])
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(payload))
-    tmp.replace(path)
+    try:
+        tmp.write_text(json.dumps(payload))
+        tmp.replace(path)
+    except OSError as exc:
+        # No result file: the exit code alone tells the caller (a full disk is 30).
+        write_code, _ = classify_exception(exc)
+        return code if code else write_code
     return code
 
 
@@ -560,13 +624,17 @@ def _zygote_main(ctl_fd: int) -> int:
         warmup, target = _resolve(spec["warmup"]), _resolve(spec["target"])
         warmup(spec["config"])
     except BaseException as exc:
-        _send_quietly(ctl, {"error": f"{type(exc).__name__}: {exc}"})
+        # A warm-up that raises is a broken install or configuration (an import that
+        # fails, model weights that are missing): internal, unless it ran out of memory.
+        _, failure = classify_exception(exc)
+        _send_quietly(ctl, {"error": f"{type(exc).__name__}: {exc}", "kind": str(failure.kind)})
         return 1
     threads = thread_count()
     if threads > 1:
         # fork() copies only the calling thread; locks held by the others stay locked
         # forever in the child. Refuse rather than hang children at random.
-        _send_quietly(ctl, {"error": f"warm-up left {threads} threads; forking is unsafe"})
+        error = f"warm-up left {threads} threads; forking is unsafe"
+        _send_quietly(ctl, {"error": error, "kind": str(FailureKind.INTERNAL)})
         return 1
     # Objects that exist now are shared with every child; keep the collector from
     # touching (and so copying) their pages.

@@ -7,6 +7,10 @@ are skipped. Object keys arrive URL-encoded (``+`` for space) and are decoded he
 created object becomes a ``richdoc.contracts.SourceObject``, the execution input an
 ``ExecutionInput``.
 
+Failures: AWS throttling, 5xx and connection errors (S3, DynamoDB, Step Functions) are
+``Transient`` (``richdoc.awserrors``); any exception fails just its record, which SQS
+redelivers and, after ``maxReceiveCount`` receives, moves to the dead-letter queue.
+
 Idempotency: the job id is derived from bucket, key and version; the execution name is
 job id + run. A duplicate notification finds the job and re-issues the same
 ``StartExecution``, which Step Functions answers without a second execution (or with
@@ -27,6 +31,7 @@ from aws_lambda_powertools.utilities.data_classes import S3Event
 from aws_lambda_powertools.utilities.data_classes.s3_event import S3EventBridgeNotificationEvent
 from botocore.exceptions import ClientError
 
+from richdoc.awserrors import aws_errors
 from richdoc.contracts import ExecutionInput, JobOptions, SourceObject
 from richdoc.deadletter import RedriveMarker
 from richdoc.jobs import JobStatus, JobStore, StaleRun, execution_name, job_id_for
@@ -128,7 +133,8 @@ class Starter:
 
     def _head(self, created: SourceObject) -> dict[str, Any]:
         try:
-            head: dict[str, Any] = self.s3.head_object(**created.get_kwargs())
+            with aws_errors(f"reading s3://{created.bucket}/{created.key}"):
+                head: dict[str, Any] = self.s3.head_object(**created.get_kwargs())
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "403"):
                 # Deleted (or unreadable) already: the parse step classifies it, so the
@@ -188,11 +194,12 @@ class Starter:
             job_id=job_id, run=run, source=source, options=options, message=body
         )
         try:
-            self.sfn.start_execution(
-                stateMachineArn=self.state_machine_arn,
-                name=name,
-                input=json.dumps(execution_input.model_dump(mode="json"), sort_keys=True),
-            )
+            with aws_errors(f"starting execution {name}"):
+                self.sfn.start_execution(
+                    stateMachineArn=self.state_machine_arn,
+                    name=name,
+                    input=json.dumps(execution_input.model_dump(mode="json"), sort_keys=True),
+                )
         except self.sfn.exceptions.ExecutionAlreadyExists:
             return StartResult(job_id, run, name, StartOutcome.ALREADY_STARTED)
         # A duplicate of a running job re-issues the identical start: no second execution.

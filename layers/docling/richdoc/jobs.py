@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -28,8 +29,11 @@ from typing import Any
 from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
 
+from richdoc.awserrors import aws_errors
 from richdoc.contracts import JobCounts, JobOptions, JobOutputs, SourceObject
-from richdoc.taxonomy import Failure, Transient
+from richdoc.taxonomy import Failure
+
+_log = logging.getLogger(__name__)
 
 JOBS_TABLE_ENV = "JOBS_TABLE"
 STATUS_INDEX = "by-status"
@@ -184,27 +188,6 @@ def _conditional(exc: ClientError) -> bool:
     return exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
 
 
-_THROTTLING_CODES = frozenset(
-    {
-        "ProvisionedThroughputExceededException",
-        "ThrottlingException",
-        "RequestLimitExceeded",
-        "InternalServerError",
-        "ServiceUnavailable",
-    }
-)
-
-
-@contextlib.contextmanager
-def _dynamo_errors(what: str) -> Iterator[None]:
-    try:
-        yield
-    except ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") in _THROTTLING_CODES:
-            raise Transient(f"{what}: {exc.response['Error']['Code']}") from exc
-        raise
-
-
 class JobStore:
     """Conditional, run-fenced writes of job and attempt items."""
 
@@ -219,7 +202,7 @@ class JobStore:
     # ---- reads -------------------------------------------------------------------------
 
     def get(self, job_id: str) -> Job | None:
-        with _dynamo_errors("reading job"):
+        with aws_errors("reading job"):
             item = self.table.get_item(
                 Key={"pk": f"JOB#{job_id}", "sk": JOB_SK}, ConsistentRead=True
             ).get("Item")
@@ -246,7 +229,7 @@ class JobStore:
 
     def _query(self, **kwargs: Any) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
-        with _dynamo_errors("querying jobs"):
+        with aws_errors("querying jobs"):
             while True:
                 page = self.table.query(**kwargs)
                 items.extend(page.get("Items", []))
@@ -274,7 +257,7 @@ class JobStore:
             }
         )
         try:
-            with _dynamo_errors("creating job"):
+            with aws_errors("creating job"):
                 self.table.put_item(Item=item, ConditionExpression=Attr("pk").not_exists())
         except ClientError as exc:
             if _conditional(exc):
@@ -393,7 +376,7 @@ class JobStore:
         values.update(allowed_values)
         condition = f"#run = :run AND #status IN ({', '.join(allowed_values)})"
         try:
-            with _dynamo_errors("updating job"):
+            with aws_errors("updating job"):
                 self.table.update_item(
                     Key={"pk": f"JOB#{job_id}", "sk": JOB_SK},
                     UpdateExpression=expression,
@@ -411,7 +394,7 @@ class JobStore:
     # ---- attempts ----------------------------------------------------------------------
 
     def _next_seq(self, job_id: str) -> int:
-        with _dynamo_errors("numbering attempt"):
+        with aws_errors("numbering attempt"):
             result = self.table.update_item(
                 Key={"pk": f"JOB#{job_id}", "sk": JOB_SK},
                 UpdateExpression="ADD attempt_seq :one",
@@ -465,7 +448,7 @@ class JobStore:
             values[":reason"] = reason[:MAX_REASON_CHARS]
             expression += ", reason = :reason"
         try:
-            with _dynamo_errors("closing attempt"):
+            with aws_errors("closing attempt"):
                 self.table.update_item(
                     Key=self._attempt_key(attempt),
                     UpdateExpression=expression,
@@ -498,7 +481,23 @@ class JobStore:
         try:
             yield attempt
         except Exception as exc:
-            self.close_attempt(attempt, type(exc).__name__, str(exc))
+            try:
+                self.close_attempt(attempt, type(exc).__name__, str(exc))
+            except Exception as close_failure:
+                # The handler's error decides the route (retry, escalate, dead-letter);
+                # a failure to record it must not replace it. The attempt stays
+                # 'running', like one the platform killed.
+                _log.warning(
+                    "could not close attempt %s of job %s: %s",
+                    attempt.seq,
+                    job_id,
+                    close_failure,
+                    exc_info=close_failure,
+                )
+                exc.add_note(
+                    f"closing the attempt record failed too: "
+                    f"{type(close_failure).__name__}: {close_failure}"
+                )
             raise
         self.close_attempt(attempt, OK_OUTCOME)
 
@@ -545,5 +544,5 @@ class JobStore:
 
     def _put_attempt(self, attempt: Attempt) -> None:
         item = {**self._attempt_key(attempt), **_to_dynamo(attempt.__dict__)}
-        with _dynamo_errors("recording attempt"):
+        with aws_errors("recording attempt"):
             self.table.put_item(Item=item)

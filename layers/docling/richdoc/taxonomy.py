@@ -8,8 +8,11 @@ exception class name, because the Python Lambda runtime reports ``type(exc).__na
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from enum import StrEnum
 
@@ -66,8 +69,20 @@ class Transient(PipelineError):
     exit_code = 75
 
 
+class InternalError(PipelineError):
+    """A fault of the code or of its environment, not of the input: a bug in the parse
+    child, a misconfigured worker (missing model weights, a broken install). Recorded
+    and dead-lettered at once; retrying would only repeat it."""
+
+    kind = FailureKind.INTERNAL
+    # Reserved, so that a bug is not read as "any other code: transient". 70 is
+    # EX_SOFTWARE, "internal software error", in sysexits.h.
+    exit_code = 70
+
+
 ERRORS_BY_KIND: dict[FailureKind, type[PipelineError]] = {
-    cls.kind: cls for cls in (CorruptInput, UnsupportedFeature, ResourceLimit, Transient)
+    cls.kind: cls
+    for cls in (CorruptInput, UnsupportedFeature, ResourceLimit, Transient, InternalError)
 }
 
 # Error names the Lambda platform and Step Functions raise on their own, by the kind
@@ -103,7 +118,8 @@ def kind_of_error_name(error_name: str) -> FailureKind:
 
 
 def kind_of_exit_code(code: int) -> FailureKind:
-    """Parse worker exit codes: 0 ok, 10 corrupt, 20 unsupported, 30 resource, else transient.
+    """Parse worker exit codes: 0 ok, 10 corrupt, 20 unsupported, 30 resource, 70 internal,
+    anything else transient.
 
     Negative codes (killed by a signal) are resource limits: the usual killer is the
     memory ceiling or the kernel's OOM killer.
@@ -162,7 +178,45 @@ def error_for(failure: Failure) -> PipelineError:
     """The exception that re-raises a classified failure (used by the parse parent)."""
     if failure.kind is FailureKind.UNSUPPORTED_FEATURE:
         return UnsupportedFeature(failure.reason, feature=failure.feature or "unknown")
-    cls = ERRORS_BY_KIND.get(failure.kind)
-    if cls is None:
-        return PipelineError(failure.reason)
-    return cls(failure.reason)
+    return ERRORS_BY_KIND[failure.kind](failure.reason)
+
+
+def exception_chain(exc: BaseException) -> Iterator[BaseException]:
+    """The exception and everything in its ``__cause__``/``__context__`` chain, once each."""
+    seen: set[int] = set()
+    stack: list[BaseException] = [exc]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        stack.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+
+
+_NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def out_of_space(exc: BaseException) -> OSError | None:
+    """The "no space left on device" (or quota) error in an exception's chain, if any."""
+    for error in exception_chain(exc):
+        if isinstance(error, OSError) and error.errno in _NO_SPACE:
+            return error
+    return None
+
+
+def no_space_error(what: str, error: OSError) -> ResourceLimit:
+    # Bigger parse tiers have more ephemeral storage (template.yaml).
+    return ResourceLimit(f"{what}: no space left on the local disk ({error.strerror})")
+
+
+@contextlib.contextmanager
+def local_disk_errors(what: str) -> Iterator[None]:
+    """A full local disk (Lambda's ephemeral storage) is a resource limit, not a bug."""
+    try:
+        yield
+    except OSError as exc:
+        error = out_of_space(exc)
+        if error is None:
+            raise
+        raise no_space_error(what, error) from exc

@@ -20,7 +20,14 @@ from richdoc.parse.settings import (
     ParserSettings,
     Pipeline,
 )
-from richdoc.taxonomy import CorruptInput, ResourceLimit
+from richdoc.taxonomy import (
+    CorruptInput,
+    InternalError,
+    PipelineError,
+    ResourceLimit,
+    exception_chain,
+    out_of_space,
+)
 
 if TYPE_CHECKING:
     from docling.datamodel.document import ConversionResult
@@ -123,6 +130,67 @@ def _describe(exc: BaseException, limit: int = 400) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+# Packages whose failures are the worker's environment, not the document: the model
+# stack (weights, accelerators, their loaders) and docling's model wrappers.
+ENVIRONMENT_PACKAGES = frozenset(
+    {
+        "torch",
+        "torchvision",
+        "transformers",
+        "huggingface_hub",
+        "safetensors",
+        "onnxruntime",
+        "accelerate",
+        "docling_ibm_models",
+    }
+)
+
+
+def _package(module: str | None) -> str:
+    return (module or "").partition(".")[0]
+
+
+def _raised_in(error: BaseException) -> str:
+    """The top-level package of the innermost Python frame that raised ``error``."""
+    tb = error.__traceback__
+    if tb is None:
+        return ""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return _package(tb.tb_frame.f_globals.get("__name__"))
+
+
+def environment_fault(exc: BaseException) -> BaseException | None:
+    """The error in ``exc``'s chain that says the worker is misconfigured, if any: a
+    missing module (a broken install), or a failure raised by the model stack (missing
+    or unreadable weights, an accelerator error)."""
+    for error in exception_chain(exc):
+        if isinstance(error, ImportError):
+            return error
+        if ENVIRONMENT_PACKAGES & {_package(type(error).__module__), _raised_in(error)}:
+            return error
+    return None
+
+
+def conversion_error(exc: BaseException) -> PipelineError | None:
+    """What a docling exception means for the job.
+
+    Running out of memory or disk is left to the worker (None: it reports a resource
+    limit); a fault of the environment is internal (dead-lettered and visible as ours,
+    never blamed on the document); anything else docling raised is a document it cannot
+    read.
+    """
+    if caused_by(exc, MemoryError) or out_of_space(exc) is not None:
+        return None
+    fault = environment_fault(exc)
+    if fault is not None:
+        return InternalError(
+            f"the parse worker is misconfigured: {_describe(fault)} (while converting: "
+            f"{_describe(exc)})"
+        )
+    return CorruptInput(f"docling could not convert the document: {_describe(exc)}")
+
+
 def document_json(result: ConversionResult) -> bytes:
     """The bytes of compact ``json.dumps(document.export_to_dict())``, serialized by
     pydantic-core directly in 60 % of the time."""
@@ -154,9 +222,10 @@ def convert_document(args: Mapping[str, Any]) -> dict[str, Any]:
     try:
         result = converter.convert(source, raises_on_error=True)
     except Exception as exc:
-        if caused_by(exc, MemoryError):
-            raise  # the worker reports it as a resource limit
-        raise CorruptInput(f"docling could not convert the document: {_describe(exc)}") from exc
+        error = conversion_error(exc)
+        if error is None:
+            raise  # out of memory or disk: the worker reports a resource limit
+        raise error from exc
     partial = result.status is ConversionStatus.PARTIAL_SUCCESS
     failed = _failed_pages(result) if partial else []
     if partial and not args["accept_partial"]:

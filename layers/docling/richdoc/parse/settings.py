@@ -25,6 +25,7 @@ PARSE_SCHEMA = "richdoc.parse/1"
 MAX_PAGES_ENV = "RICHDOC_MAX_PAGES"
 TIMEOUT_ENV = "RICHDOC_TIMEOUT_S"
 MEM_CEILING_ENV = "RICHDOC_MEM_CEILING_MB"
+MAX_OBJECT_ENV = "RICHDOC_MAX_OBJECT_MB"
 PDF_PIPELINE_ENV = "RICHDOC_PDF_PIPELINE"
 ARTIFACTS_ENV = "DOCLING_ARTIFACTS_PATH"
 
@@ -32,6 +33,11 @@ ARTIFACTS_ENV = "DOCLING_ARTIFACTS_PATH"
 DEFAULT_MAX_PAGES = 2000
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_MEM_CEILING_MB = 4096
+# The biggest source object a parse accepts. It must fit the function's ephemeral
+# storage together with the DoclingDocument JSON, which the child builds in memory (so
+# at most its ceiling): 1024 MB + 9216 MB (the ceiling of a 10,240 MB tier) = 10,240 MB,
+# Lambda's largest /tmp. template.yaml sizes each tier's storage from this.
+DEFAULT_MAX_OBJECT_MB = 1024
 # docling's own document timeout for the standard pipeline, as a fraction of timeout_s:
 # it stops feeding pages there and returns what it has (PARTIAL_SUCCESS) before the hard
 # kill. Not set for the native pipeline: its threaded parser finishes every page anyway
@@ -63,10 +69,20 @@ class ParseLimits:
     max_pages: int
     timeout_s: float
     mem_ceiling_mb: int
+    max_object_mb: int = DEFAULT_MAX_OBJECT_MB
 
     def __post_init__(self) -> None:
-        if self.max_pages < 1 or self.timeout_s <= 0 or self.mem_ceiling_mb < 64:
+        if (
+            self.max_pages < 1
+            or self.timeout_s <= 0
+            or self.mem_ceiling_mb < 64
+            or self.max_object_mb < 1
+        ):
             raise ValueError(f"parse limits out of range: {self}")
+
+    @property
+    def max_object_bytes(self) -> int:
+        return self.max_object_mb << 20
 
     @classmethod
     def resolve(
@@ -76,6 +92,7 @@ class ParseLimits:
         timeout_s: float | None = None,
         mem_ceiling_mb: int | None = None,
         memory_tier_mb: int | None = None,
+        max_object_mb: int | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> ParseLimits:
         """Arguments win, then the RICHDOC_* variables, then defaults; without an
@@ -90,6 +107,9 @@ class ParseLimits:
                 env.get(MEM_CEILING_ENV),
                 ceiling_default or DEFAULT_MEM_CEILING_MB,
                 int,
+            ),
+            max_object_mb=_first(
+                max_object_mb, env.get(MAX_OBJECT_ENV), DEFAULT_MAX_OBJECT_MB, int
             ),
         )
 

@@ -23,27 +23,37 @@ from pathlib import Path
 
 from botocore.exceptions import ClientError
 
-from richdoc.artifacts import ArtifactStore, docling_key, s3_errors
+from richdoc.artifacts import ArtifactStore, docling_key, too_large
+from richdoc.awserrors import aws_errors
 from richdoc.contracts import ParseInput, ParseOutput, SourceObject
 from richdoc.forkserver import ChildOutcome, ForkServer
 from richdoc.formats import DocFormat, format_of
 from richdoc.parse.reports import ChildReport, ParseReport, Timings
 from richdoc.parse.settings import ParseLimits, ParserSettings
+from richdoc.taxonomy import local_disk_errors
 
 _STAGED_STEM = "document"
+CONVERT_TARGET = "richdoc.parse.convert:convert_document"
 
 
 # The isolated worker --------------------------------------------------------------------
 
 
 class ParseWorker:
-    """The parse step's isolated worker: a zygote warmed with docling's converters."""
+    """The parse step's isolated worker: a zygote warmed with docling's converters.
 
-    def __init__(self, settings: ParserSettings, *, quiet: bool = False) -> None:
+    ``target`` is the ``"module:function"`` each child runs on a document. It is
+    ``convert_document`` everywhere but in tests that need a conversion that never
+    finishes (a timeout must not depend on how fast the machine converts).
+    """
+
+    def __init__(
+        self, settings: ParserSettings, *, quiet: bool = False, target: str = CONVERT_TARGET
+    ) -> None:
         self.settings = settings
         self.server = ForkServer(
             warmup="richdoc.parse.convert:warm_up",
-            target="richdoc.parse.convert:convert_document",
+            target=target,
             config={
                 "pdf_pipeline": str(settings.pdf_pipeline),
                 "artifacts": settings.artifacts_path,
@@ -166,12 +176,18 @@ def parse_file(
     """
     started = time.monotonic()
     fmt = format_of(source.name)
+    size = source.stat().st_size
+    if size > limits.max_object_bytes:
+        raise too_large(size, limits.max_object_bytes)
     worker = worker or shared_worker(quiet=True)
-    with tempfile.TemporaryDirectory(prefix="richdoc-parse-") as tmp:
+    with (
+        local_disk_errors("parsing a file"),
+        tempfile.TemporaryDirectory(prefix="richdoc-parse-") as tmp,
+    ):
         staged = _stage(Path(tmp), fmt)
         # A link, not a copy: the child reads the caller's file under the staged name.
         staged.symlink_to(source.resolve())
-        sha256, size = _sha256_file(source), source.stat().st_size
+        sha256 = _sha256_file(source)
         fetched = time.monotonic()
         produced = Path(tmp) / "docling.json"
         report, outcome = worker.convert(
@@ -199,7 +215,7 @@ _MISSING = frozenset({"404", "NoSuchKey", "NotFound"})
 
 def _cached_pages(store: ArtifactStore, key: str) -> int | None:
     """The page count recorded on a cached DoclingDocument, or None on a cache miss."""
-    with s3_errors(f"checking s3://{store.bucket}/{key}"):
+    with aws_errors(f"checking s3://{store.bucket}/{key}"):
         try:
             head = store.s3.head_object(Bucket=store.bucket, Key=key)
         except ClientError as exc:
@@ -225,8 +241,13 @@ def parse_object(
     worker = worker or shared_worker()
     pipeline = worker.settings.pipeline_for(fmt)
     contract = worker.settings.contract(fmt)
-    with tempfile.TemporaryDirectory(prefix="richdoc-parse-") as tmp:
-        downloaded = store.download_source(source, _stage(Path(tmp), fmt))
+    with (
+        local_disk_errors(f"parsing s3://{source.bucket}/{source.key}"),
+        tempfile.TemporaryDirectory(prefix="richdoc-parse-") as tmp,
+    ):
+        downloaded = store.download_source(
+            source, _stage(Path(tmp), fmt), max_bytes=limits.max_object_bytes
+        )
         fetched = time.monotonic()
         key = docling_key(downloaded.sha256, contract)
         cached_pages = _cached_pages(store, key)
@@ -260,7 +281,7 @@ def parse_object(
         converted = time.monotonic()
         if report.partial:
             key = docling_key(downloaded.sha256, f"{contract}-partial")
-        with s3_errors(f"writing s3://{store.bucket}/{key}"), produced.open("rb") as body:
+        with aws_errors(f"writing s3://{store.bucket}/{key}"), produced.open("rb") as body:
             store.s3.put_object(
                 Bucket=store.bucket,
                 Key=key,
