@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from richdoc.deadletter import failure_attributes
 from richdoc.jobs import JobStore, StaleRun
+from richdoc.logcontext import log_invocation
 from richdoc.taxonomy import Failure, FailureKind
 from richdoc.tracing import handler_tracer
 
@@ -178,14 +179,14 @@ def _reconcile(event: dict[str, Any]) -> dict[str, Any]:
     return {"reconciled": True}
 
 
-@logger.inject_lambda_context(correlation_id_path="job_id", clear_state=True)
+@log_invocation(logger, correlation_id_path="job_id")
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if event.get("detail-type") == STATUS_CHANGE:
         return _reconcile(event)
     action = _actions.validate_python(event)
-    logger.append_keys(run=action.run, action=action.action)
+    logger.thread_safe_append_keys(run=action.run, action=action.action)
     if isinstance(action, Start):
         return _start(action)
     if isinstance(action, Escalate):

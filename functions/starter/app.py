@@ -24,6 +24,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from richdoc.ingest import Starter, StartOutcome
 from richdoc.jobs import JobStore
+from richdoc.logcontext import log_invocation
 from richdoc.tracing import handler_tracer
 
 logger = Logger(service="starter")
@@ -54,7 +55,7 @@ def record_handler(record: SQSRecord) -> None:
             metrics.add_metric(name="DuplicateNotifications", unit=MetricUnit.Count, value=1)
 
 
-@logger.inject_lambda_context(clear_state=True)
+@log_invocation(logger)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:

@@ -2,9 +2,10 @@
 
 A step handler (parse, project, detect) is a plain function of a typed event; the
 ``stage_handler`` decorator adds the Logger (job id as correlation id, run/tier/execution
-as keys), EMF metrics, X-Ray tracing, and records the invocation as an attempt item that
-is closed with ``ok`` or the error name. Attempts the platform kills stay ``running``
-until the state machine's catch path closes them.
+as keys, per invocation: see ``richdoc.logcontext``), EMF metrics, X-Ray tracing, and
+records the invocation as an attempt item that is closed with ``ok`` or the error name.
+Attempts the platform kills stay ``running`` until the state machine's catch path closes
+them.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from richdoc.artifacts import ArtifactStore
 from richdoc.jobs import JobStore
+from richdoc.logcontext import log_invocation
 from richdoc.tracing import handler_tracer
 
 NAMESPACE = "richdoc"
@@ -82,14 +84,14 @@ def stage_handler(
     logger = Logger(service=stage)
 
     def decorate(body: Callable[[EventT, LambdaContext], dict[str, Any]]) -> Handler:
-        @logger.inject_lambda_context(correlation_id_path="job_id", clear_state=True)
+        @log_invocation(logger, correlation_id_path="job_id")
         @tracer.capture_lambda_handler
         @metrics.log_metrics
         @functools.wraps(body)
         def handler(raw: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             event = model.model_validate(raw)
             tier = getattr(event, "tier", None)
-            logger.append_keys(run=event.run, execution=event.execution, tier=tier)
+            logger.thread_safe_append_keys(run=event.run, execution=event.execution, tier=tier)
             started = time.monotonic()
             with clients.jobs.attempt(
                 event.job_id,
