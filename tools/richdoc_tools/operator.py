@@ -132,12 +132,3 @@ class Operator:
             sqs, self.resources.dead_letter_queue_url, self.resources.ingest_queue_url
         )
         return RedriveResult(mode="local-move", moved=moved)
-
-    def redrive_status(self) -> list[dict[str, Any]]:
-        """Recent message move tasks of the DLQ (AWS only)."""
-        tasks: list[dict[str, Any]] = (
-            self.client("sqs")
-            .list_message_move_tasks(SourceArn=self.resources.dead_letter_queue_arn)
-            .get("Results", [])
-        )
-        return tasks
