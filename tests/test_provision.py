@@ -10,7 +10,12 @@ from typing import Any
 
 import boto3
 import pytest
-from richdoc_tools.local.provision import PROVISIONERS, Provisioner, TemplateError
+from richdoc_tools.local.provision import (
+    PROVISIONERS,
+    NotEmulated,
+    Provisioner,
+    TemplateError,
+)
 from richdoc_tools.local.template import Template
 
 
@@ -90,5 +95,9 @@ def test_resource_conditions_are_refused_not_ignored(aws: None, template: Templa
 def test_declared_but_not_emulated_properties_are_reported(aws: None, template: Template) -> None:
     provisioner = _deploy(template, {"ParseTier1Function": _parse_function(template)})
     assert provisioner.not_emulated == [
-        "ParseTier1Function.Architectures: handlers run on this machine's CPU, in this process"
+        NotEmulated(
+            "ParseTier1Function",
+            "Architectures",
+            "handlers run on this machine's CPU, in this process",
+        )
     ]

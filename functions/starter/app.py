@@ -22,7 +22,7 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from richdoc.ingest import Starter, StartOutcome
+from richdoc.ingest import MalformedMessage, Starter, StartOutcome, body_preview
 from richdoc.jobs import JobStore
 from richdoc.logcontext import log_invocation
 from richdoc.tracing import handler_tracer
@@ -44,7 +44,21 @@ starter = Starter(
 @tracer.capture_method
 def record_handler(record: SQSRecord) -> None:
     attributes = {name: attr.string_value or "" for name, attr in record.message_attributes.items()}
-    for result in starter.handle_message(record.body, attributes):
+    try:
+        results = starter.handle_message(record.body, attributes)
+    except MalformedMessage as exc:
+        # Raised again: SQS redelivers it, then its redrive policy moves it to the DLQ.
+        logger.warning(
+            "malformed ingest message",
+            extra={
+                "reason": str(exc),
+                "body": body_preview(record.body),
+                "message_id": record.message_id,
+                "receive_count": record.attributes.approximate_receive_count,
+            },
+        )
+        raise
+    for result in results:
         logger.info(
             "ingest message handled",
             extra={"job_id": result.job_id, "run": result.run, "outcome": str(result.outcome)},

@@ -45,6 +45,15 @@ class TemplateError(ValueError):
     """The template uses something the embedded stack cannot deploy."""
 
 
+@dataclass(frozen=True)
+class NotEmulated:
+    """Something the template asks of AWS that the emulation does without."""
+
+    resource: str  # logical id
+    item: str  # the property or statement
+    why: str
+
+
 # Resource attributes besides Type and Properties that the emulation may disregard.
 RESOURCE_ATTRIBUTES = frozenset({"DependsOn", "Metadata", "DeletionPolicy", "UpdateReplacePolicy"})
 
@@ -64,7 +73,7 @@ class ResourceProvisioner:
     def __call__(self, p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
         self.create(p, logical_id, props)
 
-    def check(self, logical_id: str, resource: Mapping[str, Any]) -> list[str]:
+    def check(self, logical_id: str, resource: Mapping[str, Any]) -> list[NotEmulated]:
         """The resource's not-emulated notes; a TemplateError for anything undeclared."""
         for attribute in resource:
             if attribute not in ("Type", "Properties", *RESOURCE_ATTRIBUTES):
@@ -84,7 +93,7 @@ class ResourceProvisioner:
                     "what differs from AWS."
                 )
         return [
-            f"{logical_id}.{name}: {self.not_emulated[name]}"
+            NotEmulated(logical_id, name, self.not_emulated[name])
             for name in resource.get("Properties", {})
             if name in self.not_emulated
         ]
@@ -279,7 +288,7 @@ class Provisioner:
             deployed=self.deployed,
         )
         self._clients: dict[str, Any] = {}
-        self.not_emulated: list[str] = []
+        self.not_emulated: list[NotEmulated] = []
 
     def client(self, service: str) -> Any:
         if service not in self._clients:
@@ -426,7 +435,14 @@ def _s3_bucket_policy(p: Provisioner, logical_id: str, props: dict[str, Any]) ->
     statements = document["Statement"]
     kept = [s for s in statements if not _tls_only(s)]
     p.not_emulated.extend(
-        f"{logical_id}: {s.get('Sid', 'statement')}" for s in statements if _tls_only(s)
+        NotEmulated(
+            logical_id,
+            f"statement {s.get('Sid', '(no Sid)')}",
+            "TLS-only deny left out: moto cannot evaluate aws:SecureTransport and would deny "
+            "every request; all traffic here is local",
+        )
+        for s in statements
+        if _tls_only(s)
     )
     if kept:
         document["Statement"] = kept

@@ -40,7 +40,7 @@ from richdoc.jobs import Job, JobStore, job_id_for
 from richdoc_tools.local.events import ExecutionStatusEvents, SqsPoller
 from richdoc_tools.local.lambdas import FaultPlan, LambdaRuntime
 from richdoc_tools.local.output import FunctionLog
-from richdoc_tools.local.provision import Provisioner
+from richdoc_tools.local.provision import NotEmulated, Provisioner
 from richdoc_tools.local.template import Template, load_template
 
 REGION = "us-east-1"
@@ -263,7 +263,7 @@ class EmbeddedStack:
         self.server_port = server_port
         self.template: Template | None = None
         self.outputs: dict[str, str] = {}
-        self.not_emulated: list[str] = []
+        self.not_emulated: list[NotEmulated] = []
         self.runtime: LambdaRuntime | None = None
         self.session: boto3.Session | None = None
         self._exit: contextlib.ExitStack | None = None
