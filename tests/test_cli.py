@@ -43,6 +43,10 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path)
     empty = tmp_path / "empty"
     empty.mkdir()
     assert main(["run", str(empty)]) == 2
+    capsys.readouterr()
+    assert main(["run", str(tmp_path / "\x1b[2Jgone.pdf")]) == 2
+    err = capsys.readouterr().err
+    assert "\\x1b[2Jgone.pdf" in err and "\x1b" not in err  # spelled out, never raw
 
 
 @pytest.mark.parametrize("seconds", ["0", "-5", "nan", "soon"])

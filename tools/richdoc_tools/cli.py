@@ -35,13 +35,14 @@ EXIT_BROKEN_PIPE = 141
 
 
 class UsageError(Exception):
-    """A bad argument found after parsing (a missing file, an unusable --out): exit 2."""
+    """A bad argument found after parsing (a missing file, an unusable --out): exit 2.
+    The message is printed as it is: user-controlled parts go in through ``visible``."""
 
 
 def _input_file(name: str) -> Path:
     path = Path(name)
     if not path.is_file():
-        raise UsageError(f"{path}: no such file")
+        raise UsageError(f"{visible(path)}: no such file")
     return path
 
 
@@ -137,13 +138,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     try:
         files = expand_inputs(args.paths)
     except FileNotFoundError as exc:
-        raise UsageError(str(exc)) from exc
+        raise UsageError(visible(exc)) from exc
     if not files:
         raise UsageError("no files to process")
     out_dir = Path(args.out) if args.out else None
     problem = out_dir and out_problem(out_dir, files)
     if problem:
-        raise UsageError(problem)
+        raise UsageError(visible(problem))
     log_path = (
         Path(args.log)
         if args.log
