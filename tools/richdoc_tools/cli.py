@@ -116,6 +116,10 @@ RUN_COLUMNS = (
 )
 
 
+def _count(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
 def _positive_seconds(value: str) -> float:
     try:
         seconds = float(value)
@@ -142,13 +146,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if not files:
         raise UsageError("no files to process")
     out_dir = Path(args.out) if args.out else None
-    problem = out_dir and out_problem(out_dir, files)
+    problem = out_problem(out_dir, files) if out_dir else None
     if problem:
         raise UsageError(visible(problem))
     log_path = (
-        Path(args.log)
-        if args.log
-        else Path(tempfile.mkdtemp(prefix="richdoc-")) / ("functions.log")
+        Path(args.log) if args.log else Path(tempfile.mkdtemp(prefix="richdoc-")) / "functions.log"
     )
     err = Console(stderr=True, quiet=args.json)
     err.print("[dim]deploying template.yaml into the embedded AWS stack ...[/]")
@@ -208,14 +210,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 cell(c.nodes),
                 cell(c.edges),
                 cell(c.spans),
-                cell(
-                    " ".join(
-                        [
-                            str(c.ambiguities) if c.ambiguities is not None else "-",
-                            *r.ambiguity_kinds,
-                        ]
-                    )
-                ),
+                cell(" ".join([_count(c.ambiguities), *r.ambiguity_kinds])),
                 cell(r.seconds),
             )
         out = Console()
