@@ -43,6 +43,100 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path)
     empty = tmp_path / "empty"
     empty.mkdir()
     assert main(["run", str(empty)]) == 2
+    capsys.readouterr()
+    assert main(["run", str(tmp_path / "\x1b[2Jgone.pdf")]) == 2
+    err = capsys.readouterr().err
+    assert "\\x1b[2Jgone.pdf" in err and "\x1b" not in err  # spelled out, never raw
+
+
+@pytest.mark.parametrize("seconds", ["0", "-5", "nan", "soon"])
+def test_run_timeout_must_be_a_positive_number_of_seconds(
+    seconds: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", str(SAMPLES / "team-notes.md"), "--timeout", seconds])
+    assert exit_info.value.code == 2
+    assert "--timeout" in capsys.readouterr().err
+
+
+def test_an_out_that_is_a_file_is_a_usage_error_before_anything_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "results.txt"
+    out.write_text("not a directory")
+    assert main(["run", str(SAMPLES / "team-notes.md"), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"richdoc run: --out {out}: not a directory\n"  # nothing was deployed
+    folder_as_file = tmp_path / "out"
+    folder_as_file.mkdir()
+    (folder_as_file / "team-notes.md").write_text("a file where a folder would go")
+    assert main(["run", str(SAMPLES / "team-notes.md"), "--out", str(folder_as_file)]) == 2
+    assert "exists and is not a directory" in capsys.readouterr().err
+
+
+def test_version_prints_the_package_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out == f"richdoc {version('richdoc')}\n"
+
+
+@pytest.mark.parametrize("command", ["project", "detect"])
+def test_step_commands_report_a_missing_input_as_a_usage_error_in_one_line(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "missing.json"
+    assert main([command, str(missing), "-o", str(tmp_path / "out.json")]) == 2
+    assert capsys.readouterr().err == f"richdoc {command}: {missing}: no such file\n"
+
+
+@pytest.mark.parametrize("command", ["project", "detect"])
+@pytest.mark.parametrize("content", [b"not json at all", b'{"schema": "something else"}'])
+def test_step_commands_report_an_invalid_input_as_corrupt_input(
+    command: str, content: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "input.json"
+    source.write_bytes(content)
+    assert main([command, str(source), "-o", str(tmp_path / "out.json")]) == 10
+    [line] = capsys.readouterr().err.splitlines()
+    failure = json.loads(line)
+    assert failure["kind"] == "corrupt_input" and failure["reason"].startswith("not a valid ")
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_each_input_gets_one_distinct_key_the_file_name_where_it_is_unique() -> None:
+    from richdoc_tools.run import input_keys
+
+    files = [
+        Path("a/report.pdf"),
+        Path("b/report.pdf"),
+        Path("c/report~2.pdf"),  # a name the disambiguation would otherwise produce
+        Path("notes.md"),
+        Path("d/report.pdf"),
+        Path("x/README"),
+        Path("y/README"),
+    ]
+    assert input_keys(files) == [
+        "report.pdf",
+        "report~3.pdf",
+        "report~2.pdf",
+        "notes.md",
+        "report~4.pdf",
+        "README",
+        "README~2",
+    ]
+    # The first input with a name keeps it: the order of the inputs decides.
+    assert input_keys(list(reversed(files))) == [
+        "README",
+        "README~2",
+        "report.pdf",
+        "notes.md",
+        "report~2.pdf",
+        "report~3.pdf",
+        "report~4.pdf",
+    ]
 
 
 # ---- richdoc run on the embedded stack -------------------------------------------------------
@@ -91,6 +185,37 @@ def test_run_json_has_the_design_fields_and_out_writes_every_artifact(
     assert sorted(p.name for p in (tmp_path / "broken.docx").iterdir()) == ["job.json"]
     job = json.loads((tmp_path / "broken.docx" / "job.json").read_text())
     assert job["status"] == "DEAD_LETTERED" and job["attempts"]
+    assert job["input"] == str(SAMPLES / "broken.docx")
+
+
+@pytest.mark.e2e
+@pytest.mark.docling
+@pytest.mark.xdist_group("stack")
+def test_out_keeps_inputs_with_one_name_apart_and_a_rerun_leaves_no_stale_file(
+    stack: Any, tmp_path: Path
+) -> None:
+    from richdoc_tools.run import run_files, write_outputs
+
+    first, second = tmp_path / "one" / "memo.md", tmp_path / "two" / "memo.md"
+    for path, text in ((first, "Alpha"), (second, "Beta")):
+        path.parent.mkdir()
+        path.write_text(f"# Memo\n\n{text} text.\n")
+    out = tmp_path / "out"
+    results = run_files(stack, [first, second], clarify=False, timeout_s=180)
+    assert [r.key for r in results] == ["memo.md", "memo~2.md"]
+    write_outputs(results, stack, out)
+    for folder, path, text in (("memo.md", first, "Alpha"), ("memo~2.md", second, "Beta")):
+        projection = json.loads((out / folder / "projection.json").read_text())
+        assert text in projection["canonical_text"]
+        assert json.loads((out / folder / "job.json").read_text())["input"] == str(path)
+
+    # The same folder, re-run with a file that now fails: only this run's files remain.
+    (out / "memo.md" / "notes-of-mine.txt").write_text("the user's own file stays")
+    first.write_bytes(b"\x00\x01 binary, not markdown")
+    rerun = run_files(stack, [first], clarify=False, timeout_s=180)
+    assert (rerun[0].status, rerun[0].failure_kind) == ("DEAD_LETTERED", "corrupt_input")
+    write_outputs(rerun, stack, out)
+    assert sorted(p.name for p in (out / "memo.md").iterdir()) == ["job.json", "notes-of-mine.txt"]
 
 
 def test_run_end_to_end_in_a_fresh_process(tmp_path: Path) -> None:

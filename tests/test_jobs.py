@@ -178,3 +178,18 @@ def test_jobs_are_listed_by_status_through_the_index(job_store: JobStore) -> Non
     assert [j.job_id for j in job_store.list_jobs(JobStatus.DEAD_LETTERED)] == ["job-1"]
     assert {j.job_id for j in job_store.list_jobs(JobStatus.RUNNING)} == {"job-0", "job-2"}
     assert len(job_store.list_jobs()) == 3
+
+
+def test_many_jobs_are_read_in_batches_and_missing_ones_are_absent(job_store: JobStore) -> None:
+    ids = [f"job-{n}" for n in range(130)]  # more than one BatchGetItem (100 keys)
+    for job_id in ids:
+        _running(job_store, job_id)
+    job_store.dead_letter("job-7", 1, Failure(FailureKind.CORRUPT_INPUT, "bad"))
+    wanted = [*ids, "never-created"]
+    jobs = job_store.get_many(wanted)
+    assert set(jobs) == set(ids)
+    assert jobs["job-7"].failure == {"kind": "corrupt_input", "reason": "bad"}
+    statuses = job_store.statuses(wanted)
+    assert set(statuses) == set(ids)
+    assert statuses["job-7"] is JobStatus.DEAD_LETTERED
+    assert {statuses[i] for i in ids if i != "job-7"} == {JobStatus.RUNNING}

@@ -19,6 +19,9 @@ from richdoc_tools.local.stack import (
     METRICS_METHODS,
     METRICS_PROVIDER_TARGET,
     RETRY_SLEEP_TARGET,
+    S3_NOTIFICATION_TARGET,
+    SERVER_APP_TARGET,
+    EventLoopFailed,
     _DefinitionParses,
 )
 
@@ -109,6 +112,26 @@ def test_metrics_provider_patch_point_has_the_shared_metric_set_methods() -> Non
     provider = getattr(importlib.import_module(module_name), class_name)
     for method in METRICS_METHODS:
         assert callable(getattr(provider, method)), method
+
+
+def test_s3_notification_patch_point_builds_every_record_without_a_version_id() -> None:
+    import moto.s3.notifications as notifications
+
+    assert S3_NOTIFICATION_TARGET == "moto.s3.notifications._get_s3_event"
+    source = inspect.getsource(notifications)
+    assert 'def _get_s3_event(\n    event_name: str, bucket: "FakeBucket", key: Any,' in source
+    assert source.count("event_body = _get_s3_event(event_name, bucket, key, notification.id)") == 3
+    # The day moto sends versionId itself, the patch (which only fills it in) can go.
+    assert "versionId" not in inspect.getsource(notifications._get_s3_event)
+
+
+def test_server_patch_point_is_the_app_moto_serves() -> None:
+    from moto.moto_server import threaded_moto_server
+
+    assert SERVER_APP_TARGET == "moto.moto_server.werkzeug_app"
+    source = inspect.getsource(threaded_moto_server.ThreadedMotoServer._server_entry)
+    assert "app = DomainDispatcherApplication(create_backend_app)" in source
+    assert "request_handler=MotoRequestHandler" in source
 
 
 def test_status_events_list_only_the_statuses_a_rule_can_match() -> None:
@@ -295,3 +318,61 @@ def test_an_execution_ending_outside_the_definition_is_reconciled(
     [letter] = _dead_letters(stack)
     assert letter["MessageAttributes"]["richdoc.job_id"]["StringValue"] == upload.job_id
     _drain_dead_letters(stack)
+
+
+def test_quick_overwrites_of_one_key_are_one_job_per_version(stack: Any, tmp_path: Any) -> None:
+    path = tmp_path / "overwritten.md"
+    first = stack.upload(path, key="inbox/overwritten.md", body=b"# First\n\nAlpha text.\n")
+    second = stack.upload(path, key="inbox/overwritten.md", body=b"# Second\n\nBeta text.\n")
+    assert first.version_id and second.version_id and first.job_id != second.job_id
+    jobs = stack.wait_for_jobs([first.job_id, second.job_id], timeout_s=120)
+    for upload, text in ((first, "Alpha"), (second, "Beta")):
+        job = jobs[upload.job_id]
+        assert job is not None and job.status is JobStatus.SUCCEEDED
+        assert job.source.version_id == upload.version_id
+        projection = json.loads(stack.artifact(job.outputs["projection_key"]))
+        assert text in projection["canonical_text"]
+
+
+def test_waiting_stops_as_soon_as_an_event_loop_fails(stack: Any) -> None:
+    [poller] = [loop for loop in stack._loops if loop.name.startswith("sqs-poller")]
+    poller.errors.append(RuntimeError("receive failed"))
+    try:
+        with pytest.raises(EventLoopFailed, match="RuntimeError: receive failed"):
+            stack.wait_for_jobs(["a-job-that-will-never-exist"], timeout_s=600)
+    finally:
+        poller.errors.clear()
+
+
+# ---- function logs ---------------------------------------------------------------------------
+
+
+def test_concurrent_jobs_log_with_their_own_job_as_correlation_id(
+    stack: Any, tmp_path: Any
+) -> None:
+    uploads = [
+        stack.upload(tmp_path / f"concurrent-{n}.md", body=f"# Memo {n}\n\nLine {n}.\n".encode())
+        for n in range(16)
+    ]
+    job_ids = {u.job_id for u in uploads}
+    jobs = stack.wait_for_jobs(job_ids, timeout_s=300)
+    assert {job.status for job in jobs.values() if job} == {JobStatus.SUCCEEDED}
+    # Each handler invocation recorded its request id in its attempt item.
+    job_of_request = {
+        a.request_id: a.job_id for job_id in job_ids for a in stack.jobs.attempts(job_id)
+    }
+    lines = [json.loads(line) for line in stack.log_path.read_text().splitlines()]
+    ours = [line for line in lines if line.get("function_request_id") in job_of_request]
+    for line in ours:
+        assert line["correlation_id"] == job_of_request[line["function_request_id"]], line
+    finished = {
+        (line["correlation_id"], line["service"])
+        for line in ours
+        if line["message"] == "stage finished"
+    }
+    assert finished == {(j, s) for j in job_ids for s in ("parse", "project", "detect")}
+    # The outputs a line reports name its own job, whatever the keys say.
+    for line in ours:
+        for key in ("projection_key", "detection_key"):
+            if key in line.get("result", {}):
+                assert line["result"][key].startswith(f"jobs/{line['correlation_id']}/")

@@ -98,3 +98,55 @@ def test_operator_finds_resources_from_the_stack_outputs(aws: None) -> None:
     )
     operator = Operator.connect("prod-docs")
     assert operator.resources == StackResources.from_outputs("prod-docs", outputs)
+
+
+# ---- what waits on the dead-letter queue -------------------------------------------------------
+
+
+def _notification(key: str, version: str) -> str:
+    return json.dumps(
+        {
+            "Records": [
+                {
+                    "eventSource": "aws:s3",
+                    "eventName": "ObjectCreated:Put",
+                    "s3": {
+                        "bucket": {"name": "ingest"},
+                        "object": {"key": key, "versionId": version, "eTag": "e", "size": 1},
+                    },
+                }
+            ]
+        }
+    )
+
+
+def test_dead_letters_say_what_they_are_even_without_richdoc_attributes() -> None:
+    from richdoc_tools.dlq import DeadLetter, redrive_outlook
+
+    from richdoc.jobs import job_id_for
+
+    failed_run = DeadLetter(
+        "m1",
+        _notification("a.pdf", "v1"),
+        {"richdoc.job_id": "j1", "richdoc.run": "2", "richdoc.kind": "corrupt_input"},
+    )
+    undelivered = DeadLetter("m2", _notification("my+report.pdf", "v7"))
+    malformed = DeadLetter("m3", "\x1b[2Jhello" + "x" * 300)
+
+    assert (failed_run.kind, failed_run.job_id, failed_run.run) == ("corrupt_input", "j1", 2)
+    assert undelivered.kind == "undelivered"
+    assert undelivered.job_id == job_id_for("ingest", "my report.pdf", "v7")
+    assert undelivered.reason == "the starter failed on every delivery of s3://ingest/my report.pdf"
+    assert (malformed.kind, malformed.job_id) == ("malformed", None)
+    assert malformed.reason is not None
+    assert malformed.reason.startswith("message body is not JSON: ")
+    assert "'\\x1b[2Jhello" in malformed.reason and malformed.reason.endswith("...")
+
+    outlook = redrive_outlook([failed_run, undelivered, malformed, malformed])
+    assert (outlook.total, outlook.next_runs, outlook.undelivered, outlook.malformed) == (
+        4,
+        1,
+        1,
+        2,
+    )
+    assert outlook.lines()[2].startswith("2 malformed message(s), not S3 notifications")

@@ -13,6 +13,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from richdoc.jobs import JobStore
+from richdoc.logcontext import log_invocation
 from richdoc.records import ExecutionStatusChangeEvent, Records, parse_request
 from richdoc.tracing import handler_tracer
 
@@ -28,11 +29,11 @@ records = Records(
 )
 
 
-@logger.inject_lambda_context(correlation_id_path="job_id", clear_state=True)
+@log_invocation(logger, correlation_id_path="job_id")
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     request = parse_request(event)
     if not isinstance(request, ExecutionStatusChangeEvent):
-        logger.append_keys(run=request.run, action=request.action)
+        logger.thread_safe_append_keys(run=request.run, action=request.action)
     return records.handle(request).model_dump(mode="json")

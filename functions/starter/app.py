@@ -23,8 +23,9 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from richdoc.ingest import Starter, StartOutcome
+from richdoc.ingest import MalformedMessage, Starter, StartOutcome, body_preview
 from richdoc.jobs import JobStore
+from richdoc.logcontext import log_invocation
 from richdoc.taxonomy import Transient
 from richdoc.tracing import handler_tracer
 
@@ -55,6 +56,18 @@ def record_handler(record: SQSRecord) -> None:
         )
         metrics.add_metric(name="IngestTransientFailures", unit=MetricUnit.Count, value=1)
         raise
+    except MalformedMessage as exc:
+        # Raised again: SQS redelivers it, then its redrive policy moves it to the DLQ.
+        logger.warning(
+            "malformed ingest message",
+            extra={
+                "reason": str(exc),
+                "body": body_preview(record.body),
+                "message_id": record.message_id,
+                "receive_count": record.attributes.approximate_receive_count,
+            },
+        )
+        raise
     for result in results:
         logger.info(
             "ingest message handled",
@@ -66,7 +79,7 @@ def record_handler(record: SQSRecord) -> None:
             metrics.add_metric(name="DuplicateNotifications", unit=MetricUnit.Count, value=1)
 
 
-@logger.inject_lambda_context(clear_state=True)
+@log_invocation(logger)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:

@@ -5,24 +5,45 @@ commands (parse, project, detect) run exactly the code the Lambda handlers run; 
 print one JSON line on stderr (``kind``, ``reason``, ``feature``) and exit with the
 taxonomy's code (10 corrupt_input, 20 unsupported_feature, 30 resource_limit, 70 internal,
 other transient). The operator commands (jobs, dlq) work against a deployed stack or against
-``richdoc local serve``. Usage errors exit 2 (argparse's convention).
+``richdoc local serve``. Usage errors exit 2 (argparse's convention); Ctrl-C exits 130
+and a closed output pipe (``richdoc jobs list | head -1``) 141, both without a traceback.
+Everything user-controlled is shown through ``richdoc_tools.terminal`` (never as markup or
+raw control characters).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from richdoc.taxonomy import PipelineError
+from richdoc.taxonomy import CorruptInput, PipelineError
+from richdoc_tools.terminal import cell, markup, visible
 
 Command = Callable[[argparse.Namespace], int]
+# Exit codes besides 0/1/2 and the taxonomy's: a shell's for SIGINT and SIGPIPE.
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+
+
+class UsageError(Exception):
+    """A bad argument found after parsing (a missing file, an unusable --out): exit 2.
+    The message is printed as it is: user-controlled parts go in through ``visible``."""
+
+
+def _input_file(name: str) -> Path:
+    path = Path(name)
+    if not path.is_file():
+        raise UsageError(f"{visible(path)}: no such file")
+    return path
 
 
 def _write_bytes(path: Path, data: bytes) -> None:
@@ -34,16 +55,13 @@ def _cmd_parse(args: argparse.Namespace) -> int:
     from richdoc.parse.settings import ParseLimits
     from richdoc.parse.step import parse_file
 
-    source = Path(args.file)
+    source = _input_file(args.file)
     try:
-        if not source.is_file():
-            raise ValueError(f"{source}: no such file")
         limits = ParseLimits.resolve(
             max_pages=args.max_pages, timeout_s=args.timeout_s, mem_ceiling_mb=args.mem_ceiling_mb
         )
     except ValueError as exc:  # a usage error, not a failure of the document
-        print(f"richdoc parse: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from exc
     report = parse_file(source, Path(args.output), limits)
     print(report.model_dump_json(), file=sys.stderr)
     return 0
@@ -52,7 +70,7 @@ def _cmd_parse(args: argparse.Namespace) -> int:
 def _cmd_project(args: argparse.Namespace) -> int:
     from richdoc.projection import SourceInfo, load_docling, project
 
-    doc = load_docling(Path(args.docling).read_bytes())
+    doc = load_docling(_input_file(args.docling).read_bytes())  # CorruptInput if not one
     source = SourceInfo.for_document(
         doc, name=args.source_name, sha256=args.source_sha256, pipeline=args.pipeline
     )
@@ -61,10 +79,21 @@ def _cmd_project(args: argparse.Namespace) -> int:
 
 
 def _cmd_detect(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
     from richdoc.detection import detect
     from richdoc.projection import Projection
 
-    projection = Projection.model_validate_json(Path(args.projection).read_bytes())
+    data = _input_file(args.projection).read_bytes()
+    try:
+        projection = Projection.model_validate_json(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "document"
+        raise CorruptInput(
+            f"not a valid richdoc.projection/v1 JSON ({exc.error_count()} errors; "
+            f"first at {where}: {first['msg']})"
+        ) from exc
     _write_bytes(Path(args.output), detect(projection, clarify=args.clarify).to_json_bytes())
     return 0
 
@@ -87,8 +116,18 @@ RUN_COLUMNS = (
 )
 
 
-def _cell(value: Any) -> str:
+def _count(value: int | None) -> str:
     return "-" if value is None else str(value)
+
+
+def _positive_seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {value!r}") from None
+    if not seconds > 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds: {value!r}")
+    return seconds
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -96,47 +135,64 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
     from rich.table import Table
 
-    from richdoc_tools.local.stack import EmbeddedStack
-    from richdoc_tools.run import expand_inputs, run_files, write_outputs
+    from richdoc.jobs import JobStatus
+    from richdoc_tools.local.stack import EmbeddedStack, EventLoopFailed, StackError
+    from richdoc_tools.run import expand_inputs, out_problem, run_files, write_outputs
 
     try:
         files = expand_inputs(args.paths)
     except FileNotFoundError as exc:
-        print(f"richdoc run: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(visible(exc)) from exc
     if not files:
-        print("richdoc run: no files to process", file=sys.stderr)
-        return 2
+        raise UsageError("no files to process")
+    out_dir = Path(args.out) if args.out else None
+    problem = out_problem(out_dir, files) if out_dir else None
+    if problem:
+        raise UsageError(visible(problem))
     log_path = (
-        Path(args.log)
-        if args.log
-        else Path(tempfile.mkdtemp(prefix="richdoc-")) / ("functions.log")
+        Path(args.log) if args.log else Path(tempfile.mkdtemp(prefix="richdoc-")) / "functions.log"
     )
     err = Console(stderr=True, quiet=args.json)
     err.print("[dim]deploying template.yaml into the embedded AWS stack ...[/]")
-    with EmbeddedStack(log_path=log_path) as stack:
-        bucket = stack.outputs["IngestBucketName"]
-        err.print(f"[dim]uploading {len(files)} file(s) to s3://{bucket}/ ...[/]")
-        with Progress(
-            TextColumn("[bold]jobs"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.description}"),
-            console=err,
-            transient=True,
-        ) as progress:
-            task = progress.add_task("", total=len(files))
-            results = run_files(
-                stack,
-                files,
-                clarify=args.clarify,
-                timeout_s=args.timeout,
-                on_finished=lambda job: progress.update(
-                    task, advance=1, description=f"{job.source.key} {job.status}"
-                ),
-            )
-        if args.out:
-            write_outputs(results, stack, Path(args.out))
+    try:
+        # Function output (JSON logs, metrics, the parse worker's diagnostics) goes to the
+        # log file, as it would go to CloudWatch: the terminal shows progress and results.
+        with EmbeddedStack(log_path=log_path, capture_process_output=True) as stack:
+            bucket = stack.outputs["IngestBucketName"]
+            err.print(f"[dim]uploading {len(files)} file(s) to s3://{markup(bucket)}/ ...[/]")
+            with Progress(
+                TextColumn("[bold]jobs"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.description}"),
+                console=err,
+                transient=True,
+                redirect_stdout=False,  # the stack routes function output itself
+                redirect_stderr=False,
+            ) as progress:
+                task = progress.add_task("", total=len(files))
+                results = run_files(
+                    stack,
+                    files,
+                    clarify=args.clarify,
+                    timeout_s=args.timeout,
+                    on_finished=lambda job: progress.update(
+                        task,
+                        advance=1,
+                        description=f"{markup(job.source.key)} {job.status}",
+                    ),
+                )
+            if out_dir:
+                write_outputs(results, stack, out_dir)
+    except EventLoopFailed as exc:
+        print("richdoc run: the embedded stack stopped delivering events:", file=sys.stderr)
+        for error in exc.errors:
+            print(f"  {type(error).__name__}: {visible(error)}", file=sys.stderr)
+        print(f"richdoc run: function logs: {visible(log_path)}", file=sys.stderr)
+        return 1
+    except StackError as exc:
+        print(f"richdoc run: {visible(exc)}", file=sys.stderr)
+        return 1
     if args.json:
         print(json.dumps([r.model_dump(mode="json") for r in results], indent=2))
     else:
@@ -144,61 +200,104 @@ def _cmd_run(args: argparse.Namespace) -> int:
         for r in results:
             c = r.counts
             table.add_row(
-                Path(r.source).name,
-                r.job_id[:12],
-                r.status,
-                _cell(r.failure_kind),
-                _cell(r.feature),
-                str(len(r.attempts)),
-                _cell(r.tier),
-                _cell(c.nodes),
-                _cell(c.edges),
-                _cell(c.spans),
-                " ".join([_cell(c.ambiguities), *r.ambiguity_kinds]),
-                _cell(r.seconds),
+                cell(r.key),
+                cell(r.job_id[:12]),  # a prefix `richdoc jobs show` accepts
+                cell(r.status),
+                cell(r.failure_kind),
+                cell(r.feature),
+                cell(len(r.attempts)),
+                cell(r.tier),
+                cell(c.nodes),
+                cell(c.edges),
+                cell(c.spans),
+                cell(" ".join([_count(c.ambiguities), *r.ambiguity_kinds])),
+                cell(r.seconds),
             )
         out = Console()
         # Piped or in CI logs: wide enough that no column is cut.
         (out if out.is_terminal else Console(width=220)).print(table)
-        err.print(f"[dim]function logs: {log_path}[/]")
-        if args.out:
-            err.print(
-                f"[dim]outputs: {args.out}/<file>/{{docling,projection,detection,job}}.json[/]"
-            )
+        err.print(f"[dim]function logs: {markup(log_path)}[/]")
+        if out_dir:
+            written = "{docling,projection,detection,job}.json"
+            err.print(f"[dim]outputs: {markup(out_dir)}/<file>/{written}[/]")
+    still_open = [
+        r for r in results if r.status not in (JobStatus.SUCCEEDED, JobStatus.DEAD_LETTERED)
+    ]
+    if still_open:
+        print(
+            f"richdoc run: timed out after {args.timeout:g} s; {len(still_open)} job(s) "
+            "still open:",
+            file=sys.stderr,
+        )
+        for r in still_open:
+            print(f"  {visible(r.key)}  {r.job_id}  {r.status}", file=sys.stderr)
     return 0 if all(r.succeeded for r in results) else 1
 
 
 # ---- the embedded stack as a server --------------------------------------------------------
 
 
+def _serve_banner(stack: Any, log: Path | None) -> str:
+    endpoint = stack.endpoint_url
+    options = f"--endpoint-url {endpoint}"
+    if stack.stack_name != "richdoc":
+        options += f" --stack {stack.stack_name}"
+    bucket = stack.outputs["IngestBucketName"]
+    lines = [f"richdoc embedded stack {stack.stack_name!r} listening on {endpoint}", ""]
+    lines += ["stack outputs:"]
+    lines += [f"  {name:26} {value}" for name, value in sorted(stack.outputs.items())]
+    if stack.not_emulated:
+        lines += ["", "not emulated here (differences from AWS):"]
+        grouped: dict[tuple[str, str], list[str]] = {}
+        for note in stack.not_emulated:
+            grouped.setdefault((note.item, note.why), []).append(note.resource)
+        lines += [
+            f"  {item} of {', '.join(resources)}: {why}"
+            for (item, why), resources in grouped.items()
+        ]
+    lines += [
+        "",
+        f"function logs: {log if log else 'this terminal'}",
+        "",
+        "try (the AWS CLI needs some credentials to sign with; any will do, e.g.",
+        "export AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION=us-east-1):",
+        f"  aws --endpoint-url {endpoint} s3 cp FILE s3://{bucket}/",
+        f"  aws --endpoint-url {endpoint} s3 cp FILE s3://{bucket}/"
+        " --metadata richdoc-clarify=true",
+        f"  richdoc jobs list {options}",
+        f"  richdoc jobs show JOB_ID {options}",
+        f"  richdoc dlq list {options}",
+        f"  richdoc dlq redrive {options}",
+        "Ctrl-C stops the stack.",
+    ]
+    return "\n".join(visible(line) for line in lines)
+
+
 def _cmd_local_serve(args: argparse.Namespace) -> int:
     import signal
-    import threading
+    import time
 
-    from richdoc_tools.local.stack import EmbeddedStack
+    from richdoc_tools.local.stack import EmbeddedStack, PortInUse
 
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with EmbeddedStack(
-        stack_name=args.stack, server_port=args.port, log_path=Path(args.log) if args.log else None
-    ) as stack:
-        endpoint = stack.endpoint_url
-        print(f"richdoc embedded stack {args.stack!r} listening on {endpoint}", flush=True)
-        for name, value in sorted(stack.outputs.items()):
-            print(f"  {name:24} {value}")
-        bucket = stack.outputs["IngestBucketName"]
-        print(
-            "\ntry:\n"
-            f"  aws --endpoint-url {endpoint} s3 cp FILE s3://{bucket}/\n"
-            f"  richdoc jobs list --endpoint-url {endpoint}\n"
-            "Ctrl-C stops the stack.",
-            flush=True,
-        )
-        try:
-            while not stop.wait(0.5):
-                pass
-        except KeyboardInterrupt:
-            pass
+    def terminate(*_: Any) -> None:
+        raise KeyboardInterrupt  # SIGTERM stops the stack like Ctrl-C, even while deploying
+
+    signal.signal(signal.SIGTERM, terminate)
+    log = Path(args.log) if args.log else None
+    try:
+        with EmbeddedStack(
+            stack_name=args.stack,
+            server_port=args.port,
+            log_path=log,
+            capture_process_output=log is not None,
+        ) as stack:
+            print(_serve_banner(stack, log), flush=True)
+            while True:
+                time.sleep(3600)
+    except PortInUse as exc:
+        raise UsageError(f"{exc}; choose another port with --port (0 picks a free one)") from exc
+    except KeyboardInterrupt:
+        pass
     print("stopped", flush=True)
     return 0
 
@@ -220,7 +319,7 @@ def _print_json(data: Any) -> None:
 
 def _cmd_jobs_list(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.table import Table
+    from rich.table import Column, Table
 
     from richdoc.jobs import JobStatus
 
@@ -228,20 +327,30 @@ def _cmd_jobs_list(args: argparse.Namespace) -> int:
     if args.json:
         _print_json([j.to_dict() for j in jobs])
         return 0
-    table = Table("job id", "status", "run", "stage", "tier", "key", "failure", "updated")
+    # Whole job ids, never cut: they are what `richdoc jobs show` takes.
+    table = Table(
+        Column("job id", no_wrap=True, min_width=32),
+        "status",
+        "run",
+        "stage",
+        "tier",
+        "key",
+        "failure",
+        "updated",
+    )
     for j in jobs:
         failure = j.failure or {}
         kind = failure.get("kind")
         label = f"{kind} [{failure['feature']}]" if failure.get("feature") else kind
         table.add_row(
-            j.job_id,
-            str(j.status),
-            str(j.run),
-            _cell(j.stage),
-            _cell(j.tier),
-            _cell(j.source.key),
-            _cell(label),
-            _cell(j.updated_at),
+            cell(j.job_id),
+            cell(j.status),
+            cell(j.run),
+            cell(j.stage),
+            cell(j.tier),
+            cell(j.source.key),
+            cell(label),
+            cell(j.updated_at),
         )
     Console().print(table)
     return 0
@@ -251,31 +360,46 @@ def _cmd_jobs_show(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    found = _operator(args).show_job(args.job_id)
+    from richdoc_tools.operator import AmbiguousJobId
+
+    operator = _operator(args)
+    try:
+        found = operator.show_job(args.job_id)
+    except AmbiguousJobId as exc:
+        shown = exc.candidates[:10]
+        lines = [f"{j.job_id}  {j.status}  {visible(j.source.key)}" for j in shown]
+        more = len(exc.candidates) - len(shown)
+        raise UsageError(
+            f"job id prefix {visible(args.job_id)!r} matches {len(exc.candidates)} jobs:\n  "
+            + "\n  ".join(lines)
+            + (f"\n  ... and {more} more" if more else "")
+            + "\ngive more characters of the job id"
+        ) from exc
     if found is None:
-        print(f"richdoc jobs show: no job {args.job_id}", file=sys.stderr)
+        print(f"richdoc jobs show: no job {visible(args.job_id)}", file=sys.stderr)
         return 1
     job, attempts = found
     if args.json:
         _print_json({**job.to_dict(), "attempts": [a.__dict__ for a in attempts]})
         return 0
     console = Console()
+    # JSON-encoded, so control characters in keys or reasons arrive escaped.
     console.print_json(json.dumps(job.to_dict(), default=str))
     table = Table(
         "run", "#", "stage", "attempt", "tier", "memory", "outcome", "ms", "started", "reason"
     )
     for a in attempts:
         table.add_row(
-            str(a.run),
-            str(a.seq),
-            a.stage,
-            str(a.attempt),
-            _cell(a.tier),
-            _cell(a.memory_mb),
-            a.outcome,
-            _cell(a.duration_ms),
-            a.started_at,
-            _cell(a.reason and a.reason[:80]),
+            cell(a.run),
+            cell(a.seq),
+            cell(a.stage),
+            cell(a.attempt),
+            cell(a.tier),
+            cell(a.memory_mb),
+            cell(a.outcome),
+            cell(a.duration_ms),
+            cell(a.started_at),
+            cell(a.reason, limit=80),
         )
     console.print(table)
     return 0
@@ -283,7 +407,7 @@ def _cmd_jobs_show(args: argparse.Namespace) -> int:
 
 def _cmd_dlq_list(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.table import Table
+    from rich.table import Column, Table
 
     letters = _operator(args).dead_letters()
     if args.json:
@@ -303,15 +427,22 @@ def _cmd_dlq_list(args: argparse.Namespace) -> int:
             ]
         )
         return 0
-    table = Table("message id", "job id", "run", "kind", "feature", "reason")
+    table = Table(
+        "message id",
+        Column("job id", no_wrap=True, min_width=32),
+        "run",
+        "kind",
+        "feature",
+        "reason",
+    )
     for d in letters:
         table.add_row(
-            d.message_id,
-            _cell(d.job_id),
-            _cell(d.run),
-            _cell(d.kind),
-            _cell(d.feature),
-            _cell(d.reason and d.reason[:80]),
+            cell(d.message_id),
+            cell(d.job_id),
+            cell(d.run),
+            cell(d.kind),
+            cell(d.feature),
+            cell(d.reason, limit=100),
         )
     Console().print(table)
     print(f"{len(letters)} message(s) on the dead-letter queue")
@@ -319,17 +450,22 @@ def _cmd_dlq_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_dlq_redrive(args: argparse.Namespace) -> int:
-    result = _operator(args).redrive()
+    from richdoc_tools.dlq import redrive_outlook
+
+    operator = _operator(args)
+    outlook = redrive_outlook(operator.dead_letters())
+    result = operator.redrive()
     if result.mode == "message-move-task":
         print(
-            f"started SQS message move task {result.task_handle}: dead-letter queue -> "
-            "ingest queue; each message starts the next run of its job"
+            f"started SQS message move task {result.task_handle}: every message on the "
+            "dead-letter queue goes back to the ingest queue"
         )
+        print(f"of the {outlook.total} message(s) seen on the queue:")
     else:
-        print(
-            f"moved {result.moved} message(s) back to the ingest queue; each starts the next "
-            "run of its job"
-        )
+        print(f"moved {result.moved} message(s) back to the ingest queue")
+        print(f"of the {outlook.total} message(s) seen before moving:")
+    for line in outlook.lines():
+        print(f"  {line}")
     return 0
 
 
@@ -352,6 +488,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Rich-document ingestion: parse with docling, project to a graph, "
         "detect temporal ambiguities; locally on an embedded AWS stack or on AWS.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version('richdoc')}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = commands.add_parser(
@@ -366,15 +503,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
     p.add_argument("--clarify", action="store_true", help="emit temporal ambiguities")
     p.add_argument(
-        "--out", metavar="DIR", help="write DIR/<file>/{docling,projection,detection,job}.json"
+        "--out",
+        metavar="DIR",
+        help="write DIR/<file>/{docling,projection,detection,job}.json; a file name several "
+        "inputs share becomes <stem>~2<suffix>, ~3, ... for the later ones",
     )
     p.add_argument("--json", action="store_true", help="print a JSON array instead of a table")
     p.add_argument(
         "--timeout",
-        type=float,
+        type=_positive_seconds,
         default=1800.0,
         metavar="S",
-        help="give up waiting after S seconds (default 1800)",
+        help="give up waiting after S seconds (default 1800); jobs still open then are "
+        "listed and the exit code is 1",
     )
     p.add_argument("--log", metavar="FILE", help="function logs (default: a temporary file)")
     p.set_defaults(func=_cmd_run)
@@ -430,9 +571,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="example: richdoc local serve --port 4566, then "
         "aws --endpoint-url http://127.0.0.1:4566 s3 cp report.pdf s3://BUCKET/",
     )
-    p.add_argument("--port", type=int, default=4566)
+    p.add_argument("--port", type=_port, default=4566, help="default 4566; 0 picks a free port")
     p.add_argument("--stack", default="richdoc", help="stack name (default: richdoc)")
-    p.add_argument("--log", metavar="FILE", help="function logs (default: stdout)")
+    p.add_argument("--log", metavar="FILE", help="function logs (default: this terminal)")
     p.set_defaults(func=_cmd_local_serve)
 
     p = commands.add_parser("jobs", help="job records of a stack")
@@ -449,7 +590,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = jobs.add_parser(
         "show",
         help="one job with its attempts (tier, error, duration) and output keys",
-        epilog="example: richdoc jobs show 4c7b41c722e617a78bfe242128996941",
+        description="Show one job. JOB_ID may be any unique prefix of the 32-character id "
+        "(e.g. the 12 characters `richdoc run` prints); a prefix several jobs share is a "
+        "usage error (exit 2) that lists them; no such job exits 1.",
+        epilog="example: richdoc jobs show 4c7b41c722e6",
     )
     p.add_argument("job_id", metavar="JOB_ID")
     p.add_argument("--json", action="store_true")
@@ -480,18 +624,45 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    func: Command = args.func
+def _port(value: str) -> int:
     try:
-        return func(args)
-    except PipelineError as exc:
-        print(exc.failure().to_json_line(), file=sys.stderr)
-        return exc.exit_code
-    except (BotoCoreError, ClientError, LookupError) as exc:
-        # No credentials, no such stack, endpoint down: one line, not a traceback.
-        print(f"richdoc {args.command}: {exc}", file=sys.stderr)
-        return 1
+        port = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {value!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"not a port number: {value!r}")
+    return port
+
+
+def _stdout_closed() -> int:
+    """The reader of our output went away (``| head``): stop quietly, as Unix tools do.
+    stdout is pointed at /dev/null so the interpreter's final flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_BROKEN_PIPE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        func: Command = args.func
+        try:
+            return func(args)
+        except UsageError as exc:
+            print(f"richdoc {args.command}: {exc}", file=sys.stderr)
+            return 2
+        except PipelineError as exc:
+            print(exc.failure().to_json_line(), file=sys.stderr)
+            return exc.exit_code
+        except (BotoCoreError, ClientError, LookupError) as exc:
+            # No credentials, no such stack, endpoint down: one line, not a traceback.
+            print(f"richdoc {args.command}: {visible(exc)}", file=sys.stderr)
+            return 1
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return _stdout_closed()
 
 
 if __name__ == "__main__":

@@ -4,13 +4,22 @@ Against AWS, redrive is ``StartMessageMoveTask`` with the ingest queue as destin
 (messages the state machine sent have no SQS-recorded source queue). moto lacks that API,
 so the embedded stack uses an equivalent receive/send/delete move (``move_messages``).
 What the messages carry is defined by ``richdoc.deadletter``.
+
+Three kinds of message wait there, and ``dlq list`` and ``dlq redrive`` tell them apart:
+a dead-lettered run (sent by the state machine with ``richdoc.*`` attributes; redriving
+starts the job's next run); an S3 notification SQS moved after the starter failed on
+every delivery (kind ``undelivered``; redriving starts or resumes its job); and a
+malformed message that is no S3 notification at all (kind ``malformed``; redrive moves it
+too, as AWS's move task would, and it fails again and comes back).
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
+from richdoc.contracts import SourceObject
 from richdoc.deadletter import (
     ATTR_FEATURE,
     ATTR_JOB_ID,
@@ -19,6 +28,11 @@ from richdoc.deadletter import (
     ATTR_RUN,
     attribute_values,
 )
+from richdoc.ingest import MalformedMessage, body_preview, object_created_events
+from richdoc.jobs import job_id_for
+
+MALFORMED = "malformed"
+UNDELIVERED = "undelivered"
 
 
 @dataclass(frozen=True)
@@ -28,9 +42,35 @@ class DeadLetter:
     attributes: dict[str, str] = field(default_factory=dict)
     receive_count: int = 0
 
+    @functools.cached_property
+    def _contents(self) -> list[SourceObject] | MalformedMessage:
+        try:
+            return object_created_events(self.body)
+        except MalformedMessage as exc:
+            return exc
+
+    @property
+    def dead_lettered_run(self) -> bool:
+        """Sent by the state machine for a failed run (it carries the richdoc attributes)."""
+        return ATTR_JOB_ID in self.attributes
+
+    @property
+    def malformed(self) -> bool:
+        return not self.dead_lettered_run and isinstance(self._contents, MalformedMessage)
+
+    @property
+    def _object(self) -> SourceObject | None:
+        contents = self._contents
+        return contents[0] if isinstance(contents, list) and contents else None
+
     @property
     def job_id(self) -> str | None:
-        return self.attributes.get(ATTR_JOB_ID)
+        if self.dead_lettered_run:
+            return self.attributes[ATTR_JOB_ID]
+        obj = self._object
+        if obj is None or not (obj.version_id or obj.etag):
+            return None
+        return job_id_for(obj.bucket, obj.key, obj.version_id or obj.etag or "")
 
     @property
     def run(self) -> int | None:
@@ -38,12 +78,23 @@ class DeadLetter:
         return int(run) if run else None
 
     @property
-    def kind(self) -> str | None:
-        return self.attributes.get(ATTR_KIND)
+    def kind(self) -> str:
+        """The failure kind of a dead-lettered run, else ``malformed`` or ``undelivered``."""
+        if self.dead_lettered_run:
+            return self.attributes.get(ATTR_KIND, "")
+        return MALFORMED if self.malformed else UNDELIVERED
 
     @property
     def reason(self) -> str | None:
-        return self.attributes.get(ATTR_REASON)
+        if self.dead_lettered_run:
+            return self.attributes.get(ATTR_REASON)
+        contents = self._contents
+        if isinstance(contents, MalformedMessage):
+            return f"{contents}: {body_preview(self.body)}"
+        obj = self._object
+        if obj is None:
+            return "an S3 notification without object-created records"
+        return f"the starter failed on every delivery of s3://{obj.bucket}/{obj.key}"
 
     @property
     def feature(self) -> str | None:
@@ -112,3 +163,32 @@ def move_messages(sqs: Any, dlq_url: str, destination_url: str) -> int:
             sqs.send_message(**kwargs)
             sqs.delete_message(QueueUrl=dlq_url, ReceiptHandle=m["ReceiptHandle"])
             moved += 1
+
+
+@dataclass(frozen=True)
+class RedriveOutlook:
+    """What redriving these messages will do, by kind (see the module docstring)."""
+
+    total: int
+    next_runs: int
+    undelivered: int
+    malformed: int
+
+    def lines(self) -> list[str]:
+        return [
+            f"{self.next_runs} dead-lettered run(s): each starts the next run of its job",
+            f"{self.undelivered} S3 notification(s) the starter never handled: each starts "
+            "or resumes its job",
+            f"{self.malformed} malformed message(s), not S3 notifications: they start "
+            "nothing, fail again and return to the dead-letter queue after the ingest "
+            "queue's maxReceiveCount deliveries",
+        ]
+
+
+def redrive_outlook(letters: list[DeadLetter]) -> RedriveOutlook:
+    return RedriveOutlook(
+        total=len(letters),
+        next_runs=sum(d.dead_lettered_run for d in letters),
+        undelivered=sum(not d.dead_lettered_run and not d.malformed for d in letters),
+        malformed=sum(d.malformed for d in letters),
+    )

@@ -21,6 +21,18 @@ class StackNotFound(LookupError):
     pass
 
 
+class AmbiguousJobId(ValueError):
+    """A job id prefix that several jobs share."""
+
+    def __init__(self, prefix: str, candidates: list[Job]) -> None:
+        super().__init__(f"job id prefix {prefix!r} matches {len(candidates)} jobs")
+        self.prefix = prefix
+        self.candidates = candidates
+
+
+JOB_ID_LENGTH = 32
+
+
 @dataclass(frozen=True)
 class StackResources:
     stack_name: str
@@ -103,11 +115,24 @@ class Operator:
     def list_jobs(self, status: JobStatus | None = None) -> list[Job]:
         return self.jobs.list_jobs(status)
 
+    def find_job(self, job_id: str) -> Job | None:
+        """The job with this id or unique id prefix; AmbiguousJobId when several match.
+
+        A whole id is one read; a prefix is looked up in the job list (the status index,
+        no table scan), since DynamoDB cannot match a prefix of a partition key.
+        """
+        if len(job_id) >= JOB_ID_LENGTH:
+            return self.jobs.get(job_id)
+        matches = [job for job in self.list_jobs() if job.job_id.startswith(job_id)]
+        if len(matches) > 1:
+            raise AmbiguousJobId(job_id, matches)
+        return matches[0] if matches else None
+
     def show_job(self, job_id: str) -> tuple[Job, list[Attempt]] | None:
-        job = self.jobs.get(job_id)
+        job = self.find_job(job_id)
         if job is None:
             return None
-        return job, self.jobs.attempts(job_id)
+        return job, self.jobs.attempts(job.job_id)
 
     def dead_letters(self) -> list[DeadLetter]:
         return peek(self.client("sqs"), self.resources.dead_letter_queue_url)
@@ -132,12 +157,3 @@ class Operator:
             sqs, self.resources.dead_letter_queue_url, self.resources.ingest_queue_url
         )
         return RedriveResult(mode="local-move", moved=moved)
-
-    def redrive_status(self) -> list[dict[str, Any]]:
-        """Recent message move tasks of the DLQ (AWS only)."""
-        tasks: list[dict[str, Any]] = (
-            self.client("sqs")
-            .list_message_move_tasks(SourceArn=self.resources.dead_letter_queue_arn)
-            .get("Results", [])
-        )
-        return tasks

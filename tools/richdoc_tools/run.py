@@ -4,11 +4,17 @@
 as a user would drop it into S3 (with ``richdoc-clarify`` object metadata), lets
 S3 -> queue -> starter -> state machine process it, and waits for every job record to
 reach a terminal state. Nothing here shortcuts the orchestration.
+
+Each input gets one name (``input_keys``): its object key in the ingest bucket, its row in
+the table and its folder under ``--out``. It is the file name, and for a file name that
+several inputs share, the first keeps it and the later ones are ``<stem>~<n><suffix>``
+(``report.pdf``, ``report~2.pdf``, ...), skipping any name another input already has.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -31,6 +37,7 @@ class RunResult(BaseModel):
     """One input's outcome (the objects of `richdoc run --json`)."""
 
     source: str
+    key: str  # object key in the ingest bucket = folder name under --out (input_keys)
     job_id: str
     status: str
     failure_kind: str | None = None
@@ -68,14 +75,22 @@ def expand_inputs(paths: Iterable[str | Path]) -> list[Path]:
     return files
 
 
-def _object_keys(files: Sequence[Path]) -> list[str]:
-    """Object keys by file name; repeated names get a numbered prefix to stay distinct."""
-    seen: dict[str, int] = {}
+def input_keys(files: Sequence[Path]) -> list[str]:
+    """One distinct name per input, in input order (see the module docstring)."""
+    taken = {f.name for f in files}
+    seen: Counter[str] = Counter()
     keys = []
     for f in files:
-        count = seen.get(f.name, 0)
-        seen[f.name] = count + 1
-        keys.append(f.name if count == 0 else f"{count + 1}/{f.name}")
+        seen[f.name] += 1
+        if seen[f.name] == 1:
+            keys.append(f.name)
+            continue
+        stem, suffix = (f.stem, f.suffix) if f.stem else (f.name, "")
+        n = seen[f.name]
+        while f"{stem}~{n}{suffix}" in taken:
+            n += 1
+        taken.add(f"{stem}~{n}{suffix}")
+        keys.append(f"{stem}~{n}{suffix}")
     return keys
 
 
@@ -90,6 +105,7 @@ def _result(source: Path, upload: Upload, job: Job | None, attempts: list[Attemp
     if job is None:
         return RunResult(
             source=str(source),
+            key=upload.key,
             job_id=upload.job_id,
             status="MISSING",
             attempts=[],
@@ -100,6 +116,7 @@ def _result(source: Path, upload: Upload, job: Job | None, attempts: list[Attemp
     parse_tiers = [a.tier for a in attempts if a.stage == "parse" and a.tier is not None]
     return RunResult(
         source=str(source),
+        key=upload.key,
         job_id=job.job_id,
         status=str(job.status),
         failure_kind=failure.get("kind"),
@@ -126,7 +143,7 @@ def run_files(
     metadata = {"richdoc-clarify": "true" if clarify else "false"}
     uploads = [
         stack.upload(f, key=k, metadata=metadata)
-        for f, k in zip(files, _object_keys(files), strict=True)
+        for f, k in zip(files, input_keys(files), strict=True)
     ]
     jobs = stack.wait_for_jobs([u.job_id for u in uploads], timeout_s, on_finished)
     results = [
@@ -140,19 +157,43 @@ def run_files(
     return results
 
 
+# What --out writes per input: output key in the job record -> file name.
+OUTPUT_FILES = {
+    "docling_key": "docling.json",
+    "projection_key": "projection.json",
+    "detection_key": "detection.json",
+}
+JOB_FILE = "job.json"
+
+
+def out_problem(out_dir: Path, files: Sequence[Path]) -> str | None:
+    """Why ``--out DIR`` cannot take these inputs' folders, before anything runs."""
+    if out_dir.exists() and not out_dir.is_dir():
+        return f"--out {out_dir}: not a directory"
+    for key in input_keys(files):
+        target = out_dir / key
+        if target.exists() and not target.is_dir():
+            return f"--out {out_dir}: {target} exists and is not a directory"
+    return None
+
+
 def write_outputs(results: Sequence[RunResult], stack: EmbeddedStack, out_dir: Path) -> None:
-    """DIR/<input file name>/ with docling.json, projection.json, detection.json, job.json."""
+    """DIR/<key>/ with docling.json, projection.json, detection.json (those that exist) and
+    job.json. A folder left by an earlier run loses the files this run does not write (a
+    failed re-run must not sit next to the previous success's outputs); other files in it
+    are left alone."""
     for result in results:
-        target = out_dir / Path(result.source).name
+        target = out_dir / result.key
         target.mkdir(parents=True, exist_ok=True)
-        names = {
-            "docling_key": "docling.json",
-            "projection_key": "projection.json",
-            "detection_key": "detection.json",
-        }
-        for key_name, file_name in names.items():
+        for key_name, file_name in OUTPUT_FILES.items():
             if key_name in result.outputs:
                 (target / file_name).write_bytes(stack.artifact(result.outputs[key_name]))
+            else:
+                (target / file_name).unlink(missing_ok=True)
         job = stack.jobs.get(result.job_id)
-        record = {**(job.to_dict() if job else {}), "attempts": result.attempts}
-        (target / "job.json").write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+        record = {
+            **(job.to_dict() if job else {}),
+            "attempts": result.attempts,
+            "input": result.source,
+        }
+        (target / JOB_FILE).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")

@@ -40,8 +40,18 @@ from richdoc.jobs import JobStatus, JobStore, StaleRun, execution_name, job_id_f
 CLARIFY_METADATA_KEY = "richdoc-clarify"
 
 
+# How much of a malformed message's body a log line (or `richdoc dlq list`) shows.
+PREVIEW_CHARS = 120
+
+
 class MalformedMessage(ValueError):
     """The message is not an S3 object-created notification (it will reach the DLQ)."""
+
+
+def body_preview(body: str, limit: int = PREVIEW_CHARS) -> str:
+    """The start of a message body as a Python literal: quoted, escaped, cut with '...'."""
+    shown = repr(body[:limit])
+    return shown + "..." if len(body) > limit else shown
 
 
 def object_created_events(body: str) -> list[SourceObject]:

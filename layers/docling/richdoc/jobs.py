@@ -19,7 +19,7 @@ import contextlib
 import hashlib
 import logging
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -207,6 +207,36 @@ class JobStore:
                 Key={"pk": f"JOB#{job_id}", "sk": JOB_SK}, ConsistentRead=True
             ).get("Item")
         return Job.from_item(item) if item else None
+
+    def get_many(self, job_ids: Iterable[str]) -> dict[str, Job]:
+        """Jobs by id, 100 per BatchGetItem (missing jobs are absent)."""
+        return {job_id: Job.from_item(item) for job_id, item in self._batch_get(job_ids).items()}
+
+    def statuses(self, job_ids: Iterable[str]) -> dict[str, JobStatus]:
+        """Only the statuses of these jobs: a cheap poll for callers waiting on many."""
+        items = self._batch_get(job_ids, projection="job_id, job_status")
+        return {job_id: JobStatus(item["job_status"]) for job_id, item in items.items()}
+
+    def _batch_get(
+        self, job_ids: Iterable[str], projection: str | None = None
+    ) -> dict[str, dict[str, Any]]:
+        client, name = self.table.meta.client, self.table.name
+        ids, found = list(dict.fromkeys(job_ids)), {}
+        for start in range(0, len(ids), 100):  # BatchGetItem's limit
+            spec: dict[str, Any] = {
+                "Keys": [{"pk": f"JOB#{i}", "sk": JOB_SK} for i in ids[start : start + 100]],
+                "ConsistentRead": True,
+            }
+            if projection:
+                spec["ProjectionExpression"] = projection
+            request: dict[str, Any] = {name: spec}
+            while request:
+                with aws_errors("reading jobs"):
+                    response = client.batch_get_item(RequestItems=request)
+                for item in response["Responses"].get(name, []):
+                    found[item["job_id"]] = item
+                request = response.get("UnprocessedKeys") or {}
+        return found
 
     def attempts(self, job_id: str, run: int | None = None) -> list[Attempt]:
         prefix = ATTEMPT_PREFIX if run is None else f"{ATTEMPT_PREFIX}r{run:03d}#"

@@ -3,7 +3,8 @@
 A step handler (parse, project, detect) is a plain function from its input model to its
 output model (``richdoc.contracts``: ``PARSE``, ``PROJECT``, ``DETECT``); the
 ``stage_handler`` decorator validates the state input once, returns the output as JSON,
-adds the Logger (job id as correlation id, run/tier/execution as keys), EMF metrics and
+adds the Logger (job id as correlation id, run/tier/execution as keys, per
+invocation: see ``richdoc.logcontext``), EMF metrics and
 X-Ray tracing, and records the invocation as an attempt item that is closed with ``ok``
 or the error name. Attempts the platform kills stay ``running``
 until the state machine's catch path closes them.
@@ -24,6 +25,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from richdoc.artifacts import ArtifactStore
 from richdoc.contracts import InputT, OutputT, StageContract
 from richdoc.jobs import JobStore
+from richdoc.logcontext import log_invocation
 from richdoc.tracing import handler_tracer
 
 NAMESPACE = "richdoc"
@@ -66,14 +68,14 @@ def stage_handler(
     logger = Logger(service=stage)
 
     def decorate(body: Callable[[InputT, LambdaContext], OutputT]) -> Handler:
-        @logger.inject_lambda_context(correlation_id_path="job_id", clear_state=True)
+        @log_invocation(logger, correlation_id_path="job_id")
         @tracer.capture_lambda_handler
         @metrics.log_metrics
         @functools.wraps(body)
         def handler(raw: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             event = contract.input.model_validate(raw)
             tier = event.attempt_tier()
-            logger.append_keys(run=event.run, execution=event.execution, tier=tier)
+            logger.thread_safe_append_keys(run=event.run, execution=event.execution, tier=tier)
             started = time.monotonic()
             with clients.jobs.attempt(
                 event.job_id,

@@ -15,6 +15,7 @@ machine's routes; errors raised by handlers come from running the real handlers.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -24,12 +25,13 @@ import time
 import traceback
 import uuid
 from collections import defaultdict, deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+from unittest import mock
 
 from richdoc_tools.local.template import HandlerSource
 
@@ -123,6 +125,7 @@ class LambdaRuntime:
         functions: Mapping[str, str],
         faults: FaultPlan | None = None,
         timeout_override_s: Mapping[str, float] | None = None,
+        on_import: Callable[[], None] | None = None,
     ) -> None:
         self.handlers = dict(handlers)  # logical id -> source
         self.functions = dict(functions)  # physical function name -> logical id
@@ -131,7 +134,7 @@ class LambdaRuntime:
         self.invocations: list[Invocation] = []
         self._modules: dict[Path, ModuleType] = {}
         self._import_lock = threading.Lock()
-        self._original: Callable[..., Any] | None = None
+        self.on_import = on_import
         # AWS runs each invocation in its own sandbox; here they share the machine's cores,
         # so concurrent invocations of a CPU-heavy (image) function queue for a slot
         # instead of all converting at once. Waiting does not count against the timeout.
@@ -143,25 +146,18 @@ class LambdaRuntime:
 
     # ---- installation ------------------------------------------------------------------
 
-    def install(self) -> None:
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[LambdaRuntime]:
+        """moto runs this runtime's handlers while the context is open (PATCH_TARGET)."""
         from moto.awslambda.models import LambdaFunction
 
-        if self._original is not None:
-            return
-        self._original = LambdaFunction._invoke_lambda
         runtime = self
 
         def _invoke_lambda(fn: Any, event: Any = None) -> tuple[str, bool, str]:
             return runtime.invoke(fn, event)
 
-        LambdaFunction._invoke_lambda = _invoke_lambda  # type: ignore[method-assign,assignment]
-
-    def uninstall(self) -> None:
-        from moto.awslambda.models import LambdaFunction
-
-        if self._original is not None:
-            LambdaFunction._invoke_lambda = self._original  # type: ignore[method-assign]
-            self._original = None
+        with mock.patch.object(LambdaFunction, "_invoke_lambda", _invoke_lambda):
+            yield self
 
     # ---- handler loading ---------------------------------------------------------------
 
@@ -181,6 +177,8 @@ class LambdaRuntime:
                 sys.modules[name] = module  # pydantic resolves annotations through it
                 spec.loader.exec_module(module)
                 self._modules[path] = module
+                if self.on_import:  # e.g. route the loggers the module just created
+                    self.on_import()
         handler: Callable[[Any, Any], Any] = getattr(module, source.function_name)
         return handler
 

@@ -4,8 +4,15 @@ moto's own CloudFormation drops properties this pipeline depends on (bucket
 notifications and versioning, state machine definition substitutions, image functions),
 so each resource type is created here through the regular AWS APIs, in dependency order,
 with the template's intrinsic functions resolved the way CloudFormation resolves them.
-A resource type without a provisioner is an error, so the emulation cannot silently
-drift from the template.
+
+Nothing in the template is dropped silently. Each resource type's provisioner declares,
+with ``@provisions``, every property it knows: those it ``consumes`` (passes to the
+emulation), the ``inert`` ones (descriptions and other metadata without behaviour) and the
+``not_emulated`` ones (AWS behaviour the emulation lacks, with what differs; ``richdoc
+local serve`` lists them). A resource type without a provisioner, or a property none of
+these names, fails the deployment with a ``TemplateError`` that says what to declare, so
+the emulation cannot drift from the template. The handlers' code always comes from the
+checkout (see ``lambdas``), never from the packaged ``Code``/``Content``.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ import json
 import re
 import uuid
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from graphlib import TopologicalSorter
 from typing import Any
@@ -36,6 +43,81 @@ PSEUDO_PARAMETERS = (
 
 class TemplateError(ValueError):
     """The template uses something the embedded stack cannot deploy."""
+
+
+@dataclass(frozen=True)
+class NotEmulated:
+    """Something the template asks of AWS that the emulation does without."""
+
+    resource: str  # logical id
+    item: str  # the property or statement
+    why: str
+
+
+# Resource attributes besides Type and Properties that the emulation may disregard.
+RESOURCE_ATTRIBUTES = frozenset({"DependsOn", "Metadata", "DeletionPolicy", "UpdateReplacePolicy"})
+
+Create = Callable[["Provisioner", str, dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class ResourceProvisioner:
+    """How one resource type is deployed, and which of its properties that covers."""
+
+    resource_type: str
+    create: Create
+    consumes: frozenset[str]
+    inert: frozenset[str] = frozenset()
+    not_emulated: Mapping[str, str] = field(default_factory=dict)  # property -> what differs
+
+    def __call__(self, p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
+        self.create(p, logical_id, props)
+
+    def check(self, logical_id: str, resource: Mapping[str, Any]) -> list[NotEmulated]:
+        """The resource's not-emulated notes; a TemplateError for anything undeclared."""
+        for attribute in resource:
+            if attribute not in ("Type", "Properties", *RESOURCE_ATTRIBUTES):
+                raise TemplateError(
+                    f"{logical_id}: resource attribute {attribute} is not supported by the "
+                    "embedded stack (tools/richdoc_tools/local/provision.py)"
+                )
+        known = self.consumes | self.inert | set(self.not_emulated)
+        for name in resource.get("Properties", {}):
+            if name not in known:
+                raise TemplateError(
+                    f"{logical_id}: {self.resource_type} property {name} is not declared by "
+                    "the embedded stack. Declare it at @provisions("
+                    f"{self.resource_type!r}, ...) in tools/richdoc_tools/local/provision.py: "
+                    f"in consumes= (and pass it to the emulation in {self.create.__name__}), "
+                    "in inert= if it has no behaviour to emulate, or in not_emulated= with "
+                    "what differs from AWS."
+                )
+        return [
+            NotEmulated(logical_id, name, self.not_emulated[name])
+            for name in resource.get("Properties", {})
+            if name in self.not_emulated
+        ]
+
+
+PROVISIONERS: dict[str, ResourceProvisioner] = {}
+
+
+def provisions(
+    resource_type: str,
+    *,
+    consumes: Iterable[str],
+    inert: Iterable[str] = (),
+    not_emulated: Mapping[str, str] | None = None,
+) -> Callable[[Create], Create]:
+    """Register ``create`` as the provisioner of ``resource_type`` with its declarations."""
+
+    def register(create: Create) -> Create:
+        PROVISIONERS[resource_type] = ResourceProvisioner(
+            resource_type, create, frozenset(consumes), frozenset(inert), dict(not_emulated or {})
+        )
+        return create
+
+    return register
 
 
 @dataclass
@@ -206,7 +288,7 @@ class Provisioner:
             deployed=self.deployed,
         )
         self._clients: dict[str, Any] = {}
-        self.not_emulated: list[str] = []
+        self.not_emulated: list[NotEmulated] = []
 
     def client(self, service: str) -> Any:
         if service not in self._clients:
@@ -226,14 +308,16 @@ class Provisioner:
         resources = self.template.resources
         for logical_id in deployment_order(resources):
             resource = resources[logical_id]
-            create = PROVISIONERS.get(resource["Type"])
-            if create is None:
+            provisioner = PROVISIONERS.get(resource["Type"])
+            if provisioner is None:
                 raise TemplateError(
-                    f"{logical_id}: resource type {resource['Type']} has no provisioner"
+                    f"{logical_id}: resource type {resource['Type']} has no provisioner "
+                    "(add one with @provisions in tools/richdoc_tools/local/provision.py)"
                 )
+            self.not_emulated.extend(provisioner.check(logical_id, resource))
             props = self.resolver.resolve(resource.get("Properties", {}))
             self.deployed.types[logical_id] = resource["Type"]
-            create(self, logical_id, props)
+            provisioner(self, logical_id, props)
         return self.deployed
 
     def outputs(self) -> dict[str, str]:
@@ -250,6 +334,17 @@ class Provisioner:
 # ---- one function per resource type -------------------------------------------------------
 
 
+_QUEUE_ATTRIBUTES = (
+    "VisibilityTimeout",
+    "MessageRetentionPeriod",
+    "RedrivePolicy",
+    "SqsManagedSseEnabled",
+    "DelaySeconds",
+    "ReceiveMessageWaitTimeSeconds",
+)
+
+
+@provisions("AWS::SQS::Queue", consumes=("QueueName", *_QUEUE_ATTRIBUTES))
 def _sqs_queue(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     name = props.get("QueueName") or p.physical_name(logical_id, 80)
     attributes = {
@@ -258,20 +353,14 @@ def _sqs_queue(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
         else str(props[key]).lower()
         if isinstance(props[key], bool)
         else str(props[key])
-        for key in (
-            "VisibilityTimeout",
-            "MessageRetentionPeriod",
-            "RedrivePolicy",
-            "SqsManagedSseEnabled",
-            "DelaySeconds",
-            "ReceiveMessageWaitTimeSeconds",
-        )
+        for key in _QUEUE_ATTRIBUTES
         if key in props
     }
     url = p.client("sqs").create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
     p._set(logical_id, url, Arn=p.arn("sqs", name), QueueName=name, QueueUrl=url)
 
 
+@provisions("AWS::SQS::QueuePolicy", consumes=("Queues", "PolicyDocument"))
 def _sqs_queue_policy(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     for url in props["Queues"]:
         p.client("sqs").set_queue_attributes(
@@ -280,6 +369,17 @@ def _sqs_queue_policy(p: Provisioner, logical_id: str, props: dict[str, Any]) ->
     p._set(logical_id, logical_id)
 
 
+@provisions(
+    "AWS::S3::Bucket",
+    consumes=(
+        "BucketName",
+        "VersioningConfiguration",
+        "BucketEncryption",
+        "PublicAccessBlockConfiguration",
+        "OwnershipControls",
+        "NotificationConfiguration",
+    ),
+)
 def _s3_bucket(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     s3 = p.client("s3")
     name = props.get("BucketName") or p.physical_name(logical_id, 63, lower=True)
@@ -325,6 +425,7 @@ def _tls_only(statement: Mapping[str, Any]) -> bool:
     ).get("Bool", {})
 
 
+@provisions("AWS::S3::BucketPolicy", consumes=("Bucket", "PolicyDocument"))
 def _s3_bucket_policy(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     # moto evaluates a Deny whose Condition it cannot check as an unconditional Deny, so
     # a TLS-only statement would refuse every request. All traffic here is in-process,
@@ -334,7 +435,14 @@ def _s3_bucket_policy(p: Provisioner, logical_id: str, props: dict[str, Any]) ->
     statements = document["Statement"]
     kept = [s for s in statements if not _tls_only(s)]
     p.not_emulated.extend(
-        f"{logical_id}: {s.get('Sid', 'statement')}" for s in statements if _tls_only(s)
+        NotEmulated(
+            logical_id,
+            f"statement {s.get('Sid', '(no Sid)')}",
+            "TLS-only deny left out: moto cannot evaluate aws:SecureTransport and would deny "
+            "every request; all traffic here is local",
+        )
+        for s in statements
+        if _tls_only(s)
     )
     if kept:
         document["Statement"] = kept
@@ -342,6 +450,18 @@ def _s3_bucket_policy(p: Provisioner, logical_id: str, props: dict[str, Any]) ->
     p._set(logical_id, logical_id)
 
 
+@provisions(
+    "AWS::DynamoDB::Table",
+    consumes=(
+        "TableName",
+        "AttributeDefinitions",
+        "KeySchema",
+        "BillingMode",
+        "GlobalSecondaryIndexes",
+        "SSESpecification",
+        "PointInTimeRecoverySpecification",
+    ),
+)
 def _dynamodb_table(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     ddb = p.client("dynamodb")
     name = props.get("TableName") or p.physical_name(logical_id, 255)
@@ -365,6 +485,11 @@ def _dynamodb_table(p: Provisioner, logical_id: str, props: dict[str, Any]) -> N
     p._set(logical_id, name, Arn=table["TableArn"])
 
 
+@provisions(
+    "AWS::IAM::Role",
+    consumes=("RoleName", "AssumeRolePolicyDocument", "Tags", "Policies", "ManagedPolicyArns"),
+    inert=("Description",),
+)
 def _iam_role(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     iam = p.client("iam")
     name = props.get("RoleName") or p.physical_name(logical_id, 64)
@@ -385,6 +510,12 @@ def _iam_role(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     p._set(logical_id, name, Arn=role["Arn"], RoleId=role["RoleId"])
 
 
+@provisions(
+    "AWS::Lambda::LayerVersion",
+    consumes=("LayerName", "CompatibleRuntimes"),
+    inert=("Description", "CompatibleArchitectures", "LicenseInfo"),
+    not_emulated={"Content": "the layer's code is imported from the checkout (layers/docling)"},
+)
 def _lambda_layer(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     layer = p.client("lambda").publish_layer_version(
         LayerName=props.get("LayerName", logical_id),
@@ -394,6 +525,27 @@ def _lambda_layer(p: Provisioner, logical_id: str, props: dict[str, Any]) -> Non
     p._set(logical_id, layer["LayerVersionArn"])
 
 
+@provisions(
+    "AWS::Lambda::Function",
+    consumes=(
+        "FunctionName",
+        "Role",
+        "MemorySize",
+        "Timeout",
+        "Environment",
+        "Tags",
+        "TracingConfig",
+        "PackageType",
+        "Code",
+        "ImageConfig",
+        "Runtime",
+        "Handler",
+        "Layers",
+        "EphemeralStorage",
+    ),
+    inert=("Description",),
+    not_emulated={"Architectures": "handlers run on this machine's CPU, in this process"},
+)
 def _lambda_function(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     name = props.get("FunctionName") or p.physical_name(logical_id, 64)
     kwargs: dict[str, Any] = {
@@ -428,6 +580,16 @@ def _lambda_function(p: Provisioner, logical_id: str, props: dict[str, Any]) -> 
     p._set(logical_id, name, Arn=function["FunctionArn"])
 
 
+@provisions(
+    "AWS::Lambda::EventSourceMapping",
+    consumes=(
+        "EventSourceArn",
+        "FunctionName",
+        "BatchSize",
+        "MaximumBatchingWindowInSeconds",
+        "FunctionResponseTypes",
+    ),
+)
 def _lambda_event_source(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     # Created disabled: moto delivers SQS messages synchronously inside SendMessage and
     # ignores batchItemFailures; richdoc_tools.local.events polls with the mapping's settings.
@@ -442,6 +604,9 @@ def _lambda_event_source(p: Provisioner, logical_id: str, props: dict[str, Any])
     p._set(logical_id, mapping["UUID"])
 
 
+@provisions(
+    "AWS::Lambda::Permission", consumes=("FunctionName", "Action", "Principal", "SourceArn")
+)
 def _lambda_permission(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     kwargs = {
         "FunctionName": props["FunctionName"],
@@ -455,6 +620,11 @@ def _lambda_permission(p: Provisioner, logical_id: str, props: dict[str, Any]) -
     p._set(logical_id, logical_id)
 
 
+@provisions(
+    "AWS::Events::Rule",
+    consumes=("Name", "EventPattern", "State", "Targets"),
+    inert=("Description",),
+)
 def _events_rule(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     events = p.client("events")
     name = props.get("Name") or p.physical_name(logical_id, 64)
@@ -469,6 +639,19 @@ def _events_rule(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None
     p._set(logical_id, name, Arn=rule["RuleArn"])
 
 
+@provisions(
+    "AWS::StepFunctions::StateMachine",
+    consumes=(
+        "DefinitionString",
+        "DefinitionSubstitutions",
+        "StateMachineName",
+        "RoleArn",
+        "StateMachineType",
+        "LoggingConfiguration",
+        "TracingConfiguration",
+        "Tags",
+    ),
+)
 def _state_machine(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     definition = props["DefinitionString"]
     for key, value in props.get("DefinitionSubstitutions", {}).items():
@@ -499,10 +682,13 @@ def _state_machine(p: Provisioner, logical_id: str, props: dict[str, Any]) -> No
         }
     if "TracingConfiguration" in props:
         kwargs["tracingConfiguration"] = {"enabled": props["TracingConfiguration"]["Enabled"]}
+    if "Tags" in props:
+        kwargs["tags"] = [{"key": t["Key"], "value": t["Value"]} for t in _tags(props)]
     arn = p.client("stepfunctions").create_state_machine(**kwargs)["stateMachineArn"]
     p._set(logical_id, arn, Name=name, Arn=arn)
 
 
+@provisions("AWS::Logs::LogGroup", consumes=("LogGroupName", "RetentionInDays"))
 def _log_group(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     logs = p.client("logs")
     name = props.get("LogGroupName") or p.physical_name(logical_id, 512)
@@ -512,6 +698,7 @@ def _log_group(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     p._set(logical_id, name, Arn=p.arn("logs", f"log-group:{name}:*"))
 
 
+@provisions("AWS::SNS::Topic", consumes=("TopicName", "KmsMasterKeyId"))
 def _sns_topic(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     name = props.get("TopicName") or p.physical_name(logical_id, 256)
     attributes = {"KmsMasterKeyId": props["KmsMasterKeyId"]} if "KmsMasterKeyId" in props else {}
@@ -519,23 +706,26 @@ def _sns_topic(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     p._set(logical_id, arn, TopicName=name)
 
 
+_ALARM_PROPERTIES = (
+    "AlarmDescription",
+    "Namespace",
+    "MetricName",
+    "Dimensions",
+    "Statistic",
+    "Period",
+    "EvaluationPeriods",
+    "Threshold",
+    "ComparisonOperator",
+    "TreatMissingData",
+    "AlarmActions",
+    "Metrics",
+)
+
+
+@provisions("AWS::CloudWatch::Alarm", consumes=("AlarmName", *_ALARM_PROPERTIES))
 def _alarm(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     name = props.get("AlarmName") or p.physical_name(logical_id, 255)
-    keys = (
-        "AlarmDescription",
-        "Namespace",
-        "MetricName",
-        "Dimensions",
-        "Statistic",
-        "Period",
-        "EvaluationPeriods",
-        "Threshold",
-        "ComparisonOperator",
-        "TreatMissingData",
-        "AlarmActions",
-        "Metrics",
-    )
-    kwargs = {k: props[k] for k in keys if k in props}
+    kwargs = {k: props[k] for k in _ALARM_PROPERTIES if k in props}
     for numeric in ("Period", "EvaluationPeriods"):
         if numeric in kwargs:
             kwargs[numeric] = int(kwargs[numeric])
@@ -543,22 +733,3 @@ def _alarm(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
         kwargs["Threshold"] = float(kwargs["Threshold"])
     p.client("cloudwatch").put_metric_alarm(AlarmName=name, **kwargs)
     p._set(logical_id, name, Arn=p.arn("cloudwatch", f"alarm:{name}"))
-
-
-PROVISIONERS: dict[str, Callable[[Provisioner, str, dict[str, Any]], None]] = {
-    "AWS::SQS::Queue": _sqs_queue,
-    "AWS::SQS::QueuePolicy": _sqs_queue_policy,
-    "AWS::S3::Bucket": _s3_bucket,
-    "AWS::S3::BucketPolicy": _s3_bucket_policy,
-    "AWS::DynamoDB::Table": _dynamodb_table,
-    "AWS::IAM::Role": _iam_role,
-    "AWS::Lambda::LayerVersion": _lambda_layer,
-    "AWS::Lambda::Function": _lambda_function,
-    "AWS::Lambda::EventSourceMapping": _lambda_event_source,
-    "AWS::Lambda::Permission": _lambda_permission,
-    "AWS::Events::Rule": _events_rule,
-    "AWS::StepFunctions::StateMachine": _state_machine,
-    "AWS::Logs::LogGroup": _log_group,
-    "AWS::SNS::Topic": _sns_topic,
-    "AWS::CloudWatch::Alarm": _alarm,
-}

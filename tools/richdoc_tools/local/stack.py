@@ -6,40 +6,49 @@ event source with partial batch failures and the dead-letter redrive policy (see
 ``events``). ``richdoc run``, ``richdoc local serve`` and the end-to-end tests use it.
 
 Two modes: in-process (``mock_aws``; boto3 in this process talks to the emulation) and
-server (``ThreadedMotoServer`` on 127.0.0.1, so the AWS CLI and other processes can use
+server (moto's WSGI application on 127.0.0.1, so the AWS CLI and other processes can use
 ``--endpoint-url``). Both install the same Lambda dispatcher and event loops.
+
+Everything the stack changes in the process (the caller's AWS environment, moto and
+Powertools internals, standard streams, logger levels) is changed through one
+``contextlib.ExitStack`` of ``unittest.mock`` patches and undone by ``stop``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import functools
-import io
 import json
 import logging
 import os
-import sys
+import pkgutil
+import socket
 import threading
 import time
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import Any
+from unittest import mock
 
 import boto3
 
-from richdoc.jobs import JOB_SK, Job, JobStatus, JobStore, job_id_for
-from richdoc_tools.local.events import ExecutionStatusEvents, SqsPoller, wait_until
-from richdoc_tools.local.lambdas import FUNCTION_THREAD_PREFIX, FaultPlan, LambdaRuntime
-from richdoc_tools.local.provision import Provisioner
+from richdoc.jobs import Job, JobStore, job_id_for
+from richdoc_tools.local.events import ExecutionStatusEvents, SqsPoller
+from richdoc_tools.local.lambdas import FaultPlan, LambdaRuntime
+from richdoc_tools.local.output import FunctionLog
+from richdoc_tools.local.provision import NotEmulated, Provisioner
 from richdoc_tools.local.template import Template, load_template
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
 DEFAULT_STACK_NAME = "richdoc"
 
-# moto internals the stack relies on besides the Lambda dispatcher (see lambdas.PATCH_TARGET).
+# moto internals the stack relies on besides the Lambda dispatcher (see lambdas.PATCH_TARGET);
+# each has a canary test in tests/test_local_stack.py.
 RETRY_SLEEP_TARGET = "moto.stepfunctions.parser.asl.component.common.retry.retrier_decl.time"
 # moto parses the definition with ANTLR again for every execution: most of the
 # interpreter's CPU per job (bench/, item 5). The parse tree is read-only, so it is kept per
@@ -52,6 +61,10 @@ LAMBDA_TASK_CLIENT_TARGET = (
     "moto.stepfunctions.parser.asl.component.state.exec.state_task.lambda_eval_utils"
     ".boto_client_for"
 )
+# moto's S3 event notifications leave out the object's versionId, which AWS sends for a
+# versioned bucket. The starter would then head the key's latest version, and two quick
+# uploads to one key would become one job: each record gets its object's version id.
+S3_NOTIFICATION_TARGET = "moto.s3.notifications._get_s3_event"
 # On AWS each invocation has its own process; here concurrent invocations are threads of
 # one process, and three pieces of shared state raced under load (bench/, item 5: a
 # burst of 200 uploads dead-lettered valid documents as internal failures, or crashed
@@ -78,7 +91,13 @@ METRICS_METHODS = (
     "flush_metrics",
     "clear_metrics",
 )
+# The server mode serves moto's own WSGI application (as moto's ThreadedMotoServer does) on
+# a socket bound here, so a port in use is an error at once rather than a dead thread.
+SERVER_APP_TARGET = "moto.moto_server.werkzeug_app"
 
+# The stack never sees the caller's AWS settings: every AWS_* variable is removed for its
+# life (an AWS_ENDPOINT_URL or AWS_PROFILE of the shell would send the emulation's own
+# calls elsewhere), the config and credentials files are empty, and these are set.
 _LOCAL_ENVIRONMENT = {
     # No credentials or network needed: everything is emulated in this process.
     "AWS_ACCESS_KEY_ID": "richdoc-local",
@@ -87,9 +106,28 @@ _LOCAL_ENVIRONMENT = {
     "AWS_DEFAULT_REGION": REGION,
     "AWS_REGION": REGION,
     "AWS_EC2_METADATA_DISABLED": "true",
+    "AWS_CONFIG_FILE": os.devnull,
+    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
     # No X-Ray daemon locally. (Metrics stay on: their EMF lines go to the function log.)
     "POWERTOOLS_TRACE_DISABLED": "true",
 }
+
+
+class StackError(RuntimeError):
+    """The embedded stack cannot start or keep running."""
+
+
+class PortInUse(StackError):
+    pass
+
+
+class EventLoopFailed(StackError):
+    """An emulated event delivery (SQS poller, status events) raised: jobs would wait forever."""
+
+    def __init__(self, errors: list[BaseException]) -> None:
+        self.errors = errors
+        described = "; ".join(f"{type(e).__name__}: {e}" for e in errors[:5])
+        super().__init__(f"the emulation's event loops failed: {described}")
 
 
 @dataclass(frozen=True)
@@ -100,35 +138,46 @@ class Upload:
     job_id: str
 
 
-class _FunctionOutput(io.TextIOBase):
-    """Standard output as Lambda gives it: what function code prints (Powertools log lines,
-    EMF metrics) goes to the function log, as it would go to CloudWatch Logs; the rest of
-    the process keeps the console."""
+def _owner(target: str) -> tuple[Any, str]:
+    """``"package.module.Class.attribute"`` -> (the class or module, "attribute")."""
+    owner, _, attribute = target.rpartition(".")
+    return pkgutil.resolve_name(owner), attribute
 
-    def __init__(self, console: IO[str], log: IO[str]) -> None:
-        self.console = console
-        self.log = log
 
-    def _target(self) -> IO[str]:
-        in_function = threading.current_thread().name.startswith(FUNCTION_THREAD_PREFIX)
-        return self.log if in_function else self.console
+def _locked(original: Callable[..., Any], lock: Any) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            return original(*args, **kwargs)
 
-    def write(self, text: str) -> int:
-        return self._target().write(text)
+    return call
 
-    def flush(self) -> None:
-        self.console.flush()
-        self.log.flush()
 
-    def isatty(self) -> bool:
-        return self.console.isatty()
+def _with_version_id(original: Callable[..., Any]) -> Callable[..., Any]:
+    """moto's notification builder, with each record's ``s3.object.versionId`` as on AWS."""
 
-    def fileno(self) -> int:
-        return self.console.fileno()
+    @functools.wraps(original)
+    def build(event_name: str, bucket: Any, key: Any, notification_id: str) -> Any:
+        event = original(event_name, bucket, key, notification_id)
+        version = getattr(key, "version_id", None)
+        if version and version != "null":  # unversioned buckets send none
+            for record in event["Records"]:
+                record["s3"]["object"].setdefault("versionId", version)
+        return event
 
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        return getattr(self.console, "encoding", "utf-8")
+    return build
+
+
+def _with_own_condition_builder(original: Callable[..., Any]) -> Callable[..., Any]:
+    from boto3.dynamodb.conditions import ConditionExpressionBuilder
+
+    @functools.wraps(original)
+    def inject(injector: Any, *args: Any, **kwargs: Any) -> Any:
+        own = copy.copy(injector)
+        own._condition_builder = ConditionExpressionBuilder()
+        return original(own, *args, **kwargs)
+
+    return inject
 
 
 class _ScaledSleep:
@@ -195,8 +244,13 @@ class EmbeddedStack:
         faults: FaultPlan | None = None,
         timeout_override_s: Mapping[str, float] | None = None,
         log_path: Path | None = None,
+        capture_process_output: bool = False,
         server_port: int | None = None,
     ) -> None:
+        """``log_path``: function output goes there (see ``output.FunctionLog``);
+        ``capture_process_output``: descriptor-level output too (for a command line, never
+        under pytest's own capture); ``server_port``: serve on 127.0.0.1 (0 picks a free
+        port)."""
         self.root = root
         self.stack_name = stack_name
         self.parameters = dict(parameters or {})
@@ -205,20 +259,15 @@ class EmbeddedStack:
         self.faults = faults or FaultPlan()
         self.timeout_override_s = dict(timeout_override_s or {})
         self.log_path = log_path
+        self.capture_process_output = capture_process_output
         self.server_port = server_port
         self.template: Template | None = None
         self.outputs: dict[str, str] = {}
+        self.not_emulated: list[NotEmulated] = []
         self.runtime: LambdaRuntime | None = None
         self.session: boto3.Session | None = None
-        self._mock: Any = None
-        self._server: Any = None
+        self._exit: contextlib.ExitStack | None = None
         self._loops: list[Any] = []
-        self._saved_env: dict[str, str | None] = {}
-        self._log_file: IO[str] | None = None
-        self._console: IO[str] | None = None
-        self._retrier_module: Any = None
-        self._real_time: Any = None
-        self._restore: list[tuple[Any, str, Any]] = []  # (owner, attribute, original)
         self._clients: dict[str, Any] = {}
         self._clients_lock = threading.Lock()
         self._local = threading.local()
@@ -239,45 +288,38 @@ class EmbeddedStack:
 
     @property
     def endpoint_url(self) -> str | None:
-        return f"http://127.0.0.1:{self.server_port}" if self.server_port else None
+        return f"http://127.0.0.1:{self.server_port}" if self.server_port is not None else None
 
     def start(self) -> None:
+        self._exit = contextlib.ExitStack()
+        try:
+            self._start(self._exit)
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        exit_stack, self._exit = self._exit, None
+        if exit_stack is not None:
+            exit_stack.close()
+
+    def _start(self, exit_stack: contextlib.ExitStack) -> None:
+        self._isolate_environment(exit_stack)  # first: moto makes boto3 sessions on import
         self.template = load_template(self.root, account=ACCOUNT, region=REGION)
-        self._set_environment(_LOCAL_ENVIRONMENT)
         config: Any = {
             "stepfunctions": {"execute_state_machine": True},
             "iam": {"load_aws_managed_policies": True},
         }
-        if self.server_port:
-            from moto.moto_server.threaded_moto_server import ThreadedMotoServer
-
-            self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=self.server_port)
-            self._server.start()
-            # Handlers in this process and the ASL interpreter reach the server by URL.
-            self._set_environment(
-                {
-                    "AWS_ENDPOINT_URL": self.endpoint_url or "",
-                    "MOTO_PORT": str(self.server_port),
-                }
-            )
-            # The server runs in this process, so its configuration is set directly
-            # (its /moto-api/config endpoint does not accept the IAM setting).
-            from moto.core.config import default_user_config
-
-            settings: dict[str, Any] = default_user_config  # type: ignore[assignment]
-            for section, values in config.items():
-                settings[section] = {**settings.get(section, {}), **values}
+        if self.server_port is not None:
+            self._serve(exit_stack, config)
         else:
             from moto import mock_aws
 
-            self._mock = mock_aws(config=config)
-            self._mock.start()
-        logging.getLogger("moto.stepfunctions.parser").setLevel(logging.CRITICAL)
-        # Metrics are disabled locally; Powertools would warn about it on every invocation.
-        warnings.filterwarnings("ignore", "No application metrics to publish", UserWarning)
-        self._scale_retry_sleeps()
-        self._speed_up_interpreter()
-        self._make_concurrency_safe()
+            exit_stack.enter_context(mock_aws(config=config))
+        self._quiet_loggers(exit_stack)
+        self._patch_moto(exit_stack)
+        self._make_concurrency_safe(exit_stack)
+        exit_stack.callback(self._forget_clients)
 
         self.session = boto3.Session(region_name=REGION)
         provisioner = Provisioner(
@@ -290,6 +332,7 @@ class EmbeddedStack:
         )
         deployed = provisioner.deploy()
         self.outputs = provisioner.outputs()
+        self.not_emulated = list(provisioner.not_emulated)
         self._register_outputs()
 
         functions = {
@@ -298,132 +341,152 @@ class EmbeddedStack:
             if kind == "AWS::Lambda::Function"
         }
         self._apply_function_environment(functions)
-        self._open_function_log()
+        function_log = None
+        if self.log_path is not None:
+            # Before any handler module is imported (see output.FunctionLog).
+            function_log = FunctionLog(
+                self.log_path, capture_descriptors=self.capture_process_output
+            )
+            function_log.open(exit_stack)
         self.runtime = LambdaRuntime(
             self.template.handlers,
             functions=functions,
             faults=self.faults,
             timeout_override_s=self.timeout_override_s,
+            on_import=function_log.route_logging if function_log else None,
         )
-        self.runtime.install()
-        self._start_event_loops()
-
-    def stop(self) -> None:
-        for loop in self._loops:
-            loop.stop()
-        for loop in self._loops:
-            loop.join(timeout=5)
-        self._loops.clear()
-        if self.runtime:
-            self.runtime.uninstall()
-        if self._retrier_module is not None:
-            self._retrier_module.time = self._real_time
-            self._retrier_module = None
-        for owner, attribute, original in reversed(self._restore):
-            setattr(owner, attribute, original)
-        self._restore.clear()
-        self._clients.clear()
-        self._local = threading.local()
-        if self._mock is not None:
-            self._mock.stop()
-            self._mock = None
-        if self._server is not None:
-            self._server.stop()
-            self._server = None
-        for key, value in self._saved_env.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-        self._saved_env.clear()
-        if self._log_file:
-            if self._console is not None:
-                sys.stdout = self._console
-                self._console = None
-            self._log_file.close()
-            self._log_file = None
+        exit_stack.enter_context(self.runtime.installed())
+        self._start_event_loops(exit_stack)
 
     # ---- setup details -----------------------------------------------------------------
 
-    def _set_environment(self, values: Mapping[str, str]) -> None:
-        for key, value in values.items():
-            self._saved_env.setdefault(key, os.environ.get(key))
-            os.environ[key] = value
+    def _isolate_environment(self, exit_stack: contextlib.ExitStack) -> None:
+        """The caller's AWS settings are put aside for the stack's life (_LOCAL_ENVIRONMENT)."""
+        exit_stack.enter_context(mock.patch.dict(os.environ))
+        for key in [k for k in os.environ if k.startswith("AWS_")]:
+            del os.environ[key]
+        os.environ.update(_LOCAL_ENVIRONMENT)
+        # A default session made earlier holds the caller's profile and settings.
+        exit_stack.enter_context(mock.patch.object(boto3, "DEFAULT_SESSION", None))
 
-    def _scale_retry_sleeps(self) -> None:
-        import importlib
+    def _serve(self, exit_stack: contextlib.ExitStack, config: Mapping[str, Any]) -> None:
+        from moto.core.config import default_user_config
+        from moto.moto_server.werkzeug_app import (
+            DomainDispatcherApplication,
+            MotoRequestHandler,
+            create_backend_app,
+        )
+        from werkzeug.serving import make_server
 
-        module_name, _, attribute = RETRY_SLEEP_TARGET.rpartition(".")
-        module = importlib.import_module(module_name)
-        self._retrier_module, self._real_time = module, getattr(module, attribute)
-        module.time = _ScaledSleep(self.retry_delay_scale)  # type: ignore[attr-defined]
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind(("127.0.0.1", self.server_port or 0))
+            listener.listen(128)
+            server = make_server(
+                "127.0.0.1",
+                self.server_port or 0,
+                DomainDispatcherApplication(create_backend_app),
+                threaded=True,
+                request_handler=MotoRequestHandler,
+                fd=listener.fileno(),
+            )
+        except OSError as exc:
+            raise PortInUse(
+                f"cannot listen on 127.0.0.1:{self.server_port}: {exc.strerror}"
+            ) from exc
+        finally:
+            listener.close()  # the server holds its own duplicate
+        self.server_port = int(server.server_address[1])
+        thread = threading.Thread(target=server.serve_forever, name="moto-server", daemon=True)
+        thread.start()
+        exit_stack.callback(thread.join, 10)
+        exit_stack.callback(server.server_close)
+        exit_stack.callback(server.shutdown)
+        # Handlers in this process and the ASL interpreter reach the server by URL.
+        os.environ["AWS_ENDPOINT_URL"] = self.endpoint_url or ""
+        os.environ["MOTO_PORT"] = str(self.server_port)
+        # The server runs in this process, so its configuration is set directly
+        # (its /moto-api/config endpoint does not accept the IAM setting).
+        settings: dict[str, Any] = default_user_config  # type: ignore[assignment]
+        exit_stack.enter_context(
+            mock.patch.dict(
+                settings,
+                {
+                    section: {**settings.get(section, {}), **values}
+                    for section, values in config.items()
+                },
+            )
+        )
 
-    def _speed_up_interpreter(self) -> None:
-        """Cache what moto's interpreter redoes for every execution and task (see
-        ASL_PARSE_TARGET and LAMBDA_TASK_CLIENT_TARGET); both are undone by ``stop``."""
-        import importlib
-        import inspect
+    def _quiet_loggers(self, exit_stack: contextlib.ExitStack) -> None:
+        # Fail states log a long ERROR line each; werkzeug logs every request (the event
+        # loops poll many times a second), which would bury the server's own output.
+        for name, level in (
+            ("moto.stepfunctions.parser", logging.CRITICAL),
+            ("werkzeug", logging.WARNING),
+        ):
+            logger = logging.getLogger(name)
+            exit_stack.callback(logger.setLevel, logger.level)
+            logger.setLevel(level)
+        # Handlers that add no metric in an invocation would warn on every one of them.
+        exit_stack.enter_context(warnings.catch_warnings())
+        warnings.filterwarnings("ignore", "No application metrics to publish", UserWarning)
 
-        module_name, _, rest = ASL_PARSE_TARGET.rpartition(".")
-        module_name, _, class_name = module_name.rpartition(".")
-        parser = getattr(importlib.import_module(module_name), class_name)
-        original = inspect.getattr_static(parser, rest)
-        self._restore.append((parser, rest, original))
-        setattr(parser, rest, staticmethod(_DefinitionParses(original.__func__)))
+    def _patch_moto(self, exit_stack: contextlib.ExitStack) -> None:
+        """Retry sleeps scaled, definition parses and task clients kept, S3 notifications
+        with version ids (see the *_TARGET constants)."""
+        exit_stack.enter_context(
+            mock.patch(RETRY_SLEEP_TARGET, _ScaledSleep(self.retry_delay_scale))
+        )
+        parser, attribute = _owner(ASL_PARSE_TARGET)
+        original = parser.__dict__[attribute].__func__  # a staticmethod
+        exit_stack.enter_context(
+            mock.patch.object(parser, attribute, staticmethod(_DefinitionParses(original)))
+        )
+        module, attribute = _owner(LAMBDA_TASK_CLIENT_TARGET)
+        exit_stack.enter_context(
+            mock.patch.object(module, attribute, _TaskClients(getattr(module, attribute)))
+        )
+        module, attribute = _owner(S3_NOTIFICATION_TARGET)
+        exit_stack.enter_context(
+            mock.patch.object(module, attribute, _with_version_id(getattr(module, attribute)))
+        )
 
-        module_name, _, attribute = LAMBDA_TASK_CLIENT_TARGET.rpartition(".")
-        module = importlib.import_module(module_name)
-        self._restore.append((module, attribute, getattr(module, attribute)))
-        setattr(module, attribute, _TaskClients(getattr(module, attribute)))
-
-    def _make_concurrency_safe(self) -> None:
-        """See DYNAMODB_DISPATCH_TARGET and the two below it; undone by ``stop``."""
-        import copy
-        import importlib
-
-        def resolve(target: str) -> tuple[Any, str]:
-            module_name, _, attribute = target.rpartition(".")
-            module_name, _, class_name = module_name.rpartition(".")
-            return getattr(importlib.import_module(module_name), class_name), attribute
-
-        def locked(owner: Any, attribute: str, lock: Any) -> None:
-            original = owner.__dict__[attribute]
-
-            @functools.wraps(original)
-            def call(*args: Any, **kwargs: Any) -> Any:
-                with lock:
-                    return original(*args, **kwargs)
-
-            self._restore.append((owner, attribute, original))
-            setattr(owner, attribute, call)
-
-        locked(*resolve(DYNAMODB_DISPATCH_TARGET), threading.RLock())
-
-        provider = importlib.import_module(METRICS_PROVIDER_TARGET.rpartition(".")[0])
-        provider_class = getattr(provider, METRICS_PROVIDER_TARGET.rpartition(".")[2])
+    def _make_concurrency_safe(self, exit_stack: contextlib.ExitStack) -> None:
+        """See DYNAMODB_DISPATCH_TARGET and the two below it."""
+        owner, attribute = _owner(DYNAMODB_DISPATCH_TARGET)
+        exit_stack.enter_context(
+            mock.patch.object(
+                owner, attribute, _locked(owner.__dict__[attribute], threading.RLock())
+            )
+        )
+        provider = pkgutil.resolve_name(METRICS_PROVIDER_TARGET)
         metrics_lock = threading.RLock()
         for method in METRICS_METHODS:
-            locked(provider_class, method, metrics_lock)
+            exit_stack.enter_context(
+                mock.patch.object(
+                    provider, method, _locked(provider.__dict__[method], metrics_lock)
+                )
+            )
+        injector, attribute = _owner(CONDITION_BUILDER_TARGET)
+        exit_stack.enter_context(
+            mock.patch.object(
+                injector, attribute, _with_own_condition_builder(injector.__dict__[attribute])
+            )
+        )
 
-        injector, attribute = resolve(CONDITION_BUILDER_TARGET)
-        original = injector.__dict__[attribute]
-        from boto3.dynamodb.conditions import ConditionExpressionBuilder
-
-        @functools.wraps(original)
-        def inject(injector_self: Any, *args: Any, **kwargs: Any) -> Any:
-            own = copy.copy(injector_self)
-            own._condition_builder = ConditionExpressionBuilder()
-            return original(own, *args, **kwargs)
-
-        self._restore.append((injector, attribute, original))
-        setattr(injector, attribute, inject)
+    def _forget_clients(self) -> None:
+        self._clients.clear()
+        self._local = threading.local()
 
     def _apply_function_environment(self, functions: Mapping[str, str]) -> None:
         """Every function's template environment, set for the in-process handlers.
 
         Handlers share one process, so the variables must agree across functions (the
         template keeps per-function differences out of the environment: memory comes
-        from the context, the tier from the state machine).
+        from the context, the tier from the state machine). The variables live in the
+        environment patched by ``_isolate_environment``, so ``stop`` removes them.
         """
         merged: dict[str, str] = {}
         client = self.client("lambda")
@@ -440,17 +503,7 @@ class EmbeddedStack:
                         f"{merged[key]!r} of another function"
                     )
                 merged[key] = value
-        self._set_environment(merged)
-
-    def _open_function_log(self) -> None:
-        """Route function output to the log file (before any handler module is imported,
-        so Powertools loggers bind to the routed stream)."""
-        if self.log_path is None:
-            return
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._log_file = self.log_path.open("a", encoding="utf-8")
-        self._console = sys.stdout
-        sys.stdout = _FunctionOutput(sys.stdout, self._log_file)
+        os.environ.update(merged)
 
     def _register_outputs(self) -> None:
         """Publish the stack's outputs under its name, as CloudFormation does on AWS, so
@@ -465,7 +518,7 @@ class EmbeddedStack:
                 StackName=self.stack_name, TemplateBody=json.dumps(body)
             )
 
-    def _start_event_loops(self) -> None:
+    def _start_event_loops(self, exit_stack: contextlib.ExitStack) -> None:
         lambda_client = self.client("lambda")
         sqs = self.client("sqs")
         for mapping in lambda_client.list_event_source_mappings()["EventSourceMappings"]:
@@ -491,8 +544,16 @@ class EmbeddedStack:
                 account=ACCOUNT,
             )
         )
+        exit_stack.callback(self._stop_event_loops)
         for loop in self._loops:
             loop.start()
+
+    def _stop_event_loops(self) -> None:
+        for loop in self._loops:
+            loop.stop()
+        for loop in self._loops:
+            loop.join(timeout=5)
+        self._loops.clear()
 
     # ---- using the stack ---------------------------------------------------------------
 
@@ -543,58 +604,36 @@ class EmbeddedStack:
         return Upload(bucket, key, version, job_id_for(bucket, key, version or etag))
 
     def wait_for_jobs(
-        self, job_ids: Iterable[str], timeout_s: float = 300.0, on_progress: Any = None
+        self,
+        job_ids: Iterable[str],
+        timeout_s: float = 300.0,
+        on_progress: Callable[[Job], None] | None = None,
     ) -> dict[str, Job | None]:
-        """Wait until every job is terminal (or the timeout passes); returns the records.
+        """Wait until every job is terminal or the timeout passes; returns the records
+        (None for a job that has none; a late job's record is not terminal).
 
-        Each poll reads only the statuses of the pending jobs (one BatchGetItem per 100),
-        and whole records only for jobs that just ended: with hundreds of jobs in flight,
-        one request per job, or whole items every 0.1 s, was most of the waiting's cost.
+        Each poll reads only the statuses of the pending jobs (``JobStore.statuses``), and
+        whole records only for jobs that just ended: with hundreds of jobs in flight, one
+        request per job, or whole items every 0.1 s, was most of the waiting's cost.
+        Raises ``EventLoopFailed`` as soon as an event loop fails (jobs could not progress).
         """
         pending = list(dict.fromkeys(job_ids))
         results: dict[str, Job | None] = dict.fromkeys(pending)
-
-        def check() -> bool:
-            statuses = self._read_items(pending, projection="job_id, job_status")
-            ended = [
-                job_id
-                for job_id, item in statuses.items()
-                if JobStatus(item["job_status"]).terminal
-            ]
-            for job_id, item in self._read_items(ended).items():
-                job = results[job_id] = Job.from_item(item)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if self.loop_errors:
+                raise EventLoopFailed(self.loop_errors)
+            ended = [i for i, status in self.jobs.statuses(pending).items() if status.terminal]
+            for job_id, job in self.jobs.get_many(ended).items():
+                results[job_id] = job
                 pending.remove(job_id)
                 if on_progress:
                     on_progress(job)
-            return not pending
-
-        wait_until(check, timeout_s, interval_s=0.1)
-        for job_id, item in self._read_items(pending).items():  # the records of the late ones
-            results[job_id] = Job.from_item(item)
+            if not pending or time.monotonic() >= deadline:
+                break
+            time.sleep(0.1)
+        results.update(self.jobs.get_many(pending))  # the records of the late ones
         return results
-
-    def _read_items(self, job_ids: Iterable[str], projection: str | None = None) -> dict[str, Any]:
-        """Job items by job id (missing jobs are absent), 100 per BatchGetItem."""
-        from boto3.dynamodb.types import TypeDeserializer
-
-        deserialize = TypeDeserializer().deserialize
-        table, client = self.outputs["JobsTableName"], self.client("dynamodb")
-        ids, found = list(job_ids), {}
-        for start in range(0, len(ids), 100):
-            keys = [
-                {"pk": {"S": f"JOB#{i}"}, "sk": {"S": JOB_SK}} for i in ids[start : start + 100]
-            ]
-            spec: dict[str, Any] = {"Keys": keys, "ConsistentRead": True}
-            if projection:
-                spec["ProjectionExpression"] = projection
-            request: dict[str, Any] = {table: spec}
-            while request:
-                response = client.batch_get_item(RequestItems=request)
-                for raw in response["Responses"].get(table, []):
-                    item = {k: deserialize(v) for k, v in raw.items()}
-                    found[item["job_id"]] = item
-                request = response.get("UnprocessedKeys") or {}
-        return found
 
     def artifact(self, key: str) -> bytes:
         body: bytes = (

@@ -1,0 +1,103 @@
+"""The provisioner deploys exactly what it declares: a template property or resource
+attribute that no provisioner consumes, calls inert or calls not emulated fails the
+deployment with a message that says what to declare."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import boto3
+import pytest
+from richdoc_tools.local.provision import (
+    PROVISIONERS,
+    NotEmulated,
+    Provisioner,
+    TemplateError,
+)
+from richdoc_tools.local.template import Template
+
+
+def _deploy(template: Template, resources: dict[str, Any]) -> Provisioner:
+    cfn = {**copy.deepcopy(template.cfn), "Resources": resources, "Outputs": {}}
+    provisioner = Provisioner(
+        boto3.Session(),
+        Template(root=template.root, sam=template.sam, cfn=cfn, handlers={}),
+        stack_name="unit",
+        region="us-east-1",
+        account="123456789012",
+    )
+    provisioner.deploy()
+    return provisioner
+
+
+def test_every_property_of_the_template_is_declared(template: Template) -> None:
+    for logical_id, resource in template.resources.items():
+        PROVISIONERS[resource["Type"]].check(logical_id, resource)  # raises when undeclared
+
+
+def test_a_template_property_nobody_handles_fails_the_deployment(
+    aws: None, template: Template
+) -> None:
+    queue = copy.deepcopy(template.resources["DeadLetterQueue"])
+    queue["Properties"]["KmsMasterKeyId"] = "alias/richdoc"
+    with pytest.raises(TemplateError) as error:
+        _deploy(template, {"DeadLetterQueue": queue})
+    message = str(error.value)
+    assert message.startswith("DeadLetterQueue: AWS::SQS::Queue property KmsMasterKeyId ")
+    assert "@provisions('AWS::SQS::Queue', ...)" in message
+    assert "consumes=" in message and "inert=" in message and "not_emulated=" in message
+
+
+def _parse_function(template: Template) -> dict[str, Any]:
+    """The template's tier-1 parse function, standing alone with a role of its own."""
+    role = boto3.client("iam").create_role(
+        RoleName="standalone-function",
+        AssumeRolePolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"Service": "lambda.amazonaws.com"},
+                        "Action": "sts:AssumeRole",
+                    }
+                ],
+            }
+        ),
+    )["Role"]
+    function: dict[str, Any] = copy.deepcopy(template.resources["ParseTier1Function"])
+    props = function["Properties"]
+    props["Role"] = role["Arn"]
+    props["Environment"] = {"Variables": {"POWERTOOLS_SERVICE_NAME": "parse"}}
+    return function
+
+
+def test_a_function_that_gains_an_undeclared_property_fails_the_deployment(
+    aws: None, template: Template
+) -> None:
+    function = _parse_function(template)
+    function["Properties"]["ReservedConcurrentExecutions"] = 5
+    with pytest.raises(
+        TemplateError,
+        match="ParseTier1Function: AWS::Lambda::Function property ReservedConcurrentExecutions",
+    ):
+        _deploy(template, {"ParseTier1Function": function})
+
+
+def test_resource_conditions_are_refused_not_ignored(aws: None, template: Template) -> None:
+    queue = {**copy.deepcopy(template.resources["DeadLetterQueue"]), "Condition": "IsProd"}
+    with pytest.raises(TemplateError, match="DeadLetterQueue: resource attribute Condition"):
+        _deploy(template, {"DeadLetterQueue": queue})
+
+
+def test_declared_but_not_emulated_properties_are_reported(aws: None, template: Template) -> None:
+    provisioner = _deploy(template, {"ParseTier1Function": _parse_function(template)})
+    assert provisioner.not_emulated == [
+        NotEmulated(
+            "ParseTier1Function",
+            "Architectures",
+            "handlers run on this machine's CPU, in this process",
+        )
+    ]
