@@ -57,6 +57,7 @@ class Resolver:
         account: str,
         parameters: Mapping[str, str],
         deployed: Deployed,
+        conditions: Mapping[str, Any] | None = None,
     ) -> None:
         self.pseudo = {
             "AWS::Region": region,
@@ -68,6 +69,31 @@ class Resolver:
         }
         self.parameters = dict(parameters)
         self.deployed = deployed
+        self.conditions = dict(conditions or {})  # the template's Conditions section
+
+    def condition(self, name: str) -> bool:
+        """A named condition of the template, evaluated as CloudFormation does."""
+        if name not in self.conditions:
+            raise TemplateError(f"unknown Condition {name}")
+        return self._truth(self.conditions[name])
+
+    def _truth(self, value: Any) -> bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, dict) and len(value) == 1:
+            ((key, arg),) = value.items()
+            if key == "Condition":
+                return self.condition(arg)
+            if key == "Fn::Equals":
+                left, right = (self.resolve(a) for a in arg)
+                return str(left) == str(right)
+            if key == "Fn::Not":
+                return not self._truth(arg[0])
+            if key == "Fn::And":
+                return all(self._truth(a) for a in arg)
+            if key == "Fn::Or":
+                return any(self._truth(a) for a in arg)
+        raise TemplateError(f"not a condition: {value!r}")
 
     def ref(self, name: str) -> str:
         if name in self.pseudo:
@@ -120,6 +146,9 @@ class Resolver:
                 return self.resolve(arg[1])[int(self.resolve(arg[0]))]
             if key == "Fn::Split":
                 return str(self.resolve(arg[1])).split(arg[0])
+            if key == "Fn::If":
+                name, if_true, if_false = arg
+                return self.resolve(if_true if self.condition(name) else if_false)
             if key.startswith("Fn::") or key == "Condition":
                 raise TemplateError(f"intrinsic {key} is not supported by the embedded stack")
         return {
@@ -148,6 +177,8 @@ def _references(value: Any) -> set[str]:
                     found.add(name.split(".", 1)[0])
                 if isinstance(arg, list):
                     found |= _references(arg[1])
+            elif key == "Fn::If":  # the condition's name is not a resource
+                found |= _references(arg[1:])
             else:
                 found |= _references(arg)
     return found
@@ -204,6 +235,7 @@ class Provisioner:
             account=account,
             parameters={**template.parameter_defaults(), **(parameters or {})},
             deployed=self.deployed,
+            conditions=template.cfn.get("Conditions", {}),
         )
         self._clients: dict[str, Any] = {}
         self.not_emulated: list[str] = []
@@ -226,6 +258,8 @@ class Provisioner:
         resources = self.template.resources
         for logical_id in deployment_order(resources):
             resource = resources[logical_id]
+            if "Condition" in resource and not self.resolver.condition(resource["Condition"]):
+                continue  # as CloudFormation: the resource is not created
             create = PROVISIONERS.get(resource["Type"])
             if create is None:
                 raise TemplateError(
@@ -424,7 +458,17 @@ def _lambda_function(p: Provisioner, logical_id: str, props: dict[str, Any]) -> 
         )
     if "EphemeralStorage" in props:
         kwargs["EphemeralStorage"] = {"Size": int(props["EphemeralStorage"]["Size"])}
-    function = p.client("lambda").create_function(**kwargs)
+    if "LoggingConfig" in props:
+        kwargs["LoggingConfig"] = props["LoggingConfig"]
+    client = p.client("lambda")
+    function = client.create_function(**kwargs)
+    if "ReservedConcurrentExecutions" in props:
+        # Read back by the Lambda runtime (richdoc_tools.local.lambdas) to size the
+        # function's invocation slots.
+        client.put_function_concurrency(
+            FunctionName=name,
+            ReservedConcurrentExecutions=int(props["ReservedConcurrentExecutions"]),
+        )
     p._set(logical_id, name, Arn=function["FunctionArn"])
 
 
@@ -438,6 +482,11 @@ def _lambda_event_source(p: Provisioner, logical_id: str, props: dict[str, Any])
         MaximumBatchingWindowInSeconds=int(props.get("MaximumBatchingWindowInSeconds", 0)),
         FunctionResponseTypes=props.get("FunctionResponseTypes", []),
         Enabled=False,
+        **(
+            {"ScalingConfig": {"MaximumConcurrency": int(scaling["MaximumConcurrency"])}}
+            if (scaling := props.get("ScalingConfig"))
+            else {}
+        ),
     )
     p._set(logical_id, mapping["UUID"])
 
@@ -456,14 +505,18 @@ def _lambda_permission(p: Provisioner, logical_id: str, props: dict[str, Any]) -
 
 
 def _events_rule(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
+    # moto stores the rules; richdoc_tools.local.events delivers to their targets (status
+    # changes, schedules) the way EventBridge would.
     events = p.client("events")
     name = props.get("Name") or p.physical_name(logical_id, 64)
-    rule = events.put_rule(
-        Name=name,
-        EventPattern=json.dumps(props["EventPattern"]),
-        State=props.get("State", "ENABLED"),
+    trigger = (
+        {"ScheduleExpression": props["ScheduleExpression"]}
+        if "ScheduleExpression" in props
+        else {"EventPattern": json.dumps(props["EventPattern"])}
     )
-    targets = [{"Id": t["Id"], "Arn": t["Arn"]} for t in props.get("Targets", [])]
+    rule = events.put_rule(Name=name, State=props.get("State", "ENABLED"), **trigger)
+    target_keys = ("Id", "Arn", "Input", "DeadLetterConfig", "RetryPolicy")
+    targets = [{k: t[k] for k in target_keys if k in t} for t in props.get("Targets", [])]
     if targets:
         events.put_targets(Rule=name, Targets=targets)
     p._set(logical_id, name, Arn=rule["RuleArn"])
@@ -519,6 +572,49 @@ def _sns_topic(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     p._set(logical_id, arn, TopicName=name)
 
 
+def _kms_key(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
+    kms = p.client("kms")
+    key = kms.create_key(
+        Description=props.get("Description", ""),
+        Policy=json.dumps(props["KeyPolicy"]),
+        KeyUsage=props.get("KeyUsage", "ENCRYPT_DECRYPT"),
+    )["KeyMetadata"]
+    if props.get("EnableKeyRotation"):
+        kms.enable_key_rotation(KeyId=key["KeyId"])
+    p._set(logical_id, key["KeyId"], Arn=key["Arn"], KeyId=key["KeyId"])
+
+
+def _sns_subscription(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
+    # An email subscription stays pending confirmation; nothing is sent locally.
+    arn = p.client("sns").subscribe(
+        TopicArn=props["TopicArn"], Protocol=props["Protocol"], Endpoint=props["Endpoint"]
+    )["SubscriptionArn"]
+    p._set(logical_id, arn)
+
+
+def _iam_policy(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
+    document = {"Version": "2012-10-17", **props["PolicyDocument"]}
+    for role in props.get("Roles", []):
+        p.client("iam").put_role_policy(
+            RoleName=role, PolicyName=props["PolicyName"], PolicyDocument=json.dumps(document)
+        )
+    p._set(logical_id, logical_id)
+
+
+def _lambda_event_invoke_config(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
+    # Read back by richdoc_tools.local.events, which invokes asynchronously the way Lambda
+    # does: the retries, then the OnFailure destination.
+    config = {
+        key: props[key]
+        for key in ("MaximumRetryAttempts", "MaximumEventAgeInSeconds", "DestinationConfig")
+        if key in props
+    }
+    p.client("lambda").put_function_event_invoke_config(
+        FunctionName=props["FunctionName"], Qualifier=props.get("Qualifier", "$LATEST"), **config
+    )
+    p._set(logical_id, logical_id)
+
+
 def _alarm(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     name = props.get("AlarmName") or p.physical_name(logical_id, 255)
     keys = (
@@ -530,13 +626,14 @@ def _alarm(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
         "Period",
         "EvaluationPeriods",
         "Threshold",
+        "DatapointsToAlarm",
         "ComparisonOperator",
         "TreatMissingData",
         "AlarmActions",
         "Metrics",
     )
     kwargs = {k: props[k] for k in keys if k in props}
-    for numeric in ("Period", "EvaluationPeriods"):
+    for numeric in ("Period", "EvaluationPeriods", "DatapointsToAlarm"):
         if numeric in kwargs:
             kwargs[numeric] = int(kwargs[numeric])
     if "Threshold" in kwargs:
@@ -560,5 +657,9 @@ PROVISIONERS: dict[str, Callable[[Provisioner, str, dict[str, Any]], None]] = {
     "AWS::StepFunctions::StateMachine": _state_machine,
     "AWS::Logs::LogGroup": _log_group,
     "AWS::SNS::Topic": _sns_topic,
+    "AWS::SNS::Subscription": _sns_subscription,
+    "AWS::KMS::Key": _kms_key,
+    "AWS::IAM::Policy": _iam_policy,
+    "AWS::Lambda::EventInvokeConfig": _lambda_event_invoke_config,
     "AWS::CloudWatch::Alarm": _alarm,
 }

@@ -23,6 +23,7 @@ import time
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
@@ -30,7 +31,13 @@ from typing import IO, Any
 import boto3
 
 from richdoc.jobs import JOB_SK, Job, JobStatus, JobStore, job_id_for
-from richdoc_tools.local.events import ExecutionStatusEvents, SqsPoller, wait_until
+from richdoc_tools.local.events import (
+    AsyncInvoker,
+    ExecutionStatusEvents,
+    ScheduledRules,
+    SqsPoller,
+    wait_until,
+)
 from richdoc_tools.local.lambdas import FUNCTION_THREAD_PREFIX, FaultPlan, LambdaRuntime
 from richdoc_tools.local.provision import Provisioner
 from richdoc_tools.local.template import Template, load_template
@@ -78,6 +85,10 @@ METRICS_METHODS = (
     "flush_metrics",
     "clear_metrics",
 )
+# The fault hook for SQS (FaultPlan.fail_sends): every SendMessage request, from the state
+# machine's sqs:sendMessage task or a handler's boto3 client, reaches this backend method.
+# (Messages SQS itself moves to a dead-letter queue by a redrive policy do not.)
+SQS_SEND_TARGET = "moto.sqs.models.SQSBackend.send_message"
 
 _LOCAL_ENVIRONMENT = {
     # No credentials or network needed: everything is emulated in this process.
@@ -196,6 +207,7 @@ class EmbeddedStack:
         timeout_override_s: Mapping[str, float] | None = None,
         log_path: Path | None = None,
         server_port: int | None = None,
+        schedules: bool = True,
     ) -> None:
         self.root = root
         self.stack_name = stack_name
@@ -206,6 +218,9 @@ class EmbeddedStack:
         self.timeout_override_s = dict(timeout_override_s or {})
         self.log_path = log_path
         self.server_port = server_port
+        # Scheduled rules fire on their own schedule (the sweep: every SweepIntervalMinutes);
+        # with False only fire_schedules() fires them (tests choose when, and the time).
+        self.schedules = schedules
         self.template: Template | None = None
         self.outputs: dict[str, str] = {}
         self.runtime: LambdaRuntime | None = None
@@ -222,6 +237,8 @@ class EmbeddedStack:
         self._clients: dict[str, Any] = {}
         self._clients_lock = threading.Lock()
         self._local = threading.local()
+        self._schedule_rules: ScheduledRules | None = None
+        self._queues: dict[str, str] = {}  # queue name -> logical id (for send faults)
 
     # ---- lifecycle ---------------------------------------------------------------------
 
@@ -299,11 +316,18 @@ class EmbeddedStack:
         }
         self._apply_function_environment(functions)
         self._open_function_log()
+        self._queues = {
+            deployed.attributes[lid]["QueueName"]: lid
+            for lid, kind in deployed.types.items()
+            if kind == "AWS::SQS::Queue"
+        }
+        self._inject_send_faults()
         self.runtime = LambdaRuntime(
             self.template.handlers,
             functions=functions,
             faults=self.faults,
             timeout_override_s=self.timeout_override_s,
+            reserved_concurrency=self._reserved_concurrency(functions),
         )
         self.runtime.install()
         self._start_event_loops()
@@ -418,6 +442,41 @@ class EmbeddedStack:
         self._restore.append((injector, attribute, original))
         setattr(injector, attribute, inject)
 
+    def _inject_send_faults(self) -> None:
+        """Apply FaultPlan.fail_sends in moto's SQS backend (see SQS_SEND_TARGET); undone
+        by ``stop``."""
+        import importlib
+
+        from moto.sqs.exceptions import SQSException
+
+        module_name, _, attribute = SQS_SEND_TARGET.rpartition(".")
+        module_name, _, class_name = module_name.rpartition(".")
+        backend = getattr(importlib.import_module(module_name), class_name)
+        original = backend.__dict__[attribute]
+        stack = self
+
+        @functools.wraps(original)
+        def send_message(backend_self: Any, queue_name: str, *args: Any, **kwargs: Any) -> Any:
+            logical_id = stack._queues.get(queue_name)
+            fault = stack.faults.take_send(logical_id) if logical_id else None
+            if fault is not None:
+                raise SQSException(fault.code, fault.message)
+            return original(backend_self, queue_name, *args, **kwargs)
+
+        self._restore.append((backend, attribute, original))
+        setattr(backend, attribute, send_message)
+
+    def _reserved_concurrency(self, functions: Mapping[str, str]) -> dict[str, int]:
+        client = self.client("lambda")
+        reserved = {}
+        for name, logical_id in functions.items():
+            value = client.get_function_concurrency(FunctionName=name).get(
+                "ReservedConcurrentExecutions"
+            )
+            if value is not None:
+                reserved[logical_id] = int(value)
+        return reserved
+
     def _apply_function_environment(self, functions: Mapping[str, str]) -> None:
         """Every function's template environment, set for the in-process handlers.
 
@@ -481,16 +540,23 @@ class EmbeddedStack:
                     retry_visibility_s=self.retry_visibility_s,
                 )
             )
+        invoker = AsyncInvoker(lambda_client=lambda_client, sqs=sqs)
         self._loops.append(
             ExecutionStatusEvents(
                 sfn=self.client("stepfunctions"),
                 events=self.client("events"),
-                lambda_client=lambda_client,
+                invoker=invoker,
                 state_machine_arn=self.outputs["StateMachineArn"],
                 region=REGION,
                 account=ACCOUNT,
             )
         )
+        self._schedule_rules = ScheduledRules(
+            events=self.client("events"), invoker=invoker, region=REGION, account=ACCOUNT
+        )
+        self._schedule_rules.rules()  # refuse schedule expressions that are not emulated
+        if self.schedules:
+            self._loops.append(self._schedule_rules)
         for loop in self._loops:
             loop.start()
 
@@ -520,6 +586,13 @@ class EmbeddedStack:
                 ).Table(self.outputs["JobsTableName"])
             store = self._local.jobs = JobStore(table)
         return store
+
+    def fire_schedules(self, at: datetime | None = None) -> int:
+        """Fire every scheduled rule now, as EventBridge would at time ``at`` (default: now);
+        the targets' invocations, retries and failure destinations are done on return.
+        Returns how many rules fired."""
+        assert self._schedule_rules is not None, "the stack is not started"
+        return self._schedule_rules.fire_all(at)
 
     @property
     def loop_errors(self) -> list[BaseException]:
