@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
 
 from aws_lambda_powertools import Logger, Metrics
@@ -286,48 +286,55 @@ class Records:
         cutoff = event.time - timedelta(seconds=self.workflow_timeout_s)
         stuck = closed = 0
         failed: list[str] = []
-        seen: set[str] = set()  # a job failed by this sweep must not be counted again
+        seen: set[str] = set()  # a job this sweep failed is found again under FAILED
         for status in OPEN_STATUSES:
             for candidate in self.jobs.unchanged_since(status, cutoff):
                 if candidate.job_id in seen:
                     continue
                 seen.add(candidate.job_id)
-                job = self.jobs.get(candidate.job_id)  # the index lags the table
-                if job is None or job.status not in OPEN_STATUSES:
-                    continue
-                if (job.updated_at or "") >= timestamp(cutoff):
-                    continue
-                execution = self._describe(job.execution_arn)
-                if execution is not None and execution["status"] == "RUNNING":
-                    continue
-                stuck += 1
-                ended = execution["status"] if execution is not None else "NOT_STARTED"
-                failure = Failure(
-                    kind=FailureKind.INTERNAL,
-                    reason=(
-                        f"job {job.status} unchanged since {job.updated_at}, longer than the "
-                        f"workflow timeout ({self.workflow_timeout_s} s); execution {ended}"
-                    ),
-                    error=f"Execution.{ended}",
-                )
                 try:
-                    message = job.message or self._execution_message(execution)
-                    if self._close(
-                        job,
-                        message=message,
-                        execution_arn=job.execution_arn,
-                        failure=failure,
-                        closer=SENT_BY_SWEEP,
-                    ):
-                        closed += 1
+                    outcome = self._sweep_job(candidate.job_id, cutoff)
                 except Exception:  # one job must not keep the sweep from the others
-                    self.logger.exception("sweep could not close a job", extra={"job": job.job_id})
-                    failed.append(job.job_id)
+                    self.logger.exception(
+                        "sweep could not close a job", extra={"job_id": candidate.job_id}
+                    )
+                    stuck += 1
+                    failed.append(candidate.job_id)
+                    continue
+                stuck += outcome is not None
+                closed += bool(outcome)
         _emit("StuckJobs", stuck)  # every sweep, zero too: the alarm sees the sweep ran
         if failed:
             raise SweepIncomplete(f"{len(failed)} stuck job(s) not closed: {', '.join(failed)}")
         self.logger.info("sweep done", extra={"stuck": stuck, "closed": closed})
         return Swept(stuck=stuck, closed=closed)
+
+    def _sweep_job(self, job_id: str, cutoff: datetime) -> bool | None:
+        """None when the job is not stuck; else whether this sweep closed it."""
+        job = self.jobs.get(job_id)  # the index lags the table
+        if job is None or job.status not in OPEN_STATUSES:
+            return None
+        if (job.updated_at or "") >= timestamp(cutoff):
+            return None
+        execution = self._describe(job.execution_arn)
+        if execution is not None and execution["status"] == "RUNNING":
+            return None
+        ended = execution["status"] if execution is not None else "NOT_STARTED"
+        failure = Failure(
+            kind=FailureKind.INTERNAL,
+            reason=(
+                f"job {job.status} unchanged since {job.updated_at}, longer than the "
+                f"workflow timeout ({self.workflow_timeout_s} s); execution {ended}"
+            ),
+            error=f"Execution.{ended}",
+        )
+        return self._close(
+            job,
+            message=job.message or self._execution_message(execution),
+            execution_arn=job.execution_arn,
+            failure=failure,
+            closer=SENT_BY_SWEEP,
+        )
 
     def _close(
         self, job: Job, *, message: str, execution_arn: str | None, failure: Failure, closer: str
