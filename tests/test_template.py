@@ -213,6 +213,13 @@ def test_internal_failures_page_and_expected_failures_do_not(template: Template)
     # The records function emits JobsDeadLettered with exactly one dimension, the kind.
     assert (alarm["Namespace"], alarm["MetricName"]) == ("richdoc", "JobsDeadLettered")
     assert alarm["Dimensions"] == [{"Name": "kind", "Value": "internal"}]
+    # A service name would add a "service" dimension to every metric Powertools emits,
+    # and the alarms (which match dimensions exactly) would never see a data point.
+    variables = template.sam["Globals"]["Function"]["Environment"]["Variables"]
+    assert "POWERTOOLS_SERVICE_NAME" not in variables
+    for logical_id in template.handlers:
+        own = _sam(template, logical_id).get("Environment", {}).get("Variables", {})
+        assert "POWERTOOLS_SERVICE_NAME" not in own, logical_id
     # No alarm counts every dead letter or every failed execution: a corrupt upload fails
     # its execution and reaches the dead-letter queue by design.
     for alarm in _alarms(template).values():
