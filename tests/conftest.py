@@ -70,7 +70,8 @@ def _no_real_aws(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module")
 def embedded_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """One embedded stack per test module (starting one takes several seconds).
+    """One embedded stack per test module (starting one takes several seconds). Its
+    schedules fire only when a test calls ``fire_schedules``.
 
     Not per session: moto mocks nest, and a plain ``aws`` test running inside a live stack
     would share (and reconfigure) its emulation. Modules that use the stack use only it.
@@ -78,7 +79,9 @@ def embedded_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from richdoc_tools.local.stack import EmbeddedStack
 
     log_path = tmp_path_factory.mktemp("lambda-logs") / "functions.log"
-    with EmbeddedStack(retry_delay_scale=0.0, retry_visibility_s=0, log_path=log_path) as stack:
+    with EmbeddedStack(
+        retry_delay_scale=0.0, retry_visibility_s=0, log_path=log_path, schedules=False
+    ) as stack:
         yield stack
 
 

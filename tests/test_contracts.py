@@ -431,6 +431,10 @@ def _mutated(definition: dict[str, Any], state: str, old: str, new: str) -> dict
         ),
         # The Choice reads the failure record.
         ("FailureKind", "$.failure.kind", "$.failure.class", "nothing at 'class'"),
+        # The mark reads the message id the dead-letter send's ResultSelector keeps.
+        ("MarkDeadLettered", "$.dead_letter.message_id", "$.dead_letter.id", "nothing at 'id'"),
+        ("SendToDeadLetterQueue", "$.MessageId", "$.MessageID", "nothing at 'MessageID'"),
+        ("MarkDeadLettered", '"message_id.$"', '"sqs_message_id.$"', "records rejects"),
     ],
 )
 def test_a_definition_side_rename_is_caught(

@@ -154,6 +154,11 @@ def test_a_notification_creates_the_job_and_starts_run_1(world: dict[str, Any]) 
     assert _execution_input(world, result.execution_name) == ExecutionInput(
         job_id=result.job_id, run=1, source=job.source, options=job.options, message=body
     )
+    # What the sweep needs to close the run if its execution never starts.
+    assert job.message == body
+    assert job.execution_arn == (
+        world["machine"].replace(":stateMachine:", ":execution:") + f":{result.job_id}-r1"
+    )
 
 
 def test_duplicate_deliveries_start_one_execution(world: dict[str, Any]) -> None:
@@ -192,11 +197,16 @@ def test_a_deleted_object_still_gets_a_job_for_the_parse_step_to_classify(
     assert result.outcome is StartOutcome.STARTED
 
 
-def _dead_letter(world: dict[str, Any], job_id: str) -> dict[str, dict[str, str]]:
+def _dead_letter(
+    world: dict[str, Any], job_id: str, *, marked: bool = True
+) -> dict[str, dict[str, str]]:
+    """Fail run 1; ``marked=False`` stops before the DEAD_LETTERED mark (job FAILED)."""
     jobs: JobStore = world["jobs"]
     jobs.mark_running(job_id, 1, "arn:execution")
     failure = Failure(FailureKind.TRANSIENT, "S3 SlowDown", error="Transient")
-    jobs.dead_letter(job_id, 1, failure)
+    jobs.record_failure(job_id, 1, failure)
+    if marked:
+        jobs.mark_dead_lettered(job_id, 1, "message-1", sent_by="state-machine")
     return failure_attributes(job_id, 1, failure)
 
 
@@ -228,3 +238,22 @@ def test_a_plain_duplicate_of_a_dead_lettered_job_does_not_restart_it(
     [duplicate] = world["starter"].handle_message(body)
     assert duplicate.outcome is StartOutcome.DUPLICATE_IGNORED
     assert world["jobs"].get(first.job_id).status is JobStatus.DEAD_LETTERED
+
+
+def test_a_failed_run_restarts_only_from_its_redriven_message(world: dict[str, Any]) -> None:
+    # FAILED: the failure is recorded, the mark after the dead-letter send has not happened.
+    version = _upload(world, "a.docx")
+    body = s3_notification("a.docx", version)
+    [first] = world["starter"].handle_message(body)
+    attributes = {
+        k: v["StringValue"] for k, v in _dead_letter(world, first.job_id, marked=False).items()
+    }
+    [duplicate] = world["starter"].handle_message(body)
+    assert duplicate.outcome is StartOutcome.DUPLICATE_IGNORED
+    assert world["jobs"].get(first.job_id).status is JobStatus.FAILED
+    # The redriven message exists, so the send was durable: run 2 starts.
+    [again] = world["starter"].handle_message(body, attributes)
+    assert (again.run, again.outcome) == (2, StartOutcome.STARTED)
+    job = world["jobs"].get(first.job_id)
+    assert (job.run, job.status) == (2, JobStatus.QUEUED)
+    assert job.execution_arn is not None and job.execution_arn.endswith(f"{first.job_id}-r2")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from richdoc.contracts import JobCounts, JobOptions, JobOutputs, SourceObject
@@ -11,6 +13,7 @@ from richdoc.jobs import (
     StaleRun,
     execution_name,
     job_id_for,
+    timestamp,
 )
 from richdoc.taxonomy import Failure, FailureKind, ResourceLimit
 
@@ -29,6 +32,11 @@ def _running(store: JobStore, job_id: str = "job-1") -> str:
     return job_id
 
 
+def _dead_lettered(store: JobStore, job_id: str, run: int, failure: Failure) -> None:
+    store.record_failure(job_id, run, failure)
+    store.mark_dead_lettered(job_id, run, f"message-{job_id}-r{run}", sent_by="state-machine")
+
+
 def test_job_id_is_deterministic_per_object_version() -> None:
     assert job_id_for("b", "k", "v1") == job_id_for("b", "k", "v1")
     assert job_id_for("b", "k", "v1") != job_id_for("b", "k", "v2")
@@ -42,8 +50,24 @@ def test_execution_names_fit_step_functions_limits() -> None:
 
 
 def test_status_vocabulary_is_closed_and_knows_terminal_states() -> None:
-    assert {s.value for s in JobStatus} == {"QUEUED", "RUNNING", "SUCCEEDED", "DEAD_LETTERED"}
+    assert {s.value for s in JobStatus} == {
+        "QUEUED",
+        "RUNNING",
+        "SUCCEEDED",
+        "FAILED",
+        "DEAD_LETTERED",
+    }
+    # FAILED is not terminal: its dead-letter message is not confirmed yet.
     assert {s for s in JobStatus if s.terminal} == {JobStatus.SUCCEEDED, JobStatus.DEAD_LETTERED}
+
+
+def test_create_keeps_the_message_and_the_execution_to_be(job_store: JobStore) -> None:
+    assert job_store.create(
+        "job-1", SOURCE, JobOptions(), message='{"Records": []}', execution_arn="arn:x:job-1-r1"
+    )
+    job = job_store.get("job-1")
+    assert job is not None
+    assert (job.message, job.execution_arn) == ('{"Records": []}', "arn:x:job-1-r1")
 
 
 def test_create_is_idempotent_for_duplicate_notifications(job_store: JobStore) -> None:
@@ -74,42 +98,93 @@ def test_success_records_outputs_counts_pipeline_and_hash(job_store: JobStore) -
     assert job.pipeline == "simple"
 
 
-def test_dead_letter_keeps_kind_reason_and_feature(job_store: JobStore) -> None:
+def test_a_failure_is_recorded_first_and_dead_lettered_with_its_message_after(
+    job_store: JobStore,
+) -> None:
     job_id = _running(job_store)
     failure = Failure(
         FailureKind.UNSUPPORTED_FEATURE, "PDF is encrypted", "encrypted", "UnsupportedFeature"
     )
-    job_store.dead_letter(job_id, 1, failure)
-    job = job_store.get(job_id)
-    assert job is not None and job.status is JobStatus.DEAD_LETTERED
-    assert job.failure == {
+    failed = job_store.record_failure(job_id, 1, failure)
+    assert failed.status is JobStatus.FAILED and failed.ended_at is None
+    assert failed.failure == {
         "kind": "unsupported_feature",
         "reason": "PDF is encrypted",
         "feature": "encrypted",
         "error": "UnsupportedFeature",
     }
+    assert failed.recorded_failure() == failure
+    marked = job_store.mark_dead_lettered(job_id, 1, "message-1", sent_by="state-machine")
+    assert marked is not None and marked.status is JobStatus.DEAD_LETTERED
+    assert marked.dead_letter == {"message_id": "message-1", "sent_by": "state-machine"}
+    assert marked.failure == failed.failure and marked.ended_at is not None
+    assert job_store.get(job_id) == marked
+
+
+def test_a_repeated_failure_record_keeps_the_first(job_store: JobStore) -> None:
+    job_id = _running(job_store)
+    first = job_store.record_failure(job_id, 1, Failure(FailureKind.CORRUPT_INPUT, "not a zip"))
+    again = job_store.record_failure(job_id, 1, Failure(FailureKind.INTERNAL, "retried call"))
+    assert again.failure == first.failure
+
+
+def test_only_a_failed_run_is_dead_lettered_and_only_with_one_message(
+    job_store: JobStore,
+) -> None:
+    job_id = _running(job_store)
+    with pytest.raises(StaleRun):  # RUNNING: nothing recorded the failure
+        job_store.mark_dead_lettered(job_id, 1, "message-1", sent_by="sweep")
+    job_store.record_failure(job_id, 1, Failure(FailureKind.TRANSIENT, "throttled"))
+    assert job_store.mark_dead_lettered(job_id, 1, "message-1", sent_by="state-machine")
+    # The same mark again (a retried call) writes nothing; another message is a conflict.
+    assert job_store.mark_dead_lettered(job_id, 1, "message-1", sent_by="state-machine") is None
+    with pytest.raises(StaleRun):
+        job_store.mark_dead_lettered(job_id, 1, "message-2", sent_by="reconciler")
+    job = job_store.get(job_id)
+    assert job is not None and job.dead_letter == {
+        "message_id": "message-1",
+        "sent_by": "state-machine",
+    }
 
 
 def test_a_stale_run_can_never_overwrite_a_newer_run(job_store: JobStore) -> None:
     job_id = _running(job_store)
-    job_store.dead_letter(job_id, 1, Failure(FailureKind.TRANSIENT, "throttled"))
-    assert job_store.start_next_run(job_id, 1) == 2
+    _dead_lettered(job_store, job_id, 1, Failure(FailureKind.TRANSIENT, "throttled"))
+    assert job_store.start_next_run(job_id, 1, execution_arn="arn:execution:r2") == 2
     job_store.mark_running(job_id, 2, "arn:execution:r2")
     with pytest.raises(StaleRun):
         job_store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline=None, sha256=None)
     with pytest.raises(StaleRun):
-        job_store.dead_letter(job_id, 1, Failure(FailureKind.INTERNAL, "late"))
+        job_store.record_failure(job_id, 1, Failure(FailureKind.INTERNAL, "late"))
+    with pytest.raises(StaleRun):
+        job_store.mark_dead_lettered(job_id, 1, "message-job-1-r1", sent_by="reconciler")
     job = job_store.get(job_id)
     assert job is not None and (job.run, job.status) == (2, JobStatus.RUNNING)
-    assert job.failure is None
+    assert job.failure is None and job.dead_letter is None
 
 
 def test_a_redrive_advances_the_run_exactly_once(job_store: JobStore) -> None:
     job_id = _running(job_store)
-    job_store.dead_letter(job_id, 1, Failure(FailureKind.CORRUPT_INPUT, "bad"))
-    assert job_store.start_next_run(job_id, 1) == 2
+    _dead_lettered(job_store, job_id, 1, Failure(FailureKind.CORRUPT_INPUT, "bad"))
+    assert job_store.start_next_run(job_id, 1, execution_arn="arn:execution:r2") == 2
+    job = job_store.get(job_id)
+    assert job is not None and (job.status, job.execution_arn) == (
+        JobStatus.QUEUED,
+        "arn:execution:r2",
+    )
     with pytest.raises(StaleRun):
         job_store.start_next_run(job_id, 1)
+
+
+def test_a_failed_run_whose_message_is_redriven_advances_before_its_mark(
+    job_store: JobStore,
+) -> None:
+    # The redriven message proves the send; the run's own mark then finds run 2.
+    job_id = _running(job_store)
+    job_store.record_failure(job_id, 1, Failure(FailureKind.TRANSIENT, "throttled"))
+    assert job_store.start_next_run(job_id, 1) == 2
+    with pytest.raises(StaleRun):
+        job_store.mark_dead_lettered(job_id, 1, "message-1", sent_by="state-machine")
 
 
 def test_only_dead_lettered_runs_can_be_redriven(job_store: JobStore) -> None:
@@ -118,11 +193,18 @@ def test_only_dead_lettered_runs_can_be_redriven(job_store: JobStore) -> None:
         job_store.start_next_run(job_id, 1)
 
 
-def test_succeeded_jobs_cannot_be_dead_lettered_later(job_store: JobStore) -> None:
+def test_succeeded_jobs_cannot_be_failed_later(job_store: JobStore) -> None:
     job_id = _running(job_store)
     job_store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline=None, sha256=None)
     with pytest.raises(StaleRun):
-        job_store.dead_letter(job_id, 1, Failure(FailureKind.INTERNAL, "late duplicate"))
+        job_store.record_failure(job_id, 1, Failure(FailureKind.INTERNAL, "late duplicate"))
+
+
+def test_a_failed_job_takes_no_stage_from_a_zombie_handler(job_store: JobStore) -> None:
+    job_id = _running(job_store)
+    job_store.record_failure(job_id, 1, Failure(FailureKind.RESOURCE_LIMIT, "tier 3"))
+    with pytest.raises(StaleRun):
+        job_store.open_attempt(job_id, 1, "parse", tier=3)
 
 
 def test_attempt_context_records_ok_and_error_outcomes(job_store: JobStore) -> None:
@@ -174,9 +256,11 @@ def test_handler_recorded_errors_are_not_recorded_twice(job_store: JobStore) -> 
 def test_jobs_are_listed_by_status_through_the_index(job_store: JobStore) -> None:
     for n in range(3):
         _running(job_store, f"job-{n}")
-    job_store.dead_letter("job-1", 1, Failure(FailureKind.CORRUPT_INPUT, "bad"))
+    _dead_lettered(job_store, "job-1", 1, Failure(FailureKind.CORRUPT_INPUT, "bad"))
+    job_store.record_failure("job-2", 1, Failure(FailureKind.TRANSIENT, "throttled"))
     assert [j.job_id for j in job_store.list_jobs(JobStatus.DEAD_LETTERED)] == ["job-1"]
-    assert {j.job_id for j in job_store.list_jobs(JobStatus.RUNNING)} == {"job-0", "job-2"}
+    assert [j.job_id for j in job_store.list_jobs(JobStatus.FAILED)] == ["job-2"]
+    assert {j.job_id for j in job_store.list_jobs(JobStatus.RUNNING)} == {"job-0"}
     assert len(job_store.list_jobs()) == 3
 
 
@@ -184,7 +268,8 @@ def test_many_jobs_are_read_in_batches_and_missing_ones_are_absent(job_store: Jo
     ids = [f"job-{n}" for n in range(130)]  # more than one BatchGetItem (100 keys)
     for job_id in ids:
         _running(job_store, job_id)
-    job_store.dead_letter("job-7", 1, Failure(FailureKind.CORRUPT_INPUT, "bad"))
+    job_store.record_failure("job-7", 1, Failure(FailureKind.CORRUPT_INPUT, "bad"))
+    job_store.mark_dead_lettered("job-7", 1, "message-1", sent_by="state-machine")
     wanted = [*ids, "never-created"]
     jobs = job_store.get_many(wanted)
     assert set(jobs) == set(ids)
@@ -193,3 +278,17 @@ def test_many_jobs_are_read_in_batches_and_missing_ones_are_absent(job_store: Jo
     assert set(statuses) == set(ids)
     assert statuses["job-7"] is JobStatus.DEAD_LETTERED
     assert {statuses[i] for i in ids if i != "job-7"} == {JobStatus.RUNNING}
+
+
+def test_jobs_unchanged_since_a_moment_are_found_by_status_and_time(jobs_table: object) -> None:
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    now = [start]
+    store = JobStore(jobs_table, clock=lambda: timestamp(now[0]))
+    _running(store, "old")
+    now[0] = start + timedelta(hours=4)
+    _running(store, "new")
+    assert [
+        j.job_id for j in store.unchanged_since(JobStatus.RUNNING, start + timedelta(hours=1))
+    ] == ["old"]
+    assert store.unchanged_since(JobStatus.QUEUED, now[0]) == []
+    assert store.unchanged_since(JobStatus.RUNNING, start) == []  # strictly before

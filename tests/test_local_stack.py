@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
+from datetime import UTC, datetime
 from importlib.metadata import version
 from typing import Any
 
 import pytest
-from richdoc_tools.local.events import TERMINAL_STATUSES, ExecutionStatusEvents, wait_until
-from richdoc_tools.local.lambdas import PATCH_TARGET, PlatformError
+from botocore.exceptions import ClientError
+from richdoc_tools.local.events import (
+    TERMINAL_STATUSES,
+    ExecutionStatusEvents,
+    schedule_period_s,
+    wait_until,
+)
+from richdoc_tools.local.lambdas import PATCH_TARGET, PlatformError, ServiceError
 from richdoc_tools.local.stack import (
     ASL_PARSE_TARGET,
     CONDITION_BUILDER_TARGET,
@@ -21,6 +29,7 @@ from richdoc_tools.local.stack import (
     RETRY_SLEEP_TARGET,
     S3_NOTIFICATION_TARGET,
     SERVER_APP_TARGET,
+    SQS_SEND_TARGET,
     EventLoopFailed,
     _DefinitionParses,
 )
@@ -134,9 +143,28 @@ def test_server_patch_point_is_the_app_moto_serves() -> None:
     assert "request_handler=MotoRequestHandler" in source
 
 
+def test_sqs_send_patch_point_takes_the_queue_name_and_redrives_do_not_pass_it() -> None:
+    import moto.sqs.models as models
+
+    assert SQS_SEND_TARGET == "moto.sqs.models.SQSBackend.send_message"
+    source = inspect.getsource(models)
+    assert "    def send_message(\n        self,\n        queue_name: str," in source
+    # SQS's own redrive-policy moves add to the dead-letter queue without SendMessage, so
+    # a scripted send failure never stops them.
+    assert "queue.dead_letter_queue.add_message(message)" in source
+
+
+def test_schedule_expressions_the_emulation_fires() -> None:
+    assert schedule_period_s("rate(15 minutes)") == 900
+    assert schedule_period_s("rate(1 hour)") == 3600
+    assert schedule_period_s("rate(2 days)") == 172800
+    with pytest.raises(ValueError, match="only rate"):
+        schedule_period_s("cron(0 12 * * ? *)")
+
+
 def test_status_events_list_only_the_statuses_a_rule_can_match() -> None:
     loop = ExecutionStatusEvents(
-        sfn=None, events=None, lambda_client=None, state_machine_arn="arn", region="r", account="a"
+        sfn=None, events=None, invoker=None, state_machine_arn="arn", region="r", account="a"
     )
 
     def rule(pattern: dict[str, Any]) -> tuple[dict[str, Any], None]:
@@ -154,6 +182,39 @@ def test_status_events_list_only_the_statuses_a_rule_can_match() -> None:
 
 
 # ---- deployment fidelity -------------------------------------------------------------------
+
+
+def _resolver(**parameters: str) -> Any:
+    from richdoc_tools.local.provision import Deployed, Resolver
+
+    return Resolver(
+        stack_name="s",
+        stack_id="arn:aws:cloudformation:us-east-1:123456789012:stack/s/id",
+        region="us-east-1",
+        account="123456789012",
+        parameters=parameters,
+        deployed=Deployed(),
+        conditions={
+            "HasEmail": {"Fn::Not": [{"Fn::Equals": [{"Ref": "Email"}, ""]}]},
+            "Both": {"Fn::And": [{"Condition": "HasEmail"}, {"Fn::Equals": ["a", "a"]}]},
+            "Either": {"Fn::Or": [{"Condition": "HasEmail"}, {"Fn::Equals": ["a", "b"]}]},
+        },
+    )
+
+
+@pytest.mark.parametrize(("email", "expected"), [("", False), ("ops@example.com", True)])
+def test_conditions_and_fn_if_resolve_as_cloudformation_does(email: str, expected: bool) -> None:
+    resolver = _resolver(Email=email)
+    assert [resolver.condition(c) for c in ("HasEmail", "Both", "Either")] == [expected] * 3
+    value = {"Fn::If": ["HasEmail", {"Ref": "Email"}, {"Ref": "AWS::NoValue"}]}
+    assert resolver.resolve({"Endpoint": value}) == ({"Endpoint": email} if expected else {})
+
+
+def test_a_condition_the_template_does_not_define_is_refused() -> None:
+    from richdoc_tools.local.provision import TemplateError
+
+    with pytest.raises(TemplateError, match="Nope"):
+        _resolver(Email="").condition("Nope")
 
 
 def test_ingest_bucket_is_versioned_and_notifies_the_ingest_queue(stack: Any) -> None:
@@ -214,6 +275,44 @@ def test_functions_get_the_template_memory_sizes(stack: Any) -> None:
     )
 
 
+def test_functions_run_no_more_at_once_than_their_reserved_concurrency(stack: Any) -> None:
+    client = stack.client("lambda")
+    cores = os.cpu_count() or 2
+    for name, logical_id in stack.runtime.functions.items():
+        reserved = client.get_function_concurrency(FunctionName=name).get(
+            "ReservedConcurrentExecutions"
+        )
+        local = cores if stack.runtime.handlers[logical_id].image else 4 * cores
+        expected = local if reserved is None else min(local, reserved)
+        assert stack.runtime.slots[logical_id] == expected, logical_id
+    tier3 = next(n for n, lid in stack.runtime.functions.items() if lid == "ParseTier3Function")
+    assert client.get_function_concurrency(FunctionName=tier3)["ReservedConcurrentExecutions"] == 5
+
+
+def test_the_starter_mapping_keeps_its_maximum_concurrency(stack: Any) -> None:
+    [mapping] = stack.client("lambda").list_event_source_mappings()["EventSourceMappings"]
+    assert mapping["ScalingConfig"] == {"MaximumConcurrency": 5}
+
+
+def test_the_records_function_has_its_async_failure_destination(stack: Any) -> None:
+    config = stack.client("lambda").get_function_event_invoke_config(
+        FunctionName=_function_name(stack, "RecordsFunction")
+    )
+    assert config["MaximumRetryAttempts"] == 2
+    queue_name = stack.outputs["ReconcileFailureQueueUrl"].rsplit("/", 1)[1]
+    assert config["DestinationConfig"]["OnFailure"]["Destination"].endswith(f":{queue_name}")
+
+
+def test_the_alarm_topic_key_rotates_and_no_email_subscribes_by_default(stack: Any) -> None:
+    sns, kms = stack.client("sns"), stack.client("kms")
+    attributes = sns.get_topic_attributes(TopicArn=stack.outputs["AlarmTopicArn"])["Attributes"]
+    key = attributes["KmsMasterKeyId"]
+    assert kms.get_key_rotation_status(KeyId=key)["KeyRotationEnabled"] is True
+    # AlarmEmail is empty by default: the condition leaves the subscription out.
+    topic = stack.outputs["AlarmTopicArn"]
+    assert sns.list_subscriptions_by_topic(TopicArn=topic)["Subscriptions"] == []
+
+
 def test_stack_outputs_are_published_like_cloudformation(stack: Any) -> None:
     [described] = stack.client("cloudformation").describe_stacks(StackName="richdoc")["Stacks"]
     outputs = {o["OutputKey"]: o["OutputValue"] for o in described["Outputs"]}
@@ -244,6 +343,44 @@ def test_platform_faults_are_reported_without_running_the_handler(stack: Any) ->
         FunctionName=_function_name(stack, "RecordsFunction"), Payload=b"{}"
     )
     assert json.loads(response["Payload"].read())["errorType"] == "Lambda.ServiceException"
+
+
+def test_a_fault_for_some_events_waits_for_an_invocation_with_such_an_event(stack: Any) -> None:
+    stack.faults.add(
+        "RecordsFunction",
+        PlatformError("Lambda.ServiceException", "boom"),
+        when=lambda event: event.get("action") == "nonsense",
+    )
+    name = _function_name(stack, "RecordsFunction")
+    other = stack.client("lambda").invoke(FunctionName=name, Payload=b'{"action": "other"}')
+    assert json.loads(other["Payload"].read())["errorType"] == "ValidationError"  # the handler
+    chosen = stack.client("lambda").invoke(FunctionName=name, Payload=b'{"action": "nonsense"}')
+    assert json.loads(chosen["Payload"].read())["errorType"] == "Lambda.ServiceException"
+
+
+def test_scripted_send_failures_fail_one_request_each_for_that_queue_only(stack: Any) -> None:
+    sqs = stack.client("sqs")
+    scratch = sqs.create_queue(QueueName="scripted-sends")["QueueUrl"]
+    stack.faults.fail_sends("DeadLetterQueue", ServiceError(), ServiceError("KmsThrottled", "x"))
+    sqs.send_message(QueueUrl=scratch, MessageBody="another queue is not affected")
+    codes = []
+    for _ in range(2):
+        with pytest.raises(ClientError) as failed:
+            sqs.send_message(QueueUrl=stack.outputs["DeadLetterQueueUrl"], MessageBody="m")
+        codes.append(failed.value.response["Error"]["Code"])
+    assert codes == ["InternalError", "KmsThrottled"]  # boto3 did not retry them itself
+    assert stack.faults.pending_sends("DeadLetterQueue") == 0
+    sent = sqs.send_message(QueueUrl=stack.outputs["DeadLetterQueueUrl"], MessageBody="m")
+    assert sent["MessageId"]
+    _drain_dead_letters(stack)
+
+
+def test_a_fired_schedule_runs_the_sweep_to_its_end(stack: Any) -> None:
+    before = len(stack.runtime.invocations)
+    # A time before any job was written: nothing is stuck, the sweep succeeds at once.
+    assert stack.fire_schedules(at=datetime(2000, 1, 1, tzinfo=UTC)) == 1
+    [sweep] = stack.runtime.invocations[before:]  # delivered before fire_schedules returned
+    assert (sweep.logical_id, sweep.error_type) == ("RecordsFunction", None)
 
 
 # ---- event delivery -------------------------------------------------------------------------

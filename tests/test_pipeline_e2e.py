@@ -174,9 +174,17 @@ def test_corrupt_input_is_dead_lettered_at_once_without_retry(stack: Any) -> Non
     assert (described["status"], described["error"]) == ("FAILED", "corrupt_input")
     entered = states_entered(history(stack, described["executionArn"]))
     assert entered.count("ParseTier1") == 1 and "ParseTier2" not in entered
-    assert entered[-4:] == ["RecordFailure", "SendToDeadLetterQueue", "FailureKind", "CorruptInput"]
+    assert entered[-5:] == [
+        "RecordFailure",
+        "SendToDeadLetterQueue",
+        "MarkDeadLettered",
+        "FailureKind",
+        "CorruptInput",
+    ]
     assert outcomes(stack, job) == [("parse", 1, "CorruptInput")]
     [letter] = dead_letters_for(stack, job.job_id)
+    # Terminal only with its message on the queue: the job names the message it sent.
+    assert job.dead_letter == {"message_id": letter["MessageId"], "sent_by": "state-machine"}
     assert letter["MessageAttributes"]["richdoc.kind"]["StringValue"] == "corrupt_input"
     # The original notification, key still URL-encoded as S3 sent it.
     assert json.loads(letter["Body"])["Records"][0]["s3"]["object"]["key"] == "e2e%2Fbroken.docx"

@@ -44,8 +44,15 @@ def _sam(template: Template, logical_id: str) -> dict[str, Any]:
 
 
 def _statements(template: Template, role: str) -> list[dict[str, Any]]:
+    """The role's inline policies and the standalone policies attached to it."""
     props = template.resources[role]["Properties"]
-    return [s for p in props.get("Policies", []) for s in p["PolicyDocument"]["Statement"]]
+    documents = [p["PolicyDocument"] for p in props.get("Policies", [])]
+    documents += [
+        r["Properties"]["PolicyDocument"]
+        for r in template.resources.values()
+        if r["Type"] == "AWS::IAM::Policy" and {"Ref": role} in r["Properties"]["Roles"]
+    ]
+    return [s for d in documents for s in d["Statement"]]
 
 
 def _actions(statement: dict[str, Any]) -> list[str]:
@@ -175,19 +182,196 @@ def test_state_machine_is_standard_logged_and_traced(template: Template) -> None
     assert machine["LoggingConfiguration"]["Destinations"]
 
 
-def test_alarms_watch_the_dead_letter_queue_and_failed_executions(template: Template) -> None:
-    alarms = {
+def _alarms(template: Template) -> dict[str, dict[str, Any]]:
+    return {
         lid: r["Properties"]
         for lid, r in template.resources.items()
         if r["Type"] == "AWS::CloudWatch::Alarm"
     }
-    assert alarms["DeadLetterQueueDepthAlarm"]["MetricName"] == "ApproximateNumberOfMessagesVisible"
-    metric_names = {
-        m["MetricStat"]["Metric"]["MetricName"]
-        for m in alarms["FailedExecutionsAlarm"]["Metrics"]
-        if "MetricStat" in m
+
+
+def test_every_alarm_notifies_the_alarm_topic(template: Template) -> None:
+    alarms = _alarms(template)
+    assert set(alarms) == {
+        "InternalFailuresAlarm",
+        "StarterErrorsAlarm",
+        "ThrottlesAlarm",
+        "DeadLetterAgeAlarm",
+        "StuckJobsAlarm",
+        "ReconcileFailuresAlarm",
     }
-    assert metric_names == {"ExecutionsFailed", "ExecutionsTimedOut"}
+    for name, alarm in alarms.items():
+        assert alarm["AlarmActions"] == [{"Ref": "AlarmTopic"}], name
+        assert alarm["TreatMissingData"] == "notBreaching", name
+
+
+def test_the_alarm_topic_uses_a_key_cloudwatch_may_use(template: Template) -> None:
+    # CloudWatch cannot publish to a topic under the AWS managed key alias/aws/sns.
+    topic = template.resources["AlarmTopic"]["Properties"]
+    assert topic["KmsMasterKeyId"] == {"Ref": "AlarmTopicKey"}
+    key = template.resources["AlarmTopicKey"]["Properties"]
+    assert key["EnableKeyRotation"] is True
+    statements = key["KeyPolicy"]["Statement"]
+    [cloudwatch] = [
+        s for s in statements if s["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
+    ]
+    assert set(_actions(cloudwatch)) == {"kms:Decrypt", "kms:GenerateDataKey*"}
+    [account] = [s for s in statements if "AWS" in s["Principal"]]
+    assert account["Principal"]["AWS"]["Fn::Sub"].endswith(":root")
+
+
+def test_an_alarm_email_subscribes_only_when_given(template: Template) -> None:
+    subscription = template.resources["AlarmEmailSubscription"]
+    assert subscription["Condition"] == "HasAlarmEmail"
+    assert subscription["Properties"]["Protocol"] == "email"
+    assert template.cfn["Conditions"]["HasAlarmEmail"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "AlarmEmail"}, ""]}]
+    }
+    assert template.sam["Parameters"]["AlarmEmail"]["Default"] == ""
+
+
+def test_internal_failures_page_and_expected_failures_do_not(template: Template) -> None:
+    alarm = _alarms(template)["InternalFailuresAlarm"]
+    # The records function emits JobsDeadLettered with exactly one dimension, the kind.
+    assert (alarm["Namespace"], alarm["MetricName"]) == ("richdoc", "JobsDeadLettered")
+    assert alarm["Dimensions"] == [{"Name": "kind", "Value": "internal"}]
+    # A service name would add a "service" dimension to every metric Powertools emits,
+    # and the alarms (which match dimensions exactly) would never see a data point.
+    variables = template.sam["Globals"]["Function"]["Environment"]["Variables"]
+    assert "POWERTOOLS_SERVICE_NAME" not in variables
+    for logical_id in template.handlers:
+        own = _sam(template, logical_id).get("Environment", {}).get("Variables", {})
+        assert "POWERTOOLS_SERVICE_NAME" not in own, logical_id
+    # No alarm counts every dead letter or every failed execution: a corrupt upload fails
+    # its execution and reaches the dead-letter queue by design.
+    for alarm in _alarms(template).values():
+        names = {alarm.get("MetricName")} | {
+            m["MetricStat"]["Metric"]["MetricName"]
+            for m in alarm.get("Metrics", [])
+            if "MetricStat" in m
+        }
+        assert not names & {"ExecutionsFailed", "NumberOfMessagesSent"}
+
+
+def test_throttles_of_every_function_are_summed(template: Template) -> None:
+    alarm = _alarms(template)["ThrottlesAlarm"]
+    stats = [m["MetricStat"]["Metric"] for m in alarm["Metrics"] if "MetricStat" in m]
+    assert {s["MetricName"] for s in stats} == {"Throttles"}
+    functions = {s["Dimensions"][0]["Value"]["Ref"] for s in stats}
+    assert functions == set(template.handlers)
+    [expression] = [m for m in alarm["Metrics"] if "Expression" in m]
+    assert expression["ReturnData"] is True
+    assert set(re.findall(r"t\d+", expression["Expression"])) == {
+        m["Id"] for m in alarm["Metrics"] if "MetricStat" in m
+    }
+
+
+def test_dead_letters_alarm_well_before_they_expire(template: Template) -> None:
+    alarm = _alarms(template)["DeadLetterAgeAlarm"]
+    assert alarm["MetricName"] == "ApproximateAgeOfOldestMessage"
+    assert alarm["Dimensions"][0]["Value"] == {"Fn::GetAtt": ["DeadLetterQueue", "QueueName"]}
+    assert alarm["Threshold"] == {"Ref": "DeadLetterMaxAgeSeconds"}
+    retention = template.resources["DeadLetterQueue"]["Properties"]["MessageRetentionPeriod"]
+    parameter = template.sam["Parameters"]["DeadLetterMaxAgeSeconds"]
+    assert parameter["Default"] <= retention / 4 and parameter["MaxValue"] < retention
+
+
+def test_stuck_jobs_and_failed_reconciles_alarm(template: Template) -> None:
+    alarms = _alarms(template)
+    assert (alarms["StuckJobsAlarm"]["Namespace"], alarms["StuckJobsAlarm"]["MetricName"]) == (
+        "richdoc",
+        "StuckJobs",
+    )
+    assert "Dimensions" not in alarms["StuckJobsAlarm"]  # emitted without dimensions
+    reconcile = alarms["ReconcileFailuresAlarm"]
+    assert reconcile["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    assert reconcile["Dimensions"][0]["Value"] == {
+        "Fn::GetAtt": ["ReconcileFailureQueue", "QueueName"]
+    }
+    starter = alarms["StarterErrorsAlarm"]
+    assert (starter["Namespace"], starter["MetricName"]) == ("AWS/Lambda", "Errors")
+    assert starter["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": "StarterFunction"}}]
+
+
+def test_every_function_logs_to_its_own_group_with_the_retention_parameter(
+    template: Template,
+) -> None:
+    for logical_id in template.handlers:
+        group = _sam(template, logical_id)["LoggingConfig"]["LogGroup"]["Ref"]
+        props = template.resources[group]["Properties"]
+        assert props["RetentionInDays"] == {"Ref": "LogRetentionDays"}, logical_id
+        assert props["LogGroupName"]["Fn::Sub"].startswith("/aws/lambda/"), logical_id
+
+
+# ---- the backstops: reconciler and sweep ----------------------------------------------------
+
+
+def test_the_reconciler_and_sweep_failures_reach_a_queue(template: Template) -> None:
+    [config] = [
+        r["Properties"]
+        for r in template.resources.values()
+        if r["Type"] == "AWS::Lambda::EventInvokeConfig"
+    ]
+    assert config["FunctionName"] == {"Ref": "RecordsFunction"}
+    assert config["MaximumRetryAttempts"] == 2
+    failure_queue = {"Fn::GetAtt": ["ReconcileFailureQueue", "Arn"]}
+    assert config["DestinationConfig"]["OnFailure"]["Destination"] == failure_queue
+    # Undeliverable events (not function errors) go to the same queue, which lets
+    # EventBridge send only for these two rules.
+    rules = ("RecordsFunctionExecutionEnded", "RecordsFunctionSweep")
+    for rule in rules:
+        [target] = template.resources[rule]["Properties"]["Targets"]
+        assert target["DeadLetterConfig"] == {"Arn": failure_queue}
+    [statement] = template.resources["ReconcileFailureQueuePolicy"]["Properties"]["PolicyDocument"][
+        "Statement"
+    ]
+    assert statement["Principal"] == {"Service": "events.amazonaws.com"}
+    assert statement["Condition"]["ArnEquals"]["aws:SourceArn"] == [
+        {"Fn::GetAtt": [rule, "Arn"]} for rule in rules
+    ]
+
+
+def test_the_sweep_runs_on_a_schedule_with_the_workflow_timeout(
+    template: Template, definition: dict[str, Any]
+) -> None:
+    sweep = template.resources["RecordsFunctionSweep"]["Properties"]
+    assert sweep["ScheduleExpression"] == {"Fn::Sub": "rate(${SweepIntervalMinutes} minutes)"}
+    assert "Input" not in sweep["Targets"][0]  # the Scheduled Event itself: its time is the clock
+    environment = _sam(template, "RecordsFunction")["Environment"]["Variables"]
+    assert environment["RICHDOC_WORKFLOW_TIMEOUT_S"] == definition["TimeoutSeconds"]
+
+
+# ---- bounded concurrency --------------------------------------------------------------------
+
+
+def test_parse_project_detect_and_records_have_reserved_concurrency(template: Template) -> None:
+    reserved = {
+        lid: _sam(template, lid).get("ReservedConcurrentExecutions") for lid in template.handlers
+    }
+    assert reserved == {
+        "StarterFunction": None,  # bounded by its event source's MaximumConcurrency instead
+        "ParseTier1Function": {"Ref": "ParseTier1ReservedConcurrency"},
+        "ParseTier2Function": {"Ref": "ParseTier2ReservedConcurrency"},
+        "ParseTier3Function": {"Ref": "ParseTier3ReservedConcurrency"},
+        "ProjectFunction": {"Ref": "StepReservedConcurrency"},
+        "DetectFunction": {"Ref": "StepReservedConcurrency"},
+        "RecordsFunction": {"Ref": "RecordsReservedConcurrency"},
+    }
+    parameters = template.sam["Parameters"]
+    total = sum(parameters[r["Ref"]]["Default"] for r in reserved.values() if r is not None)
+    # The defaults deploy in an account with the default quota (1,000), which keeps 100
+    # unreserved.
+    assert total <= 900
+
+
+def test_the_starter_scales_to_a_bounded_concurrency(template: Template) -> None:
+    [mapping] = [
+        r["Properties"]
+        for r in template.resources.values()
+        if r["Type"] == "AWS::Lambda::EventSourceMapping"
+    ]
+    assert mapping["ScalingConfig"] == {"MaximumConcurrency": {"Ref": "StarterMaximumConcurrency"}}
+    assert template.sam["Parameters"]["StarterMaximumConcurrency"]["MinValue"] == 2  # AWS's minimum
 
 
 # ---- least privilege ------------------------------------------------------------------------
@@ -236,6 +420,8 @@ EXPECTED_ACTIONS = {
         "dynamodb:UpdateItem",
         "dynamodb:Query",
         "sqs:SendMessage",
+        "states:DescribeExecution",
+        "states:GetExecutionHistory",
     },
 }
 # Log delivery to CloudWatch does not support resource-level permissions.
@@ -267,6 +453,23 @@ def test_no_policy_uses_wildcard_actions_or_unscoped_resources(template: Templat
                 assert not action.endswith(":*") and action != "*", (role, action)
             if statement["Resource"] == "*":
                 assert set(_actions(statement)) <= RESOURCE_STAR_ALLOWED, (role, statement)
+
+
+def test_the_records_function_sends_only_to_the_dead_letter_and_failure_queues(
+    template: Template,
+) -> None:
+    statements = _statements(template, "RecordsFunctionRole")
+    sends = [s["Resource"] for s in statements if "sqs:SendMessage" in _actions(s)]
+    assert sorted(sends, key=json.dumps) == [
+        {"Fn::GetAtt": ["DeadLetterQueue", "Arn"]},
+        {"Fn::GetAtt": ["ReconcileFailureQueue", "Arn"]},
+    ]
+    [queries] = [s for s in statements if _actions(s) == ["dynamodb:Query"]]
+    assert queries["Resource"] == {"Fn::Sub": "${JobsTable.Arn}/index/by-status"}
+    [executions] = [s for s in statements if "states:GetExecutionHistory" in _actions(s)]
+    assert set(_actions(executions)) == {"states:DescribeExecution", "states:GetExecutionHistory"}
+    # Only this state machine's executions (by name: the role cannot reference the machine).
+    assert executions["Resource"]["Fn::Sub"].endswith(":execution:${PipelineStateMachine.Name}:*")
 
 
 def test_parse_functions_write_only_the_docling_cache(template: Template) -> None:
@@ -305,16 +508,46 @@ def _tasks(definition: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {n: s for n, s in definition["States"].items() if s["Type"] == "Task"}
 
 
+THROTTLE = "Lambda.TooManyRequestsException"
+
+
+def _lambda_tasks(definition: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {n: s for n, s in _tasks(definition).items() if s["Resource"].startswith("${")}
+
+
 def test_every_task_retries_transient_errors_with_backoff_and_jitter_only(
     definition: dict[str, Any],
 ) -> None:
-    for name, state in _tasks(definition).items():
-        if state["Resource"] == "arn:aws:states:::sqs:sendMessage":
-            continue  # the dead-letter send retries any SDK error
-        [retrier] = state["Retry"]
-        assert set(retrier["ErrorEquals"]) == TRANSIENT_NAMES, name
-        assert retrier["BackoffRate"] > 1 and retrier["JitterStrategy"] == "FULL", name
-        assert 1 < retrier["MaxAttempts"] <= 6, name
+    for name, state in _lambda_tasks(definition).items():
+        throttles, transient = state["Retry"]
+        assert set(throttles["ErrorEquals"]) | set(transient["ErrorEquals"]) == TRANSIENT_NAMES
+        assert throttles["ErrorEquals"] == [THROTTLE], name
+        assert transient["BackoffRate"] > 1 and transient["JitterStrategy"] == "FULL", name
+        assert 1 < transient["MaxAttempts"] <= 6, name
+    sends = [s for s in _tasks(definition).values() if s["Resource"].endswith(":sqs:sendMessage")]
+    assert len(sends) == 1  # the dead-letter send, which retries any SDK error
+
+
+def _retry_delays(retrier: dict[str, Any]) -> list[float]:
+    """The un-jittered wait before each retry (Step Functions' schedule)."""
+    interval, rate = retrier["IntervalSeconds"], retrier["BackoffRate"]
+    cap = retrier.get("MaxDelaySeconds", float("inf"))
+    return [min(interval * rate**i, cap) for i in range(retrier["MaxAttempts"])]
+
+
+def test_throttles_are_retried_for_about_a_quarter_of_an_hour_on_every_task(
+    definition: dict[str, Any],
+) -> None:
+    for name, state in _lambda_tasks(definition).items():
+        [throttles] = [r for r in state["Retry"] if THROTTLE in r["ErrorEquals"]]
+        delays = _retry_delays(throttles)
+        assert throttles["JitterStrategy"] == "FULL", name  # spread the retrying herd
+        assert 120 <= throttles["MaxDelaySeconds"] <= 300, name
+        # FULL jitter waits a uniform share of each delay: half of the schedule on average.
+        assert 12 * 60 <= sum(delays) / 2 <= 20 * 60, (name, sum(delays))
+        # The other transient errors keep their short window.
+        [transient] = [r for r in state["Retry"] if THROTTLE not in r["ErrorEquals"]]
+        assert sum(_retry_delays(transient)) <= 60, name
 
 
 def test_resource_limits_and_permanent_failures_are_never_retried(
@@ -377,10 +610,28 @@ def test_failure_path_records_dead_letters_and_fails_with_the_kind(
     send = states["SendToDeadLetterQueue"]
     assert send["Parameters"]["MessageBody.$"] == "$.message"
     assert send["Parameters"]["MessageAttributes.$"] == "$.failure.message_attributes"
+    # The job becomes terminal only after the send: the mark carries the message's id.
+    assert send["Next"] == "MarkDeadLettered"
+    assert send["ResultSelector"] == {"message_id.$": "$.MessageId"}
+    mark = states["MarkDeadLettered"]
+    assert mark["Parameters"]["action"] == "mark_dead_lettered"
+    assert mark["Parameters"]["message_id.$"] == f"{send['ResultPath']}.message_id"
+    assert mark["Next"] == "FailureKind"
     choices = {c["StringEquals"]: c["Next"] for c in states["FailureKind"]["Choices"]}
     fail_errors = {kind: states[target]["Error"] for kind, target in choices.items()}
     assert fail_errors == {str(k): str(k) for k in FailureKind if k is not FailureKind.INTERNAL}
     assert states[states["FailureKind"]["Default"]]["Error"] == "internal"
+
+
+def test_a_send_or_mark_that_fails_leaves_the_job_to_the_reconciler(
+    definition: dict[str, Any],
+) -> None:
+    states = definition["States"]
+    assert _catch_target(states["SendToDeadLetterQueue"], "States.ALL") == "DeadLetterPending"
+    assert _catch_target(states["MarkDeadLettered"], "StaleRun") == "Superseded"
+    assert _catch_target(states["MarkDeadLettered"], "Lambda.Unknown") == "DeadLetterPending"
+    # A Fail state: the execution ends FAILED, which the status-change rule delivers.
+    assert states["DeadLetterPending"]["Type"] == "Fail"
 
 
 def test_workflow_has_an_overall_timeout_and_every_task_a_state_timeout(

@@ -1,7 +1,7 @@
 """Records: the job record transitions the state machine asks for (start, escalate,
-succeed, fail) and the reconciler EventBridge invokes when an execution ends outside the
-definition's routes. The logic is ``richdoc.records``; this module wires Powertools and
-the AWS clients to it."""
+succeed, fail, mark_dead_lettered), the reconciler EventBridge invokes when an execution
+ends outside the definition's routes, and the scheduled sweep of stuck jobs. The logic is
+``richdoc.records``; this module wires Powertools and the AWS clients to it."""
 
 from __future__ import annotations
 
@@ -12,9 +12,16 @@ import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from richdoc.contracts import ScheduledSweep
 from richdoc.jobs import JobStore
 from richdoc.logcontext import log_invocation
-from richdoc.records import ExecutionStatusChangeEvent, Records, parse_request
+from richdoc.records import (
+    DEFAULT_WORKFLOW_TIMEOUT_S,
+    WORKFLOW_TIMEOUT_ENV,
+    ExecutionStatusChangeEvent,
+    Records,
+    parse_request,
+)
 from richdoc.tracing import handler_tracer
 
 logger = Logger(service="records")
@@ -23,9 +30,11 @@ metrics = Metrics(namespace="richdoc")
 records = Records(
     jobs=JobStore.from_env(boto3.resource("dynamodb")),
     sqs=boto3.client("sqs"),
+    sfn=boto3.client("stepfunctions"),
     dead_letter_queue_url=os.environ["DEAD_LETTER_QUEUE_URL"],
     logger=logger,
     metrics=metrics,
+    workflow_timeout_s=int(os.environ.get(WORKFLOW_TIMEOUT_ENV, DEFAULT_WORKFLOW_TIMEOUT_S)),
 )
 
 
@@ -34,6 +43,6 @@ records = Records(
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     request = parse_request(event)
-    if not isinstance(request, ExecutionStatusChangeEvent):
+    if not isinstance(request, ExecutionStatusChangeEvent | ScheduledSweep):
         logger.thread_safe_append_keys(run=request.run, action=request.action)
     return records.handle(request).model_dump(mode="json")

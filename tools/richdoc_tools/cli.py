@@ -583,7 +583,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="list jobs, optionally by status (uses the status index, no scan)",
         epilog="example: richdoc jobs list --status DEAD_LETTERED --stack richdoc",
     )
-    p.add_argument("--status", choices=["QUEUED", "RUNNING", "SUCCEEDED", "DEAD_LETTERED"])
+    p.add_argument(
+        "--status", choices=["QUEUED", "RUNNING", "SUCCEEDED", "FAILED", "DEAD_LETTERED"]
+    )
     p.add_argument("--json", action="store_true")
     _stack_options(p)
     p.set_defaults(func=_cmd_jobs_list)

@@ -11,6 +11,7 @@ grows as the run goes (each under the ``ResultPath`` the definition gives it)::
     $.error             CaughtError           any Catch (Error, Cause)
     $.failed_at         FailedAt              the ...Failed Pass states
     $.failure           FailureRecorded       RecordFailure (read by the DLQ send and Choice)
+    $.dead_letter       DeadLetterSent        SendToDeadLetterQueue (read by MarkDeadLettered)
 
 Each Task's ``Parameters`` build the input model of the Lambda it invokes (``PARSE``,
 ``PROJECT``, ``DETECT`` below; the records function takes a ``RecordsAction``), and a
@@ -28,6 +29,7 @@ benchmarked (bench/coldstart_bench.py), and the starter and records handlers nev
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -278,11 +280,18 @@ class MessageAttribute(Contract):
     StringValue: str
 
 
+class DeadLetterSent(Contract):
+    """What the dead-letter send leaves at ``$.dead_letter`` (its ResultSelector keeps
+    only the SQS MessageId): the proof MarkDeadLettered records on the job."""
+
+    message_id: str
+
+
 # ---- the records function: one action per call -----------------------------------------------
 
 
 class Recorded(Contract):
-    recorded: Literal["start", "escalate", "succeed"]
+    recorded: Literal["start", "escalate", "succeed", "mark_dead_lettered"]
 
 
 class EscalationRecorded(Recorded):
@@ -305,6 +314,27 @@ class Reconciled(Contract):
     """The reconciler's answer: whether it dead-lettered the execution's job."""
 
     reconciled: bool
+
+
+class ScheduledSweep(Contract):
+    """The EventBridge "Scheduled Event" that runs the sweep. Its ``time`` (when the
+    schedule fired) is the sweep's clock, so the sweep is a function of its event."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    detail_type: Literal["Scheduled Event"] = Field(alias="detail-type")
+    source: Literal["aws.events"]
+    time: datetime
+    resources: list[str] = []  # the schedule rule's ARN
+
+
+class Swept(Contract):
+    """The sweep's answer: jobs open longer than the workflow timeout whose execution is
+    not running (``stuck``), and how many of them it dead-lettered (``closed``; the rest
+    were closed meanwhile by their own run, or failed and are retried)."""
+
+    stuck: int
+    closed: int
 
 
 class RecordsCall(Contract):
@@ -340,7 +370,8 @@ class RecordSuccess(RecordsCall):
 
 
 class RecordFailure(RecordsCall):
-    """Classify the caught error, close the attempt, mark the job DEAD_LETTERED."""
+    """Classify the caught error, close the attempt, mark the job FAILED (not terminal:
+    the dead-letter message is sent next)."""
 
     action: Literal["fail"]
     failed_at: FailedAt
@@ -348,10 +379,17 @@ class RecordFailure(RecordsCall):
     result = FailureRecorded
 
 
-RecordsAction = Annotated[
-    RecordStart | RecordEscalation | RecordSuccess | RecordFailure,
-    Field(discriminator="action"),
-]
-RECORDS_ACTION: TypeAdapter[RecordStart | RecordEscalation | RecordSuccess | RecordFailure] = (
-    TypeAdapter(RecordsAction, config=ConfigDict(defer_build=True))
+class RecordDeadLettered(RecordsCall):
+    """The dead-letter message is on the queue: mark the FAILED job DEAD_LETTERED, with
+    the message's id (idempotent for the same id)."""
+
+    action: Literal["mark_dead_lettered"]
+    message_id: str
+    result = Recorded
+
+
+RecordsActions = RecordStart | RecordEscalation | RecordSuccess | RecordFailure | RecordDeadLettered
+RecordsAction = Annotated[RecordsActions, Field(discriminator="action")]
+RECORDS_ACTION: TypeAdapter[RecordsActions] = TypeAdapter(
+    RecordsAction, config=ConfigDict(defer_build=True)
 )

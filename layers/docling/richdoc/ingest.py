@@ -153,6 +153,11 @@ class Starter:
             raise
         return head
 
+    def _execution_arn(self, name: str) -> str:
+        """The ARN the execution of that name has (or will have) on this state machine."""
+        prefix = self.state_machine_arn.replace(":stateMachine:", ":execution:", 1)
+        return f"{prefix}:{name}"
+
     @staticmethod
     def _ignored(job_id: str, run: int) -> StartResult:
         return StartResult(job_id, run, execution_name(job_id, run), StartOutcome.DUPLICATE_IGNORED)
@@ -175,7 +180,13 @@ class Starter:
         options = JobOptions(clarify=self.clarify_default if clarify is None else clarify)
 
         run = 1
-        new_run = self.jobs.create(job_id, source, options)
+        new_run = self.jobs.create(
+            job_id,
+            source,
+            options,
+            message=body,
+            execution_arn=self._execution_arn(execution_name(job_id, run)),
+        )
         if not new_run:
             job = self.jobs.get(job_id)
             assert job is not None  # created earlier; jobs are never deleted
@@ -183,11 +194,17 @@ class Starter:
             if redrive is not None and redrive.job_id == job_id and redrive.run < job.run:
                 # A dead-letter message of an older run, redriven again: already handled.
                 return self._ignored(job_id, run)
-            if job.status is JobStatus.DEAD_LETTERED:
+            if job.status in (JobStatus.DEAD_LETTERED, JobStatus.FAILED):
+                # Only the redrive of this run's dead-letter message starts the next run;
+                # a duplicate notification of a failing run has nothing left to start.
                 if redrive is None or (redrive.job_id, redrive.run) != (job_id, job.run):
                     return self._ignored(job_id, run)
                 try:
-                    run = self.jobs.start_next_run(job_id, job.run)
+                    run = self.jobs.start_next_run(
+                        job_id,
+                        job.run,
+                        execution_arn=self._execution_arn(execution_name(job_id, job.run + 1)),
+                    )
                 except StaleRun:  # the same redrive delivered twice
                     return self._ignored(job_id, run)
                 source, options = job.source, job.options

@@ -8,8 +8,13 @@ a stale run can never overwrite a newer run's status.
 
 Items (``pk`` = ``JOB#<job id>``):
 
-* ``sk = "JOB"`` — the job: status, run, stage, source, options, failure, outputs, counts.
+* ``sk = "JOB"`` — the job: status, run, stage, source, options, failure, outputs, counts,
+  the original ingest message and, once dead-lettered, the dead-letter message's id.
   Only job items carry ``job_status``, so the ``by-status`` index is sparse.
+
+A failed run is recorded in two steps: FAILED (the failure is known, the job is visible
+and not terminal), then DEAD_LETTERED once its dead-letter message is on the queue, so no
+job is terminal without the message an operator redrives.
 * ``sk = "ATTEMPT#r<run>#<seq>"`` — one per Lambda attempt: stage, tier, outcome, timings.
 """
 
@@ -31,7 +36,7 @@ from botocore.exceptions import ClientError
 
 from richdoc.awserrors import aws_errors
 from richdoc.contracts import JobCounts, JobOptions, JobOutputs, SourceObject
-from richdoc.taxonomy import Failure
+from richdoc.taxonomy import Failure, FailureKind
 
 _log = logging.getLogger(__name__)
 
@@ -51,6 +56,10 @@ class JobStatus(StrEnum):
     QUEUED = "QUEUED"  # the starter created the run; its execution is being started
     RUNNING = "RUNNING"  # the state machine recorded the start of the run
     SUCCEEDED = "SUCCEEDED"
+    # The run failed and its failure is recorded; the dead-letter message is not yet
+    # confirmed durable. Not terminal: the state machine, the reconciler or the sweep
+    # sends it (once) and marks the job DEAD_LETTERED.
+    FAILED = "FAILED"
     DEAD_LETTERED = "DEAD_LETTERED"  # failed; the ingest message is on the dead-letter queue
 
     @property
@@ -72,8 +81,14 @@ def execution_name(job_id: str, run: int) -> str:
     return f"{job_id}-r{run}"
 
 
+def timestamp(moment: datetime) -> str:
+    """How records store a moment (UTC, milliseconds): strings that sort in time order, so
+    the by-status index can range over ``updated_at``."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds")
+
+
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+    return timestamp(datetime.now(UTC))
 
 
 def _to_dynamo(value: Any) -> Any:
@@ -139,6 +154,8 @@ class Job:
     updated_at: str | None = None
     started_at: str | None = None
     ended_at: str | None = None
+    message: str | None = None  # the ingest message body that created the job
+    dead_letter: dict[str, Any] | None = None  # message_id, sent_by
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> Job:
@@ -160,6 +177,19 @@ class Job:
             updated_at=data.get("updated_at"),
             started_at=data.get("started_at"),
             ended_at=data.get("ended_at"),
+            message=data.get("message"),
+            dead_letter=data.get("dead_letter"),
+        )
+
+    def recorded_failure(self) -> Failure | None:
+        """The failure recorded on the job (FAILED and DEAD_LETTERED jobs have one)."""
+        if not self.failure:
+            return None
+        return Failure(
+            kind=FailureKind(self.failure["kind"]),
+            reason=self.failure.get("reason", ""),
+            feature=self.failure.get("feature"),
+            error=self.failure.get("error"),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -181,6 +211,7 @@ class Job:
             "updated_at": self.updated_at,
             "started_at": self.started_at,
             "ended_at": self.ended_at,
+            "dead_letter": self.dead_letter,
         }
 
 
@@ -257,6 +288,17 @@ class JobStore:
             jobs.extend(Job.from_item(i) for i in items)
         return sorted(jobs, key=lambda j: (j.created_at or "", j.job_id))
 
+    def unchanged_since(self, status: JobStatus, moment: datetime) -> list[Job]:
+        """Jobs in ``status`` whose record has not changed since ``moment`` (by-status
+        index: the status and an ``updated_at`` range, no scan). The index is eventually
+        consistent: callers re-read a job before acting on it."""
+        items = self._query(
+            IndexName=STATUS_INDEX,
+            KeyConditionExpression=Key("job_status").eq(str(status))
+            & Key("updated_at").lt(timestamp(moment)),
+        )
+        return [Job.from_item(i) for i in items]
+
     def _query(self, **kwargs: Any) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
         with aws_errors("querying jobs"):
@@ -269,8 +311,20 @@ class JobStore:
 
     # ---- job transitions ---------------------------------------------------------------
 
-    def create(self, job_id: str, source: SourceObject, options: JobOptions) -> bool:
-        """Create run 1 as QUEUED. False when the job already exists (a duplicate)."""
+    def create(
+        self,
+        job_id: str,
+        source: SourceObject,
+        options: JobOptions,
+        *,
+        message: str | None = None,
+        execution_arn: str | None = None,
+    ) -> bool:
+        """Create run 1 as QUEUED. False when the job already exists (a duplicate).
+
+        ``message`` (the ingest message body) and ``execution_arn`` (the execution the
+        run will be) let the sweep close a run whose execution never started.
+        """
         now = self.clock()
         item = _to_dynamo(
             {
@@ -281,6 +335,8 @@ class JobStore:
                 "run": 1,
                 "source": source.model_dump(mode="json"),
                 "options": options.model_dump(mode="json"),
+                "message": message,
+                "execution_arn": execution_arn,
                 "attempt_seq": 0,
                 "created_at": now,
                 "updated_at": now,
@@ -295,17 +351,25 @@ class JobStore:
             raise
         return True
 
-    def start_next_run(self, job_id: str, failed_run: int) -> int:
-        """Redrive: a DEAD_LETTERED run N becomes QUEUED run N+1, exactly once."""
+    def start_next_run(
+        self, job_id: str, failed_run: int, *, execution_arn: str | None = None
+    ) -> int:
+        """Redrive: a dead-lettered run N becomes QUEUED run N+1, exactly once.
+
+        FAILED is accepted too: the redriven message of run N is the proof that its
+        dead-letter send succeeded, even if marking the job DEAD_LETTERED has not
+        happened yet (that mark then finds a newer run and stops).
+        """
         self._transition(
             job_id,
             run=failed_run,
-            allowed=(JobStatus.DEAD_LETTERED,),
+            allowed=(JobStatus.DEAD_LETTERED, JobStatus.FAILED),
             status=JobStatus.QUEUED,
             updates={
                 "run": failed_run + 1,
+                "execution_arn": execution_arn,
                 **dict.fromkeys(
-                    ("failure", "stage", "tier", "execution_arn", "started_at", "ended_at")
+                    ("failure", "stage", "tier", "started_at", "ended_at", "dead_letter")
                 ),
             },
         )
@@ -356,20 +420,60 @@ class JobStore:
             updates=updates,
         )
 
-    def dead_letter(self, job_id: str, run: int, failure: Failure) -> None:
+    def record_failure(self, job_id: str, run: int, failure: Failure) -> Job:
+        """The run failed: FAILED with the failure, until its dead-letter message is sent.
+
+        A repeated call (a retried RecordFailure) keeps the failure recorded first.
+        """
         record = {
             "kind": str(failure.kind),
             "reason": failure.reason[:MAX_REASON_CHARS],
             "feature": failure.feature,
             "error": failure.error,
         }
-        self._transition(
-            job_id,
-            run=run,
-            allowed=(JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.DEAD_LETTERED),
-            status=JobStatus.DEAD_LETTERED,
-            updates={"failure": record, "ended_at": self.clock()},
-        )
+        try:
+            return self._transition(
+                job_id,
+                run=run,
+                allowed=(JobStatus.QUEUED, JobStatus.RUNNING),
+                status=JobStatus.FAILED,
+                updates={"failure": record},
+            )
+        except StaleRun:
+            job = self.get(job_id)
+            if job is not None and job.run == run and job.status is JobStatus.FAILED:
+                return job
+            raise
+
+    def mark_dead_lettered(
+        self, job_id: str, run: int, message_id: str, *, sent_by: str
+    ) -> Job | None:
+        """The FAILED run's dead-letter message (``message_id``) is on the queue: the
+        job becomes DEAD_LETTERED, terminal, and is returned. Repeating the mark with the
+        same message id writes nothing and returns None; any other mismatch is a
+        StaleRun."""
+        try:
+            return self._transition(
+                job_id,
+                run=run,
+                allowed=(JobStatus.FAILED,),
+                status=JobStatus.DEAD_LETTERED,
+                updates={
+                    "dead_letter": {"message_id": message_id, "sent_by": sent_by},
+                    "stage": None,
+                    "ended_at": self.clock(),
+                },
+            )
+        except StaleRun:
+            job = self.get(job_id)
+            if (
+                job is not None
+                and job.run == run
+                and job.status is JobStatus.DEAD_LETTERED
+                and (job.dead_letter or {}).get("message_id") == message_id
+            ):
+                return None
+            raise
 
     def _transition(
         self,
@@ -379,10 +483,11 @@ class JobStore:
         allowed: tuple[JobStatus, ...],
         status: JobStatus,
         updates: Mapping[str, Any],
-    ) -> None:
+    ) -> Job:
         """One conditional update: only run ``run`` in one of ``allowed`` may move on.
 
         ``updates`` maps attribute paths (``a.b`` for nested) to values; None removes.
+        Returns the job as written.
         """
         names = {"#status": "job_status", "#run": "run", "#updated": "updated_at"}
         values: dict[str, Any] = {":status": str(status), ":run": run, ":updated": self.clock()}
@@ -407,12 +512,13 @@ class JobStore:
         condition = f"#run = :run AND #status IN ({', '.join(allowed_values)})"
         try:
             with aws_errors("updating job"):
-                self.table.update_item(
+                written = self.table.update_item(
                     Key={"pk": f"JOB#{job_id}", "sk": JOB_SK},
                     UpdateExpression=expression,
                     ConditionExpression=condition,
                     ExpressionAttributeNames=names,
                     ExpressionAttributeValues=values,
+                    ReturnValues="ALL_NEW",
                 )
         except ClientError as exc:
             if _conditional(exc):
@@ -420,6 +526,7 @@ class JobStore:
                     f"job {job_id}: run {run} is not current or not in {[str(a) for a in allowed]}"
                 ) from exc
             raise
+        return Job.from_item(written["Attributes"])
 
     # ---- attempts ----------------------------------------------------------------------
 

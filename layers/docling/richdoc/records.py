@@ -1,16 +1,34 @@
-"""Job records for the state machine (start, tier escalation, success, failure) and the
-reconciler of executions that ended outside the definition's routes.
+"""Job records for the state machine (start, tier escalation, success, failure, the
+dead-letter mark), the reconciler of executions that ended outside the definition's
+routes, and the sweep of jobs left open.
 
 The state machine calls the records function with one ``richdoc.contracts.RecordsAction``;
-each action is a run-fenced transition of the job item (``richdoc.jobs``). ``fail`` also
-returns the classified failure and the SQS message attributes the dead-letter state
-attaches (``FailureRecorded``).
+each action is a run-fenced transition of the job item (``richdoc.jobs``). A failed run is
+closed in three states of the definition: ``fail`` records the failure (job FAILED, not
+terminal) and returns the classified failure and the SQS message attributes
+(``FailureRecorded``); the definition sends the original message to the dead-letter queue;
+``mark_dead_lettered`` then records the message's id and makes the job DEAD_LETTERED. So a
+job is never terminal without its dead-letter message on the queue.
 
-The same function reconciles executions that ended outside the definition's routes (the
-workflow-level timeout, StopExecution, a failure path that itself failed): EventBridge
-delivers their "Step Functions Execution Status Change" event, and a job still open for
-that run is dead-lettered as an internal failure with its original message, so every
-upload ends in a terminal state.
+Two backstops finish what the definition could not:
+
+* the reconciler: EventBridge delivers the "Step Functions Execution Status Change" event
+  of an execution that ended FAILED, TIMED_OUT or ABORTED; if the job of that run is still
+  open it is recorded as failed (internal, ``Execution.<STATUS>``) unless already FAILED,
+  dead-lettered with its original message, and marked;
+* the sweep: a schedule runs it; jobs QUEUED, RUNNING or FAILED whose record has not
+  changed for longer than the workflow timeout, and whose execution is not running (or
+  never started), are closed the same way, and the number found is the ``StuckJobs``
+  metric.
+
+Exactly one dead-letter message per dead-lettered run: before sending, a backstop reads
+the execution's history; a ``SendToDeadLetterQueue`` task that succeeded there (the send
+worked, the mark did not) is marked with that message's id instead of sending again. The
+history is written by Step Functions together with the task's success, so this check has
+no window. A backstop's own send is recorded in the same conditional write that makes the
+job DEAD_LETTERED; only a sandbox killed between SendMessage returning and that write (a
+retried invocation then sends again) can leave a second copy, and the starter starts the
+next run once however often a run's message is redriven.
 
 ``functions/records/app.py`` is the Lambda adapter: it parses the event
 (``parse_request``) and hands it to ``Records.handle``.
@@ -18,7 +36,9 @@ upload ends in a terminal state.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol
 
 from aws_lambda_powertools import Logger, Metrics
@@ -35,18 +55,31 @@ from richdoc.contracts import (
     JobOutputs,
     MessageAttribute,
     Reconciled,
+    RecordDeadLettered,
     Recorded,
     RecordEscalation,
     RecordFailure,
     RecordStart,
     RecordSuccess,
+    ScheduledSweep,
+    Swept,
 )
 from richdoc.deadletter import failure_attributes
-from richdoc.jobs import JobStore, StaleRun
+from richdoc.jobs import Job, JobStatus, JobStore, StaleRun, timestamp
 from richdoc.taxonomy import Failure, FailureKind
 
 NAMESPACE = "richdoc"
 STATUS_CHANGE = "Step Functions Execution Status Change"
+SCHEDULED = "Scheduled Event"
+# The definition's TimeoutSeconds: no execution outlives it, so a job open longer than
+# this has none left to close it (the template sets the same value; a test checks it).
+WORKFLOW_TIMEOUT_ENV = "RICHDOC_WORKFLOW_TIMEOUT_S"
+DEFAULT_WORKFLOW_TIMEOUT_S = 10800
+# Who sent a run's dead-letter message (the job's ``dead_letter.sent_by``).
+SENT_BY_STATE_MACHINE = "state-machine"
+SENT_BY_RECONCILER = "reconciler"
+SENT_BY_SWEEP = "sweep"
+OPEN_STATUSES = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.FAILED)
 
 
 # ---- the EventBridge event (Powertools has no Step Functions model) --------------------------
@@ -84,16 +117,30 @@ class ExecutionStatusChangeEvent(EventBridgeModel):
 
 
 RecordsRequest = (
-    RecordStart | RecordEscalation | RecordSuccess | RecordFailure | ExecutionStatusChangeEvent
+    RecordStart
+    | RecordEscalation
+    | RecordSuccess
+    | RecordFailure
+    | RecordDeadLettered
+    | ExecutionStatusChangeEvent
+    | ScheduledSweep
 )
-RecordsResult = Recorded | EscalationRecorded | FailureRecorded | Reconciled
+RecordsResult = Recorded | EscalationRecorded | FailureRecorded | Reconciled | Swept
 
 
 def parse_request(event: Mapping[str, Any]) -> RecordsRequest:
-    """A state machine action, or the status-change event EventBridge delivers."""
+    """A state machine action, or an event EventBridge delivers (an execution's status
+    change, the sweep's schedule)."""
     if event.get("detail-type") == STATUS_CHANGE:
         return ExecutionStatusChangeEvent.model_validate(event)
+    if event.get("detail-type") == SCHEDULED:
+        return ScheduledSweep.model_validate(event)
     return RECORDS_ACTION.validate_python(event)
+
+
+class SweepIncomplete(Exception):
+    """Some stuck jobs could not be closed; the invocation fails so Lambda retries it (and
+    then delivers it to the failure queue). The jobs stay open for the next sweep."""
 
 
 # ---- the records logic ------------------------------------------------------------------------
@@ -108,7 +155,7 @@ class MessageSender(Protocol):
         QueueUrl: str,
         MessageBody: str,
         MessageAttributes: Mapping[str, Mapping[str, str]],
-    ) -> object: ...
+    ) -> Mapping[str, Any]: ...
 
 
 class Records:
@@ -117,15 +164,19 @@ class Records:
         *,
         jobs: JobStore,
         sqs: MessageSender,
+        sfn: Any,
         dead_letter_queue_url: str,
         logger: Logger,
         metrics: Metrics,
+        workflow_timeout_s: int = DEFAULT_WORKFLOW_TIMEOUT_S,
     ) -> None:
         self.jobs = jobs
         self.sqs = sqs
+        self.sfn = sfn  # a boto3 Step Functions client: execution status and history
         self.dead_letter_queue_url = dead_letter_queue_url
         self.logger = logger
         self.metrics = metrics
+        self.workflow_timeout_s = workflow_timeout_s
 
     def handle(self, request: RecordsRequest) -> RecordsResult:
         match request:
@@ -137,8 +188,12 @@ class Records:
                 return self.succeed(request)
             case RecordFailure():
                 return self.fail(request)
+            case RecordDeadLettered():
+                return self.mark_dead_lettered(request)
             case ExecutionStatusChangeEvent():
                 return self.reconcile(request)
+            case ScheduledSweep():
+                return self.sweep(request)
 
     def start(self, action: RecordStart) -> Recorded:
         self.jobs.mark_running(action.job_id, action.run, action.execution_arn)
@@ -177,9 +232,9 @@ class Records:
         self.jobs.record_platform_failure(
             action.job_id, action.run, where.stage, where.tier, failure
         )
-        self.jobs.dead_letter(action.job_id, action.run, failure)
-        self._count_dead_lettered(failure)
-        self.logger.error("job dead-lettered", extra={"failure": failure.to_json_line()})
+        self.jobs.record_failure(action.job_id, action.run, failure)
+        self.metrics.add_metric(name="JobsFailed", unit=MetricUnit.Count, value=1)
+        self.logger.error("run failed; dead-lettering", extra={"failure": failure.to_json_line()})
         attributes = failure_attributes(action.job_id, action.run, failure)
         return FailureRecorded(
             kind=failure.kind,
@@ -191,9 +246,19 @@ class Records:
             },
         )
 
+    def mark_dead_lettered(self, action: RecordDeadLettered) -> Recorded:
+        job = self.jobs.mark_dead_lettered(
+            action.job_id, action.run, action.message_id, sent_by=SENT_BY_STATE_MACHINE
+        )
+        if job is not None:
+            self._dead_lettered(job)
+        return Recorded(recorded="mark_dead_lettered")
+
+    # ---- the backstops -------------------------------------------------------------------
+
     def reconcile(self, event: ExecutionStatusChangeEvent) -> Reconciled:
-        """Dead-letter the job of an execution that ended without the definition recording
-        it; nothing for executions that are not ours, of an older run, or already closed."""
+        """Finish the run of an execution that ended without the definition closing its
+        job; nothing for executions that are not ours, of an older run, or already closed."""
         detail = event.detail
         execution = detail.execution_input()
         job = self.jobs.get(execution.job_id) if execution else None
@@ -206,28 +271,164 @@ class Records:
             ),
             error=f"Execution.{detail.status}",
         )
+        closed = self._close(
+            job,
+            message=execution.message,
+            execution_arn=detail.execution_arn,
+            failure=failure,
+            closer=SENT_BY_RECONCILER,
+        )
+        return Reconciled(reconciled=closed)
+
+    def sweep(self, event: ScheduledSweep) -> Swept:
+        """Close jobs open (QUEUED, RUNNING, FAILED) and unchanged for longer than the
+        workflow timeout, as of the schedule's time, whose execution is not running."""
+        cutoff = event.time - timedelta(seconds=self.workflow_timeout_s)
+        stuck = closed = 0
+        failed: list[str] = []
+        seen: set[str] = set()  # a job this sweep failed is found again under FAILED
+        for status in OPEN_STATUSES:
+            for candidate in self.jobs.unchanged_since(status, cutoff):
+                if candidate.job_id in seen:
+                    continue
+                seen.add(candidate.job_id)
+                try:
+                    outcome = self._sweep_job(candidate.job_id, cutoff)
+                except Exception:  # one job must not keep the sweep from the others
+                    self.logger.exception(
+                        "sweep could not close a job", extra={"job_id": candidate.job_id}
+                    )
+                    stuck += 1
+                    failed.append(candidate.job_id)
+                    continue
+                stuck += outcome is not None
+                closed += bool(outcome)
+        _emit("StuckJobs", stuck)  # every sweep, zero too: the alarm sees the sweep ran
+        if failed:
+            raise SweepIncomplete(f"{len(failed)} stuck job(s) not closed: {', '.join(failed)}")
+        self.logger.info("sweep done", extra={"stuck": stuck, "closed": closed})
+        return Swept(stuck=stuck, closed=closed)
+
+    def _sweep_job(self, job_id: str, cutoff: datetime) -> bool | None:
+        """None when the job is not stuck; else whether this sweep closed it."""
+        job = self.jobs.get(job_id)  # the index lags the table
+        if job is None or job.status not in OPEN_STATUSES:
+            return None
+        if (job.updated_at or "") >= timestamp(cutoff):
+            return None
+        execution = self._describe(job.execution_arn)
+        if execution is not None and execution["status"] == "RUNNING":
+            return None
+        ended = execution["status"] if execution is not None else "NOT_STARTED"
+        failure = Failure(
+            kind=FailureKind.INTERNAL,
+            reason=(
+                f"job {job.status} unchanged since {job.updated_at}, longer than the "
+                f"workflow timeout ({self.workflow_timeout_s} s); execution {ended}"
+            ),
+            error=f"Execution.{ended}",
+        )
+        return self._close(
+            job,
+            message=job.message or self._execution_message(execution),
+            execution_arn=job.execution_arn,
+            failure=failure,
+            closer=SENT_BY_SWEEP,
+        )
+
+    def _close(
+        self, job: Job, *, message: str, execution_arn: str | None, failure: Failure, closer: str
+    ) -> bool:
+        """Record the run FAILED (if still QUEUED or RUNNING), dead-letter its message
+        unless the execution already did, and mark it DEAD_LETTERED. False when the run
+        turned out not to be the job's open run any more."""
         try:
-            self.jobs.record_platform_failure(
-                execution.job_id, execution.run, job.stage or "workflow", job.tier, failure
+            if job.status is not JobStatus.FAILED:
+                self.jobs.record_platform_failure(
+                    job.job_id, job.run, job.stage or "workflow", job.tier, failure
+                )
+                job = self.jobs.record_failure(job.job_id, job.run, failure)
+            failure = job.recorded_failure() or failure
+            message_id, sent_by = self._sent_by_execution(execution_arn), SENT_BY_STATE_MACHINE
+            if message_id is None:
+                sent = self.sqs.send_message(
+                    QueueUrl=self.dead_letter_queue_url,
+                    MessageBody=message,
+                    MessageAttributes=failure_attributes(job.job_id, job.run, failure),
+                )
+                message_id, sent_by = str(sent["MessageId"]), closer
+            marked = self.jobs.mark_dead_lettered(job.job_id, job.run, message_id, sent_by=sent_by)
+        except StaleRun:  # its own run or a newer one took the job over meanwhile
+            return False
+        if marked is not None:
+            self._dead_lettered(marked)
+            self.logger.error(
+                "run closed outside the definition; job dead-lettered",
+                extra={"job_id": job.job_id, "run": job.run, "by": closer, "sent_by": sent_by},
             )
-            self.jobs.dead_letter(execution.job_id, execution.run, failure)
-        except StaleRun:  # a newer run took the job over meanwhile
-            return Reconciled(reconciled=False)
-        self.sqs.send_message(
-            QueueUrl=self.dead_letter_queue_url,
-            MessageBody=execution.message,
-            MessageAttributes=failure_attributes(execution.job_id, execution.run, failure),
-        )
-        self._count_dead_lettered(failure)
-        self.logger.error(
-            "execution ended outside the definition; job dead-lettered",
-            extra={"job_id": execution.job_id, "run": execution.run, "status": detail.status},
-        )
-        return Reconciled(reconciled=True)
+        return True
+
+    def _describe(self, execution_arn: str | None) -> dict[str, Any] | None:
+        """The execution (DescribeExecution), or None if it does not exist."""
+        if not execution_arn:
+            return None
+        try:
+            described: dict[str, Any] = self.sfn.describe_execution(executionArn=execution_arn)
+        except self.sfn.exceptions.ExecutionDoesNotExist:
+            return None
+        return described
 
     @staticmethod
-    def _count_dead_lettered(failure: Failure) -> None:
-        with single_metric(
-            name="JobsDeadLettered", unit=MetricUnit.Count, value=1, namespace=NAMESPACE
-        ) as metric:
-            metric.add_dimension(name="kind", value=str(failure.kind))
+    def _execution_message(execution: Mapping[str, Any] | None) -> str:
+        """The original message from an execution's input (jobs created before the job
+        record kept it)."""
+        if execution is not None and execution.get("input"):
+            return ExecutionInput.model_validate_json(execution["input"]).message
+        raise LookupError("neither the job nor an execution holds the original message")
+
+    def _sent_by_execution(self, execution_arn: str | None) -> str | None:
+        """The MessageId of a dead-letter send that succeeded in this execution, from its
+        history (a TaskSucceeded of sqs:sendMessage whose TaskScheduled named the DLQ)."""
+        if not execution_arn:
+            return None
+        scheduled_queue = None
+        try:
+            for page in self.sfn.get_paginator("get_execution_history").paginate(
+                executionArn=execution_arn
+            ):
+                for event in page["events"]:
+                    if event["type"] == "TaskScheduled":
+                        details = event["taskScheduledEventDetails"]
+                        if _is_send_message(details):
+                            parameters = json.loads(details.get("parameters") or "{}")
+                            scheduled_queue = parameters.get("QueueUrl")
+                    elif event["type"] == "TaskSucceeded":
+                        details = event["taskSucceededEventDetails"]
+                        if (
+                            _is_send_message(details)
+                            and scheduled_queue == self.dead_letter_queue_url
+                        ):
+                            return str(json.loads(details["output"])["MessageId"])
+        except self.sfn.exceptions.ExecutionDoesNotExist:
+            return None
+        return None
+
+    @staticmethod
+    def _dead_lettered(job: Job) -> None:
+        # The kind dimension lets the alarm page on internal failures only: a corrupt
+        # upload is dead-lettered as designed.
+        failure = job.recorded_failure()
+        _emit("JobsDeadLettered", 1, kind=str(failure.kind if failure else FailureKind.INTERNAL))
+
+
+def _emit(name: str, value: float, **dimensions: str) -> None:
+    """One metric with exactly these dimensions (no service dimension), flushed now."""
+    with single_metric(
+        name=name, unit=MetricUnit.Count, value=value, namespace=NAMESPACE
+    ) as metric:
+        for dimension, dimension_value in dimensions.items():
+            metric.add_dimension(name=dimension, value=dimension_value)
+
+
+def _is_send_message(details: Mapping[str, Any]) -> bool:
+    return (details.get("resourceType"), details.get("resource")) == ("sqs", "sendMessage")

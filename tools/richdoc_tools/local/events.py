@@ -8,16 +8,28 @@
 * ``ExecutionStatusEvents`` publishes "Step Functions Execution Status Change" events for
   finished executions to the EventBridge rules of the stack and invokes their Lambda
   targets (moto neither emits these events nor delivers to Lambda targets).
+* ``ScheduledRules`` fires the rules with a ``rate(...)`` schedule expression ("Scheduled
+  Event" to their targets), every period, or when asked (``fire_all``, with any time).
+* ``AsyncInvoker`` is how EventBridge invokes a Lambda target: asynchronously. A failed
+  invocation is retried ``MaximumRetryAttempts`` times (the function's EventInvokeConfig;
+  2 by default) and then recorded on its ``OnFailure`` destination queue; an event that
+  cannot be delivered at all goes to the target's ``DeadLetterConfig`` queue. AWS waits
+  about one and two minutes before the retries; here they follow at once, on the
+  delivering thread, so the event has been fully handled when delivery returns.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
+
+from botocore.exceptions import ClientError
 
 TERMINAL_STATUSES = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
 
@@ -139,13 +151,162 @@ class SqsPoller(_Loop):
         return True
 
 
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _queue_url(sqs: Any, queue_arn: str) -> str:
+    url: str = sqs.get_queue_url(QueueName=queue_arn.rsplit(":", 1)[1])["QueueUrl"]
+    return url
+
+
+class AsyncInvoker:
+    def __init__(self, *, lambda_client: Any, sqs: Any) -> None:
+        self.lambda_client = lambda_client
+        self.sqs = sqs
+
+    def deliver(self, rule: Mapping[str, Any], target: Mapping[str, Any], event: Any) -> None:
+        """EventBridge's delivery of one event to one Lambda target of a rule."""
+        payload = json.loads(target["Input"]) if "Input" in target else event
+        try:
+            self.invoke(target["Arn"], payload)
+        except ClientError as exc:  # not delivered: the target's dead-letter queue
+            queue = target.get("DeadLetterConfig", {}).get("Arn")
+            if queue is None:
+                raise
+            error = exc.response.get("Error", {})
+            self.sqs.send_message(
+                QueueUrl=_queue_url(self.sqs, queue),
+                MessageBody=json.dumps(event),
+                MessageAttributes={
+                    name: {"DataType": "String", "StringValue": str(value)}
+                    for name, value in {
+                        "RULE_ARN": rule["Arn"],
+                        "TARGET_ARN": target["Arn"],
+                        "ERROR_CODE": error.get("Code", "Unknown"),
+                        "ERROR_MESSAGE": error.get("Message", "") or "-",
+                    }.items()
+                },
+            )
+
+    def invoke(self, function_arn: str, payload: Any) -> bool:
+        """Invoke with Lambda's asynchronous retries; False when every attempt failed
+        (and the failure was recorded on the OnFailure destination, if there is one)."""
+        config = self._config(function_arn)
+        attempts = 1 + int(config.get("MaximumRetryAttempts", 2))
+        body = json.dumps(payload).encode()
+        for _ in range(attempts):
+            response = self.lambda_client.invoke(FunctionName=function_arn, Payload=body)
+            result = json.loads(response["Payload"].read() or b"null")
+            if "FunctionError" not in response:
+                return True
+        destination = config.get("DestinationConfig", {}).get("OnFailure", {}).get("Destination")
+        if destination:
+            # The invocation record Lambda sends to an OnFailure destination.
+            record = {
+                "version": "1.0",
+                "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
+                "requestContext": {
+                    "requestId": str(uuid.uuid4()),
+                    "functionArn": f"{function_arn}:$LATEST",
+                    "condition": "RetriesExhausted",
+                    "approximateInvokeCount": attempts,
+                },
+                "requestPayload": payload,
+                "responseContext": {
+                    "statusCode": 200,
+                    "executedVersion": "$LATEST",
+                    "functionError": "Unhandled",
+                },
+                "responsePayload": result,
+            }
+            self.sqs.send_message(
+                QueueUrl=_queue_url(self.sqs, destination), MessageBody=json.dumps(record)
+            )
+        return False
+
+    def _config(self, function_arn: str) -> dict[str, Any]:
+        try:
+            config: dict[str, Any] = self.lambda_client.get_function_event_invoke_config(
+                FunctionName=function_arn
+            )
+        except self.lambda_client.exceptions.ResourceNotFoundException:
+            return {}  # Lambda's defaults: two retries, no destination
+        return config
+
+
+def schedule_period_s(expression: str) -> float:
+    """The period of a ``rate(N unit)`` schedule expression (cron is not emulated)."""
+    match = re.fullmatch(r"rate\((\d+) (minutes?|hours?|days?)\)", expression.strip())
+    if match is None:
+        raise ValueError(f"schedule {expression!r}: only rate(...) expressions are emulated")
+    unit = {"minute": 60, "hour": 3600, "day": 86400}[match[2].rstrip("s")]
+    return int(match[1]) * unit
+
+
+class ScheduledRules(_Loop):
+    def __init__(self, *, events: Any, invoker: AsyncInvoker, region: str, account: str) -> None:
+        super().__init__(name="event-schedules", interval_s=1.0)
+        self.events = events
+        self.invoker = invoker
+        self.region = region
+        self.account = account
+        self.next_due: dict[str, float] = {}
+        self._firing = threading.Lock()  # the loop and a test may fire at the same time
+
+    def rules(self) -> list[dict[str, Any]]:
+        rules = [
+            rule
+            for rule in self.events.list_rules()["Rules"]
+            if rule.get("State") == "ENABLED" and "ScheduleExpression" in rule
+        ]
+        for rule in rules:
+            schedule_period_s(rule["ScheduleExpression"])  # refuse what is not emulated
+        return rules
+
+    def tick(self) -> bool:
+        now = time.monotonic()
+        for rule in self.rules():
+            period = schedule_period_s(rule["ScheduleExpression"])
+            due = self.next_due.setdefault(rule["Name"], now + period)
+            if now >= due:
+                self.next_due[rule["Name"]] = now + period
+                self.fire(rule)
+        return False
+
+    def fire_all(self, at: datetime | None = None) -> int:
+        """Fire every schedule now, as if it were ``at`` (default: now); returns how many
+        rules fired. Delivery is complete (retries, failure destination) on return."""
+        rules = self.rules()
+        for rule in rules:
+            self.fire(rule, at)
+        return len(rules)
+
+    def fire(self, rule: Mapping[str, Any], at: datetime | None = None) -> None:
+        event = {
+            "version": "0",
+            "id": str(uuid.uuid4()),
+            "detail-type": "Scheduled Event",
+            "source": "aws.events",
+            "account": self.account,
+            "time": _iso(at or datetime.now(UTC)),
+            "region": self.region,
+            "resources": [rule["Arn"]],
+            "detail": {},
+        }
+        with self._firing:
+            for target in self.events.list_targets_by_rule(Rule=rule["Name"])["Targets"]:
+                if ":lambda:" in target["Arn"]:
+                    self.invoker.deliver(rule, target, event)
+
+
 class ExecutionStatusEvents(_Loop):
     def __init__(
         self,
         *,
         sfn: Any,
         events: Any,
-        lambda_client: Any,
+        invoker: AsyncInvoker,
         state_machine_arn: str,
         region: str,
         account: str,
@@ -154,7 +315,7 @@ class ExecutionStatusEvents(_Loop):
         super().__init__(name="sfn-status-events", interval_s=0.2)
         self.sfn = sfn
         self.events = events
-        self.lambda_client = lambda_client
+        self.invoker = invoker
         self.state_machine_arn = state_machine_arn
         self.region = region
         self.account = account
@@ -186,9 +347,7 @@ class ExecutionStatusEvents(_Loop):
                         targets = self.events.list_targets_by_rule(Rule=rule["Name"])["Targets"]
                         for target in targets:
                             if ":lambda:" in target["Arn"]:
-                                self.lambda_client.invoke(
-                                    FunctionName=target["Arn"], Payload=json.dumps(event).encode()
-                                )
+                                self.invoker.deliver(rule, target, event)
                                 delivered = True
                     if self.on_event:
                         self.on_event(event)
@@ -221,7 +380,7 @@ class ExecutionStatusEvents(_Loop):
             "detail-type": "Step Functions Execution Status Change",
             "source": "aws.states",
             "account": self.account,
-            "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "time": _iso(datetime.now(UTC)),
             "region": self.region,
             "resources": [execution_arn],
             "detail": {

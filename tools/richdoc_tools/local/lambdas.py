@@ -10,7 +10,16 @@ Functions sees the same error names as on AWS (``errorType`` = exception class n
 
 A scripted ``FaultPlan`` makes the platform fail chosen invocations before the handler
 runs (a throttle, a service error, an out-of-memory kill at start) to exercise the state
-machine's routes; errors raised by handlers come from running the real handlers.
+machine's routes; errors raised by handlers come from running the real handlers. The same
+plan scripts failures of SQS SendMessage to a chosen queue (``fail_sends``; the embedded
+stack applies them in moto's SQS backend, see ``stack.SQS_SEND_TARGET``), whoever sends:
+the state machine's dead-letter task or a Lambda handler.
+
+Concurrency: each function has invocation slots, its reserved concurrency when the
+template sets one, but at most what this machine can run side by side (cores for the
+image functions, 4 x cores for the others). An invocation beyond them waits for a slot;
+on AWS, one beyond the reserved concurrency is throttled (``Lambda.TooManyRequestsException``,
+which the state machine retries).
 """
 
 from __future__ import annotations
@@ -50,25 +59,67 @@ class PlatformError:
     message: str = ""
 
 
+@dataclass(frozen=True)
+class ServiceError:
+    """An error an AWS API answers instead of doing the call (SQS SendMessage here).
+
+    The emulation answers it with HTTP 400 (moto takes the status from the service's error
+    model, which has no 5xx errors), so boto3 does not retry it on its own: each scripted
+    error fails exactly one request.
+    """
+
+    code: str = "InternalError"
+    message: str = "We encountered an internal error. Please try again."
+
+
+EventMatcher = Callable[[Any], bool]
+
+
 @dataclass
 class FaultPlan:
-    """Scripted outcomes per function logical id, consumed one per invocation."""
+    """Scripted outcomes per function logical id, consumed one per invocation (only by
+    invocations whose event ``when`` accepts, if given), and failures of SQS SendMessage
+    per queue logical id, consumed one per request."""
 
-    _queues: dict[str, deque[PlatformError]] = field(default_factory=lambda: defaultdict(deque))
+    _queues: dict[str, deque[tuple[PlatformError, EventMatcher | None]]] = field(
+        default_factory=lambda: defaultdict(deque)
+    )
+    _sends: dict[str, deque[ServiceError]] = field(default_factory=lambda: defaultdict(deque))
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def add(self, logical_id: str, *faults: PlatformError) -> None:
+    def add(
+        self, logical_id: str, *faults: PlatformError, when: EventMatcher | None = None
+    ) -> None:
         with self._lock:
-            self._queues[logical_id].extend(faults)
+            self._queues[logical_id].extend((fault, when) for fault in faults)
 
-    def take(self, logical_id: str) -> PlatformError | None:
+    def take(self, logical_id: str, event: Any = None) -> PlatformError | None:
         with self._lock:
-            queue = self._queues.get(logical_id)
+            queue = self._queues.get(logical_id, deque())
+            for i, (fault, when) in enumerate(queue):
+                if when is None or when(event):
+                    del queue[i]
+                    return fault
+            return None
+
+    def fail_sends(self, queue_logical_id: str, *errors: ServiceError) -> None:
+        """The next ``len(errors)`` SendMessage requests to the queue fail with these."""
+        with self._lock:
+            self._sends[queue_logical_id].extend(errors)
+
+    def take_send(self, queue_logical_id: str) -> ServiceError | None:
+        with self._lock:
+            queue = self._sends.get(queue_logical_id)
             return queue.popleft() if queue else None
+
+    def pending_sends(self, queue_logical_id: str) -> int:
+        with self._lock:
+            return len(self._sends.get(queue_logical_id, ()))
 
     def clear(self) -> None:
         with self._lock:
             self._queues.clear()
+            self._sends.clear()
 
 
 @dataclass
@@ -126,6 +177,7 @@ class LambdaRuntime:
         faults: FaultPlan | None = None,
         timeout_override_s: Mapping[str, float] | None = None,
         on_import: Callable[[], None] | None = None,
+        reserved_concurrency: Mapping[str, int] | None = None,
     ) -> None:
         self.handlers = dict(handlers)  # logical id -> source
         self.functions = dict(functions)  # physical function name -> logical id
@@ -137,11 +189,17 @@ class LambdaRuntime:
         self.on_import = on_import
         # AWS runs each invocation in its own sandbox; here they share the machine's cores,
         # so concurrent invocations of a CPU-heavy (image) function queue for a slot
-        # instead of all converting at once. Waiting does not count against the timeout.
+        # instead of all converting at once, and never more than the function's reserved
+        # concurrency run at once. Waiting does not count against the timeout.
         cores = os.cpu_count() or 2
-        self._slots = {
-            logical_id: threading.BoundedSemaphore(cores if source.image else 4 * cores)
+        reserved = dict(reserved_concurrency or {})
+        self.slots = {
+            logical_id: min(cores if source.image else 4 * cores, reserved.get(logical_id, 10**6))
             for logical_id, source in self.handlers.items()
+        }
+        self._slots = {
+            logical_id: threading.BoundedSemaphore(slots)
+            for logical_id, slots in self.slots.items()
         }
 
     # ---- installation ------------------------------------------------------------------
@@ -213,7 +271,7 @@ class LambdaRuntime:
         memory_mb: int,
         timeout_s: float,
     ) -> tuple[str, str | None]:
-        fault = self.faults.take(logical_id)
+        fault = self.faults.take(logical_id, event)
         if fault is not None:
             return error_envelope(fault.error_type, fault.message, request_id), fault.error_type
 

@@ -55,7 +55,10 @@ class NotEmulated:
 
 
 # Resource attributes besides Type and Properties that the emulation may disregard.
-RESOURCE_ATTRIBUTES = frozenset({"DependsOn", "Metadata", "DeletionPolicy", "UpdateReplacePolicy"})
+# Condition is evaluated by the deploy loop (a false condition skips the resource).
+RESOURCE_ATTRIBUTES = frozenset(
+    {"Condition", "DependsOn", "Metadata", "DeletionPolicy", "UpdateReplacePolicy"}
+)
 
 Create = Callable[["Provisioner", str, dict[str, Any]], None]
 
@@ -139,6 +142,7 @@ class Resolver:
         account: str,
         parameters: Mapping[str, str],
         deployed: Deployed,
+        conditions: Mapping[str, Any] | None = None,
     ) -> None:
         self.pseudo = {
             "AWS::Region": region,
@@ -150,6 +154,31 @@ class Resolver:
         }
         self.parameters = dict(parameters)
         self.deployed = deployed
+        self.conditions = dict(conditions or {})  # the template's Conditions section
+
+    def condition(self, name: str) -> bool:
+        """A named condition of the template, evaluated as CloudFormation does."""
+        if name not in self.conditions:
+            raise TemplateError(f"unknown Condition {name}")
+        return self._truth(self.conditions[name])
+
+    def _truth(self, value: Any) -> bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, dict) and len(value) == 1:
+            ((key, arg),) = value.items()
+            if key == "Condition":
+                return self.condition(arg)
+            if key == "Fn::Equals":
+                left, right = (self.resolve(a) for a in arg)
+                return str(left) == str(right)
+            if key == "Fn::Not":
+                return not self._truth(arg[0])
+            if key == "Fn::And":
+                return all(self._truth(a) for a in arg)
+            if key == "Fn::Or":
+                return any(self._truth(a) for a in arg)
+        raise TemplateError(f"not a condition: {value!r}")
 
     def ref(self, name: str) -> str:
         if name in self.pseudo:
@@ -202,6 +231,9 @@ class Resolver:
                 return self.resolve(arg[1])[int(self.resolve(arg[0]))]
             if key == "Fn::Split":
                 return str(self.resolve(arg[1])).split(arg[0])
+            if key == "Fn::If":
+                name, if_true, if_false = arg
+                return self.resolve(if_true if self.condition(name) else if_false)
             if key.startswith("Fn::") or key == "Condition":
                 raise TemplateError(f"intrinsic {key} is not supported by the embedded stack")
         return {
@@ -230,6 +262,8 @@ def _references(value: Any) -> set[str]:
                     found.add(name.split(".", 1)[0])
                 if isinstance(arg, list):
                     found |= _references(arg[1])
+            elif key == "Fn::If":  # the condition's name is not a resource
+                found |= _references(arg[1:])
             else:
                 found |= _references(arg)
     return found
@@ -286,6 +320,7 @@ class Provisioner:
             account=account,
             parameters={**template.parameter_defaults(), **(parameters or {})},
             deployed=self.deployed,
+            conditions=template.cfn.get("Conditions", {}),
         )
         self._clients: dict[str, Any] = {}
         self.not_emulated: list[NotEmulated] = []
@@ -308,6 +343,8 @@ class Provisioner:
         resources = self.template.resources
         for logical_id in deployment_order(resources):
             resource = resources[logical_id]
+            if "Condition" in resource and not self.resolver.condition(resource["Condition"]):
+                continue  # as CloudFormation: the resource is not created
             provisioner = PROVISIONERS.get(resource["Type"])
             if provisioner is None:
                 raise TemplateError(
@@ -540,6 +577,8 @@ def _lambda_layer(p: Provisioner, logical_id: str, props: dict[str, Any]) -> Non
         "ImageConfig",
         "Runtime",
         "Handler",
+        "ReservedConcurrentExecutions",  # LambdaRuntime's slots per function
+        "LoggingConfig",
         "Layers",
         "EphemeralStorage",
     ),
@@ -576,7 +615,17 @@ def _lambda_function(p: Provisioner, logical_id: str, props: dict[str, Any]) -> 
         )
     if "EphemeralStorage" in props:
         kwargs["EphemeralStorage"] = {"Size": int(props["EphemeralStorage"]["Size"])}
-    function = p.client("lambda").create_function(**kwargs)
+    if "LoggingConfig" in props:
+        kwargs["LoggingConfig"] = props["LoggingConfig"]
+    client = p.client("lambda")
+    function = client.create_function(**kwargs)
+    if "ReservedConcurrentExecutions" in props:
+        # Read back by the Lambda runtime (richdoc_tools.local.lambdas) to size the
+        # function's invocation slots.
+        client.put_function_concurrency(
+            FunctionName=name,
+            ReservedConcurrentExecutions=int(props["ReservedConcurrentExecutions"]),
+        )
     p._set(logical_id, name, Arn=function["FunctionArn"])
 
 
@@ -588,6 +637,7 @@ def _lambda_function(p: Provisioner, logical_id: str, props: dict[str, Any]) -> 
         "BatchSize",
         "MaximumBatchingWindowInSeconds",
         "FunctionResponseTypes",
+        "ScalingConfig",  # one poller per mapping is always within MaximumConcurrency
     ),
 )
 def _lambda_event_source(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
@@ -600,6 +650,11 @@ def _lambda_event_source(p: Provisioner, logical_id: str, props: dict[str, Any])
         MaximumBatchingWindowInSeconds=int(props.get("MaximumBatchingWindowInSeconds", 0)),
         FunctionResponseTypes=props.get("FunctionResponseTypes", []),
         Enabled=False,
+        **(
+            {"ScalingConfig": {"MaximumConcurrency": int(scaling["MaximumConcurrency"])}}
+            if (scaling := props.get("ScalingConfig"))
+            else {}
+        ),
     )
     p._set(logical_id, mapping["UUID"])
 
@@ -622,18 +677,22 @@ def _lambda_permission(p: Provisioner, logical_id: str, props: dict[str, Any]) -
 
 @provisions(
     "AWS::Events::Rule",
-    consumes=("Name", "EventPattern", "State", "Targets"),
+    consumes=("Name", "EventPattern", "ScheduleExpression", "State", "Targets"),
     inert=("Description",),
 )
 def _events_rule(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
+    # moto stores the rules; richdoc_tools.local.events delivers to their targets (status
+    # changes, schedules) the way EventBridge would.
     events = p.client("events")
     name = props.get("Name") or p.physical_name(logical_id, 64)
-    rule = events.put_rule(
-        Name=name,
-        EventPattern=json.dumps(props["EventPattern"]),
-        State=props.get("State", "ENABLED"),
+    trigger = (
+        {"ScheduleExpression": props["ScheduleExpression"]}
+        if "ScheduleExpression" in props
+        else {"EventPattern": json.dumps(props["EventPattern"])}
     )
-    targets = [{"Id": t["Id"], "Arn": t["Arn"]} for t in props.get("Targets", [])]
+    rule = events.put_rule(Name=name, State=props.get("State", "ENABLED"), **trigger)
+    target_keys = ("Id", "Arn", "Input", "DeadLetterConfig", "RetryPolicy")
+    targets = [{k: t[k] for k in target_keys if k in t} for t in props.get("Targets", [])]
     if targets:
         events.put_targets(Rule=name, Targets=targets)
     p._set(logical_id, name, Arn=rule["RuleArn"])
@@ -706,6 +765,65 @@ def _sns_topic(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     p._set(logical_id, arn, TopicName=name)
 
 
+@provisions(
+    "AWS::KMS::Key",
+    consumes=("Description", "KeyPolicy", "KeyUsage", "EnableKeyRotation"),
+)
+def _kms_key(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
+    kms = p.client("kms")
+    key = kms.create_key(
+        Description=props.get("Description", ""),
+        Policy=json.dumps(props["KeyPolicy"]),
+        KeyUsage=props.get("KeyUsage", "ENCRYPT_DECRYPT"),
+    )["KeyMetadata"]
+    if props.get("EnableKeyRotation"):
+        kms.enable_key_rotation(KeyId=key["KeyId"])
+    p._set(logical_id, key["KeyId"], Arn=key["Arn"], KeyId=key["KeyId"])
+
+
+@provisions("AWS::SNS::Subscription", consumes=("TopicArn", "Protocol", "Endpoint"))
+def _sns_subscription(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
+    # An email subscription stays pending confirmation; nothing is sent locally.
+    arn = p.client("sns").subscribe(
+        TopicArn=props["TopicArn"], Protocol=props["Protocol"], Endpoint=props["Endpoint"]
+    )["SubscriptionArn"]
+    p._set(logical_id, arn)
+
+
+@provisions("AWS::IAM::Policy", consumes=("PolicyDocument", "PolicyName", "Roles"))
+def _iam_policy(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
+    document = {"Version": "2012-10-17", **props["PolicyDocument"]}
+    for role in props.get("Roles", []):
+        p.client("iam").put_role_policy(
+            RoleName=role, PolicyName=props["PolicyName"], PolicyDocument=json.dumps(document)
+        )
+    p._set(logical_id, logical_id)
+
+
+@provisions(
+    "AWS::Lambda::EventInvokeConfig",
+    consumes=(
+        "FunctionName",
+        "Qualifier",
+        "MaximumRetryAttempts",
+        "MaximumEventAgeInSeconds",
+        "DestinationConfig",
+    ),
+)
+def _lambda_event_invoke_config(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
+    # Read back by richdoc_tools.local.events, which invokes asynchronously the way Lambda
+    # does: the retries, then the OnFailure destination.
+    config = {
+        key: props[key]
+        for key in ("MaximumRetryAttempts", "MaximumEventAgeInSeconds", "DestinationConfig")
+        if key in props
+    }
+    p.client("lambda").put_function_event_invoke_config(
+        FunctionName=props["FunctionName"], Qualifier=props.get("Qualifier", "$LATEST"), **config
+    )
+    p._set(logical_id, logical_id)
+
+
 _ALARM_PROPERTIES = (
     "AlarmDescription",
     "Namespace",
@@ -715,6 +833,7 @@ _ALARM_PROPERTIES = (
     "Period",
     "EvaluationPeriods",
     "Threshold",
+    "DatapointsToAlarm",
     "ComparisonOperator",
     "TreatMissingData",
     "AlarmActions",
@@ -726,7 +845,7 @@ _ALARM_PROPERTIES = (
 def _alarm(p: Provisioner, logical_id: str, props: dict[str, Any]) -> None:
     name = props.get("AlarmName") or p.physical_name(logical_id, 255)
     kwargs = {k: props[k] for k in _ALARM_PROPERTIES if k in props}
-    for numeric in ("Period", "EvaluationPeriods"):
+    for numeric in ("Period", "EvaluationPeriods", "DatapointsToAlarm"):
         if numeric in kwargs:
             kwargs[numeric] = int(kwargs[numeric])
     if "Threshold" in kwargs:

@@ -29,6 +29,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -37,7 +38,12 @@ from unittest import mock
 import boto3
 
 from richdoc.jobs import Job, JobStore, job_id_for
-from richdoc_tools.local.events import ExecutionStatusEvents, SqsPoller
+from richdoc_tools.local.events import (
+    AsyncInvoker,
+    ExecutionStatusEvents,
+    ScheduledRules,
+    SqsPoller,
+)
 from richdoc_tools.local.lambdas import FaultPlan, LambdaRuntime
 from richdoc_tools.local.output import FunctionLog
 from richdoc_tools.local.provision import NotEmulated, Provisioner
@@ -94,6 +100,10 @@ METRICS_METHODS = (
 # The server mode serves moto's own WSGI application (as moto's ThreadedMotoServer does) on
 # a socket bound here, so a port in use is an error at once rather than a dead thread.
 SERVER_APP_TARGET = "moto.moto_server.werkzeug_app"
+# The fault hook for SQS (FaultPlan.fail_sends): every SendMessage request, from the state
+# machine's sqs:sendMessage task or a handler's boto3 client, reaches this backend method.
+# (Messages SQS itself moves to a dead-letter queue by a redrive policy do not.)
+SQS_SEND_TARGET = "moto.sqs.models.SQSBackend.send_message"
 
 # The stack never sees the caller's AWS settings: every AWS_* variable is removed for its
 # life (an AWS_ENDPOINT_URL or AWS_PROFILE of the shell would send the emulation's own
@@ -246,6 +256,7 @@ class EmbeddedStack:
         log_path: Path | None = None,
         capture_process_output: bool = False,
         server_port: int | None = None,
+        schedules: bool = True,
     ) -> None:
         """``log_path``: function output goes there (see ``output.FunctionLog``);
         ``capture_process_output``: descriptor-level output too (for a command line, never
@@ -261,6 +272,9 @@ class EmbeddedStack:
         self.log_path = log_path
         self.capture_process_output = capture_process_output
         self.server_port = server_port
+        # Scheduled rules fire on their own schedule (the sweep: every SweepIntervalMinutes);
+        # with False only fire_schedules() fires them (tests choose when, and the time).
+        self.schedules = schedules
         self.template: Template | None = None
         self.outputs: dict[str, str] = {}
         self.not_emulated: list[NotEmulated] = []
@@ -271,6 +285,8 @@ class EmbeddedStack:
         self._clients: dict[str, Any] = {}
         self._clients_lock = threading.Lock()
         self._local = threading.local()
+        self._schedule_rules: ScheduledRules | None = None
+        self._queues: dict[str, str] = {}  # queue name -> logical id (for send faults)
 
     # ---- lifecycle ---------------------------------------------------------------------
 
@@ -348,12 +364,19 @@ class EmbeddedStack:
                 self.log_path, capture_descriptors=self.capture_process_output
             )
             function_log.open(exit_stack)
+        self._queues = {
+            deployed.attributes[lid]["QueueName"]: lid
+            for lid, kind in deployed.types.items()
+            if kind == "AWS::SQS::Queue"
+        }
+        self._inject_send_faults(exit_stack)
         self.runtime = LambdaRuntime(
             self.template.handlers,
             functions=functions,
             faults=self.faults,
             timeout_override_s=self.timeout_override_s,
             on_import=function_log.route_logging if function_log else None,
+            reserved_concurrency=self._reserved_concurrency(functions),
         )
         exit_stack.enter_context(self.runtime.installed())
         self._start_event_loops(exit_stack)
@@ -480,6 +503,35 @@ class EmbeddedStack:
         self._clients.clear()
         self._local = threading.local()
 
+    def _inject_send_faults(self, exit_stack: contextlib.ExitStack) -> None:
+        """Apply FaultPlan.fail_sends in moto's SQS backend (see SQS_SEND_TARGET)."""
+        from moto.sqs.exceptions import SQSException
+
+        backend, attribute = _owner(SQS_SEND_TARGET)
+        original = backend.__dict__[attribute]
+        stack = self
+
+        @functools.wraps(original)
+        def send_message(backend_self: Any, queue_name: str, *args: Any, **kwargs: Any) -> Any:
+            logical_id = stack._queues.get(queue_name)
+            fault = stack.faults.take_send(logical_id) if logical_id else None
+            if fault is not None:
+                raise SQSException(fault.code, fault.message)
+            return original(backend_self, queue_name, *args, **kwargs)
+
+        exit_stack.enter_context(mock.patch.object(backend, attribute, send_message))
+
+    def _reserved_concurrency(self, functions: Mapping[str, str]) -> dict[str, int]:
+        client = self.client("lambda")
+        reserved = {}
+        for name, logical_id in functions.items():
+            value = client.get_function_concurrency(FunctionName=name).get(
+                "ReservedConcurrentExecutions"
+            )
+            if value is not None:
+                reserved[logical_id] = int(value)
+        return reserved
+
     def _apply_function_environment(self, functions: Mapping[str, str]) -> None:
         """Every function's template environment, set for the in-process handlers.
 
@@ -534,16 +586,23 @@ class EmbeddedStack:
                     retry_visibility_s=self.retry_visibility_s,
                 )
             )
+        invoker = AsyncInvoker(lambda_client=lambda_client, sqs=sqs)
         self._loops.append(
             ExecutionStatusEvents(
                 sfn=self.client("stepfunctions"),
                 events=self.client("events"),
-                lambda_client=lambda_client,
+                invoker=invoker,
                 state_machine_arn=self.outputs["StateMachineArn"],
                 region=REGION,
                 account=ACCOUNT,
             )
         )
+        self._schedule_rules = ScheduledRules(
+            events=self.client("events"), invoker=invoker, region=REGION, account=ACCOUNT
+        )
+        self._schedule_rules.rules()  # refuse schedule expressions that are not emulated
+        if self.schedules:
+            self._loops.append(self._schedule_rules)
         exit_stack.callback(self._stop_event_loops)
         for loop in self._loops:
             loop.start()
@@ -581,6 +640,13 @@ class EmbeddedStack:
                 ).Table(self.outputs["JobsTableName"])
             store = self._local.jobs = JobStore(table)
         return store
+
+    def fire_schedules(self, at: datetime | None = None) -> int:
+        """Fire every scheduled rule now, as EventBridge would at time ``at`` (default: now);
+        the targets' invocations, retries and failure destinations are done on return.
+        Returns how many rules fired."""
+        assert self._schedule_rules is not None, "the stack is not started"
+        return self._schedule_rules.fire_all(at)
 
     @property
     def loop_errors(self) -> list[BaseException]:
