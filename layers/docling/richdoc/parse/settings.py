@@ -26,12 +26,17 @@ MAX_PAGES_ENV = "RICHDOC_MAX_PAGES"
 TIMEOUT_ENV = "RICHDOC_TIMEOUT_S"
 MEM_CEILING_ENV = "RICHDOC_MEM_CEILING_MB"
 PDF_PIPELINE_ENV = "RICHDOC_PDF_PIPELINE"
+SHARD_PAGES_ENV = "RICHDOC_SHARD_PAGES"
 ARTIFACTS_ENV = "DOCLING_ARTIFACTS_PATH"
 
 # Spec section 8. The memory ceiling default applies where no Lambda tier is known.
 DEFAULT_MAX_PAGES = 2000
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_MEM_CEILING_MB = 4096
+# A PDF with more pages is parsed as page-range shards of at most this many pages
+# (richdoc.parse.shards; 0 turns sharding off). At the Docling report's 0.6-1.6 pages/s
+# per CPU, 50 pages take 5-14 s on a 6-vCPU tier: far inside one invocation (docs/shards.md).
+DEFAULT_SHARD_PAGES = 50
 # docling's own document timeout for the standard pipeline, as a fraction of timeout_s:
 # it stops feeding pages there and returns what it has (PARTIAL_SUCCESS) before the hard
 # kill. Not set for the native pipeline: its threaded parser finishes every page anyway
@@ -92,6 +97,21 @@ class ParseLimits:
                 int,
             ),
         )
+
+
+def shard_pages_setting(environ: Mapping[str, str] | None = None) -> int:
+    """``RICHDOC_SHARD_PAGES``: the most pages per shard, 0 for no sharding."""
+    env = os.environ if environ is None else environ
+    raw = env.get(SHARD_PAGES_ENV, "").strip()
+    if not raw:
+        return DEFAULT_SHARD_PAGES
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValueError(f"{SHARD_PAGES_ENV} must be a whole number of pages >= 0, not {raw!r}")
+    return value
 
 
 _Number = TypeVar("_Number", int, float)
