@@ -17,6 +17,7 @@ class ChildReport(BaseModel):
 
     pipeline: Pipeline
     pages: int  # docling's page count: PDF pages, PPTX slides, XLSX sheets; 0 otherwise
+    page_range: list[int] | None = None  # [start, end] of a shard; None for the whole
     partial: bool
     failed_pages: list[int]
     inspect_s: float
@@ -45,6 +46,7 @@ class ParseReport(BaseModel):
     pipeline: Pipeline
     contract: str
     pages: int
+    page_range: list[int] | None = None  # [start, end] when this parse was one shard
     cached: bool
     partial: bool
     failed_pages: list[int]
@@ -55,7 +57,7 @@ class ParseReport(BaseModel):
 
     def to_state(self) -> dict[str, Any]:
         """The small dict the parse Lambda returns to the state machine."""
-        return {
+        state = {
             "docling_key": self.docling_key,
             "sha256": self.sha256,
             "size": self.size,
@@ -66,3 +68,6 @@ class ParseReport(BaseModel):
             "failed_pages": list(self.failed_pages),
             "seconds": round(self.timings.total_s, 3),
         }
+        if self.page_range is not None:
+            state["page_range"] = list(self.page_range)
+        return state
