@@ -1,10 +1,11 @@
 """Merging page-range shards: the merged DoclingDocument is the whole document's.
 
-What docling-core's ``concatenate`` leaves to the merge (page numbers after a failed
-page, name, origin) is specified on hand-built documents; what docling's standard
-pipeline decides across pages is checked against docling's own reading-order assembly
-(``ReadingOrderModel``, rule-based: it runs without model weights) fed the same page
-elements whole and per shard. Real conversions are in tests/test_parse_shards.py.
+The join is checked against docling-core's ``concatenate`` where that is right, and
+what concatenate gets wrong for shards (page numbers after a failed page, name, origin)
+on hand-built documents; what docling's standard pipeline decides across pages is
+checked against docling's own reading-order assembly (``ReadingOrderModel``,
+rule-based: it runs without model weights) fed the same page elements whole and per
+shard. Real conversions are in tests/test_parse_shards.py.
 """
 
 from __future__ import annotations
@@ -340,3 +341,22 @@ def test_any_sharding_of_a_standard_assembly_merges_to_the_whole(
     merged = _sharded(pages, cuts, elements, Pipeline.STANDARD)
     assert _tree(merged) == _tree(whole)
     assert _projected(merged) == _projected(whole)
+
+
+@pytest.mark.docling
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_documents())
+def test_the_join_is_docling_cores_concatenate_where_that_keeps_the_pages(
+    document: tuple[int, list[Any], list[int]],
+) -> None:
+    """Groups, tables with their captions, pictures, furniture: every reference is
+    renumbered as concatenate renumbers it (shards of an assembly have every page)."""
+    pages, elements, cuts = document
+    starts, ends = [1, *cuts], [*(c - 1 for c in cuts), pages]
+    shards = [
+        Shard(PageRange(a, b), _assemble(range(a, b + 1), elements))
+        for a, b in zip(starts, ends, strict=True)
+    ]
+    merged = merge_shards(shards, pipeline=Pipeline.NATIVE)
+    assert _tree(merged) == _tree(DoclingDocument.concatenate([s.document for s in shards]))
+    assert merged.validate_tree(merged.body, raise_on_error=True)

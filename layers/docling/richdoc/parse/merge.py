@@ -1,15 +1,21 @@
 """Joining the page-range shards of a document into its DoclingDocument.
 
-Only docling-core is needed (the merge can run on the layer). The join is docling-core's
-``DoclingDocument.concatenate`` (new self-refs, parents, children, captions in one pass),
-plus what it does not do for shards of one source document (docs/shards.md, "Merge"):
+Only docling-core is needed (the merge can run on the layer). A shard's DoclingDocument
+is the source's pages ``start`` to ``end``, numbered as in the source (docling's
+``page_range``), so the whole document is the shards' items one after the other:
 
-* Page numbers. ``concatenate`` renumbers each document's pages to follow on from the
-  previous one's last page, which shifts every later page of a shard whose first page
-  failed to parse. Each shard's page map is padded to its whole range for the join, so
-  "following on" is the source numbering, and the padding is dropped afterwards.
-* Name and origin. ``concatenate`` joins the names (" + ") and drops the origin; both are
-  the source's, the same in every shard, and are kept as they are.
+* The join works on the shards' JSON: each shard's item lists (texts, groups, tables,
+  ...) are appended to the merged ones and its references (``self_ref``, ``$ref``)
+  shifted by the number of items before it; the body's children follow one another;
+  pages, provenance, name and origin stay as docling wrote them. That is docling-core's
+  ``DoclingDocument.concatenate`` (tests/test_shard_merge.py compares the two) without
+  what suits joining different documents but not the pages of one: concatenate
+  renumbers each document's pages to follow on from the previous one's last page (a
+  shard whose first page failed to parse would shift every later page), joins the
+  names (" + ") and drops the origin; it also renumbers items in tree order where
+  docling numbers them in creation order, and deep-copies every item (it takes 1.7
+  times as long as this merge, docs/shards.md). The merged JSON is validated into a
+  DoclingDocument once, which is most of the merge's time.
 * What docling's standard pipeline decides across pages (``Pipeline.STANDARD`` only):
   its reading-order assembly joins a paragraph that runs over a page break into one text
   item, and keeps a list that runs over a page break in one list group. A shard boundary
@@ -19,10 +25,11 @@ plus what it does not do for shards of one source document (docs/shards.md, "Mer
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypeGuard, TypeVar
+from typing import Any, TypeGuard
 
 from docling_core.types.doc import (
     CodeItem,
@@ -34,10 +41,8 @@ from docling_core.types.doc import (
     GroupLabel,
     ListGroup,
     NodeItem,
-    PageItem,
     PictureItem,
     ProvenanceItem,
-    Size,
     TableItem,
     TextItem,
 )
@@ -45,6 +50,19 @@ from docling_core.types.doc import (
 from richdoc.parse.settings import Pipeline
 from richdoc.parse.shards import PageRange, check_partition
 from richdoc.taxonomy import CorruptInput
+
+# A DoclingDocument's item lists: what "#/<list>/<index>" references point into.
+ITEM_LISTS = (
+    "groups",
+    "texts",
+    "pictures",
+    "tables",
+    "key_value_items",
+    "form_items",
+    "field_regions",
+    "field_items",
+)
+_REFERENCE_KEYS = frozenset({"self_ref", "$ref"})
 
 
 def dump_document(doc: DoclingDocument) -> bytes:
@@ -63,9 +81,9 @@ class Shard:
 
 
 def merge_shard_json(parts: Sequence[tuple[PageRange, bytes]], *, pipeline: Pipeline) -> bytes:
-    """``merge_shards`` from and to DoclingDocument JSON (the artifacts' form)."""
-    shards = [Shard(pages, DoclingDocument.model_validate_json(data)) for pages, data in parts]
-    return dump_document(merge_shards(shards, pipeline=pipeline))
+    """The whole document's DoclingDocument JSON from its shards' (the artifacts' form),
+    in page order; raises as ``merge_shards``."""
+    return dump_document(_merge([(pages, json.loads(data)) for pages, data in parts], pipeline))
 
 
 def merge_shards(shards: Sequence[Shard], *, pipeline: Pipeline) -> DoclingDocument:
@@ -75,57 +93,73 @@ def merge_shards(shards: Sequence[Shard], *, pipeline: Pipeline) -> DoclingDocum
     from page 1 (a caller's bug), and ``CorruptInput`` when no page of the document
     converted (every shard empty), as the whole-document conversion would.
     """
-    check_partition([shard.pages for shard in shards])
-    for shard in shards:
-        _check_pages_inside(shard)
-    converted = [shard.document for shard in shards if shard.document.pages]
+    parts = [
+        (shard.pages, shard.document.model_dump(mode="json", by_alias=True, exclude_none=True))
+        for shard in shards
+    ]
+    return _merge(parts, pipeline)
+
+
+def _merge(parts: list[tuple[PageRange, dict[str, Any]]], pipeline: Pipeline) -> DoclingDocument:
+    check_partition([pages for pages, _ in parts])
+    for pages, doc in parts:
+        _check_pages_inside(pages, doc)
+    converted = [doc for _, doc in parts if doc.get("pages")]
     if not converted:
         raise CorruptInput("docling could not convert any page of the document")
-    name = _common("name", [doc.name for doc in converted])
-    origin = _common("origin", [doc.origin for doc in converted])
-
-    merged = DoclingDocument.concatenate([_padded(shard) for shard in shards])
-    real_pages = {no for doc in converted for no in doc.pages}
-    merged.pages = {no: page for no, page in merged.pages.items() if no in real_pages}
-    merged.name = name
-    merged.origin = origin
+    first = converted[0]
+    for field in ("name", "origin", "version"):
+        if any(doc.get(field) != first.get(field) for doc in converted[1:]):
+            raise ValueError(f"the shards are not of one document: their {field}s differ")
+    merged: dict[str, Any] = {**first, "pages": {}, **{name: [] for name in ITEM_LISTS}}
+    merged["body"] = {**first["body"], "children": []}
+    children_per_shard = []
+    for _, doc in parts:
+        offsets = {name: len(merged[name]) for name in ITEM_LISTS}
+        for name in ITEM_LISTS:
+            items = doc.get(name, [])
+            _shift_references(items, offsets)
+            merged[name].extend(items)
+        children = doc["body"].get("children", [])
+        _shift_references(children, offsets)
+        merged["body"]["children"].extend(children)
+        children_per_shard.append(len(children))
+        merged["pages"].update(doc.get("pages", {}))
+    document = DoclingDocument.model_validate(merged)
     if pipeline is Pipeline.STANDARD:
-        _Boundaries(merged, [len(s.document.body.children) for s in shards]).rejoin()
-    return merged
+        _Boundaries(document, children_per_shard).rejoin()
+    return document
 
 
-def _check_pages_inside(shard: Shard) -> None:
-    outside = sorted(no for no in shard.document.pages if no not in shard.pages)
-    for item, _ in shard.document.iterate_items(
-        with_groups=False, traverse_pictures=True, included_content_layers=set(ContentLayer)
-    ):
-        if isinstance(item, DocItem):
-            outside.extend(p.page_no for p in item.prov if p.page_no not in shard.pages)
+def _check_pages_inside(pages: PageRange, doc: dict[str, Any]) -> None:
+    outside = {int(no) for no in doc.get("pages", {}) if int(no) not in pages}
+    for name in ITEM_LISTS:
+        for item in doc.get(name, []):
+            outside.update(p["page_no"] for p in item.get("prov", ()) if p["page_no"] not in pages)
     if outside:
-        raise ValueError(f"the shard of {shard.pages} holds pages {sorted(set(outside))}")
+        raise ValueError(f"the shard of {pages} holds pages {sorted(outside)}")
+    if doc.get("furniture", {}).get("children"):
+        raise ValueError(f"the shard of {pages} uses the deprecated furniture tree")
 
 
-_T = TypeVar("_T")
-
-
-def _common(what: str, values: list[_T]) -> _T:
-    first = values[0]
-    if any(value != first for value in values[1:]):
-        raise ValueError(f"the shards are not of one document: their {what}s differ")
-    return first
-
-
-# Blank pages for the join only: never visible in the result.
-_PADDING_SIZE = Size(width=0.0, height=0.0)
-
-
-def _padded(shard: Shard) -> DoclingDocument:
-    """A shallow copy of the shard whose page map has every page of its range."""
-    pages = {
-        no: shard.document.pages.get(no) or PageItem(page_no=no, size=_PADDING_SIZE)
-        for no in range(shard.pages.start, shard.pages.end + 1)
-    }
-    return shard.document.model_copy(update={"pages": pages})
+def _shift_references(node: Any, offsets: dict[str, int]) -> None:
+    """Renumber every item reference (``self_ref`` and ``$ref`` values of the form
+    ``#/<list>/<index>``) below ``node`` in place; ``#/body`` stays."""
+    if isinstance(node, list):
+        for value in node:
+            if isinstance(value, dict | list):
+                _shift_references(value, offsets)
+        return
+    if not isinstance(node, dict):
+        return
+    for key, value in node.items():
+        if key in _REFERENCE_KEYS and isinstance(value, str):
+            _, _, rest = value.partition("#/")
+            name, _, index = rest.partition("/")
+            if index and offsets.get(name):
+                node[key] = f"#/{name}/{int(index) + offsets[name]}"
+        elif isinstance(value, dict | list):
+            _shift_references(value, offsets)
 
 
 # The standard pipeline's cross-page rules ------------------------------------------------
