@@ -5,6 +5,7 @@ DoclingDocument JSON (native pipeline), projection.json and detection.json."""
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import boto3
@@ -14,15 +15,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from richdoc.artifacts import ArtifactStore, SourceObject, docling_key
+from richdoc.artifacts import ArtifactStore, SourceObject, docling_key, merged_key
 from richdoc.detection import detect
 from richdoc.formats import DocFormat
 from richdoc.parse.merge import merge_shard_json
+from richdoc.parse.reports import ShardResult
 from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
 from richdoc.parse.shards import PageRange, plan_shards
-from richdoc.parse.step import ParseWorker, parse_file, parse_object, shared_worker
+from richdoc.parse.step import (
+    ParseWorker,
+    merge_objects,
+    parse_file,
+    parse_object,
+    plan_object,
+    shared_worker,
+)
 from richdoc.projection import SourceInfo, load_docling, project
-from richdoc.taxonomy import ResourceLimit
+from richdoc.taxonomy import CorruptInput, ResourceLimit, UnsupportedFeature
 from tests import parse_inputs
 
 # One zygote per test process: keep the docling tests in one xdist worker.
@@ -59,7 +68,10 @@ class Parses:
         return self.done[pages]
 
     def merged(self, ranges: list[PageRange] | tuple[PageRange, ...]) -> bytes:
-        return merge_shard_json([(r, self.json(r)) for r in ranges], pipeline=Pipeline.NATIVE)
+        # Two shards at a time, as two Map iterations would share this machine's cores.
+        with ThreadPoolExecutor(2) as pool:
+            parts = list(zip(ranges, pool.map(self.json, ranges), strict=True))
+        return merge_shard_json(parts, pipeline=Pipeline.NATIVE)
 
 
 @pytest.fixture(scope="module")
@@ -227,3 +239,133 @@ def test_a_partial_shard_is_stored_apart_and_never_reused(worker, s3, tmp_path) 
         store, source, LIMITS, accept_partial=True, worker=worker, pages=PageRange(4, 6)
     )
     assert again.cached is False
+
+
+# Plan, shards, merge: the library calls the state machine makes -----------------------
+
+
+def _store_with(s3, key: str, path: Path) -> tuple[ArtifactStore, SourceObject]:
+    s3.put_object(Bucket="ingest", Key=key, Body=path.read_bytes())
+    return ArtifactStore(s3, "artifacts"), SourceObject("ingest", key)
+
+
+def _parse_shards(store, source, plan, worker, *, accept_partial=True) -> list[ShardResult]:
+    results = []
+    for start, end in plan.ranges:
+        state = parse_object(
+            store,
+            source,
+            LIMITS,
+            accept_partial=accept_partial,
+            worker=worker,
+            pages=PageRange(start, end),
+        ).to_state()
+        results.append(ShardResult.model_validate(state))
+    return results
+
+
+def test_a_large_pdf_is_planned_parsed_by_shard_and_merged_into_the_whole(
+    worker, s3, tmp_path
+) -> None:
+    store, source = _store_with(
+        s3, "in/big.pdf", parse_inputs.long_pdf(tmp_path / "big.pdf", pages=12, seed=5)
+    )
+    plan = plan_object(store, source, LIMITS, shard_pages=5, worker=worker)
+    state = plan.to_state()
+    assert (state["pages"], state["sharded"], state["shard_count"], state["pipeline"]) == (
+        12,
+        True,
+        3,
+        "native",
+    )
+    assert state["shards"] == [
+        {"start": 1, "end": 4},
+        {"start": 5, "end": 8},
+        {"start": 9, "end": 12},
+    ]
+    merged = merge_objects(store, plan, _parse_shards(store, source, plan, worker))
+    assert merged["docling_key"] == merged_key(plan.sha256, plan.contract, 3)
+    assert (merged["pages"], merged["partial"], merged["shards"], merged["cached"]) == (
+        12,
+        False,
+        3,
+        False,
+    )
+    whole = parse_object(store, source, LIMITS, accept_partial=False, worker=worker)
+    assert store.get_bytes(merged["docling_key"]) == store.get_bytes(whole.docling_key)
+    # A redrive finds every shard and the merge cached.
+    again = _parse_shards(store, source, plan, worker)
+    assert merge_objects(store, plan, again)["cached"] is True
+
+
+def test_a_pdf_within_one_shard_or_with_sharding_off_is_planned_whole(worker, s3, tmp_path) -> None:
+    store, source = _store_with(s3, "a.pdf", parse_inputs.pdf(tmp_path / "a.pdf", pages=3))
+    within = plan_object(store, source, LIMITS, shard_pages=3, worker=worker).to_state()
+    off = plan_object(store, source, LIMITS, shard_pages=0, worker=worker).to_state()
+    assert (within["sharded"], within["shard_count"], within["shards"], within["pages"]) == (
+        False,
+        1,
+        [],
+        3,
+    )
+    assert (off["sharded"], off["pages"]) == (False, None)  # not even inspected
+
+
+def test_other_formats_are_planned_whole_without_inspection(worker, s3, tmp_path) -> None:
+    store, source = _store_with(s3, "deck.pptx", parse_inputs.pptx(tmp_path / "d.pptx", slides=60))
+    state = plan_object(store, source, LIMITS, shard_pages=5, worker=worker).to_state()
+    assert (state["sharded"], state["pages"], state["pipeline"]) == (False, None, "simple")
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "feature"),
+    [
+        (lambda p: parse_inputs.encrypted_pdf(p / "x.pdf"), UnsupportedFeature, "encrypted"),
+        (lambda p: parse_inputs.random_bytes(p / "x.pdf"), CorruptInput, None),
+        (
+            lambda p: parse_inputs.pdf(p / "x.pdf", pages=3, text=False, image=True),
+            UnsupportedFeature,
+            "ocr",
+        ),
+    ],
+    ids=["encrypted", "not a pdf", "no text"],
+)
+def test_a_pdf_the_inspection_refuses_fails_at_the_plan_once(
+    worker, s3, tmp_path, make, error, feature
+) -> None:
+    store, source = _store_with(s3, "x.pdf", make(tmp_path))
+    with pytest.raises(error) as info:
+        plan_object(store, source, LIMITS, shard_pages=1, worker=worker)
+    assert getattr(info.value, "feature", None) == feature
+
+
+def test_a_pdf_over_max_pages_fails_at_the_plan(worker, s3, tmp_path) -> None:
+    store, source = _store_with(s3, "x.pdf", parse_inputs.pdf(tmp_path / "x.pdf", pages=4))
+    limits = ParseLimits(max_pages=3, timeout_s=120, mem_ceiling_mb=4096)
+    with pytest.raises(UnsupportedFeature) as info:
+        plan_object(store, source, limits, shard_pages=2, worker=worker)
+    assert info.value.feature == "max_pages"
+
+
+def test_a_merge_with_a_partial_shard_is_partial_stored_apart_and_never_reused(
+    worker, s3, tmp_path
+) -> None:
+    path = parse_inputs.pdf_with_broken_page(tmp_path / "broken.pdf", pages=6, broken=4)
+    store, source = _store_with(s3, "broken.pdf", path)
+    plan = plan_object(store, source, LIMITS, shard_pages=2, worker=worker)
+    shards = _parse_shards(store, source, plan, worker)
+    assert [s.partial for s in shards] == [False, True, False]
+    merged = merge_objects(store, plan, shards)
+    assert (merged["partial"], merged["failed_pages"]) == (True, [4])
+    assert merged["docling_key"] == merged_key(plan.sha256, f"{plan.contract}-partial", 3)
+    assert merge_objects(store, plan, shards)["cached"] is False
+    whole = parse_object(store, source, LIMITS, accept_partial=True, worker=worker)
+    assert store.get_bytes(merged["docling_key"]) == store.get_bytes(whole.docling_key)
+
+
+def test_shards_that_are_not_the_plans_are_refused(worker, s3, tmp_path) -> None:
+    store, source = _store_with(s3, "a.pdf", parse_inputs.pdf(tmp_path / "a.pdf", pages=4))
+    plan = plan_object(store, source, LIMITS, shard_pages=2, worker=worker)
+    shards = _parse_shards(store, source, plan, worker)
+    with pytest.raises(ValueError, match="not the plan's"):
+        merge_objects(store, plan, shards[::-1])

@@ -164,6 +164,28 @@ def _page_range_of(args: Mapping[str, Any], fmt: DocFormat) -> PageRange | None:
     return PageRange.of(value)
 
 
+def run_task(args: Mapping[str, Any]) -> dict[str, Any]:
+    """The worker's target: ``inspect`` (the pre-parse inspection alone, for planning
+    shards) or ``convert`` (the default)."""
+    if args.get("task") == "inspect":
+        return inspect_document(args)
+    return convert_document(args)
+
+
+def inspect_document(args: Mapping[str, Any]) -> dict[str, Any]:
+    """Runs in the forked child: the inspection a conversion starts with, and its page
+    count. Isolated like a conversion: pdfium reads the untrusted bytes."""
+    fmt = DocFormat(args["format"])
+    started = time.monotonic()
+    inspection = inspect(
+        Path(args["source"]),
+        fmt,
+        max_pages=int(args["max_pages"]),
+        archive=ArchiveLimits.for_ceiling(int(args["mem_ceiling_mb"])),
+    )
+    return {"pages": inspection.pages, "inspect_s": time.monotonic() - started}
+
+
 def convert_document(args: Mapping[str, Any]) -> dict[str, Any]:
     """Runs in the forked child: inspect, convert, classify, write the JSON.
 
