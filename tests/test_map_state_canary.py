@@ -323,3 +323,44 @@ def test_an_item_reader_reads_an_s3_json_array_and_a_result_writer_writes_no_res
     assert manifest["ResultFiles"] == {"FAILED": [], "PENDING": [], "SUCCEEDED": []}
     listed = s3.list_objects_v2(Bucket="canary-artifacts", Prefix="results")["Contents"]
     assert [item["Key"] for item in listed] == [written["Key"]]
+
+
+def test_an_iteration_can_record_its_failure_and_reraise_it_with_the_same_name(stepfunctions):
+    """A shard's catch-all can first record the failure (which shard, which attempt the
+    platform killed), then fail the iteration with the caught error's own name (a Fail
+    state's ErrorPath/CausePath): the Map's Catch routes it by kind as before."""
+    recorded = {
+        "Type": "Task",
+        "Resource": "arn:aws:states:::lambda:invoke",
+        "Parameters": {
+            "FunctionName": _arn("canary-parse-tier2"),
+            "Payload": {"start": 0, "end": 0, "sha256": "record"},
+        },
+        "ResultPath": None,
+        "Next": "ShardFailed",
+    }
+    iterator = {
+        "ProcessorConfig": {"Mode": "INLINE"},
+        "StartAt": "ParseShard",
+        "States": {
+            "ParseShard": _parse_task(
+                "canary-parse-tier1",
+                Catch=[{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "Record"}],
+                End=True,
+            ),
+            "Record": recorded,
+            "ShardFailed": {
+                "Type": "Fail",
+                "ErrorPath": "$.error.Error",
+                "CausePath": "$.error.Cause",
+            },
+        },
+    }
+    stepfunctions.handlers.SCRIPT[(21, 3008)] = ["CorruptInput"]
+    described, _ = stepfunctions.run(_map_definition(iterator), INPUT)
+    failure = json.loads(described["output"])["failure"]
+    assert failure["Error"] == "CorruptInput"
+    assert json.loads(failure["Cause"])["errorType"] == "CorruptInput"
+    assert {c["sha256"] for c in stepfunctions.handlers.CALLS if c["memory_mb"] == 6144} == {
+        "record"
+    }
