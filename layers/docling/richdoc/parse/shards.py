@@ -19,10 +19,11 @@ from richdoc.formats import DocFormat
 PAGINATED_FORMATS = frozenset({DocFormat.PDF})
 
 # The most shards one document is split into: each shard is one iteration of an inline
-# Map state, which adds at most about 56 events to the execution history in the worst
-# case (every retry and both escalations); 200 of them stay well inside Standard's
-# 25,000-event history, and the item list inside the 256 KB state payload limit
-# (docs/shards.md, "Budgets"). Past it, shards get bigger instead of more numerous.
+# Map state, which adds 7 events to the execution history normally and under 90 in the
+# worst case that still succeeds (every retry, both escalations); 200 of them stay
+# inside Standard's 25,000-event history, and their items and results far inside the
+# 256 KB state payload limit (docs/shards.md, "Budgets"). Past it, shards get bigger
+# instead of more numerous.
 MAX_SHARDS = 200
 
 
