@@ -215,12 +215,12 @@ def test_each_shard_is_cached_under_its_page_range_and_reused(worker, s3, tmp_pa
     assert first.docling_key == docling_key(first.sha256, first.contract, PageRange(3, 4))
     assert (first.cached, again.cached, other.cached) == (False, True, False)
     assert again.docling_key == first.docling_key != other.docling_key
-    assert again.to_state()["page_range"] == [3, 4] and again.pages == 4
+    assert again.page_range == [3, 4] and again.pages == 4
     stored = sorted(item["Key"] for item in s3.list_objects_v2(Bucket="artifacts")["Contents"])
     assert stored == sorted([first.docling_key, other.docling_key])
     whole = parse_object(store, source, LIMITS, accept_partial=False, worker=worker)
     assert whole.docling_key == docling_key(first.sha256, first.contract)
-    assert "page_range" not in whole.to_state()
+    assert whole.page_range is None
 
 
 def test_a_partial_shard_is_stored_apart_and_never_reused(worker, s3, tmp_path) -> None:
@@ -252,15 +252,23 @@ def _store_with(s3, key: str, path: Path) -> tuple[ArtifactStore, SourceObject]:
 def _parse_shards(store, source, plan, worker, *, accept_partial=True) -> list[ShardResult]:
     results = []
     for start, end in plan.ranges:
-        state = parse_object(
+        report = parse_object(
             store,
             source,
             LIMITS,
             accept_partial=accept_partial,
             worker=worker,
             pages=PageRange(start, end),
-        ).to_state()
-        results.append(ShardResult.model_validate(state))
+        )
+        assert report.docling_key is not None and report.page_range is not None
+        results.append(
+            ShardResult(
+                page_range=report.page_range,
+                docling_key=report.docling_key,
+                partial=report.partial,
+                failed_pages=report.failed_pages,
+            )
+        )
     return results
 
 

@@ -57,7 +57,7 @@ class ParseReport(BaseModel):
 
     def to_state(self) -> dict[str, Any]:
         """The small dict the parse Lambda returns to the state machine."""
-        state = {
+        return {
             "docling_key": self.docling_key,
             "sha256": self.sha256,
             "size": self.size,
@@ -68,52 +68,3 @@ class ParseReport(BaseModel):
             "failed_pages": list(self.failed_pages),
             "seconds": round(self.timings.total_s, 3),
         }
-        if self.page_range is not None:
-            state["page_range"] = list(self.page_range)
-        return state
-
-
-class PlanReport(BaseModel):
-    """How a document is parsed: whole (``ranges`` empty) or as page-range shards."""
-
-    model_config = ConfigDict(frozen=True)
-
-    sha256: str
-    size: int
-    format: DocFormat
-    pipeline: Pipeline
-    contract: str
-    pages: int | None  # the inspected page count; None where not inspected (not a PDF)
-    ranges: list[list[int]]  # [start, end] of each shard, in page order
-    seconds: float
-
-    @property
-    def shards(self) -> int:
-        return len(self.ranges) or 1
-
-    def to_state(self) -> dict[str, Any]:
-        """What the plan step returns: small (about 30 bytes a shard) and enough for the
-        Map's items and for the merge."""
-        return {
-            "sha256": self.sha256,
-            "size": self.size,
-            "format": str(self.format),
-            "pipeline": str(self.pipeline),
-            "contract": self.contract,
-            "pages": self.pages,
-            "sharded": bool(self.ranges),
-            "shard_count": self.shards,
-            "shards": [{"start": start, "end": end} for start, end in self.ranges],
-            "seconds": round(self.seconds, 3),
-        }
-
-
-class ShardResult(BaseModel):
-    """What the merge needs of one shard's parse (a ResultSelector of its state)."""
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    page_range: list[int]
-    docling_key: str
-    partial: bool = False
-    failed_pages: list[int] = []
