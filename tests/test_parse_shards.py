@@ -19,17 +19,10 @@ from richdoc.artifacts import ArtifactStore, SourceObject, docling_key, merged_k
 from richdoc.detection import detect
 from richdoc.formats import DocFormat
 from richdoc.parse.merge import merge_shard_json
-from richdoc.parse.reports import ShardResult
 from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
+from richdoc.parse.sharded import ShardResult, merge_objects, plan_object
 from richdoc.parse.shards import PageRange, plan_shards
-from richdoc.parse.step import (
-    ParseWorker,
-    merge_objects,
-    parse_file,
-    parse_object,
-    plan_object,
-    shared_worker,
-)
+from richdoc.parse.step import ParseWorker, parse_file, parse_object, shared_worker
 from richdoc.projection import SourceInfo, load_docling, project
 from richdoc.taxonomy import CorruptInput, ResourceLimit, UnsupportedFeature
 from tests import parse_inputs
