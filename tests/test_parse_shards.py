@@ -195,7 +195,7 @@ def test_each_shard_is_cached_under_its_page_range_and_reused(worker, s3, tmp_pa
         Body=parse_inputs.pdf(tmp_path / "b.pdf", pages=4).read_bytes(),
     )
     store = ArtifactStore(s3, "artifacts")
-    source = SourceObject("ingest", "big.pdf")
+    source = SourceObject(bucket="ingest", key="big.pdf")
     first = parse_object(
         store, source, LIMITS, accept_partial=False, worker=worker, pages=PageRange(3, 4)
     )
@@ -220,7 +220,7 @@ def test_a_partial_shard_is_stored_apart_and_never_reused(worker, s3, tmp_path) 
     path = parse_inputs.pdf_with_broken_page(tmp_path / "broken.pdf", pages=6, broken=4)
     s3.put_object(Bucket="ingest", Key="broken.pdf", Body=path.read_bytes())
     store = ArtifactStore(s3, "artifacts")
-    source = SourceObject("ingest", "broken.pdf")
+    source = SourceObject(bucket="ingest", key="broken.pdf")
     report = parse_object(
         store, source, LIMITS, accept_partial=True, worker=worker, pages=PageRange(4, 6)
     )
@@ -239,7 +239,7 @@ def test_a_partial_shard_is_stored_apart_and_never_reused(worker, s3, tmp_path) 
 
 def _store_with(s3, key: str, path: Path) -> tuple[ArtifactStore, SourceObject]:
     s3.put_object(Bucket="ingest", Key=key, Body=path.read_bytes())
-    return ArtifactStore(s3, "artifacts"), SourceObject("ingest", key)
+    return ArtifactStore(s3, "artifacts"), SourceObject(bucket="ingest", key=key)
 
 
 def _parse_shards(store, source, plan, worker, *, accept_partial=True) -> list[ShardResult]:
