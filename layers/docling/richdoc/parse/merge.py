@@ -13,7 +13,7 @@ is the source's pages ``start`` to ``end``, numbered as in the source (docling's
   renumbers each document's pages to follow on from the previous one's last page (a
   shard whose first page failed to parse would shift every later page), joins the
   names (" + ") and drops the origin; it also renumbers items in tree order where
-  docling numbers them in creation order, and deep-copies every item (it takes 1.7
+  docling numbers them in creation order, and deep-copies every item (it takes about 1.5
   times as long as this merge, docs/shards.md). The merged JSON is validated into a
   DoclingDocument once, which is most of the merge's time.
 * What docling's standard pipeline decides across pages (``Pipeline.STANDARD`` only):
