@@ -305,3 +305,82 @@ def xlsx_with_sheet_xml(path: Path, sheet_data: str, *, after: str = "") -> Path
             f"{sheet_data}</sheetData>{after}</worksheet>",
         )
     return path
+
+
+# Long documents for page-range shards ----------------------------------------------------
+
+_CLAUSES = (
+    "The supplier delivers the services described in the schedule",
+    "either party may terminate this agreement with thirty days of written notice",
+    "the price is reviewed every year on the anniversary of the start date",
+    "invoices are payable within 45 days of receipt",
+    "this amendment is effective from 2024-03-01 and replaces the version signed on 2023-11-15",
+    "obligations survive termination for a period of two years",
+)
+
+
+def long_pdf(path: Path, *, pages: int, seed: int = 0) -> Path:
+    """A ``pages``-page agreement whose blocks run over page breaks: headings in a larger
+    font, paragraphs of several wrapped lines, bulleted lists and table rows in columns,
+    laid out line by line so that a page ends wherever a block happens to be. A running
+    footer numbers each page. Deterministic for a given ``seed``."""
+    import random
+
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    rng = random.Random(seed)
+    page = canvas.Canvas(str(path), pagesize=A4, invariant=True)
+    top, bottom, leading = 780.0, 72.0, 14.0
+    state = {"page": 1, "y": top}
+
+    def blocks():
+        section = 0
+        while True:
+            section += 1
+            yield ("Helvetica-Bold", 14, 72, f"{section}. Clause {section}")
+            for _ in range(rng.randint(1, 3)):
+                words = " ".join(rng.choice(_CLAUSES) for _ in range(rng.randint(2, 5))).split()
+                line: list[str] = []
+                for word in words:
+                    if len(" ".join([*line, word])) > 80:
+                        yield ("Helvetica", 10, 72, " ".join(line))
+                        line = []
+                    line.append(word)
+                yield ("Helvetica", 10, 72, " ".join(line) + ".")
+            kind = rng.choice(("list", "table", "none"))
+            if kind == "list":
+                for item in range(rng.randint(2, 6)):
+                    yield (
+                        "Helvetica",
+                        10,
+                        90,
+                        f"\u2022 item {section}.{item + 1}: {rng.choice(_CLAUSES)}",
+                    )
+            elif kind == "table":
+                yield ("Helvetica-Bold", 10, 72, "Item")
+                for row in range(rng.randint(2, 8)):
+                    yield ("Helvetica", 10, 72, f"row {section}.{row + 1}")
+                    yield ("Helvetica", 10, 250, f"2024-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}")
+                    yield ("Helvetica", 10, 400, f"{rng.randint(1, 999)} EUR")
+
+    def footer() -> None:
+        page.setFont("Helvetica", 8)
+        page.drawString(280, 40, f"Page {state['page']} of {pages}")
+
+    for font, size, x, text in blocks():
+        # Table cells after the first of a row share its baseline.
+        same_row = x > 90
+        if not same_row:
+            state["y"] -= leading
+        if state["y"] < bottom:
+            footer()
+            if state["page"] == pages:
+                break
+            page.showPage()
+            state["page"] += 1
+            state["y"] = top
+        page.setFont(font, size)
+        page.drawString(x, state["y"], text)
+    page.save()
+    return path

@@ -5,6 +5,12 @@ Layout of the artifact bucket::
     docling/<sha256>/<contract>.json          DoclingDocument, reusable across jobs: the same
                                               bytes under the same processor contract
                                               (docling version, pipeline, options) parse once
+    docling/<sha256>/<contract>/pages-<s>-<e>.json
+                                              one page-range shard of a large PDF (pages s to
+                                              e, 1-based, inclusive), reusable the same way:
+                                              a redrive re-parses only the missing shards
+    docling/<sha256>/<contract>/shards-<n>.json
+                                              the merge of the document's n shards
     jobs/<job_id>/run-<NNN>/projection.json   per run, so a re-upload or a redrive never
     jobs/<job_id>/run-<NNN>/detection.json    serves another run's output
 
@@ -17,7 +23,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
@@ -25,14 +31,29 @@ from richdoc.awserrors import aws_errors
 from richdoc.contracts import SourceObject
 from richdoc.taxonomy import CorruptInput, UnsupportedFeature
 
+if TYPE_CHECKING:
+    from richdoc.parse.shards import PageRange
+
 ARTIFACT_BUCKET_ENV = "ARTIFACT_BUCKET"
 MIB = 1 << 20
 
 _MISSING_SOURCE_CODES = frozenset({"NoSuchKey", "NoSuchVersion", "404", "NotFound"})
 
 
-def docling_key(sha256: str, contract: str) -> str:
-    return f"docling/{sha256}/{contract}.json"
+def docling_key(sha256: str, contract: str, pages: PageRange | None = None) -> str:
+    """The DoclingDocument of the whole document, or of one page-range shard of it. The
+    page range is part of the key, not of the contract, so whole-document artifacts keep
+    their keys whether or not sharding is on."""
+    if pages is None:
+        return f"docling/{sha256}/{contract}.json"
+    return f"docling/{sha256}/{contract}/{pages}.json"
+
+
+def merged_key(sha256: str, contract: str, shards: int) -> str:
+    """The merge of a document's ``shards`` page-range shards. Apart from the
+    whole-document key: the merge equals the whole-document conversion in its projection,
+    and for the native pipeline byte for byte, but the cache stores what each path made."""
+    return f"docling/{sha256}/{contract}/shards-{shards}.json"
 
 
 def run_prefix(job_id: str, run: int) -> str:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from richdoc.forkserver import caused_by
 from richdoc.formats import ArchiveLimits, DocFormat, inspect
+from richdoc.parse.merge import dump_document
 from richdoc.parse.reports import ChildReport
 from richdoc.parse.settings import (
     DOCUMENT_TIMEOUT_FRACTION,
@@ -20,6 +21,7 @@ from richdoc.parse.settings import (
     ParserSettings,
     Pipeline,
 )
+from richdoc.parse.shards import PAGINATED_FORMATS, PageRange
 from richdoc.taxonomy import (
     CorruptInput,
     InternalError,
@@ -31,6 +33,7 @@ from richdoc.taxonomy import (
 
 if TYPE_CHECKING:
     from docling.datamodel.document import ConversionResult
+    from docling.datamodel.progress import ConversionProgressEvent
     from docling.document_converter import DocumentConverter, FormatOption
 
 
@@ -118,9 +121,34 @@ def set_document_timeout(converter: DocumentConverter, seconds: float) -> None:
         )
 
 
-def _failed_pages(result: ConversionResult) -> list[int]:
+def _expected_pages(page_count: int, pages: PageRange | None) -> range:
+    """The page numbers docling was asked to convert (its own ``get_expected_page_nos``)."""
+    if pages is None:
+        return range(1, page_count + 1)
+    return range(pages.start, min(pages.end, page_count) + 1)
+
+
+def _failed_pages(result: ConversionResult, pages: PageRange | None) -> list[int]:
     converted = {page.page_no for page in result.pages}
-    return [n for n in range(1, result.input.page_count + 1) if n not in converted]
+    expected = _expected_pages(result.input.page_count, pages)
+    return [n for n in expected if n not in converted]
+
+
+class _PageOutcomes:
+    """docling's per-page progress events of one conversion: which pages it finished,
+    and whether each converted."""
+
+    def __init__(self) -> None:
+        self.converted: dict[int, bool] = {}
+
+    def __call__(self, event: ConversionProgressEvent) -> None:
+        from docling.datamodel.progress import PageCompletedProgress
+
+        if isinstance(event, PageCompletedProgress):
+            self.converted[event.page_no] = event.success
+
+    def every_page_failed(self, expected: range) -> bool:
+        return bool(expected) and all(self.converted.get(n) is False for n in expected)
 
 
 def _describe(exc: BaseException, limit: int = 400) -> str:
@@ -192,13 +220,48 @@ def conversion_error(exc: BaseException) -> PipelineError | None:
 
 
 def document_json(result: ConversionResult) -> bytes:
-    """The bytes of compact ``json.dumps(document.export_to_dict())``, serialized by
-    pydantic-core directly in 60 % of the time."""
-    return result.document.model_dump_json(by_alias=True, exclude_none=True).encode()
+    return dump_document(result.document)
+
+
+def _page_range_of(args: Mapping[str, Any], fmt: DocFormat) -> PageRange | None:
+    value = args.get("page_range")
+    if value is None:
+        return None
+    if fmt not in PAGINATED_FORMATS:
+        raise ValueError(f"a {fmt} has no pages to convert by range")
+    return PageRange.of(value)
+
+
+def run_task(args: Mapping[str, Any]) -> dict[str, Any]:
+    """The worker's target: ``inspect`` (the pre-parse inspection alone, for planning
+    shards) or ``convert`` (the default)."""
+    if args.get("task") == "inspect":
+        return inspect_document(args)
+    return convert_document(args)
+
+
+def inspect_document(args: Mapping[str, Any]) -> dict[str, Any]:
+    """Runs in the forked child: the inspection a conversion starts with, and its page
+    count. Isolated like a conversion: pdfium reads the untrusted bytes."""
+    fmt = DocFormat(args["format"])
+    started = time.monotonic()
+    inspection = inspect(
+        Path(args["source"]),
+        fmt,
+        max_pages=int(args["max_pages"]),
+        archive=ArchiveLimits.for_ceiling(int(args["mem_ceiling_mb"])),
+    )
+    return {"pages": inspection.pages, "inspect_s": time.monotonic() - started}
 
 
 def convert_document(args: Mapping[str, Any]) -> dict[str, Any]:
-    """Runs in the forked child: inspect, convert, classify, write the JSON."""
+    """Runs in the forked child: inspect, convert, classify, write the JSON.
+
+    With ``page_range`` (a PDF shard) docling converts only those pages; items, pages and
+    provenance keep the source's page numbers. A shard whose every page fails to parse is
+    a partial shard with no content, not a corrupt document: the rest of the document
+    may convert, as it would unsharded (richdoc.parse.merge decides for the whole).
+    """
     from docling.datamodel.base_models import ConversionStatus
 
     if _warm is None:
@@ -207,38 +270,85 @@ def convert_document(args: Mapping[str, Any]) -> dict[str, Any]:
     fmt = DocFormat(args["format"])
     source, output = Path(args["source"]), Path(args["output"])
     pipeline = settings.pipeline_for(fmt)
+    pages = _page_range_of(args, fmt)
     started = time.monotonic()
-    inspect(
+    inspection = inspect(
         source,
         fmt,
         max_pages=int(args["max_pages"]),
         archive=ArchiveLimits.for_ceiling(int(args["mem_ceiling_mb"])),
     )
+    if pages is not None and inspection.pages is not None and pages.end > inspection.pages:
+        raise ValueError(f"{pages} is beyond the document's {inspection.pages} pages")
     inspected = time.monotonic()
     converter = _warm.converters[fmt]
     if pipeline is Pipeline.STANDARD:
         set_document_timeout(converter, DOCUMENT_TIMEOUT_FRACTION * float(args["timeout_s"]))
         _use_all_cores()
+    outcomes = _PageOutcomes()
     try:
-        result = converter.convert(source, raises_on_error=True)
+        if pages is None:
+            result = converter.convert(source, raises_on_error=True)
+        else:
+            result = converter.convert(
+                source,
+                raises_on_error=True,
+                page_range=(pages.start, pages.end),
+                progress_callback=outcomes,
+            )
     except Exception as exc:
         error = conversion_error(exc)
         if error is None:
             raise  # out of memory or disk: the worker reports a resource limit
+        if pages is not None and outcomes.every_page_failed(range(pages.start, pages.end + 1)):
+            return _failed_shard(args, pipeline, inspection.pages or 0, pages, started, inspected)
         raise error from exc
     partial = result.status is ConversionStatus.PARTIAL_SUCCESS
-    failed = _failed_pages(result) if partial else []
+    failed = _failed_pages(result, pages) if partial else []
     if partial and not args["accept_partial"]:
         errors = "; ".join(e.error_message for e in result.errors[:3])
         raise ResourceLimit(
-            f"docling converted the document only partially ({len(failed)} of "
-            f"{result.input.page_count} pages failed: {errors}); a bigger tier may finish it"
+            f"docling converted the {pages or 'document'} only partially ({len(failed)} of "
+            f"{len(_expected_pages(result.input.page_count, pages))} pages failed: {errors}); "
+            "a bigger tier may finish it"
         )
     output.write_bytes(document_json(result))
     return ChildReport(
         pipeline=pipeline,
         pages=result.input.page_count,
+        page_range=pages.as_list() if pages else None,
         partial=partial,
+        failed_pages=failed,
+        inspect_s=inspected - started,
+        convert_s=time.monotonic() - inspected,
+    ).model_dump(mode="json")
+
+
+def _failed_shard(
+    args: Mapping[str, Any],
+    pipeline: Pipeline,
+    page_count: int,
+    pages: PageRange,
+    started: float,
+    inspected: float,
+) -> dict[str, Any]:
+    """Every page of the shard failed: at the biggest tier an empty shard (no pages, no
+    items) stands for them, so that the merge reports them as the document's failed pages
+    exactly as a whole-document conversion would; below it, a bigger tier may convert them."""
+    failed = list(range(pages.start, pages.end + 1))
+    if not args["accept_partial"]:
+        raise ResourceLimit(
+            f"docling could not convert any page of {pages}; a bigger tier may convert them"
+        )
+    from docling_core.types.doc import DoclingDocument
+
+    output = Path(args["output"])
+    output.write_bytes(dump_document(DoclingDocument(name=Path(args["source"]).stem)))
+    return ChildReport(
+        pipeline=pipeline,
+        pages=page_count,
+        page_range=pages.as_list(),
+        partial=True,
         failed_pages=failed,
         inspect_s=inspected - started,
         convert_s=time.monotonic() - inspected,

@@ -16,6 +16,7 @@ class ChildReport(BaseModel):
 
     pipeline: Pipeline
     pages: int  # docling's page count: PDF pages, PPTX slides, XLSX sheets; 0 otherwise
+    page_range: list[int] | None = None  # [start, end] of a shard; None for the whole
     partial: bool
     failed_pages: list[int]
     inspect_s: float
@@ -44,6 +45,7 @@ class ParseReport(BaseModel):
     pipeline: Pipeline
     contract: str
     pages: int
+    page_range: list[int] | None = None  # [start, end] when this parse was one shard
     cached: bool
     partial: bool
     failed_pages: list[int]

@@ -27,6 +27,7 @@ TIMEOUT_ENV = "RICHDOC_TIMEOUT_S"
 MEM_CEILING_ENV = "RICHDOC_MEM_CEILING_MB"
 MAX_OBJECT_ENV = "RICHDOC_MAX_OBJECT_MB"
 PDF_PIPELINE_ENV = "RICHDOC_PDF_PIPELINE"
+SHARD_PAGES_ENV = "RICHDOC_SHARD_PAGES"
 ARTIFACTS_ENV = "DOCLING_ARTIFACTS_PATH"
 
 # Spec section 8. The memory ceiling default applies where no Lambda tier is known.
@@ -38,6 +39,11 @@ DEFAULT_MEM_CEILING_MB = 4096
 # at most its ceiling): 1024 MB + 9216 MB (the ceiling of a 10,240 MB tier) = 10,240 MB,
 # Lambda's largest /tmp. template.yaml sizes each tier's storage from this.
 DEFAULT_MAX_OBJECT_MB = 1024
+
+# A PDF with more pages is parsed as page-range shards of at most this many pages
+# (richdoc.parse.shards; 0 turns sharding off). At the Docling report's 0.6-1.6 pages/s
+# per CPU, 50 pages take 5-14 s on a 6-vCPU tier: far inside one invocation (docs/shards.md).
+DEFAULT_SHARD_PAGES = 50
 # docling's own document timeout for the standard pipeline, as a fraction of timeout_s:
 # it stops feeding pages there and returns what it has (PARTIAL_SUCCESS) before the hard
 # kill. Not set for the native pipeline: its threaded parser finishes every page anyway
@@ -112,6 +118,21 @@ class ParseLimits:
                 max_object_mb, env.get(MAX_OBJECT_ENV), DEFAULT_MAX_OBJECT_MB, int
             ),
         )
+
+
+def shard_pages_setting(environ: Mapping[str, str] | None = None) -> int:
+    """``RICHDOC_SHARD_PAGES``: the most pages per shard, 0 for no sharding."""
+    env = os.environ if environ is None else environ
+    raw = env.get(SHARD_PAGES_ENV, "").strip()
+    if not raw:
+        return DEFAULT_SHARD_PAGES
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValueError(f"{SHARD_PAGES_ENV} must be a whole number of pages >= 0, not {raw!r}")
+    return value
 
 
 _Number = TypeVar("_Number", int, float)

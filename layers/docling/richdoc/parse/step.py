@@ -30,10 +30,11 @@ from richdoc.forkserver import ChildOutcome, ForkServer
 from richdoc.formats import DocFormat, format_of
 from richdoc.parse.reports import ChildReport, ParseReport, Timings
 from richdoc.parse.settings import ParseLimits, ParserSettings
+from richdoc.parse.shards import PAGINATED_FORMATS, PageRange
 from richdoc.taxonomy import local_disk_errors
 
 _STAGED_STEM = "document"
-CONVERT_TARGET = "richdoc.parse.convert:convert_document"
+CONVERT_TARGET = "richdoc.parse.convert:run_task"
 
 
 # The isolated worker --------------------------------------------------------------------
@@ -71,7 +72,11 @@ class ParseWorker:
         limits: ParseLimits,
         *,
         accept_partial: bool,
+        pages: PageRange | None = None,
     ) -> tuple[ChildReport, ChildOutcome]:
+        """Convert ``staged`` (only ``pages`` of it, when given) into ``output``."""
+        if pages is not None and fmt not in PAGINATED_FORMATS:
+            raise ValueError(f"a {fmt} has no pages to convert by range")
         args = {
             "source": str(staged),
             "format": str(fmt),
@@ -80,6 +85,7 @@ class ParseWorker:
             "timeout_s": limits.timeout_s,
             "mem_ceiling_mb": limits.mem_ceiling_mb,
             "accept_partial": accept_partial,
+            "page_range": pages.as_list() if pages else None,
         }
         outcome = self.server.run(
             args,
@@ -88,6 +94,25 @@ class ParseWorker:
             result_path=output.with_name("result.json"),
         )
         return ChildReport.model_validate(outcome.value), outcome
+
+    def inspect(self, staged: Path, fmt: DocFormat, limits: ParseLimits) -> int | None:
+        """The page count from the pre-parse inspection, in a child like a conversion;
+        raises what the inspection refuses (corrupt, encrypted, over max_pages, no text)."""
+        args = {
+            "task": "inspect",
+            "source": str(staged),
+            "format": str(fmt),
+            "max_pages": limits.max_pages,
+            "mem_ceiling_mb": limits.mem_ceiling_mb,
+        }
+        outcome = self.server.run(
+            args,
+            timeout_s=limits.timeout_s,
+            mem_ceiling_mb=limits.mem_ceiling_mb,
+            result_path=staged.with_name("inspection.json"),
+        )
+        pages: int | None = outcome.value["pages"]
+        return pages
 
     def close(self) -> None:
         self.server.close()
@@ -145,6 +170,7 @@ def _converted(
         pipeline=report.pipeline,
         contract=contract,
         pages=report.pages,
+        page_range=report.page_range,
         cached=False,
         partial=report.partial,
         failed_pages=report.failed_pages,
@@ -168,8 +194,10 @@ def parse_file(
     *,
     accept_partial: bool = True,
     worker: ParseWorker | None = None,
+    pages: PageRange | None = None,
 ) -> ParseReport:
-    """Parse a local file into ``output`` (the ``richdoc parse`` command).
+    """Parse a local file (only ``pages`` of it, when given) into ``output`` (the
+    ``richdoc parse`` command).
 
     There is no bigger tier to escalate to here, so a partial conversion is accepted by
     default and reported (``partial``, ``failed_pages``).
@@ -191,7 +219,7 @@ def parse_file(
         fetched = time.monotonic()
         produced = Path(tmp) / "docling.json"
         report, outcome = worker.convert(
-            staged, fmt, produced, limits, accept_partial=accept_partial
+            staged, fmt, produced, limits, accept_partial=accept_partial, pages=pages
         )
         converted = time.monotonic()
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -232,10 +260,12 @@ def parse_object(
     *,
     accept_partial: bool,
     worker: ParseWorker | None = None,
+    pages: PageRange | None = None,
 ) -> ParseReport:
-    """Parse an S3 object into the artifact bucket, reusing an earlier parse of the same
-    bytes under the same contract. Partial results (accepted only at the biggest tier)
-    go to a ``-partial`` contract key, so they never answer a later cache lookup."""
+    """Parse an S3 object (only ``pages`` of it, when given: one shard) into the artifact
+    bucket, reusing an earlier parse of the same bytes (and pages) under the same
+    contract. Partial results (accepted only at the biggest tier) go to a ``-partial``
+    contract key, so they never answer a later cache lookup."""
     started = time.monotonic()
     fmt = format_of(source.key)
     worker = worker or shared_worker()
@@ -249,7 +279,7 @@ def parse_object(
             source, _stage(Path(tmp), fmt), max_bytes=limits.max_object_bytes
         )
         fetched = time.monotonic()
-        key = docling_key(downloaded.sha256, contract)
+        key = docling_key(downloaded.sha256, contract, pages)
         cached_pages = _cached_pages(store, key)
         if cached_pages is not None:
             done = time.monotonic()
@@ -260,6 +290,7 @@ def parse_object(
                 pipeline=pipeline,
                 contract=contract,
                 pages=cached_pages,
+                page_range=pages.as_list() if pages else None,
                 cached=True,
                 partial=False,
                 failed_pages=[],
@@ -276,11 +307,11 @@ def parse_object(
             )
         produced = Path(tmp) / "docling.json"
         report, outcome = worker.convert(
-            downloaded.path, fmt, produced, limits, accept_partial=accept_partial
+            downloaded.path, fmt, produced, limits, accept_partial=accept_partial, pages=pages
         )
         converted = time.monotonic()
         if report.partial:
-            key = docling_key(downloaded.sha256, f"{contract}-partial")
+            key = docling_key(downloaded.sha256, f"{contract}-partial", pages)
         with aws_errors(f"writing s3://{store.bucket}/{key}"), produced.open("rb") as body:
             store.s3.put_object(
                 Bucket=store.bucket,

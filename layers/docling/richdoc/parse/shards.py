@@ -1,0 +1,123 @@
+"""Page-range shards: how a large paginated document is split for the parse step.
+
+A PDF with more pages than the shard size is parsed as consecutive page ranges, each in
+its own parse invocation (its own memory tier, its own cached artifact), and the shards'
+DoclingDocuments are joined in page order by ``richdoc.parse.merge``. Pure: no I/O, no
+docling. docs/shards.md has the design and the budgets behind the numbers here.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from richdoc.formats import DocFormat
+
+# Only these formats have pages docling can convert by range. PPTX and XLSX have slides
+# and sheets, but a deck or workbook is never too big for one invocation (spec section 8).
+PAGINATED_FORMATS = frozenset({DocFormat.PDF})
+
+# The most shards one document is split into: each shard is one iteration of an inline
+# Map state, which adds 7 events to the execution history normally and under 90 in the
+# worst case that still succeeds (every retry, both escalations); 200 of them stay
+# inside Standard's 25,000-event history, and their items and results far inside the
+# 256 KB state payload limit (docs/shards.md, "Budgets"). Past it, shards get bigger
+# instead of more numerous.
+MAX_SHARDS = 200
+
+
+@dataclass(frozen=True, order=True)
+class PageRange:
+    """Pages ``start`` to ``end`` of a document: 1-based and inclusive, as docling's
+    ``DocumentConverter.convert(page_range=...)`` takes them."""
+
+    start: int
+    end: int
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.start <= self.end:
+            raise ValueError(f"a page range is 1-based and ends at or after its start: {self}")
+
+    @property
+    def pages(self) -> int:
+        return self.end - self.start + 1
+
+    def __contains__(self, page_no: object) -> bool:
+        return isinstance(page_no, int) and self.start <= page_no <= self.end
+
+    def __str__(self) -> str:
+        return f"pages-{self.start}-{self.end}"
+
+    def as_list(self) -> list[int]:
+        """``[start, end]``: the range's JSON form in events and reports."""
+        return [self.start, self.end]
+
+    @classmethod
+    def of(cls, value: PageRange | tuple[int, int] | list[int]) -> PageRange:
+        if isinstance(value, PageRange):
+            return value
+        start, end = value
+        return cls(int(start), int(end))
+
+
+@dataclass(frozen=True)
+class ShardPlan:
+    """How one document is parsed: whole (no ranges), or as these ranges in page order."""
+
+    pages: int | None  # the inspected page count; None where the format has no pages
+    ranges: tuple[PageRange, ...] = ()
+
+    @property
+    def sharded(self) -> bool:
+        return bool(self.ranges)
+
+    @property
+    def shards(self) -> int:
+        """How many parse invocations convert the document (1 when not sharded)."""
+        return len(self.ranges) or 1
+
+
+def plan_shards(
+    fmt: DocFormat, pages: int | None, shard_pages: int, *, max_shards: int = MAX_SHARDS
+) -> ShardPlan:
+    """Split a document of ``pages`` pages into the fewest ranges of at most
+    ``shard_pages`` pages (bigger ones when ``max_shards`` would be exceeded), balanced
+    so that their sizes differ by at most one page: the slowest shard sets the latency.
+
+    A document that is not paginated, has no more pages than ``shard_pages``, or is
+    planned with ``shard_pages=0`` (sharding off) is not sharded: it is parsed whole,
+    under the whole-document artifact key, exactly as without this module.
+    """
+    if shard_pages < 0 or max_shards < 1:
+        raise ValueError(f"need shard_pages >= 0 and max_shards >= 1: {shard_pages}, {max_shards}")
+    if fmt not in PAGINATED_FORMATS or pages is None or shard_pages == 0 or pages <= shard_pages:
+        return ShardPlan(pages=pages)
+    count = min(math.ceil(pages / shard_pages), max_shards)
+    if count < 2:
+        return ShardPlan(pages=pages)
+    base, bigger = divmod(pages, count)
+    ranges: list[PageRange] = []
+    start = 1
+    for index in range(count):
+        size = base + (1 if index < bigger else 0)
+        ranges.append(PageRange(start, start + size - 1))
+        start += size
+    return ShardPlan(pages=pages, ranges=tuple(ranges))
+
+
+def check_partition(ranges: Sequence[PageRange], pages: int | None = None) -> None:
+    """Raise ``ValueError`` unless ``ranges`` cover pages 1..N in order without gaps or
+    overlaps (N = ``pages`` when given): what a merge needs to rebuild the document."""
+    if not ranges:
+        raise ValueError("no shards")
+    expected = 1
+    for page_range in ranges:
+        if page_range.start != expected:
+            raise ValueError(
+                f"shards must cover consecutive pages from page 1: {page_range} where "
+                f"page {expected} should start"
+            )
+        expected = page_range.end + 1
+    if pages is not None and expected - 1 != pages:
+        raise ValueError(f"shards cover pages 1-{expected - 1} of a {pages}-page document")

@@ -1,0 +1,138 @@
+"""Shard planning: which documents are split, into which page ranges, under which keys,
+and the RICHDOC_SHARD_PAGES setting."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from richdoc.artifacts import docling_key, merged_key
+from richdoc.formats import DocFormat
+from richdoc.parse.settings import DEFAULT_SHARD_PAGES, shard_pages_setting
+from richdoc.parse.shards import MAX_SHARDS, PageRange, ShardPlan, check_partition, plan_shards
+
+# Planning ---------------------------------------------------------------------------------
+
+
+@given(
+    pages=st.integers(1, 5000),
+    shard_pages=st.integers(1, 300),
+    max_shards=st.integers(1, MAX_SHARDS),
+)
+def test_a_plan_covers_every_page_once_in_order_with_balanced_shards(
+    pages: int, shard_pages: int, max_shards: int
+) -> None:
+    plan = plan_shards(DocFormat.PDF, pages, shard_pages, max_shards=max_shards)
+    assert plan.pages == pages
+    if not plan.sharded:
+        assert plan.ranges == () and plan.shards == 1
+        assert pages <= shard_pages or max_shards == 1
+        return
+    check_partition(plan.ranges, pages)
+    sizes = [r.pages for r in plan.ranges]
+    assert max(sizes) - min(sizes) <= 1
+    assert plan.shards == len(plan.ranges) == min(math.ceil(pages / shard_pages), max_shards)
+    # Shards stay within the configured size unless that would need too many of them.
+    assert max(sizes) <= shard_pages or len(sizes) == max_shards
+
+
+def test_a_document_no_longer_than_one_shard_is_parsed_whole() -> None:
+    assert plan_shards(DocFormat.PDF, 50, 50) == ShardPlan(pages=50)
+    assert plan_shards(DocFormat.PDF, 51, 50).ranges == (PageRange(1, 26), PageRange(27, 51))
+
+
+def test_zero_shard_pages_turns_sharding_off() -> None:
+    assert not plan_shards(DocFormat.PDF, 2000, 0).sharded
+
+
+@pytest.mark.parametrize("fmt", [f for f in DocFormat if f is not DocFormat.PDF])
+def test_only_pdfs_are_sharded(fmt: DocFormat) -> None:
+    plan = plan_shards(fmt, 400, 50)
+    assert (plan.sharded, plan.shards) == (False, 1)
+
+
+def test_the_largest_document_stays_within_the_shard_count_limit() -> None:
+    plan = plan_shards(DocFormat.PDF, 2000, 1)
+    assert plan.shards == MAX_SHARDS
+    assert {r.pages for r in plan.ranges} == {10}
+    default = plan_shards(DocFormat.PDF, 2000, DEFAULT_SHARD_PAGES)
+    assert default.shards == 40 and {r.pages for r in default.ranges} == {50}
+
+
+def test_negative_sizes_are_refused() -> None:
+    with pytest.raises(ValueError, match="shard_pages"):
+        plan_shards(DocFormat.PDF, 10, -1)
+
+
+# Page ranges ------------------------------------------------------------------------------
+
+
+def test_a_page_range_is_one_based_and_inclusive() -> None:
+    pages = PageRange(51, 100)
+    assert (pages.pages, 51 in pages, 100 in pages, 101 in pages, 50 in pages) == (
+        50,
+        True,
+        True,
+        False,
+        False,
+    )
+    assert str(pages) == "pages-51-100" and pages.as_list() == [51, 100]
+    assert PageRange.of([51, 100]) == PageRange.of((51, 100)) == pages
+
+
+@pytest.mark.parametrize(("start", "end"), [(0, 5), (6, 5), (-1, 3)])
+def test_an_empty_or_zero_based_range_is_refused(start: int, end: int) -> None:
+    with pytest.raises(ValueError, match="1-based"):
+        PageRange(start, end)
+
+
+@pytest.mark.parametrize(
+    ("ranges", "pages", "message"),
+    [
+        ([], None, "no shards"),
+        ([PageRange(2, 5)], None, "pages-2-5 where page 1 should start"),
+        ([PageRange(1, 5), PageRange(7, 9)], None, "pages-7-9 where page 6 should start"),
+        ([PageRange(1, 5), PageRange(5, 9)], None, "pages-5-9 where page 6 should start"),
+        ([PageRange(1, 5), PageRange(6, 9)], 10, "pages 1-9 of a 10-page"),
+    ],
+)
+def test_shards_must_partition_the_pages_from_the_first(
+    ranges: list[PageRange], pages: int | None, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        check_partition(ranges, pages)
+
+
+# Keys -------------------------------------------------------------------------------------
+
+
+def test_a_shard_is_cached_under_its_page_range_beside_the_whole_document() -> None:
+    assert docling_key("ab12", "c0ffee") == "docling/ab12/c0ffee.json"
+    assert docling_key("ab12", "c0ffee", PageRange(51, 100)) == (
+        "docling/ab12/c0ffee/pages-51-100.json"
+    )
+    assert merged_key("ab12", "c0ffee", 40) == "docling/ab12/c0ffee/shards-40.json"
+
+
+# The setting ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [({}, 50), ({"RICHDOC_SHARD_PAGES": ""}, 50), ({"RICHDOC_SHARD_PAGES": "0"}, 0)],
+)
+def test_shard_pages_default_to_fifty_and_zero_means_off(
+    environ: dict[str, str], expected: int
+) -> None:
+    assert DEFAULT_SHARD_PAGES == 50
+    assert shard_pages_setting(environ) == expected
+    assert shard_pages_setting({"RICHDOC_SHARD_PAGES": " 7 "}) == 7
+
+
+@pytest.mark.parametrize("raw", ["-1", "fifty", "2.5"])
+def test_a_shard_size_that_is_not_a_page_count_is_refused(raw: str) -> None:
+    with pytest.raises(ValueError, match="RICHDOC_SHARD_PAGES"):
+        shard_pages_setting({"RICHDOC_SHARD_PAGES": raw})
