@@ -57,7 +57,8 @@ class ApiCounter:
 
         if self._original is not None:
             return
-        original = BaseClient._make_api_call
+        # A private botocore method: every API call of every client passes through it.
+        original = BaseClient._make_api_call  # type: ignore[attr-defined]
         counter = self
 
         def counted(client: Any, operation_name: str, api_params: dict[str, Any]) -> Any:
@@ -70,13 +71,13 @@ class ApiCounter:
             return original(client, operation_name, api_params)
 
         self._original = original
-        BaseClient._make_api_call = counted
+        BaseClient._make_api_call = counted  # type: ignore[attr-defined]
 
     def uninstall(self) -> None:
         from botocore.client import BaseClient
 
         if self._original is not None:
-            BaseClient._make_api_call = self._original
+            BaseClient._make_api_call = self._original  # type: ignore[attr-defined]
             self._original = None
 
     def reset(self) -> None:

@@ -38,8 +38,9 @@ if __package__ in (None, ""):  # run as a file: python bench/detection_bench.py
     sys.path[:0] = [str(_root), str(_root / "layers" / "docling")]
 
 from bench.common import ItemResult, Mode, Table, Target, interleaved, median_s, ratio
+from richdoc.contracts import SourceInfo
 from richdoc.detection import Detection, detect
-from richdoc.projection import Node, NodeLabel, Projection, SourceInfo, Span
+from richdoc.projection import Node, NodeLabel, Projection, Span
 from richdoc.temporal import DATE_PATTERN
 
 BUDGET = 3.0

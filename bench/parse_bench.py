@@ -87,8 +87,9 @@ def _make(work: Path, fmt: str, pages: int, name: str) -> Path:
 
 def _stage_costs(docling_json: Path, repeat: int) -> dict[str, float]:
     """The project and detect handlers' work on one parse output: median seconds."""
+    from richdoc.contracts import SourceInfo
     from richdoc.detection import detect
-    from richdoc.projection import Projection, SourceInfo, load_docling, project
+    from richdoc.projection import Projection, load_docling, project
 
     data = docling_json.read_bytes()
     source = SourceInfo(name=docling_json.name)

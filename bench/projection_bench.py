@@ -97,7 +97,8 @@ def measure(document: Document) -> Run:
     from docling_core.transforms.chunker.hierarchical_chunker import HierarchicalChunker
     from docling_core.types.doc import DoclingDocument
 
-    from richdoc.projection import SourceInfo, load_docling, project
+    from richdoc.contracts import SourceInfo
+    from richdoc.projection import load_docling, project
     from tests.gen_fixtures import build_large_document
 
     data = build_large_document(document.paragraphs, document.tables).model_dump_json().encode()

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from richdoc.projection import Edge, Node, NodeLabel, Projection, SourceInfo, Span
+from richdoc.contracts import SourceInfo
+from richdoc.projection import Edge, Node, NodeLabel, Projection, Span
 
 
 def layout(*blocks: str, separator: str = "\n\n") -> Projection:

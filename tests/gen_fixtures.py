@@ -45,7 +45,8 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 ROOT = GOLDEN.parent.parent
 sys.path.insert(0, str(ROOT / "layers" / "docling"))
 
-from richdoc.projection import SourceInfo, project  # noqa: E402
+from richdoc.contracts import SourceInfo  # noqa: E402
+from richdoc.projection import project  # noqa: E402
 
 CONSTRUCTED_PIPELINE = "docling-core constructors"
 # Every generated office file claims this moment; zip entries carry the zip epoch.

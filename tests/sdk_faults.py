@@ -13,13 +13,11 @@ from botocore.exceptions import ClientError, EndpointConnectionError
 
 
 def client_error(code: str, operation: str, status: int = 400) -> ClientError:
-    return ClientError(
-        {
-            "Error": {"Code": code, "Message": f"{code} (injected)"},
-            "ResponseMetadata": {"HTTPStatusCode": status},
-        },
-        operation,
-    )
+    response: Any = {
+        "Error": {"Code": code, "Message": f"{code} (injected)"},
+        "ResponseMetadata": {"HTTPStatusCode": status},
+    }
+    return ClientError(response, operation)
 
 
 def connection_error(service: str) -> EndpointConnectionError:

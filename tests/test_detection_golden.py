@@ -22,7 +22,7 @@ CASES = sorted(p.name.removesuffix(".projection.json") for p in GOLDEN.glob("*.p
 
 def test_the_golden_corpus_covers_every_kind_and_a_suppression():
     assert CASES == ["house-rules", "price-notice", "supply-agreement", "travel-memo"]
-    kinds = set()
+    kinds: set[str] = set()
     suppressed = 0
     for case in CASES:
         expected = json.loads((GOLDEN / f"{case}.detection.json").read_bytes())

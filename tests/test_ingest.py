@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 import pytest
@@ -18,6 +18,9 @@ from richdoc.ingest import (
 )
 from richdoc.jobs import JobStatus, JobStore, job_id_for
 from richdoc.taxonomy import Failure, FailureKind
+
+if TYPE_CHECKING:
+    from types_boto3_sqs.type_defs import MessageAttributeValueTypeDef
 
 BUCKET = "ingest"
 
@@ -199,7 +202,7 @@ def test_a_deleted_object_still_gets_a_job_for_the_parse_step_to_classify(
 
 def _dead_letter(
     world: dict[str, Any], job_id: str, *, marked: bool = True
-) -> dict[str, dict[str, str]]:
+) -> dict[str, MessageAttributeValueTypeDef]:
     """Fail run 1; ``marked=False`` stops before the DEAD_LETTERED mark (job FAILED)."""
     jobs: JobStore = world["jobs"]
     jobs.mark_running(job_id, 1, "arn:execution")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -280,7 +281,7 @@ def test_many_jobs_are_read_in_batches_and_missing_ones_are_absent(job_store: Jo
     assert {statuses[i] for i in ids if i != "job-7"} == {JobStatus.RUNNING}
 
 
-def test_jobs_unchanged_since_a_moment_are_found_by_status_and_time(jobs_table: object) -> None:
+def test_jobs_unchanged_since_a_moment_are_found_by_status_and_time(jobs_table: Any) -> None:
     start = datetime(2026, 1, 1, tzinfo=UTC)
     now = [start]
     store = JobStore(jobs_table, clock=lambda: timestamp(now[0]))

@@ -8,7 +8,7 @@ import json
 import os
 from datetime import UTC, datetime
 from importlib.metadata import version
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from botocore.exceptions import ClientError
@@ -164,7 +164,12 @@ def test_schedule_expressions_the_emulation_fires() -> None:
 
 def test_status_events_list_only_the_statuses_a_rule_can_match() -> None:
     loop = ExecutionStatusEvents(
-        sfn=None, events=None, invoker=None, state_machine_arn="arn", region="r", account="a"
+        sfn=None,
+        events=None,
+        invoker=cast(Any, None),
+        state_machine_arn="arn",
+        region="r",
+        account="a",
     )
 
     def rule(pattern: dict[str, Any]) -> tuple[dict[str, Any], None]:

@@ -8,7 +8,6 @@ for docling either: only the isolated worker imports it.
 
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
 import sys
@@ -17,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.imports import runtime_imports
+
 ROOT = Path(__file__).resolve().parent.parent
 LAYER = ROOT / "layers" / "docling"
 FUNCTIONS = ROOT / "functions"
@@ -24,6 +25,13 @@ FUNCTIONS = ROOT / "functions"
 # Installed here for the tools and tests; absent from every Lambda function. docling
 # itself is only in the parse image, and there only the worker may import it.
 NOT_IN_LAMBDA = ("moto", "samtranslator", "rich", "pytest", "richdoc_tools", "docling")
+# Type stubs for mypy: installed for development only.
+STUB_PREFIX = "types_boto3"
+
+
+def _not_in_lambda(module: str) -> bool:
+    top = module.split(".")[0]
+    return top in NOT_IN_LAMBDA or top.startswith(STUB_PREFIX)
 
 
 def _run_isolated(script: str, *, path: list[Path]) -> dict[str, object]:
@@ -36,7 +44,8 @@ def _run_isolated(script: str, *, path: list[Path]) -> dict[str, object]:
 
         class _NotInLambda(importlib.abc.MetaPathFinder):
             def find_spec(self, name, path=None, target=None):
-                if name.split(".")[0] in BLOCKED:
+                top = name.split(".")[0]
+                if top in BLOCKED or top.startswith({STUB_PREFIX!r}):
                     raise ModuleNotFoundError(f"{{name}} is not available in Lambda")
                 return None
 
@@ -87,30 +96,22 @@ def test_every_lambda_module_and_handler_imports_without_the_tools_dependencies(
         """,
         path=[LAYER],
     )
-    assert "richdoc.parse.step" in imported["modules"]  # type: ignore[operator]
-    assert sorted(imported["handlers"]) == sorted(  # type: ignore[arg-type]
-        p.parent.name for p in FUNCTIONS.glob("*/app.py")
-    )
+    modules, handlers = imported["modules"], imported["handlers"]
+    assert isinstance(modules, list) and isinstance(handlers, list)
+    assert "richdoc.parse.step" in modules
+    assert sorted(handlers) == sorted(p.parent.name for p in FUNCTIONS.glob("*/app.py"))
 
 
 def test_no_lambda_module_imports_tool_dependencies_even_lazily() -> None:
     """The import test above sees module-level imports; this one also sees imports
-    inside functions, which would fail only when that code path runs in Lambda."""
-    offenders = []
-    for path in [*(LAYER / "richdoc").rglob("*.py"), *FUNCTIONS.glob("*/app.py")]:
-        for node in ast.walk(ast.parse(path.read_text())):
-            names = (
-                [alias.name for alias in node.names]
-                if isinstance(node, ast.Import)
-                else [node.module]
-                if isinstance(node, ast.ImportFrom) and node.module and not node.level
-                else []
-            )
-            offenders += [
-                f"{path.relative_to(ROOT)}: {name}"
-                for name in names
-                if name.split(".")[0] in NOT_IN_LAMBDA and name.split(".")[0] != "docling"
-            ]
+    inside functions, which would fail only when that code path runs in Lambda. Type
+    stubs (types_boto3_*) may be imported only under TYPE_CHECKING."""
+    offenders = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in [*(LAYER / "richdoc").rglob("*.py"), *FUNCTIONS.glob("*/app.py")]
+        for name in sorted(runtime_imports(path))
+        if _not_in_lambda(name) and name.split(".")[0] != "docling"
+    ]
     assert offenders == []
 
 

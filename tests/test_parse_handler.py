@@ -8,6 +8,7 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 import boto3
 import pytest
@@ -183,7 +184,7 @@ def test_s3_throttling_is_transient(tmp_path):
     worker = shared_worker(ParserSettings(Pipeline.NATIVE))
     with pytest.raises(Transient, match="SlowDown"):
         parse_object(
-            ArtifactStore(ThrottledS3(), ARTIFACTS),
+            ArtifactStore(cast(Any, ThrottledS3()), ARTIFACTS),
             SourceObject(bucket=INGEST, key="a.docx"),
             ParseLimits.resolve(),
             accept_partial=False,

@@ -14,6 +14,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from richdoc.parse.settings import ARTIFACTS_ENV
+from tests.imports import runtime_imports
 
 ROOT = Path(__file__).resolve().parents[1]
 FUNCTION = ROOT / "functions" / "parse"
@@ -36,7 +37,7 @@ def _env() -> dict[str, str]:
     env: dict[str, str] = {}
     for op, rest in _instructions():
         if op == "ENV":
-            env.update(item.split("=", 1) for item in shlex.split(rest))
+            env.update(item.partition("=")[::2] for item in shlex.split(rest))
     return env
 
 
@@ -51,17 +52,6 @@ def _copies() -> dict[str, str]:
     return copies
 
 
-def _imports(path: Path) -> set[str]:
-    """Every module a file imports, at any depth (lazy and TYPE_CHECKING imports too)."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            found.add(node.module)
-    return found
-
-
 def _handler_closure() -> tuple[set[Path], set[str]]:
     """The richdoc source files the handler reaches, and the third-party top-level
     modules they import."""
@@ -73,7 +63,7 @@ def _handler_closure() -> tuple[set[Path], set[str]]:
         if path in files:
             continue
         files.add(path)
-        for module in _imports(path):
+        for module in runtime_imports(path):
             top = module.split(".")[0]
             if top == "richdoc":
                 parts = module.split(".")
@@ -149,7 +139,7 @@ def test_hub_access_is_switched_off_only_after_the_download():
 
 
 def test_torch_comes_from_the_cpu_index_pinned_like_the_requirements():
-    pins = {canonicalize_name(req.name): str(req.specifier) for req in _requirements()}
+    pins = {str(canonicalize_name(req.name)): str(req.specifier) for req in _requirements()}
     [torch_run] = [rest for op, rest in _instructions() if op == "RUN" and "torch==" in rest]
     assert "--index-url https://download.pytorch.org/whl/cpu" in torch_run
     for name in ("torch", "torchvision"):

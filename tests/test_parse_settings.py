@@ -155,13 +155,16 @@ def test_the_contract_changes_with_the_parse_schema(monkeypatch):
 
 @pytest.mark.docling
 def test_the_standard_pipeline_is_docling_s_layout_pipeline_without_ocr(tmp_path):
+    from docling.datamodel.pipeline_options import PdfPipelineOptions, TableStructureOptions
     from docling.pipeline.standard_pdf_pipeline import StandardPdfPipeline
 
     root = _weights(tmp_path, LAYOUT_MODEL_DIR, TABLE_MODEL_DIR)
     option = pdf_format_option(ParserSettings(Pipeline.STANDARD, root))
     options = option.pipeline_options
+    assert isinstance(options, PdfPipelineOptions)
     assert option.pipeline_cls is StandardPdfPipeline
     assert (options.do_ocr, options.do_table_structure) == (False, True)
+    assert isinstance(options.table_structure_options, TableStructureOptions)
     assert options.table_structure_options.mode.value == "accurate"
     assert str(options.artifacts_path) == root
 

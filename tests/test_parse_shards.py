@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from richdoc.artifacts import ArtifactStore, SourceObject, docling_key, merged_key
+from richdoc.artifacts import ArtifactStore, docling_key, merged_key
+from richdoc.contracts import SourceInfo, SourceObject
 from richdoc.detection import detect
 from richdoc.formats import DocFormat
 from richdoc.parse.merge import merge_shard_json
@@ -23,7 +24,7 @@ from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
 from richdoc.parse.sharded import ShardResult, merge_objects, plan_object
 from richdoc.parse.shards import PageRange, plan_shards
 from richdoc.parse.step import ParseWorker, parse_file, parse_object, shared_worker
-from richdoc.projection import SourceInfo, load_docling, project
+from richdoc.projection import load_docling, project
 from richdoc.taxonomy import CorruptInput, ResourceLimit, UnsupportedFeature
 from tests import parse_inputs
 
@@ -210,6 +211,7 @@ def test_each_shard_is_cached_under_its_page_range_and_reused(worker, s3, tmp_pa
     assert again.docling_key == first.docling_key != other.docling_key
     assert again.page_range == [3, 4] and again.pages == 4
     stored = sorted(item["Key"] for item in s3.list_objects_v2(Bucket="artifacts")["Contents"])
+    assert first.docling_key and other.docling_key
     assert stored == sorted([first.docling_key, other.docling_key])
     whole = parse_object(store, source, LIMITS, accept_partial=False, worker=worker)
     assert whole.docling_key == docling_key(first.sha256, first.contract)
@@ -293,6 +295,7 @@ def test_a_large_pdf_is_planned_parsed_by_shard_and_merged_into_the_whole(
         False,
     )
     whole = parse_object(store, source, LIMITS, accept_partial=False, worker=worker)
+    assert whole.docling_key is not None
     assert store.get_bytes(merged["docling_key"]) == store.get_bytes(whole.docling_key)
     # A redrive finds every shard and the merge cached.
     again = _parse_shards(store, source, plan, worker)
@@ -361,6 +364,7 @@ def test_a_merge_with_a_partial_shard_is_partial_stored_apart_and_never_reused(
     assert merged["docling_key"] == merged_key(plan.sha256, f"{plan.contract}-partial", 3)
     assert merge_objects(store, plan, shards)["cached"] is False
     whole = parse_object(store, source, LIMITS, accept_partial=True, worker=worker)
+    assert whole.docling_key is not None
     assert store.get_bytes(merged["docling_key"]) == store.get_bytes(whole.docling_key)
 
 

@@ -275,6 +275,7 @@ def test_close_stops_the_zygote(tmp_path):
     fs = _server()
     _run(fs, tmp_path, action="echo")
     zygote = fs.zygote_pid
+    assert zygote is not None
     fs.close()
     assert fs.zygote_pid is None
     with pytest.raises(ProcessLookupError):

@@ -22,13 +22,8 @@ from gen_fixtures import GOLDEN, build_large_document, grid_table, provenance
 from projection_invariants import assert_graph_invariants, span_slice_audit
 from richdoc_tools.cli import main
 
-from richdoc.projection import (
-    Projection,
-    SourceInfo,
-    load_docling,
-    normalize_text,
-    project,
-)
+from richdoc.contracts import SourceInfo
+from richdoc.projection import Projection, load_docling, normalize_text, project
 from richdoc.taxonomy import CorruptInput, UnsupportedFeature
 
 SOURCE = SourceInfo(name="test")
@@ -733,7 +728,7 @@ def test_a_picture_caption_is_content_so_the_picture_is_only_skipped():
 def test_the_empty_document_is_a_valid_projection_with_only_the_document_node():
     projection = run(DoclingDocument(name="empty"))
     assert len(projection.nodes) == 1
-    assert projection.edges == projection.spans == []
+    assert projection.edges == [] and projection.spans == []
     assert projection.canonical_text == ""
     assert projection.stats["empty_document"] is True
     assert projection.stats["warnings"] == [

@@ -18,7 +18,8 @@ import pytest
 from gen_fixtures import CONSTRUCTED, CONVERTED, GOLDEN, docling_json
 from projection_invariants import assert_graph_invariants, span_slice_audit
 
-from richdoc.projection import SourceInfo, load_docling, project
+from richdoc.contracts import SourceInfo
+from richdoc.projection import load_docling, project
 
 FIXTURES = sorted(path.name for path in GOLDEN.iterdir() if path.is_dir())
 
@@ -110,7 +111,8 @@ def test_a_table_nested_in_a_docx_cell_reaches_the_row_as_it_does_from_html():
 
 _HASH_CORPUS = """
 import hashlib, pathlib, sys
-from richdoc.projection import SourceInfo, load_docling, project
+from richdoc.contracts import SourceInfo
+from richdoc.projection import load_docling, project
 digest = hashlib.sha256()
 for directory in sorted(pathlib.Path(sys.argv[1]).iterdir()):
     source = SourceInfo.model_validate_json((directory / "source.json").read_bytes())

@@ -24,7 +24,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from projection_invariants import assert_graph_invariants, span_slice_audit
 
-from richdoc.projection import SourceInfo, load_docling, project
+from richdoc.contracts import SourceInfo
+from richdoc.projection import load_docling, project
 from richdoc.taxonomy import UnsupportedFeature
 
 TRICKY = [

@@ -444,6 +444,7 @@ def test_a_failed_run_whose_dead_letter_send_failed_is_sent_with_its_own_failure
     event = status_change("FAILED", error="dead_letter_pending", cause="send failed")
     assert _reconcile(world, event).reconciled
     job = world.job()
+    assert job.failure is not None
     assert (job.status, job.failure["kind"]) == (JobStatus.DEAD_LETTERED, "corrupt_input")
     [letter] = world.dead_letters()
     assert letter["MessageAttributes"]["richdoc.kind"]["StringValue"] == "corrupt_input"
@@ -512,6 +513,7 @@ def test_a_reconcile_that_cannot_send_fails_and_leaves_the_job_failed(job_store:
     with pytest.raises(ClientError):  # Lambda retries the event, then the failure queue
         _reconcile(world, status_change("ABORTED"))
     job = world.job()
+    assert job.failure is not None
     assert (job.status, job.failure["error"]) == (JobStatus.FAILED, "Execution.ABORTED")
     # The next attempt finds the job FAILED and sends with the failure already recorded.
     world.records.dead_letter_queue_url = world.dead_letter_queue_url
@@ -649,6 +651,7 @@ def test_the_sweep_closes_a_queued_job_whose_execution_never_started(
     assert swept == Swept(stuck=1, closed=1)
     job = world.job()
     assert job.status is JobStatus.DEAD_LETTERED
+    assert job.failure is not None
     assert (job.failure["kind"], job.failure["error"]) == ("internal", "Execution.NOT_STARTED")
     [letter] = world.dead_letters()
     assert letter["Body"] == MESSAGE  # kept on the job by the starter
@@ -692,6 +695,7 @@ def test_the_sweep_closes_a_running_job_whose_execution_ended_unreported(
         stuck=1, closed=1
     )
     job = world.job()
+    assert job.failure is not None
     assert (job.status, job.failure["error"]) == (JobStatus.DEAD_LETTERED, "Execution.ABORTED")
     [attempt] = world.jobs.attempts(JOB, 1)
     assert (attempt.seq, attempt.outcome) == (killed.seq, "Execution.ABORTED")
@@ -709,6 +713,7 @@ def test_the_sweep_finishes_a_failed_job_with_its_recorded_failure(
         stuck=1, closed=1
     )
     job = world.job()
+    assert job.failure is not None
     assert (job.status, job.failure["kind"]) == (JobStatus.DEAD_LETTERED, "corrupt_input")
     [letter] = world.dead_letters()
     assert letter["MessageAttributes"]["richdoc.kind"]["StringValue"] == "corrupt_input"

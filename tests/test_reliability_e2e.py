@@ -170,7 +170,9 @@ def test_a_dead_letter_send_that_fails_and_recovers_is_retried_by_the_state_mach
         e["type"]
         for e in events
         if e["type"] in ("TaskFailed", "TaskSucceeded")
-        and (e.get("taskFailedEventDetails") or e.get("taskSucceededEventDetails"))["resourceType"]
+        and (e.get("taskFailedEventDetails") or e.get("taskSucceededEventDetails") or {}).get(
+            "resourceType"
+        )
         == "sqs"
     ]
     assert sends == ["TaskFailed"] * 3 + ["TaskSucceeded"]

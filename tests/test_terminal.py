@@ -219,7 +219,8 @@ class Served:
         return {o["OutputKey"]: o["OutputValue"] for o in stack["Outputs"]}
 
     def client(self, service: str) -> Any:
-        return self.session.client(service, endpoint_url=self.endpoint)
+        # The service is named at run time: an untyped client.
+        return self.session.client(service, endpoint_url=self.endpoint)  # type: ignore[call-overload]
 
     @property
     def jobs(self) -> JobStore:

@@ -68,7 +68,8 @@ def _cmd_parse(args: argparse.Namespace) -> int:
 
 
 def _cmd_project(args: argparse.Namespace) -> int:
-    from richdoc.projection import SourceInfo, load_docling, project
+    from richdoc.contracts import SourceInfo
+    from richdoc.projection import load_docling, project
 
     doc = load_docling(_input_file(args.docling).read_bytes())  # CorruptInput if not one
     source = SourceInfo.for_document(

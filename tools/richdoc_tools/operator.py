@@ -103,7 +103,8 @@ class Operator:
         return cls(session, StackResources.from_outputs(stack_name, outputs), endpoint_url)
 
     def client(self, service: str) -> Any:
-        return self.session.client(service, endpoint_url=self.endpoint_url)
+        # The service is named at run time: callers get an untyped client.
+        return self.session.client(service, endpoint_url=self.endpoint_url)  # type: ignore[call-overload]
 
     @property
     def jobs(self) -> JobStore:

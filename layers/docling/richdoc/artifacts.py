@@ -23,7 +23,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
@@ -32,6 +32,8 @@ from richdoc.contracts import SourceObject
 from richdoc.taxonomy import CorruptInput, UnsupportedFeature
 
 if TYPE_CHECKING:
+    from types_boto3_s3 import S3Client
+
     from richdoc.parse.shards import PageRange
 
 ARTIFACT_BUCKET_ENV = "ARTIFACT_BUCKET"
@@ -78,12 +80,12 @@ class Downloaded:
 class ArtifactStore:
     """The artifact bucket, plus reading source objects from the ingest bucket."""
 
-    def __init__(self, s3: Any, bucket: str) -> None:
+    def __init__(self, s3: S3Client, bucket: str) -> None:
         self.s3 = s3
         self.bucket = bucket
 
     @classmethod
-    def from_env(cls, s3: Any) -> ArtifactStore:
+    def from_env(cls, s3: S3Client) -> ArtifactStore:
         return cls(s3, os.environ[ARTIFACT_BUCKET_ENV])
 
     def get_bytes(self, key: str) -> bytes:

@@ -30,7 +30,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, ClassVar, Generic, Literal, TypeVar
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    ClassVar,
+    Generic,
+    Literal,
+    NotRequired,
+    TypedDict,
+    TypeVar,
+)
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -48,6 +57,14 @@ class Contract(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
 
+class ObjectAddress(TypedDict):
+    """The request fields that name one object version (boto3 keyword arguments)."""
+
+    Bucket: str
+    Key: str
+    VersionId: NotRequired[str]
+
+
 # ---- the source object ---------------------------------------------------------------------
 
 
@@ -61,9 +78,9 @@ class SourceObject(Contract):
     size: int | None = None
     sha256: str | None = None  # known once parsed; the job record gets it at success
 
-    def get_kwargs(self) -> dict[str, str]:
+    def get_kwargs(self) -> ObjectAddress:
         """``Bucket``/``Key``/``VersionId`` for boto3's ``get_object`` and ``head_object``."""
-        kwargs = {"Bucket": self.bucket, "Key": self.key}
+        kwargs: ObjectAddress = {"Bucket": self.bucket, "Key": self.key}
         if self.version_id:
             kwargs["VersionId"] = self.version_id
         return kwargs

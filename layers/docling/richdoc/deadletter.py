@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from richdoc.taxonomy import Failure
+
+if TYPE_CHECKING:
+    from types_boto3_sqs.type_defs import MessageAttributeValueTypeDef
 
 ATTR_JOB_ID = "richdoc.job_id"
 ATTR_RUN = "richdoc.run"
@@ -27,7 +30,9 @@ ATTR_ERROR = "richdoc.error"
 MAX_ATTRIBUTE_CHARS = 1000
 
 
-def failure_attributes(job_id: str, run: int, failure: Failure) -> dict[str, dict[str, str]]:
+def failure_attributes(
+    job_id: str, run: int, failure: Failure
+) -> dict[str, MessageAttributeValueTypeDef]:
     """SQS ``MessageAttributes`` for a dead-lettered run (empty values are not allowed)."""
     values = {
         ATTR_JOB_ID: job_id,

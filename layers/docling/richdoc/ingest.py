@@ -24,7 +24,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_plus
 
 from aws_lambda_powertools.utilities.data_classes import S3Event
@@ -35,6 +35,10 @@ from richdoc.awserrors import aws_errors
 from richdoc.contracts import ExecutionInput, JobOptions, SourceObject
 from richdoc.deadletter import RedriveMarker
 from richdoc.jobs import JobStatus, JobStore, StaleRun, execution_name, job_id_for
+
+if TYPE_CHECKING:
+    from types_boto3_s3 import S3Client
+    from types_boto3_stepfunctions import SFNClient
 
 # User metadata (x-amz-meta-richdoc-clarify: true|false) overrides the stack default.
 CLARIFY_METADATA_KEY = "richdoc-clarify"
@@ -123,8 +127,8 @@ class Starter:
     def __init__(
         self,
         *,
-        s3: Any,
-        sfn: Any,
+        s3: S3Client,
+        sfn: SFNClient,
         jobs: JobStore,
         state_machine_arn: str,
         clarify_default: bool,
@@ -141,10 +145,10 @@ class Starter:
         redrive = RedriveMarker.from_attributes(attributes or {})
         return [self._start(event, body, redrive) for event in object_created_events(body)]
 
-    def _head(self, created: SourceObject) -> dict[str, Any]:
+    def _head(self, created: SourceObject) -> Mapping[str, Any]:
         try:
             with aws_errors(f"reading s3://{created.bucket}/{created.key}"):
-                head: dict[str, Any] = self.s3.head_object(**created.get_kwargs())
+                head = self.s3.head_object(**created.get_kwargs())
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "403"):
                 # Deleted (or unreadable) already: the parse step classifies it, so the

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
@@ -37,6 +37,10 @@ from botocore.exceptions import ClientError
 from richdoc.awserrors import aws_errors
 from richdoc.contracts import JobCounts, JobOptions, JobOutputs, SourceObject
 from richdoc.taxonomy import Failure, FailureKind
+
+if TYPE_CHECKING:
+    from types_boto3_dynamodb import DynamoDBServiceResource
+    from types_boto3_dynamodb.service_resource import Table
 
 _log = logging.getLogger(__name__)
 
@@ -222,12 +226,12 @@ def _conditional(exc: ClientError) -> bool:
 class JobStore:
     """Conditional, run-fenced writes of job and attempt items."""
 
-    def __init__(self, table: Any, clock: Callable[[], str] = _now) -> None:
+    def __init__(self, table: Table, clock: Callable[[], str] = _now) -> None:
         self.table = table
         self.clock = clock
 
     @classmethod
-    def from_env(cls, dynamodb: Any) -> JobStore:
+    def from_env(cls, dynamodb: DynamoDBServiceResource) -> JobStore:
         return cls(dynamodb.Table(os.environ[JOBS_TABLE_ENV]))
 
     # ---- reads -------------------------------------------------------------------------
@@ -265,7 +269,7 @@ class JobStore:
                 with aws_errors("reading jobs"):
                     response = client.batch_get_item(RequestItems=request)
                 for item in response["Responses"].get(name, []):
-                    found[item["job_id"]] = item
+                    found[str(item["job_id"])] = dict(item)
                 request = response.get("UnprocessedKeys") or {}
         return found
 
@@ -539,7 +543,7 @@ class JobStore:
                 ExpressionAttributeValues={":one": 1},
                 ReturnValues="UPDATED_NEW",
             )
-        return int(result["Attributes"]["attempt_seq"])
+        return int(str(result["Attributes"]["attempt_seq"]))
 
     def open_attempt(
         self,

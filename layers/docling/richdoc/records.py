@@ -39,7 +39,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import datetime, timedelta
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
@@ -67,6 +67,11 @@ from richdoc.contracts import (
 from richdoc.deadletter import failure_attributes
 from richdoc.jobs import Job, JobStatus, JobStore, StaleRun, timestamp
 from richdoc.taxonomy import Failure, FailureKind
+
+if TYPE_CHECKING:
+    from types_boto3_sqs import SQSClient
+    from types_boto3_stepfunctions import SFNClient
+    from types_boto3_stepfunctions.type_defs import DescribeExecutionOutputTypeDef
 
 NAMESPACE = "richdoc"
 STATUS_CHANGE = "Step Functions Execution Status Change"
@@ -146,25 +151,13 @@ class SweepIncomplete(Exception):
 # ---- the records logic ------------------------------------------------------------------------
 
 
-class MessageSender(Protocol):
-    """The part of the boto3 SQS client the reconciler uses."""
-
-    def send_message(
-        self,
-        *,
-        QueueUrl: str,
-        MessageBody: str,
-        MessageAttributes: Mapping[str, Mapping[str, str]],
-    ) -> Mapping[str, Any]: ...
-
-
 class Records:
     def __init__(
         self,
         *,
         jobs: JobStore,
-        sqs: MessageSender,
-        sfn: Any,
+        sqs: SQSClient,
+        sfn: SFNClient,
         dead_letter_queue_url: str,
         logger: Logger,
         metrics: Metrics,
@@ -172,7 +165,7 @@ class Records:
     ) -> None:
         self.jobs = jobs
         self.sqs = sqs
-        self.sfn = sfn  # a boto3 Step Functions client: execution status and history
+        self.sfn = sfn  # execution status and history
         self.dead_letter_queue_url = dead_letter_queue_url
         self.logger = logger
         self.metrics = metrics
@@ -368,15 +361,14 @@ class Records:
             )
         return True
 
-    def _describe(self, execution_arn: str | None) -> dict[str, Any] | None:
+    def _describe(self, execution_arn: str | None) -> DescribeExecutionOutputTypeDef | None:
         """The execution (DescribeExecution), or None if it does not exist."""
         if not execution_arn:
             return None
         try:
-            described: dict[str, Any] = self.sfn.describe_execution(executionArn=execution_arn)
+            return self.sfn.describe_execution(executionArn=execution_arn)
         except self.sfn.exceptions.ExecutionDoesNotExist:
             return None
-        return described
 
     @staticmethod
     def _execution_message(execution: Mapping[str, Any] | None) -> str:
@@ -398,17 +390,17 @@ class Records:
             ):
                 for event in page["events"]:
                     if event["type"] == "TaskScheduled":
-                        details = event["taskScheduledEventDetails"]
-                        if _is_send_message(details):
-                            parameters = json.loads(details.get("parameters") or "{}")
+                        scheduled = event["taskScheduledEventDetails"]
+                        if _is_send_message(scheduled):
+                            parameters = json.loads(scheduled.get("parameters") or "{}")
                             scheduled_queue = parameters.get("QueueUrl")
                     elif event["type"] == "TaskSucceeded":
-                        details = event["taskSucceededEventDetails"]
+                        succeeded = event["taskSucceededEventDetails"]
                         if (
-                            _is_send_message(details)
+                            _is_send_message(succeeded)
                             and scheduled_queue == self.dead_letter_queue_url
                         ):
-                            return str(json.loads(details["output"])["MessageId"])
+                            return str(json.loads(succeeded.get("output", "{}"))["MessageId"])
         except self.sfn.exceptions.ExecutionDoesNotExist:
             return None
         return None

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from aws_lambda_powertools import Logger, Metrics
@@ -28,6 +28,9 @@ from richdoc.jobs import JobStore
 from richdoc.logcontext import log_invocation
 from richdoc.tracing import handler_tracer
 
+if TYPE_CHECKING:
+    from types_boto3_s3 import S3Client
+
 NAMESPACE = "richdoc"
 tracer = handler_tracer()
 metrics = Metrics(namespace=NAMESPACE)
@@ -37,7 +40,7 @@ class Clients:
     """boto3 clients created once per execution environment, on first use."""
 
     @functools.cached_property
-    def s3(self) -> Any:
+    def s3(self) -> S3Client:
         return boto3.client("s3")
 
     @functools.cached_property

@@ -623,7 +623,8 @@ class EmbeddedStack:
         with self._clients_lock:
             client = self._clients.get(service)
             if client is None:
-                client = self._clients[service] = self.session.client(
+                # The service is named at run time: callers get an untyped client.
+                client = self._clients[service] = self.session.client(  # type: ignore[call-overload]
                     service, region_name=REGION, endpoint_url=self.endpoint_url
                 )
         return client
