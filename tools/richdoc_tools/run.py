@@ -44,6 +44,7 @@ class RunResult(BaseModel):
     feature: str | None = None
     reason: str | None = None
     attempts: list[dict[str, Any]]
+    shards: int = 1  # page-range shards the parse ran as; 1 when not sharded
     counts: Counts
     ambiguity_kinds: list[str] = []
     pipeline: str | None = None
@@ -123,6 +124,7 @@ def _result(source: Path, upload: Upload, job: Job | None, attempts: list[Attemp
         feature=failure.get("feature"),
         reason=failure.get("reason"),
         attempts=[a.__dict__ for a in attempts],
+        shards=job.shards or 1,
         counts=Counts(**{k: job.counts.get(k) for k in Counts.model_fields}),
         pipeline=job.pipeline,
         tier=parse_tiers[-1] if parse_tiers else None,
