@@ -15,7 +15,7 @@ import pytest
 from richdoc_tools.local.events import wait_until
 from richdoc_tools.local.lambdas import FUNCTION_THREAD_PREFIX, PlatformError
 
-from richdoc.contracts import ParseInput, ParseOutput
+from richdoc.contracts import ParseInput
 from richdoc.jobs import Job, JobStatus
 from richdoc.taxonomy import ResourceLimit, Transient
 from tests.sdk_faults import connection_error, failing
@@ -113,23 +113,6 @@ def dead_letters_for(stack: Any, job_id: str) -> list[dict[str, Any]]:
 
 def outcomes(stack: Any, job: Job) -> list[tuple[str, int | None, str]]:
     return [(a.stage, a.tier, a.outcome) for a in stack.jobs.attempts(job.job_id, job.run)]
-
-
-@pytest.fixture
-def patch_parse(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[..., Any]], None]:
-    """Replace the docling part of the parse step, keeping the real handler around it."""
-    import richdoc.parse.step
-
-    real = richdoc.parse.step.parse_request
-
-    def install(behaviour: Callable[..., Any]) -> None:
-        def patched(event: ParseInput, **kwargs: Any) -> ParseOutput:
-            result: ParseOutput = behaviour(event, real, **kwargs)
-            return result
-
-        monkeypatch.setattr(richdoc.parse.step, "parse_request", patched)
-
-    return install
 
 
 # ---- success ------------------------------------------------------------------------------
