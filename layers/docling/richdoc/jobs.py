@@ -722,6 +722,13 @@ class JobStore:
         self._put_attempt(attempt)
         return attempt
 
+    def close_running_attempts(self, job_id: str, run: int, failure: Failure) -> list[Attempt]:
+        """Close every attempt of the run still 'running' with the failure's error name
+        (the run's execution has ended, so nothing will close them); returns them."""
+        error = failure.error or str(failure.kind)
+        running = [a for a in self.attempts(job_id, run) if a.outcome == RUNNING_OUTCOME]
+        return [a for a in running if self.close_attempt(a, error, failure.reason)]
+
     def _attempt_key(self, attempt: Attempt) -> dict[str, str]:
         return {
             "pk": f"JOB#{attempt.job_id}",

@@ -366,9 +366,12 @@ class Records:
         turned out not to be the job's open run any more."""
         try:
             if job.status is not JobStatus.FAILED:
-                self.jobs.record_platform_failure(
-                    job.job_id, job.run, job.stage or "workflow", job.tier, failure
-                )
+                # The execution has ended: every attempt still running was killed with it
+                # (several, when shards were running side by side).
+                if not self.jobs.close_running_attempts(job.job_id, job.run, failure):
+                    self.jobs.record_platform_failure(
+                        job.job_id, job.run, job.stage or "workflow", job.tier, failure
+                    )
                 job = self.jobs.record_failure(job.job_id, job.run, failure)
             failure = job.recorded_failure() or failure
             message_id, sent_by = self._sent_by_execution(execution_arn), SENT_BY_STATE_MACHINE
