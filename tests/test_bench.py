@@ -179,3 +179,19 @@ def test_the_cost_item_alone_runs_from_the_committed_report(tmp_path: Path) -> N
     assert set(built["items"]) == {"cost"}
     assert built["items"]["cost"]["measurements"]["scenarios"]
     assert (tmp_path / "latest.md").read_text().startswith("# richdoc benchmark report")
+
+
+def test_the_shard_item_is_registered_and_its_latency_model_follows_the_formula() -> None:
+    from bench.runner import ITEMS
+    from bench.shards_bench import COLD_START_S, DOCUMENT_TIMEOUT_S, latency_model
+
+    assert ITEMS["shards"] == "bench.shards_bench"
+    rows = {(row[0], row[1]): row for row in latency_model(0.0, 0.0)}
+    # 1,000 pages at 1.6 pages/s: 625 s of conversion, past docling's document timeout.
+    assert DOCUMENT_TIMEOUT_S < 1000 / 1.6
+    _, _, whole, shards, waves, sharded, _ = rows[(1000, 1.6)]
+    assert whole.endswith("partial") and (shards, waves) == (20, 2)
+    # plan start + 2 waves of (cold start + 50 pages / 1.6), nothing for merge and project
+    assert sharded == round(COLD_START_S + 2 * (COLD_START_S + 50 / 1.6))
+    # 300 pages at 1.6 pages/s finishes whole: 10 + 187.5 s.
+    assert rows[(300, 1.6)][2] == "198"

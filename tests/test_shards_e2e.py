@@ -181,9 +181,30 @@ def test_any_shard_size_gives_the_whole_documents_projection_and_detection(
     entered = states_entered(events)
     assert entered.count("ParseShardTier1") == expected and "ParseTier1" not in entered
     assert entered[-4:] == ["Project", "Detect", "RecordSuccess", "Succeeded"]
-    # States pass keys and page ranges only: the largest payload (the Map's output, the
-    # merge's input) is about 220 bytes a shard (docs/shards.md, "Budgets").
-    assert largest_payload(events) < 2048 + 256 * expected
+    # States pass keys and page ranges only: the largest payload (the merge's input: the
+    # plan and the Map's results) is about 260 bytes a shard (docs/shards.md, "Budgets").
+    assert largest_payload(events) < 2048 + 300 * expected
+
+
+@pytest.mark.slow
+def test_a_2000_page_pdf_succeeds_within_the_default_limits(
+    stack: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(SHARD_PAGES_ENV, raising=False)  # the template's default, 50
+    body = parse_inputs.long_pdf(tmp_path / "long.pdf", pages=2000, seed=7).read_bytes()
+    job = run_pdf(stack, "shards/2000-pages.pdf", body, timeout_s=900)
+    assert job.status is JobStatus.SUCCEEDED, job.failure
+    assert job.shards == 40
+    shards = shard_attempts(stack, job)
+    # Every shard fits tier 1 (its child's memory ceiling and timeout are enforced here
+    # as in Lambda): nothing escalated, nothing retried.
+    assert {pages: [(a.tier, a.outcome) for a in tried] for pages, tried in shards.items()} == {
+        pages: [(1, "ok")] for pages in shards
+    }
+    assert job.counts["nodes"] > 2000 * 50
+    events = history(stack, execution(stack, job)["executionArn"])
+    assert len(events) < 25_000 // 10  # Standard's history limit, with room to spare
+    assert largest_payload(events) < 2048 + 300 * 40
 
 
 # ---- failure routes ----------------------------------------------------------------------
