@@ -144,6 +144,7 @@ def test_cost_model_prices_every_document_and_the_standard_pipeline_estimate() -
     # Sharded, each 50-page shard finishes at tier 1: six attempts, no escalation.
     assert [tier for tier, _ in sharded["parse_attempts"]] == [3008] * 6
     assert sharded["parse_outcome"] == "6 shards, each finishes at 3008 MB"
+
     def transitions(scenario: dict[str, Any]) -> float:
         usd = next(x["usd"] for x in scenario["lines"] if x["what"].startswith("Step"))
         return round(usd / cost.PRICES["sfn_transition"].usd, 6)
