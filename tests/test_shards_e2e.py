@@ -2,7 +2,8 @@
 page-range shards by the state machine's Map state (each shard with its own tier
 escalation and cached artifact), merged, projected and detected exactly as the whole
 document is; every shard failure route runs through the real state machine on the
-embedded stack.
+embedded stack. (The long runs, 300 pages through ``richdoc run`` and 2,000 pages, are
+in tests/test_large_pdfs_e2e.py, so that they run beside these.)
 
 The shard size is the plan function's ``RICHDOC_SHARD_PAGES`` (template parameter
 ``ShardPages``), read on every plan: tests set it in the environment the stack's
@@ -13,9 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import os
-import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -33,7 +32,6 @@ from richdoc.parse.settings import SHARD_CONCURRENCY_ENV, SHARD_PAGES_ENV, Parse
 from richdoc.parse.shards import PageRange
 from richdoc.taxonomy import CorruptInput
 from tests import parse_inputs
-from tests.terminal import RICHDOC, ROOT
 from tests.test_pipeline_e2e import (
     dead_letters_for,
     execution,
@@ -124,40 +122,6 @@ def whole_agreement(embedded_stack: Any, agreement: bytes) -> tuple[bytes, bytes
 # ---- identity ---------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
-def test_a_300_page_pdf_through_richdoc_run_is_the_same_sharded_or_whole(
-    tmp_path: Path,
-) -> None:
-    pdf = parse_inputs.long_pdf(tmp_path / "long.pdf", pages=300, seed=2)
-    runs = {}
-    for name, environment in (("sharded", {}), ("whole", {SHARD_PAGES_ENV: "0"})):
-        env = {k: v for k, v in os.environ.items() if k != SHARD_PAGES_ENV}
-        out = tmp_path / name
-        done = subprocess.run(
-            [*RICHDOC, "run", str(pdf), "--clarify", "--json", "--out", str(out)],
-            env={**env, **environment},
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=900,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
-        [result] = json.loads(done.stdout)
-        runs[name] = (result, out / "long.pdf")
-    (sharded, sharded_dir), (whole, whole_dir) = runs["sharded"], runs["whole"]
-    assert sharded["status"] == whole["status"] == "SUCCEEDED"
-    assert sharded["shards"] >= 6 and whole["shards"] == 1
-    for artifact in ("projection.json", "detection.json"):
-        assert (sharded_dir / artifact).read_bytes() == (whole_dir / artifact).read_bytes()
-    # The native pipeline's merge is the whole conversion, byte for byte.
-    assert (sharded_dir / "docling.json").read_bytes() == (whole_dir / "docling.json").read_bytes()
-    assert json.loads((sharded_dir / "detection.json").read_bytes())["ambiguities"]
-    pages = sorted(a["pages"] for a in sharded["attempts"] if a["stage"] == "parse")
-    assert len(pages) == sharded["shards"]
-    assert [a["pages"] for a in whole["attempts"] if a["stage"] == "parse"] == [None]
-
-
 @pytest.mark.parametrize("size", [1, 7, 50, PROPERTY_PAGES - 1])
 def test_any_shard_size_gives_the_whole_documents_projection_and_detection(
     stack: Any,
@@ -184,27 +148,6 @@ def test_any_shard_size_gives_the_whole_documents_projection_and_detection(
     # States pass keys and page ranges only: the largest payload (the merge's input: the
     # plan and the Map's results) is about 260 bytes a shard (docs/shards.md, "Budgets").
     assert largest_payload(events) < 2048 + 300 * expected
-
-
-@pytest.mark.slow
-def test_a_2000_page_pdf_succeeds_within_the_default_limits(
-    stack: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv(SHARD_PAGES_ENV, raising=False)  # the template's default, 50
-    body = parse_inputs.long_pdf(tmp_path / "long.pdf", pages=2000, seed=7).read_bytes()
-    job = run_pdf(stack, "shards/2000-pages.pdf", body, timeout_s=900)
-    assert job.status is JobStatus.SUCCEEDED, job.failure
-    assert job.shards == 40
-    shards = shard_attempts(stack, job)
-    # Every shard fits tier 1 (its child's memory ceiling and timeout are enforced here
-    # as in Lambda): nothing escalated, nothing retried.
-    assert {pages: [(a.tier, a.outcome) for a in tried] for pages, tried in shards.items()} == {
-        pages: [(1, "ok")] for pages in shards
-    }
-    assert job.counts["nodes"] > 2000 * 50
-    events = history(stack, execution(stack, job)["executionArn"])
-    assert len(events) < 25_000 // 10  # Standard's history limit, with room to spare
-    assert largest_payload(events) < 2048 + 300 * 40
 
 
 # ---- failure routes ----------------------------------------------------------------------
