@@ -257,6 +257,7 @@ def test_a_redrive_after_a_transient_shard_failure_parses_only_the_missing_shard
     stack: Any,
     small_pdf: Callable[[int], bytes],
     monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     # One shard at a time, in page order: shard 1 is parsed, shard 2 fails, shard 3
     # never starts (the Map stops at the failure).
@@ -303,3 +304,19 @@ def test_a_redrive_after_a_transient_shard_failure_parses_only_the_missing_shard
         "9-12": [("ok", False)],
     }
     assert rerun.outputs["docling_key"] == merged_key(sha256, contract, 3)
+
+    # The operator's view: each run's shards, which tier, which came from the cache.
+    from richdoc_tools.cli import main
+
+    capsys.readouterr()
+    assert main(["jobs", "show", job.job_id]) == 0
+    shown = capsys.readouterr().out
+    assert "shard pages" in shown
+    shard_rows = [line for line in shown.splitlines() if line.count("│") == 7]
+    assert [[cell.strip() for cell in row.split("│")[1:-1]] for row in shard_rows] == [
+        ["1", "1-4", "1", "1", "ok", "False"],
+        ["1", "5-8", "1", "1", "Lambda.ServiceException", "-"],
+        ["2", "1-4", "1", "1", "ok", "True"],
+        ["2", "5-8", "1", "1", "ok", "False"],
+        ["2", "9-12", "1", "1", "ok", "False"],
+    ]
