@@ -288,6 +288,7 @@ def test_a_large_pdf_is_planned_parsed_by_shard_and_merged_into_the_whole(
     assert merged.docling_key == merged_key(plan.sha256, plan.contract, 3)
     assert (merged.pages, merged.partial, merged.shards, merged.cached) == (12, False, 3, False)
     whole = parse_object(store, source, LIMITS, accept_partial=False, worker=worker)
+    assert whole.docling_key is not None
     assert store.get_bytes(merged.docling_key) == store.get_bytes(whole.docling_key)
     # A redrive finds every shard and the merge cached.
     again = _parse_shards(store, source, plan, worker)
@@ -362,6 +363,7 @@ def test_a_merge_with_a_partial_shard_is_partial_stored_apart_and_never_reused(
     assert merged.docling_key == merged_key(plan.sha256, f"{plan.contract}-partial", 3)
     assert merge_objects(store, plan, shards).cached is False
     whole = parse_object(store, source, LIMITS, accept_partial=True, worker=worker)
+    assert whole.docling_key is not None
     assert store.get_bytes(merged.docling_key) == store.get_bytes(whole.docling_key)
 
 

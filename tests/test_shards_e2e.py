@@ -235,6 +235,7 @@ def test_a_corrupt_shard_fails_the_job_once_with_corrupt_input(
 
     patch_parse(second_shard_damaged)
     job = run_pdf(stack, "shards/corrupt.pdf", small_pdf(22))
+    assert job.failure is not None
     assert (job.status, job.failure["kind"]) == (JobStatus.DEAD_LETTERED, "corrupt_input")
     assert "pages 5-8" in job.failure["reason"]
     described = execution(stack, job)
@@ -266,6 +267,7 @@ def test_a_redrive_after_a_transient_shard_failure_parses_only_the_missing_shard
     stack.faults.add("ParseTier1Function", *[outage] * 5, when=_pages_are("5-8"))
     body = small_pdf(23)
     job = run_pdf(stack, "shards/outage.pdf", body)
+    assert job.failure is not None
     assert (job.status, job.failure["kind"]) == (JobStatus.DEAD_LETTERED, "transient")
     run_1 = shard_attempts(stack, job, 1)
     assert {pages: [a.outcome for a in tried] for pages, tried in run_1.items()} == {
@@ -288,7 +290,8 @@ def test_a_redrive_after_a_transient_shard_failure_parses_only_the_missing_shard
     from richdoc_tools.operator import Operator, StackResources
 
     operator = Operator(stack.session, StackResources.from_outputs("richdoc", stack.outputs))
-    assert operator.redrive().moved >= 1
+    moved = operator.redrive().moved
+    assert moved is not None and moved >= 1
 
     def run_2_finished() -> bool:
         current = stack.jobs.get(job.job_id)
