@@ -8,9 +8,9 @@ the cost model from their results and writes ``latest.json`` and ``latest.md``:
 * anything else writes to ``bench/reports/tmp/`` (ignored by git), unless ``--out`` says
   otherwise.
 
-Items: projection, detection, scaling, coldstart, parse, e2e, and cost (computed from the
-parse, e2e and coldstart results; with ``--only cost`` they come from the committed
-report).
+Items: projection, detection, scaling, coldstart, parse, e2e, shards, and cost (computed
+from the parse, e2e and coldstart results; with ``--only cost`` they come from the
+committed report).
 """
 
 from __future__ import annotations

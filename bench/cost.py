@@ -194,10 +194,16 @@ class Assumptions:
     standard_pages_per_s_4_threads: float = 0.60
     mb_per_vcpu: int = 1769
     parse_timeout_s: float = 600.0  # RICHDOC_TIMEOUT_S default; docling stops at 80 %
+    # The merge of a sharded document: bench item 8 merged 1,000 native-pipeline pages
+    # (67 items a page) in 2.6 s; the standard pipeline has fewer items a page.
+    merge_s_per_page: float = 0.0026
     log_retention_note: str = "log storage after ingestion is not included"
 
 
 TIERS_MB = (3008, 6144, 10240)  # template.yaml ParseTier{1,2,3}MemoryMB defaults
+SHARD_PAGES = 50  # template.yaml ShardPages default: longer PDFs are parsed as shards
+PLAN_MB = 2048  # template.yaml PlanFunction
+MERGE_MB = 1769  # template.yaml MergeFunction
 
 
 @dataclass(frozen=True)
@@ -232,9 +238,15 @@ def document_cost(
     *,
     parse_seconds: float | None = None,
     parse_attempts: list[tuple[int, float]] | None = None,
+    shards: int = 1,
 ) -> list[Line]:
     """Cost lines of one document. ``parse_attempts`` [(tier MB, seconds)] overrides the
-    single tier-1 parse (used for the standard-pipeline estimate and escalations)."""
+    single tier-1 parse (used for the standard-pipeline estimate and escalations); with
+    ``shards`` > 1 they are every shard's attempts, and the merge is added.
+
+    Reports measured before the plan step existed have no ``PlanFunction`` invocation and
+    two transitions fewer (``Plan``, ``Sharded``); they are added here from the template
+    (one short invocation, the download of a PDF it inspects)."""
     handlers = per_job["handlers"]
     lines: list[Line] = []
     p = PRICES
@@ -246,6 +258,9 @@ def document_cost(
         return compute_s + n_calls * a.api_round_trip_s + transfer_mb / a.s3_mb_per_s
 
     memory = {lid: int(v["memory_mb"]) for lid, v in handlers.items()}
+    memory.setdefault("PlanFunction", PLAN_MB)
+    plan_measured = "PlanFunction" in handlers
+    sharded = shards > 1
     records_inv = handlers.get("RecordsFunction", {}).get("invocations", 2.0)
     starter_inv = handlers.get("StarterFunction", {}).get("invocations", 1.0)
     durations = {
@@ -263,13 +278,29 @@ def document_cost(
             1.0,
             function("DetectFunction", doc["detect_s"], doc["projection_json_mb"]),
         ),
+        # Plans every document; downloads (and inspects) only a PDF it may shard.
+        "PlanFunction": (
+            1.0,
+            function(
+                "PlanFunction",
+                a.handler_compute_s,
+                doc["file_mb"] if doc["format"] == "pdf" and doc["pages"] > SHARD_PAGES else 0.0,
+            ),
+        ),
     }
     gb_s = sum(_gb_s(memory[lid], n * s) for lid, (n, s) in durations.items())
     invocations = sum(n for n, _ in durations.values())
-    parse_overhead = function("ParseTier1Function", 0.0, doc["file_mb"] + doc["docling_json_mb"])
+    # Each shard downloads the whole source object and writes its own part of the JSON.
+    parse_overhead = function(
+        "ParseTier1Function", 0.0, doc["file_mb"] + doc["docling_json_mb"] / shards
+    )
     attempts = parse_attempts or [(TIERS_MB[0], parse_seconds or doc["parse_s"])]
     for tier_mb, seconds in attempts:
         gb_s += _gb_s(tier_mb, seconds + parse_overhead)
+        invocations += 1
+    if sharded:  # reads every shard, writes the merged document
+        merge_s = doc["pages"] * a.merge_s_per_page + 2 * doc["docling_json_mb"] / a.s3_mb_per_s
+        gb_s += _gb_s(MERGE_MB, merge_s + (shards + 6) * a.api_round_trip_s)
         invocations += 1
     lines.append(Line("Lambda duration (GB-s)", gb_s * p["lambda_gb_s"].usd))
     lines.append(Line("Lambda requests", invocations * p["lambda_request"].usd))
@@ -281,11 +312,18 @@ def document_cost(
         handler_init = coldstart["median_s"]
         for lid, name in (("ProjectFunction", "project"), ("DetectFunction", "detect")):
             init += _gb_s(memory[lid], handler_init[name]["wall"])
-        init += _gb_s(TIERS_MB[0], a.parse_init_s)
+        # Every parse invocation (every shard) and the plan start the parse image.
+        init += _gb_s(TIERS_MB[0], a.parse_init_s) * len(attempts)
+        init += _gb_s(PLAN_MB, a.parse_init_s)
     lines.append(
         Line("Lambda init, amortized", init / a.invocations_per_environment * p["lambda_gb_s"].usd)
     )
-    transitions = per_job["state_transitions"] + 2 * (len(attempts) - 1)  # Escalate + ParseTierN
+    escalations = len(attempts) - shards  # each: EscalateToTierN + ParseTierN
+    transitions = per_job["state_transitions"] + 2 * escalations
+    if not plan_measured:
+        transitions += 2  # Plan, Sharded
+    if sharded:  # the Map state, one task a shard (less the whole ParseTier1), Merge
+        transitions += 1 + shards
     lines.append(Line("Step Functions transitions", transitions * p["sfn_transition"].usd))
 
     job_wru = math.ceil(per_job["job_item_bytes"] / 1024)
@@ -293,7 +331,9 @@ def document_cost(
     writes = per_job["dynamodb_writes_by_item"]
     job_writes = sum(v for k, v in writes.items() if k.endswith("job item"))
     attempt_writes = sum(v for k, v in writes.items() if k.endswith("attempt item"))
-    extra = len(attempts) - 1  # each escalation: one more attempt (5 writes) + escalate record
+    # Each parse attempt beyond the measured one (an escalation, another shard), the merge,
+    # and an unmeasured plan: one more attempt (5 writes) and its record.
+    extra = len(attempts) - 1 + int(sharded) + int(not plan_measured)
     wru = (
         job_writes * job_wru
         + attempt_writes * attempt_wru
@@ -310,8 +350,17 @@ def document_cost(
     function_calls = [c for k, c in per_job["aws_calls"].items() if k.startswith("function:")]
     puts = sum(_count(c, "s3:PutObject") for c in function_calls) + 1  # + the upload itself
     gets = sum(_count(c, "s3:GetObject") + _count(c, "s3:HeadObject") for c in function_calls)
+    puts += len(attempts) - 1  # every further parse attempt: source GET, cache HEAD, PUT
+    gets += 2 * (len(attempts) - 1)
+    if sharded:  # the merge: every shard, the cache HEAD, the merged PUT
+        puts, gets = puts + 1, gets + shards + 1
+    if not plan_measured and durations["PlanFunction"][1] > a.handler_compute_s:
+        gets += 1  # the plan's download
     lines.append(Line("S3 requests", puts * p["s3_put"].usd + gets * p["s3_get"].usd))
-    stored_gb = (doc["file_mb"] + doc["docling_json_mb"] + 2 * doc["projection_json_mb"]) / 1024
+    docling_copies = 2 if sharded else 1  # the shards and the merged document
+    stored_gb = (
+        doc["file_mb"] + docling_copies * doc["docling_json_mb"] + 2 * doc["projection_json_mb"]
+    ) / 1024
     lines.append(Line("S3 storage, one month", stored_gb * p["s3_gb_month"].usd))
     # On AWS: the S3 notification's SendMessage, the event source mapping's receive and its
     # batch delete: at most three requests per message (batches of 10 make it fewer).
@@ -337,6 +386,23 @@ def standard_parse_attempts(pages: int, a: Assumptions) -> tuple[list[tuple[int,
             return attempts, f"finishes at {tier_mb} MB"
         attempts.append((tier_mb, stop_s))
     return attempts, "partial at 10,240 MB (accepted at the biggest tier)"
+
+
+def sharded_standard_parse_attempts(
+    pages: int, a: Assumptions
+) -> tuple[list[tuple[int, float]], int, str]:
+    """Every shard's parse attempts (the standard pipeline's estimate for its pages):
+    ``ShardPages``-sized shards, balanced, as ``richdoc.parse.shards.plan_shards`` makes
+    them."""
+    shards = math.ceil(pages / SHARD_PAGES)
+    attempts: list[tuple[int, float]] = []
+    outcomes = set()
+    for index in range(shards):
+        shard_pages = pages // shards + (1 if index < pages % shards else 0)
+        tried, outcome = standard_parse_attempts(shard_pages, a)
+        attempts += tried
+        outcomes.add(outcome)
+    return attempts, shards, f"{shards} shards, each " + ", ".join(sorted(outcomes))
 
 
 def compute(
@@ -366,16 +432,38 @@ def compute(
             lines = document_cost(
                 doc, per_job, coldstart and coldstart["measurements"], a, parse_attempts=attempts
             )
+            longer = doc["pages"] > SHARD_PAGES
             scenarios.append(
                 {
                     "document": doc["label"],
-                    "pipeline": "standard (estimated)",
+                    "pipeline": "standard (estimated)"
+                    + (", whole (ShardPages 0)" if longer else ""),
                     "pages": doc["pages"],
                     "parse_outcome": outcome,
                     "parse_attempts": attempts,
                     "lines": [asdict(x) for x in lines],
                 }
             )
+            if longer:  # what the default template does with it
+                attempts, shards, outcome = sharded_standard_parse_attempts(doc["pages"], a)
+                lines = document_cost(
+                    doc,
+                    per_job,
+                    coldstart and coldstart["measurements"],
+                    a,
+                    parse_attempts=attempts,
+                    shards=shards,
+                )
+                scenarios.append(
+                    {
+                        "document": doc["label"],
+                        "pipeline": f"standard (estimated), {shards} shards",
+                        "pages": doc["pages"],
+                        "parse_outcome": outcome,
+                        "parse_attempts": attempts,
+                        "lines": [asdict(x) for x in lines],
+                    }
+                )
     for s in scenarios:
         total = sum(line["usd"] for line in s["lines"])
         s["usd_per_1000_documents"] = round(total * 1000, 4)

@@ -26,6 +26,7 @@ ITEMS: dict[str, str] = {
     "coldstart": "bench.coldstart_bench",
     "e2e": "bench.e2e_bench",
     "scaling": "bench.scaling_bench",
+    "shards": "bench.shards_bench",
 }
 
 

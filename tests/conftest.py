@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import boto3
@@ -11,6 +11,7 @@ import pytest
 from richdoc_tools.local.provision import PROVISIONERS, Provisioner
 from richdoc_tools.local.template import Template, load_template
 
+from richdoc.contracts import ParseInput, ParseOutput
 from richdoc.jobs import JobStore
 
 REGION = "us-east-1"
@@ -109,3 +110,21 @@ def blocking_parse_worker() -> Iterator[Any]:
     )
     yield worker
     worker.close()
+
+
+@pytest.fixture
+def patch_parse(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[..., Any]], None]:
+    """Replace the docling part of the parse step (on the embedded stack), keeping the real
+    handler around it: ``install(behaviour)`` with ``behaviour(event, real, **kwargs)``."""
+    import richdoc.parse.step
+
+    real = richdoc.parse.step.parse_request
+
+    def install(behaviour: Callable[..., Any]) -> None:
+        def patched(event: ParseInput, **kwargs: Any) -> ParseOutput:
+            result: ParseOutput = behaviour(event, real, **kwargs)
+            return result
+
+        monkeypatch.setattr(richdoc.parse.step, "parse_request", patched)
+
+    return install

@@ -18,7 +18,6 @@ from richdoc.awserrors import TRANSIENT_CODES, TRANSIENT_EXCEPTIONS, aws_errors,
 from richdoc.contracts import JobOptions, SourceObject
 from richdoc.ingest import Starter
 from richdoc.jobs import JobStore, StaleRun
-from richdoc.parse.step import _cached_pages
 from richdoc.taxonomy import Failure, FailureKind, Transient
 from tests.sdk_faults import client_error, connection_error, failing
 from tests.test_ingest import s3_notification
@@ -265,7 +264,7 @@ def test_the_parse_cache_lookup_classifies_the_same_way() -> None:
         failing(s3, "HeadObject", client_error("503", "HeadObject", 503)),
         pytest.raises(Transient),
     ):
-        _cached_pages(store, "docling/x/y.json")
+        store.docling_pages("docling/x/y.json")
 
 
 def test_the_starter_reports_throttled_starts_and_unreachable_s3_as_transient(

@@ -125,7 +125,8 @@ def test_cost_model_prices_every_document_and_the_standard_pipeline_estimate() -
     assert [(s["document"], s["pipeline"]) for s in scenarios] == [
         ("DOCX, 5 pages", "measured here"),
         ("PDF, 300 pages", "measured here"),
-        ("PDF, 300 pages", "standard (estimated)"),
+        ("PDF, 300 pages", "standard (estimated), whole (ShardPages 0)"),
+        ("PDF, 300 pages", "standard (estimated), 6 shards"),
     ]
     for s in scenarios:
         assert s["usd_per_1000_documents"] > 0
@@ -135,11 +136,23 @@ def test_cost_model_prices_every_document_and_the_standard_pipeline_estimate() -
             "DynamoDB writes",
             "S3 requests",
         }
-    docx, pdf, standard = scenarios
+    docx, pdf, standard, sharded = scenarios
     assert pdf["usd_per_1000_documents"] > docx["usd_per_1000_documents"]
     assert standard["usd_per_1000_documents"] > pdf["usd_per_1000_documents"]
     # At the published throughput 300 pages outrun the parse timeout at the first tier.
     assert len(standard["parse_attempts"]) > 1
+    # Sharded, each 50-page shard finishes at tier 1: six attempts, no escalation.
+    assert [tier for tier, _ in sharded["parse_attempts"]] == [3008] * 6
+    assert sharded["parse_outcome"] == "6 shards, each finishes at 3008 MB"
+
+    def transitions(scenario: dict[str, Any]) -> float:
+        usd = next(x["usd"] for x in scenario["lines"] if x["what"].startswith("Step"))
+        return round(usd / cost.PRICES["sfn_transition"].usd, 6)
+
+    # Plan and Sharded added to the measured 6 (a report from before the plan step);
+    # sharded: the Map state and one task a shard instead of ParseTier1, and Merge.
+    assert transitions(pdf) == 8
+    assert transitions(sharded) == 8 - 1 + 1 + 6 + 1
     assert all(
         p["status"] in {"verified", "secondary", "assumed"}
         for p in result["measurements"]["prices"]
@@ -179,3 +192,19 @@ def test_the_cost_item_alone_runs_from_the_committed_report(tmp_path: Path) -> N
     assert set(built["items"]) == {"cost"}
     assert built["items"]["cost"]["measurements"]["scenarios"]
     assert (tmp_path / "latest.md").read_text().startswith("# richdoc benchmark report")
+
+
+def test_the_shard_item_is_registered_and_its_latency_model_follows_the_formula() -> None:
+    from bench.runner import ITEMS
+    from bench.shards_bench import COLD_START_S, DOCUMENT_TIMEOUT_S, latency_model
+
+    assert ITEMS["shards"] == "bench.shards_bench"
+    rows = {(row[0], row[1]): row for row in latency_model(0.0, 0.0)}
+    # 1,000 pages at 1.6 pages/s: 625 s of conversion, past docling's document timeout.
+    assert DOCUMENT_TIMEOUT_S < 1000 / 1.6
+    _, _, whole, shards, waves, sharded, _ = rows[(1000, 1.6)]
+    assert whole.endswith("partial") and (shards, waves) == (20, 2)
+    # plan start + 2 waves of (cold start + 50 pages / 1.6), nothing for merge and project
+    assert sharded == round(COLD_START_S + 2 * (COLD_START_S + 50 / 1.6))
+    # 300 pages at 1.6 pages/s finishes whole: 10 + 187.5 s.
+    assert rows[(300, 1.6)][2] == "198"

@@ -161,8 +161,10 @@ def test_run_json_has_the_design_fields_and_out_writes_every_artifact(
             "failure_kind",
             "feature",
             "attempts",
+            "shards",
             "counts",
         } <= set(record)
+        assert record["shards"] == 1  # none of these is a PDF long enough to shard
         assert set(record["counts"]) == {"nodes", "edges", "spans", "ambiguities"}
     contract, notes, broken = records
     assert (contract["status"], contract["failure_kind"], contract["feature"]) == (
@@ -173,7 +175,10 @@ def test_run_json_has_the_design_fields_and_out_writes_every_artifact(
     assert contract["ambiguity_kinds"] == ["conflicting_dates"]
     assert notes["ambiguity_kinds"] == ["undated"]
     assert (broken["status"], broken["failure_kind"]) == ("DEAD_LETTERED", "corrupt_input")
-    assert broken["attempts"][0]["outcome"] == "CorruptInput"
+    assert [(a["stage"], a["outcome"]) for a in broken["attempts"]] == [
+        ("plan", "ok"),
+        ("parse", "CorruptInput"),
+    ]
 
     write_outputs(results, stack, tmp_path)
     assert sorted(p.name for p in (tmp_path / "contract.docx").iterdir()) == [
@@ -284,8 +289,9 @@ def test_jobs_and_dlq_commands_against_the_embedded_stack(
     assert main(["jobs", "show", upload.job_id, "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["failure"]["feature"] == "format:dwg"
+    # The plan refuses the format once, before any parse.
     assert [(a["stage"], a["tier"], a["outcome"]) for a in shown["attempts"]] == [
-        ("parse", 1, "UnsupportedFeature")
+        ("plan", None, "UnsupportedFeature")
     ]
 
     assert main(["jobs", "show", "no-such-job"]) == 1

@@ -2,13 +2,16 @@
 
 ``statemachine/pipeline.asl.json`` moves JSON between the Lambdas; ``richdoc.contracts``
 types it. This test walks every route of the definition (each Task's success and each
-Catch, every Choice branch) with sample data built from the models: the starter's
-``ExecutionInput`` first, then each Lambda's output model (or ``CaughtError`` on a Catch)
-put at its ``ResultPath``. Along the way every JSONPath the definition reads (Parameters
-values, ResultSelector, Choice variables, CausePath, the dead-letter message) must exist
-in the data the route has accumulated, and every Task's Parameters must build exactly the
-input model of the Lambda it invokes (no key the model does not know, every required field
-present, the right types). Each route runs twice: optional fields filled, and left null.
+Catch, every Choice branch, every route through a Map state's iterator and out through
+its Catch) with sample data built from the models: the starter's ``ExecutionInput``
+first, then each Lambda's output model (or ``CaughtError`` on a Catch) put at its
+``ResultPath``; a Map state's items are selected into each iteration's input, and what
+an iteration ends with becomes the Map's result list. Along the way every JSONPath the
+definition reads (Parameters values, ResultSelector, ItemSelector, Choice variables,
+CausePath, the dead-letter message) must exist in the data the route has accumulated, and
+every Task's Parameters must build exactly the input model of the Lambda it invokes (no
+key the model does not know, every required field present, the right types). Each route
+runs twice: optional fields filled, and left null.
 
 A field renamed on one side only (a model field, a Parameters key, a path) fails here;
 the tests at the end prove that on mutated copies.
@@ -31,7 +34,9 @@ from richdoc_tools.local.template import Template, load_template, repository_roo
 
 from richdoc.contracts import (
     DETECT,
+    MERGE,
     PARSE,
+    PLAN,
     PROJECT,
     RECORDS_ACTION,
     CaughtError,
@@ -47,9 +52,19 @@ from richdoc.contracts import (
 ROOT = repository_root()
 DEFINITION_PATH = ROOT / "statemachine" / "pipeline.asl.json"
 SEND_MESSAGE = "arn:aws:states:::sqs:sendMessage"
-# Which contract each function's code implements (by its directory under functions/).
-STAGE_CONTRACTS: dict[str, StageContract[Any, Any]] = {c.name: c for c in (PARSE, PROJECT, DETECT)}
+# Which contract each function's code implements (by its directory under functions/ and its
+# handler function there: the plan is a second handler of the parse image).
+STAGE_CONTRACTS: dict[str, StageContract[Any, Any]] = {
+    "parse": PARSE,
+    "parse.plan": PLAN,
+    "merge": MERGE,
+    "project": PROJECT,
+    "detect": DETECT,
+}
 RECORDS_CODE = "records"
+# Output fields a step fills from its input (the models cannot say it): a parse of a
+# shard's pages answers with that page range (tests/test_parse_shards.py shows it does).
+ECHOED: dict[str, dict[str, str]] = {"parse": {"pages": "page_range"}}
 CONTEXT = {  # the Step Functions context object ($$)
     "Execution": {
         "Id": "arn:aws:states:us-east-1:123456789012:execution:pipeline:job-r1",
@@ -107,13 +122,13 @@ def sample(annotation: Any, *, full: bool) -> Json:
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def resolve(path: str, data: Json) -> Json:
+def resolve(path: str, data: Json, context: Json = CONTEXT) -> Json:
     """``$``, ``$.a.b`` on the state's data, ``$$.a.b`` on the context object."""
     if path == "$":
         return data
     if not path.startswith(("$.", "$$.")):
         raise Violation(f"{path}: only $.name.name and $$.name.name paths are modelled")
-    node, parts = (CONTEXT, path[3:]) if path.startswith("$$.") else (data, path[2:])
+    node, parts = (context, path[3:]) if path.startswith("$$.") else (data, path[2:])
     for part in parts.split("."):
         if not _NAME.fullmatch(part):
             raise Violation(f"{path}: only $.name.name and $$.name.name paths are modelled")
@@ -146,20 +161,20 @@ def put(data: Json, path: str | None, value: Json) -> Json:
     return result
 
 
-def build(template: Json, data: Json) -> Json:
-    """Evaluate a Parameters (or ResultSelector) template against ``data``."""
+def build(template: Json, data: Json, context: Json = CONTEXT) -> Json:
+    """Evaluate a Parameters (ResultSelector, ItemSelector) template against ``data``."""
     if isinstance(template, dict):
         built = {}
         for key, value in template.items():
             if key.endswith(".$"):
                 if not isinstance(value, str) or not value.startswith("$"):
                     raise Violation(f"{key}: intrinsic functions are not modelled: {value!r}")
-                built[key[:-2]] = resolve(value, data)
+                built[key[:-2]] = resolve(value, data, context)
             else:
-                built[key] = build(value, data)
+                built[key] = build(value, data, context)
         return built
     if isinstance(template, list):
-        return [build(v, data) for v in template]
+        return [build(v, data, context) for v in template]
     return template
 
 
@@ -167,15 +182,17 @@ def build(template: Json, data: Json) -> Json:
 
 
 def _model_in(annotation: Any) -> tuple[type[BaseModel] | None, bool]:
-    """The model inside ``M``, ``M | None`` or ``dict[str, M]`` (True for the mapping)."""
+    """The model inside ``M``, ``M | None``, ``list[M]`` or ``dict[str, M]`` (True for the
+    collections)."""
     origin, args = get_origin(annotation), get_args(annotation)
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation, False
     if origin in (Union, types.UnionType):
         models = [a for a in args if isinstance(a, type) and issubclass(a, BaseModel)]
         return (models[0], False) if len(models) == 1 else (None, False)
-    if origin is dict and isinstance(args[1], type) and issubclass(args[1], BaseModel):
-        return args[1], True
+    element = args[-1] if origin in (dict, list) else None
+    if isinstance(element, type) and issubclass(element, BaseModel):
+        return element, True
     return None, False
 
 
@@ -189,9 +206,10 @@ def unknown_keys(model: type[BaseModel], payload: Json, where: str) -> list[str]
         if key not in fields:
             problems.append(f"{where}.{key} is not a field of {model.__name__}")
             continue
-        nested, mapping = _model_in(fields[key].annotation)
-        if nested is not None and mapping and isinstance(value, dict):
-            for name, item in value.items():
+        nested, collection = _model_in(fields[key].annotation)
+        if nested is not None and collection and isinstance(value, dict | list):
+            members = value.items() if isinstance(value, dict) else enumerate(value)
+            for name, item in members:
                 problems += unknown_keys(nested, item, f"{where}.{key}.{name}")
         elif nested is not None:
             problems += unknown_keys(nested, value, f"{where}.{key}")
@@ -232,6 +250,8 @@ class Contracts:
     records_outputs: dict[str, type[Contract]] | None = None  # by action; None: the models'
 
     def code_of(self, resource: str) -> str:
+        """The invoked code: its directory under functions/, and ``.<function>`` when its
+        handler is not the directory's ``app.handler``."""
         match = re.fullmatch(r"\$\{(\w+)\}", resource)
         substitutions = self.template.sam["Resources"]["PipelineStateMachine"]["Properties"][
             "DefinitionSubstitutions"
@@ -240,7 +260,9 @@ class Contracts:
             raise Violation(f"Resource {resource} is not a DefinitionSubstitutions placeholder")
         logical_id, attribute = substitutions[match[1]]["Fn::GetAtt"]
         assert attribute == "Arn"
-        return self.template.handlers[logical_id].code_dir.name
+        source = self.template.handlers[logical_id]
+        code = source.code_dir.name
+        return code if source.handler == "app.handler" else f"{code}.{source.function_name}"
 
     def answer(self, resource: str, payload: Json, *, full: bool) -> Json:
         """Check the Task's Parameters against the invoked code's input model; return a
@@ -263,7 +285,11 @@ class Contracts:
             raise Violation(f"functions/{code}: no contract is known for it")
         contract = self.stages[code]
         _checked(contract.input, payload, f"{contract.input.__name__} (functions/{code})")
-        return sample(contract.output, full=full)
+        answer = sample(contract.output, full=full)
+        for given, answered in ECHOED.get(code, {}).items():
+            if given in payload:
+                answer[answered] = payload[given]
+        return answer
 
 
 # ---- the walk -----------------------------------------------------------------------------------
@@ -272,8 +298,17 @@ class Contracts:
 @dataclass
 class Walk:
     problems: dict[str, str] = field(default_factory=dict)  # problem -> one route showing it
-    visited: set[str] = field(default_factory=set)
+    visited: set[str] = field(default_factory=set)  # "Map/State" inside a Map's iterator
     routes: int = 0
+
+
+class Ended:
+    """Where a state hands over when it ends its state machine (or its iteration)."""
+
+
+END = Ended()
+Handover = tuple[str | Ended | None, Json]  # next state (END: ended with this output; None: failed)
+Iterate = Callable[[str, dict[str, Any], Json], list[Json]]
 
 
 def _choice_paths(rule: dict[str, Any]) -> Iterator[str]:
@@ -290,67 +325,156 @@ def _choice_paths(rule: dict[str, Any]) -> Iterator[str]:
         yield from _choice_paths(nested)
 
 
+def _next(state: dict[str, Any]) -> str | Ended:
+    return END if state.get("End") else state["Next"]
+
+
 def _step(
-    state: dict[str, Any], data: Json, contracts: Contracts, *, full: bool
-) -> list[tuple[str | None, Json]]:
+    name: str,
+    state: dict[str, Any],
+    data: Json,
+    contracts: Contracts,
+    *,
+    full: bool,
+    context: Json,
+    iterate: Iterate,
+) -> list[Handover]:
     """The states a state can hand over to, each with the data it hands over."""
     kind = state["Type"]
-    effective = resolve(state.get("InputPath", "$"), data)
+    effective = resolve(state.get("InputPath", "$"), data, context)
+    caught = sample(CaughtError, full=full)
+    catches = [
+        (catcher["Next"], put(data, catcher.get("ResultPath", "$"), caught))
+        for catcher in state.get("Catch", [])
+    ]
     if kind == "Task":
-        payload = build(state["Parameters"], effective) if "Parameters" in state else effective
+        payload = (
+            build(state["Parameters"], effective, context) if "Parameters" in state else effective
+        )
         result = contracts.answer(state["Resource"], payload, full=full)
         if "ResultSelector" in state:
-            result = build(state["ResultSelector"], result)
+            result = build(state["ResultSelector"], result, context)
         output = put(data, state.get("ResultPath", "$"), result)
-        handovers = [(state.get("Next"), resolve(state.get("OutputPath", "$"), output))]
-        caught = sample(CaughtError, full=full)
-        for catcher in state.get("Catch", []):
-            handovers.append((catcher["Next"], put(data, catcher.get("ResultPath", "$"), caught)))
-        return handovers
+        return [(_next(state), resolve(state.get("OutputPath", "$"), output, context)), *catches]
+    if kind == "Map":
+        items = resolve(state["ItemsPath"], effective, context)
+        if not isinstance(items, list) or not items:
+            raise Violation(f"ItemsPath {state['ItemsPath']} is not a list of items: {items!r}")
+        if "MaxConcurrencyPath" in state:
+            concurrency = resolve(state["MaxConcurrencyPath"], effective, context)
+            if not isinstance(concurrency, int) or isinstance(concurrency, bool):
+                raise Violation(f"MaxConcurrencyPath is not an integer: {concurrency!r}")
+        item_context = {**context, "Map": {"Item": {"Value": items[0], "Index": 0}}}
+        item = (
+            build(state["ItemSelector"], effective, item_context)
+            if "ItemSelector" in state
+            else items[0]
+        )
+        handovers: list[Handover] = []
+        for ended in iterate(name, state["ItemProcessor"], item):
+            output = put(data, state.get("ResultPath", "$"), [ended])
+            handovers.append((_next(state), resolve(state.get("OutputPath", "$"), output, context)))
+        return [*handovers, *catches]
     if kind == "Pass":
-        result = state.get("Result", build(state.get("Parameters", effective), effective))
+        result = state.get("Result", build(state.get("Parameters", effective), effective, context))
         output = put(data, state.get("ResultPath", "$"), result)
-        return [(state.get("Next"), resolve(state.get("OutputPath", "$"), output))]
+        return [(_next(state), resolve(state.get("OutputPath", "$"), output, context))]
     if kind == "Choice":
         for rule in state["Choices"]:
             for path in _choice_paths(rule):
-                resolve(path, data)
+                resolve(path, data, context)
         nexts = [rule["Next"] for rule in state["Choices"]]
         return [(n, data) for n in [*nexts, *([state["Default"]] if "Default" in state else [])]]
     if kind == "Fail":
         for key in ("CausePath", "ErrorPath"):
             if key in state:
-                resolve(state[key], data)
-        return []
+                resolve(state[key], data, context)
+        return [(None, data)]
     if kind == "Succeed":
-        return []
+        return [(END, data)]
     raise Violation(f"{kind} states are not modelled by this test yet: teach _step about them")
 
 
 def walk(definition: dict[str, Any], contracts: Contracts) -> Walk:
-    states = definition["States"]
     result = Walk()
 
-    def visit(name: str, data: Json, route: tuple[str, ...], full: bool) -> None:
-        result.visited.add(name)
-        route = (*route, name)
-        if route.count(name) > 1:
-            result.problems[f"a loop through {name} is not modelled"] = " -> ".join(route)
+    def visit(
+        machine: dict[str, Any],
+        prefix: str,
+        name: str,
+        data: Json,
+        route: tuple[str, ...],
+        full: bool,
+        context: Json,
+        ended: list[Json],
+    ) -> None:
+        """Walk every route from ``name``; outputs the routes end with go to ``ended``."""
+        qualified = prefix + name
+        result.visited.add(qualified)
+        route = (*route, qualified)
+        if route.count(qualified) > 1:
+            result.problems[f"a loop through {qualified} is not modelled"] = " -> ".join(route)
             return
+
+        def iterate(map_name: str, processor: dict[str, Any], item: Json) -> list[Json]:
+            outputs: list[Json] = []
+            visit(
+                processor,
+                f"{prefix}{map_name}/",
+                processor["StartAt"],
+                item,
+                route,
+                full,
+                context,
+                outputs,
+            )
+            distinct = {json.dumps(output, sort_keys=True): output for output in outputs}
+            return list(distinct.values())
+
         try:
-            handovers = _step(states[name], data, contracts, full=full)
+            handovers = _step(
+                name,
+                machine["States"][name],
+                data,
+                contracts,
+                full=full,
+                context=context,
+                iterate=iterate,
+            )
         except Violation as exc:
-            result.problems.setdefault(f"{name}: {exc}", " -> ".join(route))
+            result.problems.setdefault(f"{qualified}: {exc}", " -> ".join(route))
             return
-        if not handovers:
-            result.routes += 1
         for next_name, handed in handovers:
-            if next_name is not None:
-                visit(next_name, handed, route, full)
+            if isinstance(next_name, str):
+                visit(machine, prefix, next_name, handed, route, full, context, ended)
+                continue
+            if isinstance(next_name, Ended):
+                ended.append(handed)
+            if not prefix:  # a route of the state machine itself ends here
+                result.routes += 1
 
     for full in (True, False):
-        visit(definition["StartAt"], sample(ExecutionInput, full=full), (), full)
+        visit(
+            definition,
+            "",
+            definition["StartAt"],
+            sample(ExecutionInput, full=full),
+            (),
+            full,
+            CONTEXT,
+            [],
+        )
     return result
+
+
+def state_names(machine: dict[str, Any], prefix: str = "") -> set[str]:
+    """Every state, those of Map iterators as ``Map/State``."""
+    names = set()
+    for name, state in machine["States"].items():
+        names.add(prefix + name)
+        if state["Type"] == "Map":
+            names |= state_names(state["ItemProcessor"], f"{prefix}{name}/")
+    return names
 
 
 def _report(result: Walk) -> str:
@@ -376,7 +500,8 @@ def test_every_route_of_the_definition_agrees_with_the_contract_models(
 ) -> None:
     result = walk(definition, Contracts(template))
     assert result.problems == {}, _report(result)
-    assert result.visited == set(definition["States"])  # every state was checked
+    assert result.visited == state_names(definition)  # every state was checked
+    assert any("/" in name for name in result.visited)  # the Map's iterator, too
     assert result.routes > 20  # both catch paths and the success path, per failure kind
 
 
@@ -386,10 +511,17 @@ def test_every_invoked_function_has_a_contract(
     contracts = Contracts(template)
     invoked = {
         contracts.code_of(state["Resource"])
-        for state in definition["States"].values()
+        for state in _all_states(definition)
         if state["Type"] == "Task" and state["Resource"] != SEND_MESSAGE
     }
     assert invoked == {*STAGE_CONTRACTS, RECORDS_CODE}
+
+
+def _all_states(machine: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for state in machine["States"].values():
+        yield state
+        if state["Type"] == "Map":
+            yield from _all_states(state["ItemProcessor"])
 
 
 def test_every_stage_input_carries_the_common_fields() -> None:
@@ -435,6 +567,14 @@ def _mutated(definition: dict[str, Any], state: str, old: str, new: str) -> dict
         ("MarkDeadLettered", "$.dead_letter.message_id", "$.dead_letter.id", "nothing at 'id'"),
         ("SendToDeadLetterQueue", "$.MessageId", "$.MessageID", "nothing at 'MessageID'"),
         ("MarkDeadLettered", '"message_id.$"', '"sqs_message_id.$"', "records rejects"),
+        # Inside the Map: each item's page range, the shard tasks' inputs and results.
+        ("ParseShards", "$$.Map.Item.Value", "$$.Map.Item.Values", "nothing at 'Values'"),
+        ("ParseShards", '"pages.$": "$.pages"', '"page.$": "$.pages"', "page is not a field"),
+        ("ParseShards", '"cached.$": "$.cached"', '"hit.$": "$.cached"', "hit is not a field"),
+        ("ParseShards", "$.results.plan.max_concurrency", "$.results.plan.most", "nothing at"),
+        ("ParseShards", '"shard_failed"', '"shard_lost"', "records rejects"),
+        ("Merge", "$.results.shards", "$.results.shard_list", "nothing at 'shard_list'"),
+        ("ParseShardsFailed", '"attempt_recorded"', '"recorded"', "recorded is not a field"),
     ],
 )
 def test_a_definition_side_rename_is_caught(

@@ -512,7 +512,7 @@ def test_concurrent_jobs_log_with_their_own_job_as_correlation_id(
         for line in ours
         if line["message"] == "stage finished"
     }
-    assert finished == {(j, s) for j in job_ids for s in ("parse", "project", "detect")}
+    assert finished == {(j, s) for j in job_ids for s in ("plan", "parse", "project", "detect")}
     # The outputs a line reports name its own job, whatever the keys say.
     for line in ours:
         for key in ("projection_key", "detection_key"):

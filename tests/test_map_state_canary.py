@@ -226,6 +226,22 @@ def test_an_inline_map_runs_at_most_max_concurrency_iterations_at_once(stepfunct
     assert stepfunctions.handlers.GATE.most == 2
 
 
+def test_max_concurrency_path_reads_the_limit_from_the_state(stepfunctions):
+    """The pipeline's Map state takes its limit from the plan (MaxConcurrencyPath), since
+    a DefinitionSubstitutions value cannot be an integer literal; its ItemSelector reads
+    the context object ($$.Execution.Name) besides the item."""
+    definition = _inline()
+    shards = definition["States"]["ParseShards"]
+    del shards["MaxConcurrency"]
+    shards["MaxConcurrencyPath"] = "$.concurrency"
+    shards["ItemSelector"]["execution.$"] = "$$.Execution.Name"
+    stepfunctions.handlers.GATE.reset(width=2, total=len(ITEMS))
+    described, _ = stepfunctions.run(definition, {**INPUT, "concurrency": 2})
+    assert described["status"] == "SUCCEEDED"
+    assert stepfunctions.handlers.GATE.most == 2
+    assert {call["execution"] for call in stepfunctions.handlers.CALLS} == {described["name"]}
+
+
 def test_retry_and_catch_inside_the_iterator_escalate_only_the_failing_item(stepfunctions):
     stepfunctions.handlers.SCRIPT.update(
         {(21, 3008): ["ResourceLimit"], (41, 3008): ["Transient", "Transient"]}

@@ -4,6 +4,7 @@ StartMessageMoveTask redrive (stubbed SQS, since no AWS account is at hand)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import boto3
 import pytest
@@ -150,3 +151,30 @@ def test_dead_letters_say_what_they_are_even_without_richdoc_attributes() -> Non
         2,
     )
     assert outlook.lines()[2].startswith("2 malformed message(s), not S3 notifications")
+
+
+def test_a_runs_shards_are_listed_in_page_order_with_their_last_attempt() -> None:
+    from richdoc_tools.operator import ShardParse, shard_parses
+
+    from richdoc.jobs import Attempt
+
+    def attempt(
+        seq: int, run: int, pages: str | None, tier: int, outcome: str, **kw: Any
+    ) -> Attempt:
+        stage = kw.pop("stage", "parse")
+        return Attempt("j", run, seq, stage, 1, outcome, "t", tier=tier, pages=pages, **kw)
+
+    attempts = [
+        attempt(1, 1, None, 1, "ok", stage="plan"),
+        attempt(2, 1, "51-100", 1, "Runtime.OutOfMemory"),
+        attempt(3, 1, "1-50", 1, "ok", cached=False),
+        attempt(4, 1, "51-100", 2, "ok", cached=False),
+        attempt(5, 2, "1-50", 1, "ok", cached=True),
+        attempt(6, 1, None, 1, "ok", stage="merge"),
+    ]
+    assert shard_parses(attempts) == [
+        ShardParse(run=1, pages="1-50", attempts=1, tier=1, outcome="ok", cached=False),
+        ShardParse(run=1, pages="51-100", attempts=2, tier=2, outcome="ok", cached=False),
+        ShardParse(run=2, pages="1-50", attempts=1, tier=1, outcome="ok", cached=True),
+    ]
+    assert shard_parses([attempt(1, 1, None, 1, "ok")]) == []  # a whole document

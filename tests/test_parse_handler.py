@@ -155,7 +155,7 @@ def test_an_object_above_max_object_mb_is_refused_before_its_body_is_read(
 
     monkeypatch.setenv("RICHDOC_MAX_OBJECT_MB", "1")
     staged = tmp_path / "staged.md"
-    monkeypatch.setattr(richdoc.parse.step, "_stage", lambda workdir, fmt: staged)
+    monkeypatch.setattr(richdoc.parse.step, "staged_path", lambda workdir, fmt: staged)
     aws.put_object(Bucket=INGEST, Key="big.md", Body=b"# Big\n\n" + b"x" * (2 << 20))
     with pytest.raises(UnsupportedFeature) as info:
         app.handler(_event("big.md"), FakeContext())
@@ -169,7 +169,7 @@ def test_a_full_local_disk_is_a_resource_limit_for_a_bigger_tier(app, aws, tmp_p
     import richdoc.parse.step
 
     # /dev/full answers every write with ENOSPC, as a full /tmp does.
-    monkeypatch.setattr(richdoc.parse.step, "_stage", lambda workdir, fmt: Path("/dev/full"))
+    monkeypatch.setattr(richdoc.parse.step, "staged_path", lambda workdir, fmt: Path("/dev/full"))
     _upload(aws, tmp_path, "in/contract.docx", parse_inputs.docx(tmp_path / "c.docx"))
     with pytest.raises(ResourceLimit, match="no space left on the local disk"):
         app.handler(_event("in/contract.docx"), FakeContext())

@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 from moto import mock_aws
 
 from richdoc.artifacts import ArtifactStore, docling_key, merged_key
-from richdoc.contracts import SourceInfo, SourceObject
+from richdoc.contracts import PageSpan, PlanOutput, ShardParsed, SourceInfo, SourceObject
 from richdoc.detection import detect
 from richdoc.formats import DocFormat
 from richdoc.parse.merge import merge_shard_json
 from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
-from richdoc.parse.sharded import ShardResult, merge_objects, plan_object
+from richdoc.parse.sharded import merge_objects, plan_object
 from richdoc.parse.shards import PageRange, plan_shards
 from richdoc.parse.step import ParseWorker, parse_file, parse_object, shared_worker
 from richdoc.projection import load_docling, project
@@ -244,26 +244,27 @@ def _store_with(s3, key: str, path: Path) -> tuple[ArtifactStore, SourceObject]:
     return ArtifactStore(s3, "artifacts"), SourceObject(bucket="ingest", key=key)
 
 
-def _parse_shards(store, source, plan, worker, *, accept_partial=True) -> list[ShardResult]:
+def _plan(store, source, shard_pages, worker, limits=LIMITS) -> PlanOutput:
+    return plan_object(
+        store, source, limits, shard_pages=shard_pages, max_concurrency=10, worker=worker
+    )
+
+
+def _parse_shards(store, source, plan, worker, *, accept_partial=True) -> list[ShardParsed]:
+    """What the Map state keeps of each shard's parse (the ResultSelector's fields)."""
     results = []
-    for start, end in plan.ranges:
+    for span in plan.shards:
         report = parse_object(
             store,
             source,
             LIMITS,
             accept_partial=accept_partial,
             worker=worker,
-            pages=PageRange(start, end),
+            pages=PageRange(span.start, span.end),
         )
-        assert report.docling_key is not None and report.page_range is not None
-        results.append(
-            ShardResult(
-                page_range=report.page_range,
-                docling_key=report.docling_key,
-                partial=report.partial,
-                failed_pages=report.failed_pages,
-            )
-        )
+        output = report.to_output()
+        assert output.page_range == span
+        results.append(ShardParsed.model_validate(output.model_dump()))
     return results
 
 
@@ -273,52 +274,41 @@ def test_a_large_pdf_is_planned_parsed_by_shard_and_merged_into_the_whole(
     store, source = _store_with(
         s3, "in/big.pdf", parse_inputs.long_pdf(tmp_path / "big.pdf", pages=12, seed=5)
     )
-    plan = plan_object(store, source, LIMITS, shard_pages=5, worker=worker)
-    state = plan.to_state()
-    assert (state["pages"], state["sharded"], state["shard_count"], state["pipeline"]) == (
-        12,
-        True,
-        3,
-        "native",
-    )
-    assert state["shards"] == [
-        {"start": 1, "end": 4},
-        {"start": 5, "end": 8},
-        {"start": 9, "end": 12},
+    plan = _plan(store, source, 5, worker)
+    assert (plan.pages, plan.sharded, plan.shard_count, plan.pipeline) == (12, True, 3, "native")
+    assert plan.shards == [
+        PageSpan(start=1, end=4),
+        PageSpan(start=5, end=8),
+        PageSpan(start=9, end=12),
     ]
-    merged = merge_objects(store, plan, _parse_shards(store, source, plan, worker))
-    assert merged["docling_key"] == merged_key(plan.sha256, plan.contract, 3)
-    assert (merged["pages"], merged["partial"], merged["shards"], merged["cached"]) == (
-        12,
-        False,
-        3,
-        False,
-    )
+    assert plan.max_concurrency == 10
+    shards = _parse_shards(store, source, plan, worker)
+    assert [s.cached for s in shards] == [False] * 3
+    merged = merge_objects(store, plan, shards)
+    assert plan.sha256 is not None
+    assert merged.docling_key == merged_key(plan.sha256, plan.contract, 3)
+    assert (merged.pages, merged.partial, merged.shards, merged.cached) == (12, False, 3, False)
     whole = parse_object(store, source, LIMITS, accept_partial=False, worker=worker)
     assert whole.docling_key is not None
-    assert store.get_bytes(merged["docling_key"]) == store.get_bytes(whole.docling_key)
+    assert store.get_bytes(merged.docling_key) == store.get_bytes(whole.docling_key)
     # A redrive finds every shard and the merge cached.
     again = _parse_shards(store, source, plan, worker)
-    assert merge_objects(store, plan, again)["cached"] is True
+    assert [s.cached for s in again] == [True] * 3
+    assert merge_objects(store, plan, again).cached is True
 
 
 def test_a_pdf_within_one_shard_or_with_sharding_off_is_planned_whole(worker, s3, tmp_path) -> None:
     store, source = _store_with(s3, "a.pdf", parse_inputs.pdf(tmp_path / "a.pdf", pages=3))
-    within = plan_object(store, source, LIMITS, shard_pages=3, worker=worker).to_state()
-    off = plan_object(store, source, LIMITS, shard_pages=0, worker=worker).to_state()
-    assert (within["sharded"], within["shard_count"], within["shards"], within["pages"]) == (
-        False,
-        1,
-        [],
-        3,
-    )
-    assert (off["sharded"], off["pages"]) == (False, None)  # not even inspected
+    within = _plan(store, source, 3, worker)
+    off = _plan(store, source, 0, worker)
+    assert (within.sharded, within.shard_count, within.shards, within.pages) == (False, 1, [], 3)
+    assert (off.sharded, off.pages, off.sha256) == (False, None, None)  # not even downloaded
 
 
 def test_other_formats_are_planned_whole_without_inspection(worker, s3, tmp_path) -> None:
     store, source = _store_with(s3, "deck.pptx", parse_inputs.pptx(tmp_path / "d.pptx", slides=60))
-    state = plan_object(store, source, LIMITS, shard_pages=5, worker=worker).to_state()
-    assert (state["sharded"], state["pages"], state["pipeline"]) == (False, None, "simple")
+    plan = _plan(store, source, 5, worker)
+    assert (plan.sharded, plan.pages, plan.pipeline, plan.sha256) == (False, None, "simple", None)
 
 
 @pytest.mark.parametrize(
@@ -339,7 +329,7 @@ def test_a_pdf_the_inspection_refuses_fails_at_the_plan_once(
 ) -> None:
     store, source = _store_with(s3, "x.pdf", make(tmp_path))
     with pytest.raises(error) as info:
-        plan_object(store, source, LIMITS, shard_pages=1, worker=worker)
+        _plan(store, source, 1, worker)
     assert getattr(info.value, "feature", None) == feature
 
 
@@ -347,8 +337,17 @@ def test_a_pdf_over_max_pages_fails_at_the_plan(worker, s3, tmp_path) -> None:
     store, source = _store_with(s3, "x.pdf", parse_inputs.pdf(tmp_path / "x.pdf", pages=4))
     limits = ParseLimits(max_pages=3, timeout_s=120, mem_ceiling_mb=4096)
     with pytest.raises(UnsupportedFeature) as info:
-        plan_object(store, source, limits, shard_pages=2, worker=worker)
+        _plan(store, source, 2, worker, limits)
     assert info.value.feature == "max_pages"
+
+
+def test_a_pdf_over_max_object_mb_fails_at_the_plan_before_it_is_read(worker, s3, tmp_path) -> None:
+    store, source = _store_with(s3, "x.pdf", parse_inputs.pdf(tmp_path / "x.pdf", pages=4))
+    s3.put_object(Bucket="ingest", Key="x.pdf", Body=b"%PDF-1.7" + bytes(2 << 20))
+    limits = ParseLimits(max_pages=3, timeout_s=120, mem_ceiling_mb=4096, max_object_mb=1)
+    with pytest.raises(UnsupportedFeature) as info:
+        _plan(store, source, 2, worker, limits)
+    assert info.value.feature == "max_size"
 
 
 def test_a_merge_with_a_partial_shard_is_partial_stored_apart_and_never_reused(
@@ -356,21 +355,22 @@ def test_a_merge_with_a_partial_shard_is_partial_stored_apart_and_never_reused(
 ) -> None:
     path = parse_inputs.pdf_with_broken_page(tmp_path / "broken.pdf", pages=6, broken=4)
     store, source = _store_with(s3, "broken.pdf", path)
-    plan = plan_object(store, source, LIMITS, shard_pages=2, worker=worker)
+    plan = _plan(store, source, 2, worker)
     shards = _parse_shards(store, source, plan, worker)
     assert [s.partial for s in shards] == [False, True, False]
     merged = merge_objects(store, plan, shards)
-    assert (merged["partial"], merged["failed_pages"]) == (True, [4])
-    assert merged["docling_key"] == merged_key(plan.sha256, f"{plan.contract}-partial", 3)
-    assert merge_objects(store, plan, shards)["cached"] is False
+    assert (merged.partial, merged.failed_pages) == (True, [4])
+    assert plan.sha256 is not None
+    assert merged.docling_key == merged_key(plan.sha256, f"{plan.contract}-partial", 3)
+    assert merge_objects(store, plan, shards).cached is False
     whole = parse_object(store, source, LIMITS, accept_partial=True, worker=worker)
     assert whole.docling_key is not None
-    assert store.get_bytes(merged["docling_key"]) == store.get_bytes(whole.docling_key)
+    assert store.get_bytes(merged.docling_key) == store.get_bytes(whole.docling_key)
 
 
 def test_shards_that_are_not_the_plans_are_refused(worker, s3, tmp_path) -> None:
     store, source = _store_with(s3, "a.pdf", parse_inputs.pdf(tmp_path / "a.pdf", pages=4))
-    plan = plan_object(store, source, LIMITS, shard_pages=2, worker=worker)
+    plan = _plan(store, source, 2, worker)
     shards = _parse_shards(store, source, plan, worker)
     with pytest.raises(ValueError, match="not the plan's"):
         merge_objects(store, plan, shards[::-1])

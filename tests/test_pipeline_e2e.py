@@ -15,7 +15,7 @@ import pytest
 from richdoc_tools.local.events import wait_until
 from richdoc_tools.local.lambdas import FUNCTION_THREAD_PREFIX, PlatformError
 
-from richdoc.contracts import ParseInput, ParseOutput
+from richdoc.contracts import ParseInput
 from richdoc.jobs import Job, JobStatus
 from richdoc.taxonomy import ResourceLimit, Transient
 from tests.sdk_faults import connection_error, failing
@@ -23,6 +23,8 @@ from tests.sdk_faults import connection_error, failing
 pytestmark = [pytest.mark.e2e, pytest.mark.docling, pytest.mark.xdist_group("stack")]
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
+# Every run plans first; a document the plan does not shard takes the whole-document tiers.
+WHOLE_DOCUMENT_START = ["RecordStart", "Plan", "Sharded"]
 
 
 # ---- helpers ------------------------------------------------------------------------------
@@ -113,23 +115,6 @@ def outcomes(stack: Any, job: Job) -> list[tuple[str, int | None, str]]:
     return [(a.stage, a.tier, a.outcome) for a in stack.jobs.attempts(job.job_id, job.run)]
 
 
-@pytest.fixture
-def patch_parse(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[..., Any]], None]:
-    """Replace the docling part of the parse step, keeping the real handler around it."""
-    import richdoc.parse.step
-
-    real = richdoc.parse.step.parse_request
-
-    def install(behaviour: Callable[..., Any]) -> None:
-        def patched(event: ParseInput, **kwargs: Any) -> ParseOutput:
-            result: ParseOutput = behaviour(event, real, **kwargs)
-            return result
-
-        monkeypatch.setattr(richdoc.parse.step, "parse_request", patched)
-
-    return install
-
-
 # ---- success ------------------------------------------------------------------------------
 
 
@@ -141,6 +126,8 @@ def test_a_docx_succeeds_with_records_outputs_and_no_dead_letter(stack: Any) -> 
     assert described["status"] == "SUCCEEDED"
     assert states_entered(history(stack, described["executionArn"])) == [
         "RecordStart",
+        "Plan",
+        "Sharded",
         "ParseTier1",
         "Project",
         "Detect",
@@ -148,11 +135,13 @@ def test_a_docx_succeeds_with_records_outputs_and_no_dead_letter(stack: Any) -> 
         "Succeeded",
     ]
     assert outcomes(stack, job) == [
+        ("plan", None, "ok"),
         ("parse", 1, "ok"),
         ("project", None, "ok"),
         ("detect", None, "ok"),
     ]
     assert job.pipeline == "simple"
+    assert job.shards == 1
     assert job.counts["nodes"] > 5 and job.counts["spans"] > 5
     assert job.counts["ambiguities"] == 1  # effective 1 March vs signed 15 February
     projection = json.loads(stack.artifact(job.outputs["projection_key"]))
@@ -174,6 +163,7 @@ def test_corrupt_input_is_dead_lettered_at_once_without_retry(stack: Any) -> Non
     described = execution(stack, job)
     assert (described["status"], described["error"]) == ("FAILED", "corrupt_input")
     entered = states_entered(history(stack, described["executionArn"]))
+    assert entered[:4] == [*WHOLE_DOCUMENT_START, "ParseTier1"]
     assert entered.count("ParseTier1") == 1 and "ParseTier2" not in entered
     assert entered[-5:] == [
         "RecordFailure",
@@ -182,7 +172,7 @@ def test_corrupt_input_is_dead_lettered_at_once_without_retry(stack: Any) -> Non
         "FailureKind",
         "CorruptInput",
     ]
-    assert outcomes(stack, job) == [("parse", 1, "CorruptInput")]
+    assert outcomes(stack, job) == [("plan", None, "ok"), ("parse", 1, "CorruptInput")]
     [letter] = dead_letters_for(stack, job.job_id)
     # Terminal only with its message on the queue: the job names the message it sent.
     assert job.dead_letter == {"message_id": letter["MessageId"], "sent_by": "state-machine"}
@@ -216,8 +206,12 @@ def test_a_resource_limit_at_tier_1_succeeds_at_tier_2(
     job = run_one(stack, "e2e/escalate.docx", docx_bytes(["escalation test"]))
     assert job.status is JobStatus.SUCCEEDED, job.failure
     entered = states_entered(history(stack, execution(stack, job)["executionArn"]))
-    assert entered[:4] == ["RecordStart", "ParseTier1", "EscalateToTier2", "ParseTier2"]
-    assert outcomes(stack, job)[:2] == [("parse", 1, "ResourceLimit"), ("parse", 2, "ok")]
+    assert entered[:6] == [*WHOLE_DOCUMENT_START, "ParseTier1", "EscalateToTier2", "ParseTier2"]
+    assert outcomes(stack, job)[:3] == [
+        ("plan", None, "ok"),
+        ("parse", 1, "ResourceLimit"),
+        ("parse", 2, "ok"),
+    ]
     memories = [a.memory_mb for a in stack.jobs.attempts(job.job_id) if a.stage == "parse"]
     assert memories[0] < memories[1]
 
@@ -233,11 +227,12 @@ def test_a_real_memory_ceiling_fails_every_tier_and_dead_letters(
     assert job.failure is not None
     assert job.failure["kind"] == "resource_limit"
     assert [(s, t) for s, t, _ in outcomes(stack, job)] == [
+        ("plan", None),
         ("parse", 1),
         ("parse", 2),
         ("parse", 3),
     ]
-    assert {o for _, _, o in outcomes(stack, job)} == {"ResourceLimit"}
+    assert {o for _, _, o in outcomes(stack, job)[1:]} == {"ResourceLimit"}
     described = execution(stack, job)
     assert described["error"] == "resource_limit"
     assert dead_letters_for(stack, job.job_id)
@@ -261,7 +256,7 @@ def test_a_platform_timeout_at_tier_1_escalates_and_is_recorded(
         released.set()
     assert job.status is JobStatus.SUCCEEDED, job.failure
     entered = states_entered(history(stack, execution(stack, job)["executionArn"]))
-    assert entered[:4] == ["RecordStart", "ParseTier1", "EscalateToTier2", "ParseTier2"]
+    assert entered[:6] == [*WHOLE_DOCUMENT_START, "ParseTier1", "EscalateToTier2", "ParseTier2"]
 
     # The zombie tier-1 handler, released, finishes (and tries to close its attempt): it
     # must not rewrite the record.
@@ -271,7 +266,7 @@ def test_a_platform_timeout_at_tier_1_escalates_and_is_recorded(
         )
 
     assert wait_until(zombie_finished, 120)
-    assert outcomes(stack, job)[:2] == [("parse", 1, "Sandbox.Timedout"), ("parse", 2, "ok")]
+    assert outcomes(stack, job)[1:3] == [("parse", 1, "Sandbox.Timedout"), ("parse", 2, "ok")]
 
 
 def test_a_platform_out_of_memory_kill_escalates(stack: Any) -> None:
@@ -305,7 +300,8 @@ def test_transient_errors_are_retried_then_succeed(
     patch_parse(flaky)
     job = run_one(stack, "e2e/flaky.docx", docx_bytes(["retry test"]))
     assert job.status is JobStatus.SUCCEEDED, job.failure
-    assert outcomes(stack, job)[:3] == [
+    assert outcomes(stack, job)[:4] == [
+        ("plan", None, "ok"),
         ("parse", 1, "Transient"),
         ("parse", 1, "Transient"),
         ("parse", 1, "ok"),
@@ -340,6 +336,7 @@ def test_a_dynamodb_connection_error_in_a_step_is_retried_as_transient(stack: An
     assert "EndpointConnectionError" in failure["cause"]
     assert states_entered(events).count("Project") == 1  # retried in place, not re-routed
     assert outcomes(stack, job) == [
+        ("plan", None, "ok"),
         ("parse", 1, "ok"),
         ("project", None, "ok"),
         ("detect", None, "ok"),
@@ -365,7 +362,7 @@ def test_transient_errors_that_never_clear_are_dead_lettered_and_redrive_starts_
     assert job.failure is not None
     assert (job.status, job.failure["kind"]) == (JobStatus.DEAD_LETTERED, "transient")
     # MaxAttempts 4 retries after the first attempt: five attempts in all.
-    assert [o for _, _, o in outcomes(stack, job)] == ["Transient"] * 5
+    assert [o for _, _, o in outcomes(stack, job)] == ["ok"] + ["Transient"] * 5
     assert execution(stack, job)["error"] == "transient"
     assert dead_letters_for(stack, job.job_id)
 
@@ -384,8 +381,8 @@ def test_transient_errors_that_never_clear_are_dead_lettered_and_redrive_starts_
     rerun = stack.jobs.get(job.job_id)
     assert rerun.status is JobStatus.SUCCEEDED, rerun.failure
     assert execution(stack, rerun)["name"] == f"{job.job_id}-r2"
-    assert [o for _, _, o in outcomes(stack, rerun)] == ["ok", "ok", "ok"]
-    assert len(stack.jobs.attempts(job.job_id, 1)) == 5  # run 1 keeps its record
+    assert [o for _, _, o in outcomes(stack, rerun)] == ["ok", "ok", "ok", "ok"]
+    assert len(stack.jobs.attempts(job.job_id, 1)) == 6  # run 1 keeps its record
 
 
 # ---- internal errors -----------------------------------------------------------------------
@@ -409,7 +406,11 @@ def test_an_unexpected_exception_is_an_internal_failure(
     )
     described = execution(stack, job)
     assert described["error"] == "internal"
-    assert outcomes(stack, job) == [("parse", 1, "ok"), ("project", None, "KeyError")]
+    assert outcomes(stack, job) == [
+        ("plan", None, "ok"),
+        ("parse", 1, "ok"),
+        ("project", None, "KeyError"),
+    ]
 
 
 # ---- idempotency ---------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from richdoc.contracts import (
     JobCounts,
     JobOptions,
     JobOutputs,
+    PageSpan,
     ParseOutput,
     ProjectCounts,
     ProjectOutput,
@@ -39,6 +40,7 @@ from richdoc.contracts import (
     Recorded,
     RecordEscalation,
     RecordFailure,
+    RecordShardFailure,
     RecordStart,
     RecordSuccess,
     ScheduledSweep,
@@ -222,6 +224,102 @@ def test_escalation_closes_the_attempt_the_platform_killed(world: World) -> None
     assert attempt.reason == "Task timed out after 900 seconds"
     assert world.job().status is JobStatus.RUNNING  # the next tier goes on
     assert "TierEscalations" in _metric_names(world)
+
+
+# ---- page-range shards: side by side, each attempt closed by its own catch path -----------------
+
+
+def _shard_attempts(world: World) -> dict[str | None, list[tuple[int | None, str]]]:
+    found: dict[str | None, list[tuple[int | None, str]]] = {}
+    for attempt in world.jobs.attempts(JOB, 1):
+        found.setdefault(attempt.pages, []).append((attempt.tier, attempt.outcome))
+    return found
+
+
+def test_a_shards_escalation_closes_that_shards_attempt_only(world: World) -> None:
+    _running(world)
+    for pages in ("1-50", "51-100", "101-150"):
+        world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages=pages)
+    world.records.escalate(
+        RecordEscalation(
+            job_id=JOB,
+            run=1,
+            action="escalate",
+            from_tier=1,
+            pages=PageSpan(start=51, end=100),
+            error=CaughtError(Error="Runtime.OutOfMemory", Cause="signal: killed"),
+        )
+    )
+    assert _shard_attempts(world) == {
+        "1-50": [(1, "running")],
+        "51-100": [(1, "Runtime.OutOfMemory")],
+        "101-150": [(1, "running")],
+    }
+
+
+def test_attempts_are_numbered_per_shard(world: World) -> None:
+    _running(world)
+    first = world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages="1-50")
+    other = world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages="51-100")
+    world.jobs.close_attempt(first, "ResourceLimit")
+    again = world.jobs.open_attempt(JOB, 1, "parse", tier=2, pages="1-50")
+    assert (first.attempt, other.attempt, again.attempt) == (1, 1, 2)
+
+
+def test_a_failed_shard_is_recorded_with_its_pages_and_the_job_failure_once(
+    world: World,
+) -> None:
+    _running(world)
+    world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages="1-50")
+    error = CaughtError(Error="Lambda.ServiceException", Cause="service unavailable")
+    recorded = world.records.shard_failed(
+        RecordShardFailure(
+            job_id=JOB,
+            run=1,
+            action="shard_failed",
+            failed_at=FailedAt(stage="parse", tier=1),
+            pages=PageSpan(start=51, end=100),
+            error=error,
+        )
+    )
+    assert recorded == Recorded(recorded="shard_failed")
+    assert world.job().status is JobStatus.RUNNING  # the Map's Catch decides the run's fate
+    world.records.fail(
+        RecordFailure(
+            job_id=JOB,
+            run=1,
+            action="fail",
+            failed_at=FailedAt(stage="parse", attempt_recorded=True),
+            error=error,
+        )
+    )
+    assert world.job().status is JobStatus.FAILED
+    # The platform never ran shard 51-100: one attempt added for it, none for the document,
+    # and the other shard's attempt is not the failed one.
+    assert _shard_attempts(world) == {
+        "1-50": [(1, "running")],
+        "51-100": [(1, "Lambda.ServiceException")],
+    }
+
+
+def test_a_reconciled_run_closes_every_shard_attempt_still_running(world: World) -> None:
+    _running(world)
+    for pages in ("1-50", "51-100"):
+        world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages=pages)
+    assert _reconcile(world, status_change("TIMED_OUT")).reconciled
+    assert _shard_attempts(world) == {
+        "1-50": [(1, "Execution.TIMED_OUT")],
+        "51-100": [(1, "Execution.TIMED_OUT")],
+    }
+
+
+def test_the_plan_records_the_shard_count_and_a_redrive_forgets_it(world: World) -> None:
+    _running(world)
+    world.jobs.record_shards(JOB, 1, 40)
+    assert world.job().shards == 40
+    _dead_lettered(world, Failure(FailureKind.TRANSIENT, "throttled"))
+    world.jobs.start_next_run(JOB, 1)
+    assert world.job().shards is None  # the next run plans again
 
 
 def test_success_records_outputs_counts_pipeline_and_the_source_hash(world: World) -> None:

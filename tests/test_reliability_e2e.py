@@ -165,6 +165,8 @@ def test_a_dead_letter_send_that_fails_and_recovers_is_retried_by_the_state_mach
     job = stack.wait_for_jobs([job_id], 120)[job_id]
     assert job is not None and job.status is JobStatus.DEAD_LETTERED
     assert stack.faults.pending_sends(DEAD_LETTER_QUEUE) == 0
+    # The job is terminal at MarkDeadLettered; the execution ends two states later.
+    assert wait_until(lambda: ended(stack, job_id), 60)
     events = history(stack, job.execution_arn)
     sends = [
         e["type"]
@@ -340,6 +342,7 @@ def test_a_job_left_running_is_closed_by_the_sweep_once_its_execution_ended(
     assert job.failure is not None
     assert (job.failure["kind"], job.failure["error"]) == ("internal", "Execution.FAILED")
     assert [(a.stage, a.outcome) for a in stack.jobs.attempts(job_id, 1)] == [
+        ("plan", "ok"),
         ("parse", "CorruptInput"),
         ("parse", "Execution.FAILED"),
     ]

@@ -10,6 +10,7 @@ shard. Real conversions are in tests/test_parse_shards.py.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -115,6 +116,19 @@ def test_merging_works_on_the_artifacts_json() -> None:
     parts = [(shard.pages, dump_document(shard.document)) for shard in shards]
     merged = merge_shard_json(parts, pipeline=Pipeline.NATIVE)
     assert merged == dump_document(_native_shard(PageRange(1, 3), [1, 2, 3]).document)
+
+
+def test_the_artifacts_json_joined_without_validation_is_what_validation_would_dump() -> None:
+    shards = [_native_shard(PageRange(1, 1), [1]), _native_shard(PageRange(2, 3), [2, 3])]
+    parts = [(shard.pages, dump_document(shard.document)) for shard in shards]
+    validated = dump_document(merge_shards(shards, pipeline=Pipeline.NATIVE))
+    assert merge_shard_json(parts, pipeline=Pipeline.NATIVE) == validated
+    # A shard with a top-level field the others leave out (docling-core drops some when
+    # empty) is validated first: the merged JSON keeps docling-core's field order.
+    extra = json.loads(parts[1][1])
+    extra["field_regions"] = []
+    odd = [parts[0], (parts[1][0], json.dumps(extra).encode())]
+    assert merge_shard_json(odd, pipeline=Pipeline.NATIVE) == validated
 
 
 @pytest.mark.parametrize(

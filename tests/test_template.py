@@ -11,6 +11,8 @@ import json
 import re
 import shutil
 import subprocess
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -66,7 +68,16 @@ def _actions(statement: dict[str, Any]) -> list[str]:
 def test_translated_template_passes_cfn_lint(template: Template) -> None:
     from cfnlint.api import ManualArgs, lint
 
-    matches = lint(json.dumps(template.cfn), config=ManualArgs(regions=["us-east-1"]))
+    # The translation inlines the definition as an Fn::Join of its lines, which cfn-lint
+    # (1.58) resolves with a stack frame per line: past about 1,000 lines it would fail
+    # with E1022 "maximum recursion depth exceeded" instead of linting. (Deployed, the
+    # definition is an S3 object: sam package uploads DefinitionUri.)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * len(DEFINITION_PATH.read_text().splitlines())))
+    try:
+        matches = lint(json.dumps(template.cfn), config=ManualArgs(regions=["us-east-1"]))
+    finally:
+        sys.setrecursionlimit(limit)
     assert [f"{m.rule.id}: {m.message}" for m in matches] == []
 
 
@@ -350,15 +361,18 @@ def test_parse_project_detect_and_records_have_reserved_concurrency(template: Te
     }
     assert reserved == {
         "StarterFunction": None,  # bounded by its event source's MaximumConcurrency instead
+        "PlanFunction": {"Ref": "PlanReservedConcurrency"},
         "ParseTier1Function": {"Ref": "ParseTier1ReservedConcurrency"},
         "ParseTier2Function": {"Ref": "ParseTier2ReservedConcurrency"},
         "ParseTier3Function": {"Ref": "ParseTier3ReservedConcurrency"},
+        "MergeFunction": {"Ref": "StepReservedConcurrency"},
         "ProjectFunction": {"Ref": "StepReservedConcurrency"},
         "DetectFunction": {"Ref": "StepReservedConcurrency"},
         "RecordsFunction": {"Ref": "RecordsReservedConcurrency"},
     }
     parameters = template.sam["Parameters"]
     total = sum(parameters[r["Ref"]]["Default"] for r in reserved.values() if r is not None)
+    assert total == 125  # docs/architecture.md, "Bounded concurrency"
     # The defaults deploy in an account with the default quota (1,000), which keeps 100
     # unreserved.
     assert total <= 900
@@ -384,6 +398,25 @@ EXPECTED_ACTIONS = {
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
         "states:StartExecution",
+    },
+    # Reads the source object and records attempts; writes no artifact.
+    "PlanFunctionRole": {
+        "s3:GetObject",
+        "s3:GetObjectVersion",
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:Query",
+    },
+    # Reads the shards' DoclingDocuments and writes the merged one; never the source.
+    "MergeFunctionRole": {
+        "s3:GetObject",
+        "s3:PutObject",
+        "s3:ListBucket",
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:Query",
     },
     **{
         f"{tier}Role": {
@@ -472,10 +505,53 @@ def test_the_records_function_sends_only_to_the_dead_letter_and_failure_queues(
     assert executions["Resource"]["Fn::Sub"].endswith(":execution:${PipelineStateMachine.Name}:*")
 
 
-def test_parse_functions_write_only_the_docling_cache(template: Template) -> None:
-    for tier in PARSE_TIERS:
-        writes = [s for s in _statements(template, f"{tier}Role") if "s3:PutObject" in _actions(s)]
+def test_parse_and_merge_functions_write_only_the_docling_cache(template: Template) -> None:
+    for function in (*PARSE_TIERS, "MergeFunction"):
+        statements = _statements(template, f"{function}Role")
+        writes = [s for s in statements if "s3:PutObject" in _actions(s)]
         assert [s["Resource"] for s in writes] == [{"Fn::Sub": "${ArtifactBucket.Arn}/docling/*"}]
+    merge_reads = [
+        s["Resource"]
+        for s in _statements(template, "MergeFunctionRole")
+        if "s3:GetObject" in _actions(s)
+    ]
+    assert merge_reads == [{"Fn::Sub": "${ArtifactBucket.Arn}/docling/*"}]
+
+
+def test_the_plan_function_reads_only_the_ingest_bucket(template: Template) -> None:
+    statements = _statements(template, "PlanFunctionRole")
+    s3 = [s for s in statements if any(a.startswith("s3:") for a in _actions(s))]
+    assert [s["Resource"] for s in s3] == [{"Fn::Sub": "${IngestBucket.Arn}/*"}]
+
+
+def test_the_fan_out_parameters_reach_the_plan_function_only(template: Template) -> None:
+    parameters = template.sam["Parameters"]
+    assert (parameters["ShardPages"]["Default"], parameters["ShardPages"]["MinValue"]) == (50, 0)
+    concurrency = parameters["ShardMaxConcurrency"]
+    assert (concurrency["Default"], concurrency["MinValue"], concurrency["MaxValue"]) == (10, 1, 40)
+    for logical_id in template.handlers:
+        variables = _sam(template, logical_id).get("Environment", {}).get("Variables", {})
+        expected = {
+            "RICHDOC_SHARD_PAGES": {"Ref": "ShardPages"},
+            "RICHDOC_SHARD_CONCURRENCY": {"Ref": "ShardMaxConcurrency"},
+        }
+        found = {k: v for k, v in variables.items() if k in expected}
+        assert found == (expected if logical_id == "PlanFunction" else {}), logical_id
+
+
+def test_the_plan_function_is_the_parse_image_with_its_own_handler(template: Template) -> None:
+    plan, tier1 = _sam(template, "PlanFunction"), _sam(template, "ParseTier1Function")
+    assert plan["PackageType"] == "Image" and plan["ImageConfig"] == {"Command": ["app.plan"]}
+    resources = template.sam["Resources"]
+    assert resources["PlanFunction"]["Metadata"] == resources["ParseTier1Function"]["Metadata"]
+    # The limits its inspection applies are the parse tiers'.
+    for variable in ("RICHDOC_TIMEOUT_S", "RICHDOC_MAX_PAGES", "RICHDOC_MAX_OBJECT_MB"):
+        assert (
+            plan["Environment"]["Variables"][variable]
+            == (tier1["Environment"]["Variables"][variable])
+        )
+    # Its local storage holds the biggest source object it downloads.
+    assert plan["EphemeralStorage"]["Size"] >= DEFAULT_MAX_OBJECT_MB
 
 
 def test_state_machine_may_invoke_only_the_pipeline_functions(template: Template) -> None:
@@ -484,7 +560,14 @@ def test_state_machine_may_invoke_only_the_pipeline_functions(template: Template
         for s in _statements(template, "PipelineStateMachineRole")
         if "lambda:InvokeFunction" in _actions(s)
     }
-    assert invoked == {"RecordsFunction", *PARSE_TIERS, "ProjectFunction", "DetectFunction"}
+    assert invoked == {
+        "RecordsFunction",
+        "PlanFunction",
+        *PARSE_TIERS,
+        "MergeFunction",
+        "ProjectFunction",
+        "DetectFunction",
+    }
 
 
 # ---- the state machine definition ------------------------------------------------------------
@@ -504,8 +587,16 @@ def test_definition_passes_asl_validator() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def _states(machine: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every state, those inside a Map state's iterator as ``Map/State``."""
+    for name, state in machine["States"].items():
+        yield prefix + name, state
+        if state["Type"] == "Map":
+            yield from _states(state["ItemProcessor"], f"{prefix}{name}/")
+
+
 def _tasks(definition: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {n: s for n, s in definition["States"].items() if s["Type"] == "Task"}
+    return {n: s for n, s in _states(definition) if s["Type"] == "Task"}
 
 
 THROTTLE = "Lambda.TooManyRequestsException"
@@ -638,8 +729,12 @@ def test_workflow_has_an_overall_timeout_and_every_task_a_state_timeout(
     definition: dict[str, Any],
 ) -> None:
     assert 0 < definition["TimeoutSeconds"] <= 4 * 3600
-    for name in ("ParseTier1", "ParseTier2", "ParseTier3", "Project", "Detect"):
-        assert definition["States"][name]["TimeoutSeconds"] > 0
+    tasks = _tasks(definition)
+    step_tasks = [name for name, state in tasks.items() if "tier" in state.get("Parameters", {})]
+    step_tasks += ["Plan", "Merge", "Project", "Detect"]
+    assert len(step_tasks) == 10  # three whole-document tiers, three shard tiers, four steps
+    for name in step_tasks:
+        assert tasks[name]["TimeoutSeconds"] > 0, name
 
 
 def test_states_pass_keys_not_documents(definition: dict[str, Any]) -> None:
@@ -652,3 +747,124 @@ def test_states_pass_keys_not_documents(definition: dict[str, Any]) -> None:
     assert definition["States"]["Detect"]["Parameters"]["projection_key.$"] == (
         "$.results.project.projection_key"
     )
+
+
+# ---- page-range shards: plan, the Map state, merge ---------------------------------------------
+
+SHARDS = "ParseShards"
+
+
+def _iterator(definition: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    states: dict[str, dict[str, Any]] = definition["States"][SHARDS]["ItemProcessor"]["States"]
+    return states
+
+
+def test_a_plan_decides_between_the_whole_document_tiers_and_the_shards(
+    definition: dict[str, Any],
+) -> None:
+    states = definition["States"]
+    assert states["RecordStart"]["Next"] == "Plan"
+    assert states["Plan"]["Next"] == "Sharded"
+    [choice] = states["Sharded"]["Choices"]
+    assert choice == {
+        "Variable": "$.results.plan.sharded",
+        "BooleanEquals": True,
+        "Next": SHARDS,
+    }
+    assert states["Sharded"]["Default"] == "ParseTier1"  # the whole-document path, unchanged
+    # A document the plan refuses fails once, before any parse.
+    assert _catch_target(states["Plan"], "CorruptInput") == "PlanFailed"
+    assert states["PlanFailed"]["Next"] == "RecordFailure"
+
+
+def test_the_shards_run_in_an_inline_map_bounded_by_the_plans_concurrency(
+    definition: dict[str, Any],
+) -> None:
+    shards = definition["States"][SHARDS]
+    # Inline: a distributed Map's failure would reach the Catch as
+    # States.ExceedToleratedFailureThreshold, not the shard's error name (docs/shards.md).
+    assert shards["ItemProcessor"]["ProcessorConfig"] == {"Mode": "INLINE"}
+    assert shards["ItemsPath"] == "$.results.plan.shards"
+    assert shards["MaxConcurrencyPath"] == "$.results.plan.max_concurrency"
+    assert shards["ItemSelector"]["pages.$"] == "$$.Map.Item.Value"
+    assert shards["Next"] == "Merge"
+    assert definition["States"]["Merge"]["Next"] == "Project"
+
+
+@pytest.mark.parametrize("tier", [1, 2, 3])
+def test_a_shard_tier_is_its_whole_document_tier_with_a_page_range(
+    definition: dict[str, Any], tier: int
+) -> None:
+    whole, shard = (
+        definition["States"][f"ParseTier{tier}"],
+        _iterator(definition)[f"ParseShardTier{tier}"],
+    )
+    assert shard["Resource"] == whole["Resource"]
+    assert shard["Retry"] == whole["Retry"]
+    assert [c["ErrorEquals"] for c in shard["Catch"]] == [c["ErrorEquals"] for c in whole["Catch"]]
+    assert {
+        k: v for k, v in shard["Parameters"].items() if k not in ("pages.$", "execution.$")
+    } == {k: v for k, v in whole["Parameters"].items() if k != "execution.$"}
+    assert shard["Parameters"]["pages.$"] == "$.pages"
+    assert shard["TimeoutSeconds"] == whole["TimeoutSeconds"]
+
+
+@pytest.mark.parametrize("error", sorted(RESOURCE_LIMIT_NAMES))
+def test_a_shards_resource_limit_escalates_that_shard_alone(
+    definition: dict[str, Any], error: str
+) -> None:
+    states = _iterator(definition)
+    assert _catch_target(states["ParseShardTier1"], error) == "EscalateShardToTier2"
+    assert states["EscalateShardToTier2"]["Next"] == "ParseShardTier2"
+    assert _catch_target(states["ParseShardTier2"], error) == "EscalateShardToTier3"
+    assert states["EscalateShardToTier3"]["Next"] == "ParseShardTier3"
+    assert _catch_target(states["ParseShardTier3"], error) == "ShardTier3Failed"
+    for tier in (2, 3):
+        # The escalation record names the shard.
+        assert states[f"EscalateShardToTier{tier}"]["Parameters"]["pages.$"] == "$.pages"
+
+
+@pytest.mark.parametrize("error", ["CorruptInput", "UnsupportedFeature", "Transient", "KeyError"])
+def test_a_shard_that_fails_for_good_fails_its_iteration_under_its_own_name(
+    definition: dict[str, Any], error: str
+) -> None:
+    states = _iterator(definition)
+    for tier in (1, 2, 3):
+        target = _catch_target(states[f"ParseShardTier{tier}"], error)
+        assert target == f"ShardTier{tier}Failed"
+        assert states[target]["Next"] == "RecordShardFailure"
+    assert states["RecordShardFailure"]["Next"] == "ShardFailed"
+    # Even when the record cannot be written, the shard's error (at $.error) is raised.
+    assert _catch_target(states["RecordShardFailure"], "States.ALL") == "ShardFailed"
+    assert states["RecordShardFailure"]["Catch"][0]["ResultPath"] != "$.error"
+    failed = states["ShardFailed"]
+    assert (failed["Type"], failed["ErrorPath"], failed["CausePath"]) == (
+        "Fail",
+        "$.error.Error",
+        "$.error.Cause",
+    )
+    # The Map's Catch: one failure record for the job (the shard's attempt is closed).
+    shards = definition["States"][SHARDS]
+    assert _catch_target(shards, "StaleRun") == "Superseded"
+    assert _catch_target(shards, error) == "ParseShardsFailed"
+    failed_at = definition["States"]["ParseShardsFailed"]
+    assert failed_at["Result"] == {"stage": "parse", "attempt_recorded": True}
+    assert failed_at["Next"] == "RecordFailure"
+
+
+def test_only_the_biggest_shard_tier_accepts_partial_parses(definition: dict[str, Any]) -> None:
+    states = _iterator(definition)
+    accepts = [states[f"ParseShardTier{t}"]["Parameters"]["accept_partial"] for t in (1, 2, 3)]
+    assert accepts == [False, False, True]
+
+
+def test_the_map_keeps_keys_only_and_the_merge_drops_them(definition: dict[str, Any]) -> None:
+    from richdoc.contracts import ShardParsed
+
+    for tier in (1, 2, 3):
+        selector = _iterator(definition)[f"ParseShardTier{tier}"]["ResultSelector"]
+        assert set(selector) == {f"{name}.$" for name in ShardParsed.model_fields}
+    assert definition["States"][SHARDS]["ResultPath"] == "$.results.shards"
+    merge = definition["States"]["Merge"]
+    # The merged parse replaces $.results (plan, shard list): later states stay small.
+    assert (merge["ResultSelector"], merge["ResultPath"]) == ({"parse.$": "$"}, "$.results")

@@ -65,7 +65,7 @@ def test_run_shows_progress_and_the_table_and_function_logs_go_to_the_file(
     assert '"level"' not in raw and '"_aws"' not in raw and "correlation_id" not in raw
     logged = _json_lines(log.read_text())
     finished = {line["service"] for line in logged if line.get("message") == "stage finished"}
-    assert finished == {"parse", "project", "detect"}
+    assert finished == {"plan", "parse", "project", "detect"}
     assert any("_aws" in line for line in logged)  # the EMF metric lines
     assert f"function logs: {log}" in text
 

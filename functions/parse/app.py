@@ -1,9 +1,18 @@
-"""Parse step: one source object in, the S3 key of its DoclingDocument out.
+"""Parse image handlers: the parse step, and the plan that decides how a document is parsed.
 
-A thin adapter over ``richdoc.parse.step.parse_request`` (contract: ``richdoc.contracts.PARSE``).
-It raises the ``richdoc.taxonomy`` exceptions unchanged: their class names are the Lambda
+``handler`` (the three parse tiers) is a thin adapter over
+``richdoc.parse.step.parse_request`` (contract: ``richdoc.contracts.PARSE``): one source
+object, or one page-range shard of it, in; the S3 key of its DoclingDocument out. It
+raises the ``richdoc.taxonomy`` exceptions unchanged: their class names are the Lambda
 error names the state machine routes on (resource limits escalate to the next memory
-tier). Module-level state (boto3 clients here, the warm docling worker inside
+tier).
+
+``plan`` (the plan function: the same image, ``ImageConfig.Command`` ``app.plan``, since
+the page count needs the worker's pdfium) adapts ``richdoc.parse.sharded.plan_request``
+(contract: ``richdoc.contracts.PLAN``) and records on the job how many shards the parse
+runs as.
+
+Module-level state (boto3 clients here, the warm docling worker inside
 ``richdoc.parse.step``) lives across warm invocations.
 """
 
@@ -12,8 +21,9 @@ from __future__ import annotations
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+import richdoc.parse.sharded
 import richdoc.parse.step
-from richdoc.contracts import PARSE, ParseInput, ParseOutput
+from richdoc.contracts import PARSE, PLAN, ParseInput, ParseOutput, PlanInput, PlanOutput
 from richdoc.stage import clients, metrics, stage_handler
 
 
@@ -23,4 +33,14 @@ def handler(event: ParseInput, context: LambdaContext) -> ParseOutput:
         event, store=clients.artifacts, memory_tier_mb=int(context.memory_limit_in_mb)
     )
     metrics.add_metric(name="ParseCacheHit", unit=MetricUnit.Count, value=int(output.cached))
+    return output
+
+
+@stage_handler(PLAN)
+def plan(event: PlanInput, context: LambdaContext) -> PlanOutput:
+    output = richdoc.parse.sharded.plan_request(
+        event, store=clients.artifacts, memory_tier_mb=int(context.memory_limit_in_mb)
+    )
+    clients.jobs.record_shards(event.job_id, event.run, output.shard_count)
+    metrics.add_metric(name="DocumentShards", unit=MetricUnit.Count, value=output.shard_count)
     return output

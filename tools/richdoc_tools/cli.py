@@ -109,12 +109,38 @@ RUN_COLUMNS = (
     "feature",
     "attempts",
     "tier",
+    "shards",
     "nodes",
     "edges",
     "spans",
     "ambiguities",
     "seconds",
 )
+
+
+# The template parameters the embedded stack takes from the shell's environment: they
+# become the plan function's variables of the same names (the template sets every
+# function's environment, so a shell variable alone would not reach it).
+STACK_PARAMETERS_FROM_ENV = {
+    "RICHDOC_SHARD_PAGES": "ShardPages",
+    "RICHDOC_SHARD_CONCURRENCY": "ShardMaxConcurrency",
+}
+
+
+def _stack_parameters() -> dict[str, str]:
+    """Template parameters from ``STACK_PARAMETERS_FROM_ENV``; a bad value is a usage error."""
+    from richdoc.parse.settings import shard_concurrency_setting, shard_pages_setting
+
+    try:
+        shard_pages_setting()
+        shard_concurrency_setting()
+    except ValueError as exc:
+        raise UsageError(visible(exc)) from exc
+    return {
+        parameter: os.environ[variable].strip()
+        for variable, parameter in STACK_PARAMETERS_FROM_ENV.items()
+        if os.environ.get(variable, "").strip()
+    }
 
 
 def _count(value: int | None) -> str:
@@ -150,6 +176,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     problem = out_problem(out_dir, files) if out_dir else None
     if problem:
         raise UsageError(visible(problem))
+    parameters = _stack_parameters()
     log_path = (
         Path(args.log) if args.log else Path(tempfile.mkdtemp(prefix="richdoc-")) / "functions.log"
     )
@@ -158,7 +185,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     try:
         # Function output (JSON logs, metrics, the parse worker's diagnostics) goes to the
         # log file, as it would go to CloudWatch: the terminal shows progress and results.
-        with EmbeddedStack(log_path=log_path, capture_process_output=True) as stack:
+        with EmbeddedStack(
+            parameters=parameters, log_path=log_path, capture_process_output=True
+        ) as stack:
             bucket = stack.outputs["IngestBucketName"]
             err.print(f"[dim]uploading {len(files)} file(s) to s3://{markup(bucket)}/ ...[/]")
             with Progress(
@@ -208,6 +237,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 cell(r.feature),
                 cell(len(r.attempts)),
                 cell(r.tier),
+                cell(r.shards),
                 cell(c.nodes),
                 cell(c.edges),
                 cell(c.spans),
@@ -285,9 +315,11 @@ def _cmd_local_serve(args: argparse.Namespace) -> int:
 
     signal.signal(signal.SIGTERM, terminate)
     log = Path(args.log) if args.log else None
+    parameters = _stack_parameters()
     try:
         with EmbeddedStack(
             stack_name=args.stack,
+            parameters=parameters,
             server_port=args.port,
             log_path=log,
             capture_process_output=log is not None,
@@ -361,7 +393,7 @@ def _cmd_jobs_show(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from richdoc_tools.operator import AmbiguousJobId
+    from richdoc_tools.operator import AmbiguousJobId, shard_parses
 
     operator = _operator(args)
     try:
@@ -386,8 +418,32 @@ def _cmd_jobs_show(args: argparse.Namespace) -> int:
     console = Console()
     # JSON-encoded, so control characters in keys or reasons arrive escaped.
     console.print_json(json.dumps(job.to_dict(), default=str))
+    shards = shard_parses(attempts)
+    if shards:
+        shard_table = Table("run", "shard pages", "attempts", "tier", "outcome", "cached")
+        for shard in shards:
+            shard_table.add_row(
+                cell(shard.run),
+                cell(shard.pages),
+                cell(shard.attempts),
+                cell(shard.tier),
+                cell(shard.outcome),
+                cell(shard.cached),
+            )
+        console.print(shard_table)
     table = Table(
-        "run", "#", "stage", "attempt", "tier", "memory", "outcome", "ms", "started", "reason"
+        "run",
+        "#",
+        "stage",
+        "attempt",
+        "tier",
+        "pages",
+        "memory",
+        "outcome",
+        "cached",
+        "ms",
+        "started",
+        "reason",
     )
     for a in attempts:
         table.add_row(
@@ -396,8 +452,10 @@ def _cmd_jobs_show(args: argparse.Namespace) -> int:
             cell(a.stage),
             cell(a.attempt),
             cell(a.tier),
+            cell(a.pages),
             cell(a.memory_mb),
             cell(a.outcome),
+            cell(a.cached),
             cell(a.duration_ms),
             cell(a.started_at),
             cell(a.reason, limit=80),

@@ -44,6 +44,7 @@ class RunResult(BaseModel):
     feature: str | None = None
     reason: str | None = None
     attempts: list[dict[str, Any]]
+    shards: int = 1  # page-range shards the parse ran as; 1 when not sharded
     counts: Counts
     ambiguity_kinds: list[str] = []
     pipeline: str | None = None
@@ -113,7 +114,10 @@ def _result(source: Path, upload: Upload, job: Job | None, attempts: list[Attemp
             reason="no job record was created",
         )
     failure = job.failure or {}
-    parse_tiers = [a.tier for a in attempts if a.stage == "parse" and a.tier is not None]
+    # The biggest tier the job's run needed: its last parse, or its most demanding shard.
+    parse_tiers = [
+        a.tier for a in attempts if a.stage == "parse" and a.tier is not None and a.run == job.run
+    ]
     return RunResult(
         source=str(source),
         key=upload.key,
@@ -123,9 +127,10 @@ def _result(source: Path, upload: Upload, job: Job | None, attempts: list[Attemp
         feature=failure.get("feature"),
         reason=failure.get("reason"),
         attempts=[a.__dict__ for a in attempts],
+        shards=job.shards or 1,
         counts=Counts(**{k: job.counts.get(k) for k in Counts.model_fields}),
         pipeline=job.pipeline,
-        tier=parse_tiers[-1] if parse_tiers else None,
+        tier=max(parse_tiers, default=None),
         seconds=_seconds(job),
         outputs=job.outputs,
     )

@@ -23,7 +23,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from botocore.exceptions import ClientError
 
@@ -40,6 +40,10 @@ ARTIFACT_BUCKET_ENV = "ARTIFACT_BUCKET"
 MIB = 1 << 20
 
 _MISSING_SOURCE_CODES = frozenset({"NoSuchKey", "NoSuchVersion", "404", "NotFound"})
+_MISSING_ARTIFACT_CODES = frozenset({"404", "NoSuchKey", "NotFound"})
+# S3 metadata of a stored DoclingDocument: what a cache hit reports without reading it.
+META_PIPELINE = "richdoc-pipeline"
+META_PAGES = "richdoc-pages"
 
 
 def docling_key(sha256: str, contract: str, pages: PageRange | None = None) -> str:
@@ -96,6 +100,32 @@ class ArtifactStore:
     def put_bytes(self, key: str, data: bytes, content_type: str = "application/json") -> None:
         with aws_errors(f"writing s3://{self.bucket}/{key}"):
             self.s3.put_object(Bucket=self.bucket, Key=key, Body=data, ContentType=content_type)
+
+    def docling_pages(self, key: str) -> int | None:
+        """The page count recorded on a stored DoclingDocument; None when there is none
+        (a cache miss)."""
+        with aws_errors(f"checking s3://{self.bucket}/{key}"):
+            try:
+                head = self.s3.head_object(Bucket=self.bucket, Key=key)
+            except ClientError as exc:
+                if str(exc.response.get("Error", {}).get("Code")) in _MISSING_ARTIFACT_CODES:
+                    return None
+                raise
+        return int(head.get("Metadata", {}).get(META_PAGES, 0))
+
+    def put_docling(
+        self, key: str, body: bytes | BinaryIO, *, pipeline: str, pages: int | None
+    ) -> None:
+        """Store a DoclingDocument with the metadata a later cache hit reports."""
+        metadata = {META_PIPELINE: pipeline, META_PAGES: str(pages or 0)}
+        with aws_errors(f"writing s3://{self.bucket}/{key}"):
+            self.s3.put_object(
+                Bucket=self.bucket,
+                Key=key,
+                Body=body,
+                ContentType="application/json",
+                Metadata=metadata,
+            )
 
     def download_source(
         self, source: SourceObject, dest: Path, *, max_bytes: int | None = None

@@ -5,7 +5,10 @@ module is that JSON's schema. The starter builds an ``ExecutionInput``; the data
 grows as the run goes (each under the ``ResultPath`` the definition gives it)::
 
     $                   ExecutionInput        job_id, run, source, options, message
-    $.results.parse     ParseOutput           ParseTier1/2/3
+    $.results.plan      PlanOutput            Plan (whole, or page-range shards)
+    $.results.shards    list[ShardParsed]     ParseShards (the Map: one per shard)
+    $.results.parse     ParseOutput           ParseTier1/2/3, or Merge (which replaces
+                                              $.results with {parse})
     $.results.project   ProjectOutput         Project
     $.results.detect    DetectOutput          Detect
     $.error             CaughtError           any Catch (Error, Cause)
@@ -13,8 +16,9 @@ grows as the run goes (each under the ``ResultPath`` the definition gives it)::
     $.failure           FailureRecorded       RecordFailure (read by the DLQ send and Choice)
     $.dead_letter       DeadLetterSent        SendToDeadLetterQueue (read by MarkDeadLettered)
 
-Each Task's ``Parameters`` build the input model of the Lambda it invokes (``PARSE``,
-``PROJECT``, ``DETECT`` below; the records function takes a ``RecordsAction``), and a
+Each Task's ``Parameters`` build the input model of the Lambda it invokes (``PLAN``,
+``PARSE``, ``MERGE``, ``PROJECT``, ``DETECT`` below; the records function takes a
+``RecordsAction``), and a
 handler returns its output model dumped with ``model_dump(mode="json")`` (the
 ``richdoc.stage.stage_handler`` decorator does it). ``tests/test_contracts.py`` runs every
 route of the definition over these models, so a field renamed on one side only fails it.
@@ -41,7 +45,7 @@ from typing import (
     TypeVar,
 )
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from richdoc.taxonomy import Failure, FailureKind
 
@@ -125,6 +129,24 @@ class ExecutionInput(Contract):
     message: str  # the original ingest message body, dead-lettered as it came
 
 
+class PageSpan(Contract):
+    """Pages ``start`` to ``end`` of a document (1-based, inclusive): one page-range shard.
+    ``richdoc.parse.shards.PageRange`` is the same range inside the parse step."""
+
+    start: int = Field(ge=1)
+    end: int
+
+    @model_validator(mode="after")
+    def _ordered(self) -> PageSpan:
+        if self.end < self.start:
+            raise ValueError(f"a page range ends at or after its start: {self.start}-{self.end}")
+        return self
+
+    def __str__(self) -> str:
+        """How attempt records name the shard: ``51-100``."""
+        return f"{self.start}-{self.end}"
+
+
 class StageInput(Contract):
     """The fields every step handler receives."""
 
@@ -136,6 +158,44 @@ class StageInput(Contract):
         """The memory tier the attempt record and the duration metric carry."""
         return None
 
+    def attempt_pages(self) -> str | None:
+        """The page range (``51-100``) the attempt record carries: a shard's."""
+        return None
+
+
+class StageOutput(Contract):
+    """The base of a step's output."""
+
+    def attempt_cached(self) -> bool | None:
+        """Whether the attempt was answered from the artifact cache (its record says so)."""
+        return None
+
+
+# ---- plan ------------------------------------------------------------------------------------
+
+
+class PlanInput(StageInput):
+    source: SourceObject
+
+
+class PlanOutput(StageOutput):
+    """How the document is parsed (``richdoc.parse.sharded.plan_request``): whole, or as
+    page-range ``shards`` (a PDF with more pages than ``RICHDOC_SHARD_PAGES``), at most
+    ``max_concurrency`` at once (the Map state's ``MaxConcurrencyPath``: the template's
+    ``ShardMaxConcurrency``). About 30 bytes a shard: 6 KB for 200."""
+
+    sha256: str | None  # of the bytes inspected; None where the plan needed no download
+    size: int | None
+    format: str
+    pipeline: str
+    contract: str
+    pages: int | None  # the inspected page count; None where not inspected
+    sharded: bool
+    shards: list[PageSpan]  # in page order; empty when parsed whole
+    shard_count: int  # parse invocations that convert the document: 1 when whole
+    max_concurrency: int
+    seconds: float
+
 
 # ---- parse -----------------------------------------------------------------------------------
 
@@ -144,13 +204,19 @@ class ParseInput(StageInput):
     tier: int
     accept_partial: bool = False  # only the biggest tier keeps a partial conversion
     source: SourceObject
+    pages: PageSpan | None = None  # one shard's pages; None: the whole document
 
     def attempt_tier(self) -> int | None:
         return self.tier
 
+    def attempt_pages(self) -> str | None:
+        return str(self.pages) if self.pages else None
 
-class ParseOutput(Contract):
-    """The parse step's state output (``richdoc.parse.reports.ParseReport`` is the detail)."""
+
+class ParseOutput(StageOutput):
+    """The parse step's state output (``richdoc.parse.reports.ParseReport`` is the detail),
+    for the whole document or one shard; the merge of a sharded document answers with
+    the same model, so project and detect read either alike."""
 
     docling_key: str
     sha256: str
@@ -161,6 +227,32 @@ class ParseOutput(Contract):
     partial: bool
     failed_pages: list[int]
     seconds: float
+    page_range: PageSpan | None = None  # the shard's pages; None for the whole document
+    shards: int = 1  # how many page-range shards the document was parsed as
+
+    def attempt_cached(self) -> bool | None:
+        return self.cached
+
+
+class ShardParsed(Contract):
+    """One shard's parse as the Map state keeps it (the shard tasks' ``ResultSelector``):
+    what the merge needs, and no more (docs/shards.md, "Budgets")."""
+
+    page_range: PageSpan
+    docling_key: str
+    cached: bool
+    partial: bool
+    failed_pages: list[int]
+
+
+# ---- merge -----------------------------------------------------------------------------------
+
+
+class MergeInput(StageInput):
+    """The plan and its shards' parses, in the plan's order (the Map keeps item order)."""
+
+    plan: PlanOutput
+    shards: list[ShardParsed]
 
 
 # ---- project ---------------------------------------------------------------------------------
@@ -177,7 +269,7 @@ class ProjectCounts(Contract):
     spans: int
 
 
-class ProjectOutput(Contract):
+class ProjectOutput(StageOutput):
     projection_key: str
     counts: ProjectCounts
 
@@ -195,13 +287,13 @@ class DetectCounts(Contract):
     ambiguities_suppressed: int
 
 
-class DetectOutput(Contract):
+class DetectOutput(StageOutput):
     detection_key: str
     counts: DetectCounts
 
 
 InputT = TypeVar("InputT", bound=StageInput)
-OutputT = TypeVar("OutputT", bound=Contract)
+OutputT = TypeVar("OutputT", bound=StageOutput)
 
 
 @dataclass(frozen=True)
@@ -213,7 +305,9 @@ class StageContract(Generic[InputT, OutputT]):
     output: type[OutputT]
 
 
+PLAN = StageContract("plan", PlanInput, PlanOutput)
 PARSE = StageContract("parse", ParseInput, ParseOutput)
+MERGE = StageContract("merge", MergeInput, ParseOutput)
 PROJECT = StageContract("project", ProjectInput, ProjectOutput)
 DETECT = StageContract("detect", DetectInput, DetectOutput)
 
@@ -282,12 +376,15 @@ class CaughtError(Contract):
 
 # Where a run failed: the ...Failed Pass states' ``stage`` (attempt records use the same
 # names for the step Lambdas; "start" and "record" are the records function's own calls).
-FailedStage = Literal["start", "parse", "project", "detect", "record"]
+FailedStage = Literal["start", "plan", "parse", "merge", "project", "detect", "record"]
 
 
 class FailedAt(Contract):
     stage: FailedStage
     tier: int | None = None
+    # The failed attempt was recorded where it failed: a shard's, inside the Map state
+    # (RecordShardFailure), so RecordFailure records only the job's failure.
+    attempt_recorded: bool = False
 
 
 class MessageAttribute(Contract):
@@ -308,7 +405,7 @@ class DeadLetterSent(Contract):
 
 
 class Recorded(Contract):
-    recorded: Literal["start", "escalate", "succeed", "mark_dead_lettered"]
+    recorded: Literal["start", "escalate", "shard_failed", "succeed", "mark_dead_lettered"]
 
 
 class EscalationRecorded(Recorded):
@@ -370,12 +467,26 @@ class RecordStart(RecordsCall):
 
 
 class RecordEscalation(RecordsCall):
-    """Close the parse attempt a resource limit ended, before the next tier."""
+    """Close the parse attempt a resource limit ended (of the whole document, or of the
+    shard of ``pages``), before the next tier."""
 
     action: Literal["escalate"]
     from_tier: int
+    pages: PageSpan | None = None
     error: CaughtError
     result = EscalationRecorded
+
+
+class RecordShardFailure(RecordsCall):
+    """Close the attempt of a shard that failed for good (the platform may have killed
+    it); the shard's iteration then fails under the same error name, and the Map state's
+    Catch takes the run to RecordFailure."""
+
+    action: Literal["shard_failed"]
+    failed_at: FailedAt
+    pages: PageSpan
+    error: CaughtError
+    result = Recorded
 
 
 class RecordSuccess(RecordsCall):
@@ -405,7 +516,14 @@ class RecordDeadLettered(RecordsCall):
     result = Recorded
 
 
-RecordsActions = RecordStart | RecordEscalation | RecordSuccess | RecordFailure | RecordDeadLettered
+RecordsActions = (
+    RecordStart
+    | RecordEscalation
+    | RecordShardFailure
+    | RecordSuccess
+    | RecordFailure
+    | RecordDeadLettered
+)
 RecordsAction = Annotated[RecordsActions, Field(discriminator="action")]
 RECORDS_ACTION: TypeAdapter[RecordsActions] = TypeAdapter(
     RecordsAction, config=ConfigDict(defer_build=True)

@@ -8,14 +8,16 @@ a stale run can never overwrite a newer run's status.
 
 Items (``pk`` = ``JOB#<job id>``):
 
-* ``sk = "JOB"`` — the job: status, run, stage, source, options, failure, outputs, counts,
-  the original ingest message and, once dead-lettered, the dead-letter message's id.
+* ``sk = "JOB"`` — the job: status, run, stage, source, options, the number of page-range
+  shards its parse runs as, failure, outputs, counts, the original ingest message and, once
+  dead-lettered, the dead-letter message's id.
   Only job items carry ``job_status``, so the ``by-status`` index is sparse.
 
 A failed run is recorded in two steps: FAILED (the failure is known, the job is visible
 and not terminal), then DEAD_LETTERED once its dead-letter message is on the queue, so no
 job is terminal without the message an operator redrives.
-* ``sk = "ATTEMPT#r<run>#<seq>"`` — one per Lambda attempt: stage, tier, outcome, timings.
+* ``sk = "ATTEMPT#r<run>#<seq>"`` — one per Lambda attempt: stage, tier, the shard's pages,
+  outcome, whether the artifact cache answered, timings.
 """
 
 from __future__ import annotations
@@ -126,11 +128,13 @@ class Attempt:
     outcome: str
     started_at: str
     tier: int | None = None
+    pages: str | None = None  # a shard's page range, "51-100"; None for a whole document
     memory_mb: int | None = None
     request_id: str | None = None
     reason: str | None = None
     ended_at: str | None = None
     duration_ms: int | None = None
+    cached: bool | None = None  # answered from the artifact cache (parse, merge)
     recorded_by: str = "handler"
 
     @classmethod
@@ -149,6 +153,7 @@ class Job:
     options: JobOptions = field(default_factory=JobOptions)
     stage: str | None = None
     tier: int | None = None
+    shards: int | None = None  # page-range shards the parse ran as (the plan's; 1: whole)
     pipeline: str | None = None
     failure: dict[str, Any] | None = None
     execution_arn: str | None = None
@@ -172,6 +177,7 @@ class Job:
             options=JobOptions.model_validate(data.get("options", {})),
             stage=data.get("stage"),
             tier=data.get("tier"),
+            shards=data.get("shards"),
             pipeline=data.get("pipeline"),
             failure=data.get("failure"),
             execution_arn=data.get("execution_arn"),
@@ -203,6 +209,7 @@ class Job:
             "run": self.run,
             "stage": self.stage,
             "tier": self.tier,
+            "shards": self.shards,
             "pipeline": self.pipeline,
             # As stored: DynamoDB items keep no null attributes.
             "source": self.source.model_dump(mode="json", exclude_none=True),
@@ -373,7 +380,7 @@ class JobStore:
                 "run": failed_run + 1,
                 "execution_arn": execution_arn,
                 **dict.fromkeys(
-                    ("failure", "stage", "tier", "started_at", "ended_at", "dead_letter")
+                    ("failure", "stage", "tier", "shards", "started_at", "ended_at", "dead_letter")
                 ),
             },
         )
@@ -386,6 +393,17 @@ class JobStore:
             allowed=(JobStatus.QUEUED, JobStatus.RUNNING),
             status=JobStatus.RUNNING,
             updates={"execution_arn": execution_arn, "started_at": self.clock()},
+        )
+
+    def record_shards(self, job_id: str, run: int, shards: int) -> None:
+        """The plan's decision: the run's parse runs as ``shards`` page-range shards (1:
+        the whole document at once)."""
+        self._transition(
+            job_id,
+            run=run,
+            allowed=(JobStatus.RUNNING,),
+            status=JobStatus.RUNNING,
+            updates={"shards": shards},
         )
 
     def mark_stage(self, job_id: str, run: int, stage: str, tier: int | None) -> None:
@@ -406,11 +424,13 @@ class JobStore:
         counts: JobCounts,
         pipeline: str | None,
         sha256: str | None,
+        shards: int = 1,
     ) -> None:
         updates: dict[str, Any] = {
             "outputs": outputs.model_dump(mode="json"),
             "counts": counts.model_dump(mode="json"),
             "pipeline": pipeline,
+            "shards": shards,
             "stage": None,
             "ended_at": self.clock(),
         }
@@ -552,13 +572,15 @@ class JobStore:
         stage: str,
         *,
         tier: int | None = None,
+        pages: str | None = None,
         memory_mb: int | None = None,
         request_id: str | None = None,
     ) -> Attempt:
-        """Record that a Lambda attempt began (it stays 'running' if the platform kills it)."""
+        """Record that a Lambda attempt began (it stays 'running' if the platform kills it).
+        Attempts are numbered per stage, and per shard (``pages``) within it."""
         # The stage write is run-fenced: a stale execution stops here, before recording.
         self.mark_stage(job_id, run, stage, tier)
-        previous = [a for a in self.attempts(job_id, run) if a.stage == stage]
+        previous = self._stage_attempts(job_id, run, stage, pages)
         attempt = Attempt(
             job_id=job_id,
             run=run,
@@ -568,14 +590,22 @@ class JobStore:
             outcome=RUNNING_OUTCOME,
             started_at=self.clock(),
             tier=tier,
+            pages=pages,
             memory_mb=memory_mb,
             request_id=request_id,
         )
         self._put_attempt(attempt)
         return attempt
 
+    def _stage_attempts(
+        self, job_id: str, run: int, stage: str, pages: str | None
+    ) -> list[Attempt]:
+        """The run's attempts of ``stage`` for the same shard (or the whole document)."""
+        return [a for a in self.attempts(job_id, run) if a.stage == stage and a.pages == pages]
+
     def close_attempt(self, attempt: Attempt, outcome: str, reason: str | None = None) -> bool:
-        """Close a running attempt. False if it was already closed (e.g. by a catch path)."""
+        """Close a running attempt (with ``attempt.cached`` when the handler set it). False
+        if it was already closed (e.g. by a catch path)."""
         ended = self.clock()
         started = datetime.fromisoformat(attempt.started_at)
         duration_ms = int((datetime.fromisoformat(ended) - started).total_seconds() * 1000)
@@ -588,6 +618,9 @@ class JobStore:
         if reason:
             values[":reason"] = reason[:MAX_REASON_CHARS]
             expression += ", reason = :reason"
+        if attempt.cached is not None:
+            values[":cached"] = attempt.cached
+            expression += ", cached = :cached"
         try:
             with aws_errors("closing attempt"):
                 self.table.update_item(
@@ -612,12 +645,19 @@ class JobStore:
         stage: str,
         *,
         tier: int | None = None,
+        pages: str | None = None,
         memory_mb: int | None = None,
         request_id: str | None = None,
     ) -> Iterator[Attempt]:
         """Wrap one handler invocation: open, then close with 'ok' or the error name."""
         attempt = self.open_attempt(
-            job_id, run, stage, tier=tier, memory_mb=memory_mb, request_id=request_id
+            job_id,
+            run,
+            stage,
+            tier=tier,
+            pages=pages,
+            memory_mb=memory_mb,
+            request_id=request_id,
         )
         try:
             yield attempt
@@ -643,16 +683,24 @@ class JobStore:
         self.close_attempt(attempt, OK_OUTCOME)
 
     def record_platform_failure(
-        self, job_id: str, run: int, stage: str, tier: int | None, failure: Failure
+        self,
+        job_id: str,
+        run: int,
+        stage: str,
+        tier: int | None,
+        failure: Failure,
+        *,
+        pages: str | None = None,
     ) -> Attempt | None:
         """Catch path: account for an attempt the handler could not close itself.
 
         The platform killed it (timeout, OOM) or never ran it (service errors). An attempt
-        still 'running' for the stage is closed with the error name; if none is open and
-        the stage's last attempt does not already carry this error, one is added.
+        still 'running' for the stage (and the shard of ``pages``: shards run side by side)
+        is closed with the error name; if none is open and the last one does not already
+        carry this error, one is added.
         """
         error = failure.error or str(failure.kind)
-        stage_attempts = [a for a in self.attempts(job_id, run) if a.stage == stage]
+        stage_attempts = self._stage_attempts(job_id, run, stage, pages)
         for attempt in stage_attempts:
             if attempt.outcome == RUNNING_OUTCOME:
                 self.close_attempt(attempt, error, failure.reason)
@@ -671,11 +719,19 @@ class JobStore:
             ended_at=now,
             duration_ms=0,
             tier=tier,
+            pages=pages,
             reason=failure.reason[:MAX_REASON_CHARS],
             recorded_by="state-machine",
         )
         self._put_attempt(attempt)
         return attempt
+
+    def close_running_attempts(self, job_id: str, run: int, failure: Failure) -> list[Attempt]:
+        """Close every attempt of the run still 'running' with the failure's error name
+        (the run's execution has ended, so nothing will close them); returns them."""
+        error = failure.error or str(failure.kind)
+        running = [a for a in self.attempts(job_id, run) if a.outcome == RUNNING_OUTCOME]
+        return [a for a in running if self.close_attempt(a, error, failure.reason)]
 
     def _attempt_key(self, attempt: Attempt) -> dict[str, str]:
         return {

@@ -3,7 +3,8 @@ dead-letter mark), the reconciler of executions that ended outside the definitio
 routes, and the sweep of jobs left open.
 
 The state machine calls the records function with one ``richdoc.contracts.RecordsAction``;
-each action is a run-fenced transition of the job item (``richdoc.jobs``). A failed run is
+each action is a run-fenced transition of the job item (``richdoc.jobs``), or, for the
+tier escalation and the failure of a page-range shard, an attempt record. A failed run is
 closed in three states of the definition: ``fail`` records the failure (job FAILED, not
 terminal) and returns the classified failure and the SQS message attributes
 (``FailureRecorded``); the definition sends the original message to the dead-letter queue;
@@ -59,6 +60,7 @@ from richdoc.contracts import (
     Recorded,
     RecordEscalation,
     RecordFailure,
+    RecordShardFailure,
     RecordStart,
     RecordSuccess,
     ScheduledSweep,
@@ -124,6 +126,7 @@ class ExecutionStatusChangeEvent(EventBridgeModel):
 RecordsRequest = (
     RecordStart
     | RecordEscalation
+    | RecordShardFailure
     | RecordSuccess
     | RecordFailure
     | RecordDeadLettered
@@ -177,6 +180,8 @@ class Records:
                 return self.start(request)
             case RecordEscalation():
                 return self.escalate(request)
+            case RecordShardFailure():
+                return self.shard_failed(request)
             case RecordSuccess():
                 return self.succeed(request)
             case RecordFailure():
@@ -195,16 +200,31 @@ class Records:
 
     def escalate(self, action: RecordEscalation) -> EscalationRecorded:
         failure = action.error.failure()
+        pages = str(action.pages) if action.pages else None
         self.jobs.record_platform_failure(
-            action.job_id, action.run, "parse", action.from_tier, failure
+            action.job_id, action.run, "parse", action.from_tier, failure, pages=pages
         )
         self.metrics.add_metric(name="TierEscalations", unit=MetricUnit.Count, value=1)
         self.logger.warning(
-            "parse tier escalation", extra={"from_tier": action.from_tier, "error": failure.error}
+            "parse tier escalation",
+            extra={"from_tier": action.from_tier, "pages": pages, "error": failure.error},
         )
         return EscalationRecorded(
             recorded="escalate", from_tier=action.from_tier, error=failure.error
         )
+
+    def shard_failed(self, action: RecordShardFailure) -> Recorded:
+        """A shard failed for good: its attempt is closed here, where its page range is
+        known; the job's failure is recorded once, by ``fail``, after the Map state."""
+        failure = action.error.failure()
+        where = action.failed_at
+        self.jobs.record_platform_failure(
+            action.job_id, action.run, where.stage, where.tier, failure, pages=str(action.pages)
+        )
+        self.logger.warning(
+            "shard failed", extra={"pages": str(action.pages), "error": failure.error}
+        )
+        return Recorded(recorded="shard_failed")
 
     def succeed(self, action: RecordSuccess) -> Recorded:
         results = action.results
@@ -215,6 +235,7 @@ class Records:
             counts=JobCounts.of(results),
             pipeline=results.parse.pipeline,
             sha256=results.parse.sha256,
+            shards=results.parse.shards,
         )
         self.metrics.add_metric(name="JobsSucceeded", unit=MetricUnit.Count, value=1)
         return Recorded(recorded="succeed")
@@ -222,9 +243,10 @@ class Records:
     def fail(self, action: RecordFailure) -> FailureRecorded:
         failure = action.error.failure()
         where = action.failed_at
-        self.jobs.record_platform_failure(
-            action.job_id, action.run, where.stage, where.tier, failure
-        )
+        if not where.attempt_recorded:
+            self.jobs.record_platform_failure(
+                action.job_id, action.run, where.stage, where.tier, failure
+            )
         self.jobs.record_failure(action.job_id, action.run, failure)
         self.metrics.add_metric(name="JobsFailed", unit=MetricUnit.Count, value=1)
         self.logger.error("run failed; dead-lettering", extra={"failure": failure.to_json_line()})
@@ -337,9 +359,12 @@ class Records:
         turned out not to be the job's open run any more."""
         try:
             if job.status is not JobStatus.FAILED:
-                self.jobs.record_platform_failure(
-                    job.job_id, job.run, job.stage or "workflow", job.tier, failure
-                )
+                # The execution has ended: every attempt still running was killed with it
+                # (several, when shards were running side by side).
+                if not self.jobs.close_running_attempts(job.job_id, job.run, failure):
+                    self.jobs.record_platform_failure(
+                        job.job_id, job.run, job.stage or "workflow", job.tier, failure
+                    )
                 job = self.jobs.record_failure(job.job_id, job.run, failure)
             failure = job.recorded_failure() or failure
             message_id, sent_by = self._sent_by_execution(execution_arn), SENT_BY_STATE_MACHINE

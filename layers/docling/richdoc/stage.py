@@ -1,13 +1,15 @@
 """What every step handler shares: the typed contract, Powertools wiring, the attempt record.
 
-A step handler (parse, project, detect) is a plain function from its input model to its
-output model (``richdoc.contracts``: ``PARSE``, ``PROJECT``, ``DETECT``); the
+A step handler (plan, parse, merge, project, detect) is a plain function from its input
+model to its output model (``richdoc.contracts``: ``PLAN``, ``PARSE``, ``MERGE``,
+``PROJECT``, ``DETECT``); the
 ``stage_handler`` decorator validates the state input once, returns the output as JSON,
 adds the Logger (job id as correlation id, run/tier/execution as keys, per
 invocation: see ``richdoc.logcontext``), EMF metrics and
 X-Ray tracing, and records the invocation as an attempt item that is closed with ``ok``
-or the error name. Attempts the platform kills stay ``running``
-until the state machine's catch path closes them.
+or the error name (a shard's attempt carries its page range, a parse answered from the
+artifact cache says ``cached``). Attempts the platform kills stay ``running`` until the
+state machine's catch path closes them.
 """
 
 from __future__ import annotations
@@ -85,10 +87,12 @@ def stage_handler(
                 event.run,
                 stage,
                 tier=tier,
+                pages=event.attempt_pages(),
                 memory_mb=int(context.memory_limit_in_mb),
                 request_id=context.aws_request_id,
-            ):
+            ) as attempt:
                 output = body(event, context)
+                attempt.cached = output.attempt_cached()
             result = output.model_dump(mode="json")
             with single_metric(
                 name="StageSeconds",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from richdoc.contracts import ParseOutput
+from richdoc.contracts import PageSpan, ParseOutput
 from richdoc.formats import DocFormat
 from richdoc.parse.settings import Pipeline
 
@@ -69,4 +69,7 @@ class ParseReport(BaseModel):
             partial=self.partial,
             failed_pages=list(self.failed_pages),
             seconds=round(self.timings.total_s, 3),
+            page_range=PageSpan(start=self.page_range[0], end=self.page_range[1])
+            if self.page_range
+            else None,
         )

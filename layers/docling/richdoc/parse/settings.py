@@ -28,6 +28,7 @@ MEM_CEILING_ENV = "RICHDOC_MEM_CEILING_MB"
 MAX_OBJECT_ENV = "RICHDOC_MAX_OBJECT_MB"
 PDF_PIPELINE_ENV = "RICHDOC_PDF_PIPELINE"
 SHARD_PAGES_ENV = "RICHDOC_SHARD_PAGES"
+SHARD_CONCURRENCY_ENV = "RICHDOC_SHARD_CONCURRENCY"
 ARTIFACTS_ENV = "DOCLING_ARTIFACTS_PATH"
 
 # Spec section 8. The memory ceiling default applies where no Lambda tier is known.
@@ -44,6 +45,10 @@ DEFAULT_MAX_OBJECT_MB = 1024
 # (richdoc.parse.shards; 0 turns sharding off). At the Docling report's 0.6-1.6 pages/s
 # per CPU, 50 pages take 5-14 s on a 6-vCPU tier: far inside one invocation (docs/shards.md).
 DEFAULT_SHARD_PAGES = 50
+# How many shards of one document are parsed at once (the Map state's MaxConcurrency):
+# an inline Map runs at most 40 iterations at once on AWS.
+DEFAULT_SHARD_CONCURRENCY = 10
+MAX_SHARD_CONCURRENCY = 40
 # docling's own document timeout for the standard pipeline, as a fraction of timeout_s:
 # it stops feeding pages there and returns what it has (PARTIAL_SUCCESS) before the hard
 # kill. Not set for the native pipeline: its threaded parser finishes every page anyway
@@ -132,6 +137,24 @@ def shard_pages_setting(environ: Mapping[str, str] | None = None) -> int:
         value = -1
     if value < 0:
         raise ValueError(f"{SHARD_PAGES_ENV} must be a whole number of pages >= 0, not {raw!r}")
+    return value
+
+
+def shard_concurrency_setting(environ: Mapping[str, str] | None = None) -> int:
+    """``RICHDOC_SHARD_CONCURRENCY``: how many shards of a document parse at once, 1 to 40."""
+    env = os.environ if environ is None else environ
+    raw = env.get(SHARD_CONCURRENCY_ENV, "").strip()
+    if not raw:
+        return DEFAULT_SHARD_CONCURRENCY
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_SHARD_CONCURRENCY:
+        raise ValueError(
+            f"{SHARD_CONCURRENCY_ENV} must be a whole number from 1 to "
+            f"{MAX_SHARD_CONCURRENCY}, not {raw!r}"
+        )
     return value
 
 

@@ -21,10 +21,7 @@ import threading
 import time
 from pathlib import Path
 
-from botocore.exceptions import ClientError
-
 from richdoc.artifacts import ArtifactStore, docling_key, too_large
-from richdoc.awserrors import aws_errors
 from richdoc.contracts import ParseInput, ParseOutput, SourceObject
 from richdoc.forkserver import ChildOutcome, ForkServer
 from richdoc.formats import DocFormat, format_of
@@ -137,7 +134,9 @@ def shared_worker(settings: ParserSettings | None = None, *, quiet: bool = False
 # The caller's side ----------------------------------------------------------------------
 
 
-def _stage(workdir: Path, fmt: DocFormat) -> Path:
+def staged_path(workdir: Path, fmt: DocFormat) -> Path:
+    """Where a document is staged for the worker: ``document.<ext>`` whatever its name,
+    so identical bytes give identical DoclingDocuments."""
     return workdir / f"{_STAGED_STEM}.{fmt}"
 
 
@@ -212,7 +211,7 @@ def parse_file(
         local_disk_errors("parsing a file"),
         tempfile.TemporaryDirectory(prefix="richdoc-parse-") as tmp,
     ):
-        staged = _stage(Path(tmp), fmt)
+        staged = staged_path(Path(tmp), fmt)
         # A link, not a copy: the child reads the caller's file under the staged name.
         staged.symlink_to(source.resolve())
         sha256 = _sha256_file(source)
@@ -234,23 +233,6 @@ def parse_file(
         marks=(started, fetched, converted),
         output=str(output),
     )
-
-
-_META_PIPELINE = "richdoc-pipeline"
-_META_PAGES = "richdoc-pages"
-_MISSING = frozenset({"404", "NoSuchKey", "NotFound"})
-
-
-def _cached_pages(store: ArtifactStore, key: str) -> int | None:
-    """The page count recorded on a cached DoclingDocument, or None on a cache miss."""
-    with aws_errors(f"checking s3://{store.bucket}/{key}"):
-        try:
-            head = store.s3.head_object(Bucket=store.bucket, Key=key)
-        except ClientError as exc:
-            if str(exc.response.get("Error", {}).get("Code")) in _MISSING:
-                return None
-            raise
-    return int(head.get("Metadata", {}).get(_META_PAGES, 0))
 
 
 def parse_object(
@@ -276,11 +258,11 @@ def parse_object(
         tempfile.TemporaryDirectory(prefix="richdoc-parse-") as tmp,
     ):
         downloaded = store.download_source(
-            source, _stage(Path(tmp), fmt), max_bytes=limits.max_object_bytes
+            source, staged_path(Path(tmp), fmt), max_bytes=limits.max_object_bytes
         )
         fetched = time.monotonic()
         key = docling_key(downloaded.sha256, contract, pages)
-        cached_pages = _cached_pages(store, key)
+        cached_pages = store.docling_pages(key)
         if cached_pages is not None:
             done = time.monotonic()
             return ParseReport(
@@ -312,14 +294,8 @@ def parse_object(
         converted = time.monotonic()
         if report.partial:
             key = docling_key(downloaded.sha256, f"{contract}-partial", pages)
-        with aws_errors(f"writing s3://{store.bucket}/{key}"), produced.open("rb") as body:
-            store.s3.put_object(
-                Bucket=store.bucket,
-                Key=key,
-                Body=body,
-                ContentType="application/json",
-                Metadata={_META_PIPELINE: str(report.pipeline), _META_PAGES: str(report.pages)},
-            )
+        with produced.open("rb") as body:
+            store.put_docling(key, body, pipeline=str(report.pipeline), pages=report.pages)
     return _converted(
         report,
         outcome,
@@ -337,5 +313,8 @@ def parse_request(
 ) -> ParseOutput:
     """The parse Lambda's whole job: its state input in, its state output out."""
     limits = ParseLimits.resolve(memory_tier_mb=memory_tier_mb)
-    report = parse_object(store, request.source, limits, accept_partial=request.accept_partial)
+    pages = PageRange(request.pages.start, request.pages.end) if request.pages else None
+    report = parse_object(
+        store, request.source, limits, accept_partial=request.accept_partial, pages=pages
+    )
     return report.to_output()
