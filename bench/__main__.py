@@ -52,6 +52,7 @@ def run_item(name: str, mode: Mode, work: Path) -> dict[str, Any]:
         item: dict[str, Any] = json.loads(out.read_text())
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
         item = {"name": name, "title": name, "error": str(exc), "targets": [], "tables": []}
+    item["seconds"] = round(time.perf_counter() - started, 1)
     print(
         f"[bench] {name}: {time.perf_counter() - started:.0f} s, "
         + ", ".join(
