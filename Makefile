@@ -5,6 +5,8 @@ PYTHON312 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12.*/bin/python3.1
 VENV := .venv
 SAM_VENV := .venv-sam
 SAM := $(SAM_VENV)/bin/sam
+# The template's security scanner, in its own environment (its pins clash with docling's).
+CHECKOV_VENV := .venv-checkov
 PARSE_IMAGES := -x PlanFunction -x ParseTier1Function -x ParseTier2Function -x ParseTier3Function
 export SAM_CLI_TELEMETRY := 0
 export AWS_DEFAULT_REGION ?= us-east-1
@@ -22,6 +24,11 @@ $(VENV)/.installed: pyproject.toml
 $(SAM_VENV)/.installed:
 	$(PYTHON312) -m venv $(SAM_VENV)
 	$(SAM_VENV)/bin/pip install --quiet aws-sam-cli==1.170.0
+	touch $@
+
+$(CHECKOV_VENV)/.installed:
+	$(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/pip install --quiet checkov==3.3.30
 	touch $@
 
 node_modules/.installed: package.json package-lock.json
@@ -43,10 +50,12 @@ lint: setup
 typecheck: setup
 	$(VENV)/bin/mypy
 
-# Template checks that need the SAM CLI and node; the Python-side checks are in
+# Template checks that need the SAM CLI, node and checkov; the Python-side checks are in
 # tests/test_template.py. Image functions need Docker to build, so they are excluded.
-static: setup $(SAM_VENV)/.installed node_modules/.installed
+# checkov's findings that do not apply are skipped in the template, each with its reason.
+static: setup $(SAM_VENV)/.installed node_modules/.installed $(CHECKOV_VENV)/.installed
 	$(SAM) validate --lint
+	$(CHECKOV_VENV)/bin/checkov -f template.yaml --framework cloudformation --quiet --compact --skip-download
 	node_modules/.bin/asl-validator --json-path statemachine/pipeline.asl.json
 	PATH="$(dir $(PYTHON312)):$$PATH" $(SAM) build $(PARSE_IMAGES) --build-dir .aws-sam/build
 	$(VENV)/bin/python scripts/check_package_size.py .aws-sam/build
@@ -60,4 +69,4 @@ bench: setup
 	$(VENV)/bin/python -m bench
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) node_modules .aws-sam
+	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) node_modules .aws-sam
