@@ -44,6 +44,7 @@ if __package__ in (None, ""):  # run as a file: python bench/shards_bench.py
     sys.path[:0] = [str(_root), str(_root / "layers" / "docling")]
 
 from bench.common import ItemResult, Mode, Table, Target, peak_rss_mb
+from tests.executions import largest_payload
 
 RATIO_TARGET = 0.65
 SHARD_PAGES = 50
@@ -102,17 +103,6 @@ def _history(stack: Any, execution_arn: str) -> list[dict[str, Any]]:
     return events
 
 
-def _largest_payload(events: list[dict[str, Any]]) -> int:
-    return max(
-        len(details[field].encode())
-        for event in events
-        for details in event.values()
-        if isinstance(details, dict)
-        for field in ("input", "output", "parameters")
-        if isinstance(details.get(field), str)
-    )
-
-
 def _one_run(stack: Any, pdf: Path, variant: str, clock: Any) -> Run:
     from richdoc_tools.run import run_files
 
@@ -148,7 +138,7 @@ def _one_run(stack: Any, pdf: Path, variant: str, clock: Any) -> Run:
             stack.artifact(result.outputs["detection_key"]),
         ),
         history_events=len(events),
-        largest_payload=_largest_payload(events),
+        largest_payload=largest_payload(events),
     )
 
 

@@ -16,9 +16,10 @@ import pytest
 from richdoc.jobs import JobStatus
 from richdoc.parse.settings import SHARD_PAGES_ENV
 from tests import parse_inputs
+from tests.executions import largest_payload
 from tests.terminal import RICHDOC, ROOT
 from tests.test_pipeline_e2e import execution, history
-from tests.test_shards_e2e import largest_payload, run_pdf, shard_attempts
+from tests.test_shards_e2e import run_pdf, shard_attempts
 
 pytestmark = [
     pytest.mark.e2e,

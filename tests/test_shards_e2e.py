@@ -32,6 +32,7 @@ from richdoc.parse.settings import SHARD_CONCURRENCY_ENV, SHARD_PAGES_ENV, Parse
 from richdoc.parse.shards import PageRange
 from richdoc.taxonomy import CorruptInput
 from tests import parse_inputs
+from tests.executions import largest_payload
 from tests.test_pipeline_e2e import (
     dead_letters_for,
     execution,
@@ -71,18 +72,6 @@ def shard_attempts(stack: Any, job: Job, run: int | None = None) -> dict[str, li
             assert attempt.pages is not None, "a sharded run parses no whole document"
             found.setdefault(attempt.pages, []).append(attempt)
     return dict(sorted(found.items(), key=lambda item: int(item[0].split("-")[0])))
-
-
-def largest_payload(events: list[dict[str, Any]]) -> int:
-    """The largest state input or output in an execution's history, in bytes."""
-    return max(
-        len(details[field].encode())
-        for event in events
-        for details in event.values()
-        if isinstance(details, dict)
-        for field in ("input", "output", "parameters")
-        if isinstance(details.get(field), str)
-    )
 
 
 def wait_for_handlers(stack: Any) -> None:

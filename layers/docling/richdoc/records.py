@@ -60,6 +60,7 @@ from richdoc.contracts import (
     Recorded,
     RecordEscalation,
     RecordFailure,
+    RecordsActions,
     RecordShardFailure,
     RecordStart,
     RecordSuccess,
@@ -123,16 +124,7 @@ class ExecutionStatusChangeEvent(EventBridgeModel):
     detail: ExecutionStatusChange
 
 
-RecordsRequest = (
-    RecordStart
-    | RecordEscalation
-    | RecordShardFailure
-    | RecordSuccess
-    | RecordFailure
-    | RecordDeadLettered
-    | ExecutionStatusChangeEvent
-    | ScheduledSweep
-)
+RecordsRequest = RecordsActions | ExecutionStatusChangeEvent | ScheduledSweep
 RecordsResult = Recorded | EscalationRecorded | FailureRecorded | Reconciled | Swept
 
 
