@@ -40,7 +40,7 @@ if __package__ in (None, ""):  # run as a file: python bench/detection_bench.py
 from bench.common import ItemResult, Mode, Table, Target, interleaved, median_s, ratio
 from richdoc.contracts import SourceInfo
 from richdoc.detection import Detection, detect
-from richdoc.projection import Node, NodeLabel, Projection, Span
+from richdoc.graph import Node, NodeLabel, Projection, Span
 from richdoc.temporal import DATE_PATTERN
 
 BUDGET = 3.0

@@ -107,9 +107,10 @@ def in_process_steps(paths: list[Path], work: Path, clock: Clock) -> list[Steps]
     """The three steps of each document, run here as the handlers run them (minus AWS)."""
     from richdoc.contracts import SourceInfo
     from richdoc.detection import detect
+    from richdoc.graph import Projection
     from richdoc.parse.settings import ParseLimits
     from richdoc.parse.step import parse_file, shared_worker
-    from richdoc.projection import Projection, load_docling, project
+    from richdoc.projection import load_docling, project
 
     worker, limits = shared_worker(), ParseLimits.resolve()
     out = work / "baseline.docling.json"

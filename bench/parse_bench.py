@@ -89,7 +89,8 @@ def _stage_costs(docling_json: Path, repeat: int) -> dict[str, float]:
     """The project and detect handlers' work on one parse output: median seconds."""
     from richdoc.contracts import SourceInfo
     from richdoc.detection import detect
-    from richdoc.projection import Projection, load_docling, project
+    from richdoc.graph import Projection
+    from richdoc.projection import load_docling, project
 
     data = docling_json.read_bytes()
     source = SourceInfo(name=docling_json.name)

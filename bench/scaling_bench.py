@@ -84,7 +84,8 @@ class Point:
 def _work(stage: str, path: Path, reps: int) -> dict[str, float]:
     from richdoc.contracts import SourceInfo
     from richdoc.detection import detect
-    from richdoc.projection import Projection, load_docling, project
+    from richdoc.graph import Projection
+    from richdoc.projection import load_docling, project
 
     data = path.read_bytes()
     before = current_rss_mb()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from richdoc.contracts import SourceInfo
-from richdoc.projection import Edge, Node, NodeLabel, Projection, Span
+from richdoc.graph import Edge, Node, NodeLabel, Projection, Span
 
 
 def layout(*blocks: str, separator: str = "\n\n") -> Projection:

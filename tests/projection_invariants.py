@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from itertools import pairwise
 
-from richdoc.projection import Projection
+from richdoc.graph import Projection
 
 # The prop that holds the text of a span's block, by node label.
 TEXT_PROP = {"SECTION": "title", "PARAGRAPH": "text", "TABLE_ROW": "text"}

@@ -18,7 +18,7 @@ from richdoc.detection import (
     fired_rules,
     gather,
 )
-from richdoc.projection import Span
+from richdoc.graph import Span
 from richdoc.taxonomy import CorruptInput
 from richdoc.temporal import epoch_micros
 

@@ -134,3 +134,19 @@ def test_the_parse_callers_side_never_imports_docling(tmp_path: Path) -> None:
     result = _run_isolated(script, path=[LAYER])
     assert result == {"pipeline": "simple", "docling_modules": []}
     assert json.loads(output.read_bytes())["name"] == "document"
+
+
+def test_the_detect_handler_never_imports_docling_core() -> None:
+    """Detect reads projection.json through ``richdoc.graph``; importing docling-core
+    (pydantic building its models) would more than double its cold start."""
+    loaded = _run_isolated(
+        """
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("handler_detect", "functions/detect/app.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        print(json.dumps({"docling_core": sorted(m for m in sys.modules if m.startswith("docling_core"))}))
+        """,
+        path=[LAYER],
+    )
+    assert loaded == {"docling_core": []}

@@ -23,7 +23,8 @@ from projection_invariants import assert_graph_invariants, span_slice_audit
 from richdoc_tools.cli import main
 
 from richdoc.contracts import SourceInfo
-from richdoc.projection import Projection, load_docling, normalize_text, project
+from richdoc.graph import Projection
+from richdoc.projection import load_docling, normalize_text, project
 from richdoc.taxonomy import CorruptInput, UnsupportedFeature
 
 SOURCE = SourceInfo(name="test")

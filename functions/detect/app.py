@@ -8,7 +8,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 import richdoc.detection
 from richdoc.artifacts import detection_key
 from richdoc.contracts import DETECT, DetectCounts, DetectInput, DetectOutput
-from richdoc.projection import Projection
+from richdoc.graph import Projection
 from richdoc.stage import clients, stage_handler
 
 

@@ -83,7 +83,7 @@ def _cmd_detect(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from richdoc.detection import detect
-    from richdoc.projection import Projection
+    from richdoc.graph import Projection
 
     data = _input_file(args.projection).read_bytes()
     try:

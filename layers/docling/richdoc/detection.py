@@ -27,7 +27,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from richdoc.projection import Projection
+from richdoc.graph import Projection
 from richdoc.taxonomy import CorruptInput
 from richdoc.temporal import (
     MAX_SPACE_RUN,
