@@ -145,7 +145,8 @@ def test_the_detect_handler_never_imports_docling_core() -> None:
         spec = importlib.util.spec_from_file_location("handler_detect", "functions/detect/app.py")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        print(json.dumps({"docling_core": sorted(m for m in sys.modules if m.startswith("docling_core"))}))
+        loaded = sorted(m for m in sys.modules if m.startswith("docling_core"))
+        print(json.dumps({"docling_core": loaded}))
         """,
         path=[LAYER],
     )
