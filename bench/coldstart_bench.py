@@ -22,7 +22,6 @@ beyond the reference, by top-level package.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import statistics
@@ -223,9 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
-    result = run(Mode.QUICK if args.quick else Mode.FULL, args.rounds)
-    print(json.dumps(result.to_dict(), indent=1))
-    return 0 if all(t.met for t in result.targets) else 1
+    return run(Mode.QUICK if args.quick else Mode.FULL, args.rounds).print_and_exit_code()
 
 
 if __name__ == "__main__":

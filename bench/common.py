@@ -10,6 +10,7 @@ ratios: load from neighbours then shifts both sides of a ratio instead of one of
 from __future__ import annotations
 
 import gc
+import json
 import os
 import resource
 import statistics
@@ -176,6 +177,11 @@ class ItemResult:
             "tables": [asdict(t) for t in self.tables],
             "notes": list(self.notes),
         }
+
+    def print_and_exit_code(self) -> int:
+        """An item run as a script: its result as JSON on stdout; 1 if a target was missed."""
+        print(json.dumps(self.to_dict(), indent=1, default=str))
+        return 0 if all(t.met for t in self.targets) else 1
 
 
 def fmt(value: Any, digits: int = 3) -> str:

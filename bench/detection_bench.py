@@ -26,7 +26,6 @@ report and exits 1 when any scenario misses the budget.
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 from collections.abc import Callable
@@ -250,9 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=None, help="timed runs per measurement")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
-    result = run(Mode.QUICK if args.quick else Mode.FULL, args.mb, args.runs)
-    print(json.dumps(result.to_dict(), indent=1))
-    return 0 if all(t.met for t in result.targets) else 1
+    return run(Mode.QUICK if args.quick else Mode.FULL, args.mb, args.runs).print_and_exit_code()
 
 
 if __name__ == "__main__":

@@ -32,7 +32,6 @@ the job and attempt items and the function log volume: the cost model's inputs.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -510,9 +509,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
-    result = run(Mode.QUICK if args.quick else Mode.FULL)
-    print(json.dumps(result.to_dict(), indent=1, default=str))
-    return 0 if all(t.met for t in result.targets) else 1
+    return run(Mode.QUICK if args.quick else Mode.FULL).print_and_exit_code()
 
 
 if __name__ == "__main__":

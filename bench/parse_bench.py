@@ -25,7 +25,6 @@ output, as the handlers run them (load, step, serialize).
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -298,9 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=None, help="interleaved rounds")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
-    result = run(Mode.QUICK if args.quick else Mode.FULL, args.repeat)
-    print(json.dumps(result.to_dict(), indent=1))
-    return 0 if all(t.met for t in result.targets) else 1
+    return run(Mode.QUICK if args.quick else Mode.FULL, args.repeat).print_and_exit_code()
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ bare load. Verdicts use CPU time (all of it runs in this process).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -212,9 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=None, help="rounds per document")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
-    result = run(Mode.QUICK if args.quick else Mode.FULL, args.repeat)
-    print(json.dumps(result.to_dict(), indent=1))
-    return 0 if all(t.met for t in result.targets) else 1
+    return run(Mode.QUICK if args.quick else Mode.FULL, args.repeat).print_and_exit_code()
 
 
 if __name__ == "__main__":

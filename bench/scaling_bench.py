@@ -251,9 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         stage, path, reps = args.worker
         print(json.dumps(_work(stage, Path(path), int(reps))))
         return 0
-    result = run(Mode.QUICK if args.quick else Mode.FULL)
-    print(json.dumps(result.to_dict(), indent=1))
-    return 0 if all(t.met for t in result.targets) else 1
+    return run(Mode.QUICK if args.quick else Mode.FULL).print_and_exit_code()
 
 
 if __name__ == "__main__":

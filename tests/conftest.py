@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -9,17 +10,26 @@ from typing import Any
 import boto3
 import pytest
 from richdoc_tools.local.provision import PROVISIONERS, Provisioner
-from richdoc_tools.local.template import Template, load_template
+from richdoc_tools.local.template import Template, load_template, repository_root
 
 from richdoc.contracts import ParseInput, ParseOutput
 from richdoc.jobs import JobStore
 
 REGION = "us-east-1"
+DEFINITION_PATH = repository_root() / "statemachine" / "pipeline.asl.json"
 
 
 @pytest.fixture(scope="session")
 def template() -> Template:
     return load_template()
+
+
+@pytest.fixture(scope="module")
+def definition() -> dict[str, Any]:
+    """The state machine definition as written, placeholders unsubstituted (one copy per
+    module: tests that change it work on a deep copy)."""
+    data: dict[str, Any] = json.loads(DEFINITION_PATH.read_text())
+    return data
 
 
 @pytest.fixture

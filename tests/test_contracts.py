@@ -30,7 +30,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError
-from richdoc_tools.local.template import Template, load_template, repository_root
+from richdoc_tools.local.template import Template
 
 from richdoc.contracts import (
     DETECT,
@@ -49,8 +49,6 @@ from richdoc.contracts import (
     StageInput,
 )
 
-ROOT = repository_root()
-DEFINITION_PATH = ROOT / "statemachine" / "pipeline.asl.json"
 SEND_MESSAGE = "arn:aws:states:::sqs:sendMessage"
 # Which contract each function's code implements (by its directory under functions/ and its
 # handler function there: the plan is a second handler of the parse image).
@@ -482,17 +480,6 @@ def _report(result: Walk) -> str:
 
 
 # ---- the tests ---------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def template() -> Template:
-    return load_template(ROOT)
-
-
-@pytest.fixture(scope="module")
-def definition() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(DEFINITION_PATH.read_text())
-    return data
 
 
 def test_every_route_of_the_definition_agrees_with_the_contract_models(

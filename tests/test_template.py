@@ -16,28 +16,17 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from richdoc_tools.local.template import Template, load_template, repository_root
+from richdoc_tools.local.template import Template, repository_root
 
 from richdoc.parse.settings import DEFAULT_MAX_OBJECT_MB, ceiling_for_tier
 from richdoc.taxonomy import ERROR_NAMES_BY_KIND, PLATFORM_RESOURCE_LIMIT_ERRORS, FailureKind
+from tests.conftest import DEFINITION_PATH
 
 ROOT = repository_root()
-DEFINITION_PATH = ROOT / "statemachine" / "pipeline.asl.json"
 PARSE_TIERS = ("ParseTier1Function", "ParseTier2Function", "ParseTier3Function")
 TRANSIENT_NAMES = set(ERROR_NAMES_BY_KIND[FailureKind.TRANSIENT])
 RESOURCE_LIMIT_NAMES = set(ERROR_NAMES_BY_KIND[FailureKind.RESOURCE_LIMIT])
 PERMANENT_NAMES = {"CorruptInput", "UnsupportedFeature"}
-
-
-@pytest.fixture(scope="module")
-def template() -> Template:
-    return load_template(ROOT)
-
-
-@pytest.fixture(scope="module")
-def definition() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(DEFINITION_PATH.read_text())
-    return data
 
 
 def _sam(template: Template, logical_id: str) -> dict[str, Any]:
