@@ -10,6 +10,7 @@ import signal
 import sys
 import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -56,6 +57,82 @@ def test_each_task_runs_in_a_fresh_child_of_the_warm_zygote(server, tmp_path):
     assert first["warm"] == {"marker": "warm", "zygote_pid": server.zygote_pid}
     assert first["pid"] != second["pid"] != server.zygote_pid
     assert first["args"] == {"action": "echo"}
+
+
+def _children_of(pid: int) -> set[int]:
+    children = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    # pid (comm) state ppid ...; comm may hold spaces and parentheses.
+                    fields = stat.read().rpartition(")")[2].split()
+            except OSError:
+                continue  # gone meanwhile
+            if int(fields[1]) == pid:
+                children.add(int(entry))
+    return children
+
+
+def _zygote_of(fs: ForkServer) -> int:
+    pid = fs.zygote_pid
+    assert pid is not None
+    return pid
+
+
+def _state_of(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rpartition(")")[2].split()[0]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_next_tasks_child_is_forked_before_the_task_arrives(tmp_path):
+    fs = _server()
+    try:
+        _run(fs, tmp_path, action="echo")
+        # Between tasks the zygote has exactly one child: the spare, waiting for a task.
+        spares = _children_of(_zygote_of(fs))
+        assert len(spares) == 1
+        assert _run(fs, tmp_path, action="echo").value["pid"] == spares.pop()
+    finally:
+        fs.close()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_spare_that_died_waiting_does_not_fail_the_next_task(tmp_path):
+    fs = _server()
+    try:
+        _run(fs, tmp_path, action="echo")
+        zygote = _zygote_of(fs)
+        (spare,) = _children_of(zygote)
+        # Stop the zygote so that it cannot reap the spare before the next task reaches
+        # it: the task then meets a dead spare (its socket closed) and needs another.
+        os.kill(zygote, signal.SIGSTOP)
+        try:
+            os.kill(spare, signal.SIGKILL)
+            while _state_of(spare) != "Z":
+                time.sleep(0.01)
+            outcome: dict[str, Any] = {}
+            task = threading.Thread(
+                target=lambda: outcome.update(value=_run(fs, tmp_path, action="echo").value)
+            )
+            task.start()
+        finally:
+            os.kill(zygote, signal.SIGCONT)
+        task.join()
+        assert outcome["value"]["pid"] not in (spare, zygote)
+        assert _run(fs, tmp_path, action="sleep", seconds=0).value == "woke"
+    finally:
+        fs.close()
+
+
+def test_close_stops_the_spare_with_the_zygote(tmp_path):
+    fs = _server()
+    _run(fs, tmp_path, action="echo")
+    (spare,) = _children_of(_zygote_of(fs))
+    fs.close()
+    with pytest.raises(ProcessLookupError):
+        os.kill(spare, 0)
 
 
 def test_the_zygote_is_single_threaded(server, tmp_path):

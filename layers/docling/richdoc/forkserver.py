@@ -7,7 +7,9 @@ must survive and report a typed failure. A fresh interpreter per task would pay 
 multi-threaded. So the caller starts a zygote once (a fresh interpreter, without cloud
 credentials), the zygote imports and warms up the heavy modules, and forks a child per
 task. The zygote stays single-threaded; it enforces the wall-clock timeout and the
-memory ceiling of every child and reports how each one ended.
+memory ceiling of every child and reports how each one ended. It keeps one child forked
+ahead (the spare, waiting for its task), so forking the zygote's heap (about 30 ms of page
+table copying) happens while the previous task runs, not while the caller waits.
 
 Only plain processes, socket pairs and file descriptors are used: AWS Lambda has no
 /dev/shm, so multiprocessing queues, locks and pools do not work there.
@@ -16,6 +18,7 @@ Protocol (length-prefixed JSON frames)::
 
     caller -> zygote, control socket:  {"args", "result_path", "timeout_s", "mem_ceiling_mb"}
                                        + one file descriptor: the task socket
+    zygote -> spare child, its socket: {"args", "result_path"} (the task it now runs)
     zygote -> caller, task socket:     {"status", "killed", "peak_rss_mb", "seconds"}
     child  -> caller, result file:     {"value": ...} or {"failure": {...}}; exit code
                                        0 / 10 / 20 / 30 / 70 / other (richdoc.taxonomy)
@@ -182,7 +185,7 @@ def _max_rss_mb(usage: resource.struct_rusage) -> float:
 @dataclass(frozen=True)
 class ChildOutcome:
     value: Any
-    seconds: float  # fork to exit, as the zygote measured it
+    seconds: float  # task handed to the child to its exit, as the zygote measured it
     peak_rss_mb: float  # the child's peak resident set
 
 
@@ -397,6 +400,14 @@ class _Task:
     killed: str | None = None
 
 
+@dataclass(frozen=True)
+class _Spare:
+    """A child forked ahead of its task, blocked reading the task from ``sock``."""
+
+    pid: int
+    sock: socket.socket
+
+
 @dataclass
 class _Zygote:
     ctl: socket.socket
@@ -405,6 +416,7 @@ class _Zygote:
     sel: selectors.BaseSelector = field(default_factory=selectors.DefaultSelector)
     wake_r: int = -1
     wake_w: int = -1
+    spare: _Spare | None = None
 
     def serve(self) -> None:
         self.wake_r, self.wake_w = os.pipe()
@@ -415,6 +427,7 @@ class _Zygote:
         signal.signal(signal.SIGCHLD, lambda *_: None)
         self.sel.register(self.ctl, selectors.EVENT_READ, "ctl")
         self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
+        self.spare = self._fork_spare()
         while True:
             for key, _ in self.sel.select(POLL_INTERVAL_S if self.tasks else None):
                 if key.data == "ctl":
@@ -438,31 +451,54 @@ class _Zygote:
     def _spawn(self, request: dict[str, Any], fds: list[int]) -> None:
         conn = socket.socket(fileno=fds[0])
         ceiling = int(request["mem_ceiling_mb"]) * MIB
+        spare = self.spare or self._fork_spare()
+        self.spare = None
+        try:
+            _send_frame(spare.sock, request)
+        except OSError:
+            # The spare died waiting (killed from outside): this task gets a new one.
+            spare.sock.close()
+            _kill_quietly(spare.pid)
+            spare = self._fork_spare()
+            _send_frame(spare.sock, request)
+        spare.sock.close()
+        now = time.monotonic()
+        task = _Task(spare.pid, conn, now + float(request["timeout_s"]), ceiling, now)
+        self.tasks[spare.pid] = task
+        self.sel.register(conn, selectors.EVENT_READ, task)
+        # The next task's child, forked while this one runs.
+        self.spare = self._fork_spare()
+
+    def _fork_spare(self) -> _Spare:
+        ours, theirs = socket.socketpair()
         zygote = os.getpid()
         pid = os.fork()
         if pid == 0:
-            self._child(request, conn, zygote)
-        now = time.monotonic()
-        task = _Task(pid, conn, now + float(request["timeout_s"]), ceiling, now)
-        self.tasks[pid] = task
-        self.sel.register(conn, selectors.EVENT_READ, task)
+            ours.close()
+            self._child(theirs, zygote)
+        theirs.close()
+        return _Spare(pid, ours)
 
-    def _child(self, request: dict[str, Any], conn: socket.socket, zygote: int) -> NoReturn:
+    def _child(self, sock: socket.socket, zygote: int) -> NoReturn:
         code = 1
         try:
             signal.set_wakeup_fd(-1)
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             # The child needs none of the zygote's channels.
             self.sel.close()
-            for sock in [self.ctl, conn, *(t.conn for t in self.tasks.values())]:
-                sock.close()
+            spares = [self.spare.sock] if self.spare else []
+            for other in [self.ctl, *spares, *(t.conn for t in self.tasks.values())]:
+                other.close()
             os.close(self.wake_r)
             os.close(self.wake_w)
             _die_with_zygote()
             if os.getppid() == zygote:  # else the zygote died before the signal was armed
                 _no_core_dumps()
                 _drop_privileges()
-                code = _run_target(self.target, request)
+                frame = _recv_frame(sock)
+                sock.close()
+                # None: the zygote is shutting down and has no task for this spare.
+                code = 0 if frame is None else _run_target(self.target, frame[0])
         finally:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -476,6 +512,11 @@ class _Zygote:
                 return
             if pid == 0:
                 return
+            if self.spare is not None and pid == self.spare.pid:
+                # The spare died before it had a task (killed from outside).
+                self.spare.sock.close()
+                self.spare = None
+                continue
             task = self.tasks.pop(pid, None)
             if task is None:
                 continue
@@ -508,15 +549,23 @@ class _Zygote:
     def _kill(task: _Task, why: str) -> None:
         if task.killed is None:
             task.killed = why
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(task.pid, signal.SIGKILL)
+            _kill_quietly(task.pid)
 
     def _shutdown(self) -> None:
         for task in self.tasks.values():
             self._kill(task, "cancelled")
-        for pid in list(self.tasks):
+        pids = list(self.tasks)
+        if self.spare is not None:
+            self.spare.sock.close()  # the spare reads end-of-file and exits
+            pids.append(self.spare.pid)
+        for pid in pids:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
+
+
+def _kill_quietly(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
 
 
 def _send_quietly(conn: socket.socket, obj: Any) -> None:
