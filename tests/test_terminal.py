@@ -143,7 +143,8 @@ elif patch == "waits-forever":
     import richdoc_tools.run
     def run_files(*args, **kwargs):
         print("waiting for jobs", file=sys.stderr, flush=True)
-        threading.Event().wait()
+        while True:  # timed waits: Ctrl-C landing just before an untimed one is never seen
+            threading.Event().wait(0.05)
     richdoc_tools.run.run_files = run_files
 from richdoc_tools.cli import main
 sys.exit(main(sys.argv[2:]))

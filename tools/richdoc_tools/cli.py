@@ -32,6 +32,8 @@ Command = Callable[[argparse.Namespace], int]
 # Exit codes besides 0/1/2 and the taxonomy's: a shell's for SIGINT and SIGPIPE.
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
+# How long `local serve` may take to notice Ctrl-C or SIGTERM (see its wait loop).
+SIGNAL_CHECK_S = 0.2
 
 
 class UsageError(Exception):
@@ -325,8 +327,10 @@ def _cmd_local_serve(args: argparse.Namespace) -> int:
             capture_process_output=log is not None,
         ) as stack:
             print(_serve_banner(stack, log), flush=True)
+            # Short naps, not one long sleep: a signal that lands just before a blocking
+            # call starts is only acted on when the call returns.
             while True:
-                time.sleep(3600)
+                time.sleep(SIGNAL_CHECK_S)
     except PortInUse as exc:
         raise UsageError(f"{exc}; choose another port with --port (0 picks a free one)") from exc
     except KeyboardInterrupt:
