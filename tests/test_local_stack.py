@@ -164,8 +164,8 @@ def test_schedule_expressions_the_emulation_fires() -> None:
 
 def test_status_events_list_only_the_statuses_a_rule_can_match() -> None:
     loop = ExecutionStatusEvents(
-        sfn=None,
-        events=None,
+        sfn=cast(Any, None),
+        events=cast(Any, None),
         invoker=cast(Any, None),
         state_machine_arn="arn",
         region="r",
@@ -187,39 +187,6 @@ def test_status_events_list_only_the_statuses_a_rule_can_match() -> None:
 
 
 # ---- deployment fidelity -------------------------------------------------------------------
-
-
-def _resolver(**parameters: str) -> Any:
-    from richdoc_tools.local.provision import Deployed, Resolver
-
-    return Resolver(
-        stack_name="s",
-        stack_id="arn:aws:cloudformation:us-east-1:123456789012:stack/s/id",
-        region="us-east-1",
-        account="123456789012",
-        parameters=parameters,
-        deployed=Deployed(),
-        conditions={
-            "HasEmail": {"Fn::Not": [{"Fn::Equals": [{"Ref": "Email"}, ""]}]},
-            "Both": {"Fn::And": [{"Condition": "HasEmail"}, {"Fn::Equals": ["a", "a"]}]},
-            "Either": {"Fn::Or": [{"Condition": "HasEmail"}, {"Fn::Equals": ["a", "b"]}]},
-        },
-    )
-
-
-@pytest.mark.parametrize(("email", "expected"), [("", False), ("ops@example.com", True)])
-def test_conditions_and_fn_if_resolve_as_cloudformation_does(email: str, expected: bool) -> None:
-    resolver = _resolver(Email=email)
-    assert [resolver.condition(c) for c in ("HasEmail", "Both", "Either")] == [expected] * 3
-    value = {"Fn::If": ["HasEmail", {"Ref": "Email"}, {"Ref": "AWS::NoValue"}]}
-    assert resolver.resolve({"Endpoint": value}) == ({"Endpoint": email} if expected else {})
-
-
-def test_a_condition_the_template_does_not_define_is_refused() -> None:
-    from richdoc_tools.local.provision import TemplateError
-
-    with pytest.raises(TemplateError, match="Nope"):
-        _resolver(Email="").condition("Nope")
 
 
 def test_ingest_bucket_is_versioned_and_notifies_the_ingest_queue(stack: Any) -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
-import json
 import logging
 import os
 import pkgutil
@@ -38,6 +37,8 @@ from unittest import mock
 import boto3
 
 from richdoc.jobs import Job, JobStore, job_id_for
+from richdoc_tools.local.clients import Clients
+from richdoc_tools.local.deploy import Deployment
 from richdoc_tools.local.events import (
     AsyncInvoker,
     ExecutionStatusEvents,
@@ -46,7 +47,7 @@ from richdoc_tools.local.events import (
 )
 from richdoc_tools.local.lambdas import FaultPlan, LambdaRuntime
 from richdoc_tools.local.output import FunctionLog
-from richdoc_tools.local.provision import NotEmulated, Provisioner
+from richdoc_tools.local.provisioners import NotEmulated
 from richdoc_tools.local.template import Template, load_template
 
 REGION = "us-east-1"
@@ -279,11 +280,9 @@ class EmbeddedStack:
         self.outputs: dict[str, str] = {}
         self.not_emulated: list[NotEmulated] = []
         self.runtime: LambdaRuntime | None = None
-        self.session: boto3.Session | None = None
         self._exit: contextlib.ExitStack | None = None
         self._loops: list[Any] = []
-        self._clients: dict[str, Any] = {}
-        self._clients_lock = threading.Lock()
+        self._clients: Clients | None = None
         self._local = threading.local()
         self._schedule_rules: ScheduledRules | None = None
         self._queues: dict[str, str] = {}  # queue name -> logical id (for send faults)
@@ -337,19 +336,21 @@ class EmbeddedStack:
         self._make_concurrency_safe(exit_stack)
         exit_stack.callback(self._forget_clients)
 
-        self.session = boto3.Session(region_name=REGION)
-        provisioner = Provisioner(
-            self.session,
+        self._clients = Clients(
+            boto3.Session(region_name=REGION), region=REGION, endpoint_url=self.endpoint_url
+        )
+        deployment = Deployment(
+            self._clients,
             self.template,
             stack_name=self.stack_name,
             region=REGION,
             account=ACCOUNT,
             parameters=self.parameters,
         )
-        deployed = provisioner.deploy()
-        self.outputs = provisioner.outputs()
-        self.not_emulated = list(provisioner.not_emulated)
-        self._register_outputs()
+        deployed = deployment.deploy()
+        self.outputs = deployment.outputs()
+        self.not_emulated = list(deployment.not_emulated)
+        deployment.publish(self.outputs)
 
         functions = {
             deployed.refs[lid]: lid
@@ -500,7 +501,7 @@ class EmbeddedStack:
         )
 
     def _forget_clients(self) -> None:
-        self._clients.clear()
+        self._clients = None
         self._local = threading.local()
 
     def _inject_send_faults(self, exit_stack: contextlib.ExitStack) -> None:
@@ -557,19 +558,6 @@ class EmbeddedStack:
                 merged[key] = value
         os.environ.update(merged)
 
-    def _register_outputs(self) -> None:
-        """Publish the stack's outputs under its name, as CloudFormation does on AWS, so
-        operator commands find the resources the same way locally and deployed."""
-        body = {
-            "Resources": {"Outputs": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
-            "Outputs": {name: {"Value": value} for name, value in self.outputs.items()},
-        }
-        with warnings.catch_warnings():  # moto notes it does not model the placeholder
-            warnings.simplefilter("ignore", UserWarning)
-            self.client("cloudformation").create_stack(
-                StackName=self.stack_name, TemplateBody=json.dumps(body)
-            )
-
     def _start_event_loops(self, exit_stack: contextlib.ExitStack) -> None:
         lambda_client = self.client("lambda")
         sqs = self.client("sqs")
@@ -616,30 +604,23 @@ class EmbeddedStack:
 
     # ---- using the stack ---------------------------------------------------------------
 
-    def client(self, service: str) -> Any:
-        """One client per service for the stack's life (boto3 clients are thread-safe;
-        creating one costs more than most calls made with it)."""
-        assert self.session is not None, "the stack is not started"
-        with self._clients_lock:
-            client = self._clients.get(service)
-            if client is None:
-                # The service is named at run time: callers get an untyped client.
-                client = self._clients[service] = self.session.client(  # type: ignore[call-overload]
-                    service, region_name=REGION, endpoint_url=self.endpoint_url
-                )
-        return client
+    @property
+    def client(self) -> Clients:
+        """``stack.client("s3")``: the stack's client of a service, one per service for the
+        stack's life, typed per service."""
+        assert self._clients is not None, "the stack is not started"
+        return self._clients
+
+    @property
+    def session(self) -> boto3.Session:
+        return self.client.session
 
     @property
     def jobs(self) -> JobStore:
         """The job store, one per calling thread: boto3 resources are not thread-safe."""
-        assert self.session is not None
         store: JobStore | None = getattr(self._local, "jobs", None)
         if store is None:
-            with self._clients_lock:  # a boto3 session is not thread-safe either
-                table = self.session.resource(
-                    "dynamodb", region_name=REGION, endpoint_url=self.endpoint_url
-                ).Table(self.outputs["JobsTableName"])
-            store = self._local.jobs = JobStore(table)
+            store = self._local.jobs = JobStore(self.client.table(self.outputs["JobsTableName"]))
         return store
 
     def fire_schedules(self, at: datetime | None = None) -> int:
@@ -703,9 +684,8 @@ class EmbeddedStack:
         return results
 
     def artifact(self, key: str) -> bytes:
-        body: bytes = (
+        return (
             self.client("s3")
             .get_object(Bucket=self.outputs["ArtifactBucketName"], Key=key)["Body"]
             .read()
         )
-        return body
