@@ -16,6 +16,7 @@
   cannot be delivered at all goes to the target's ``DeadLetterConfig`` queue. AWS waits
   about one and two minutes before the retries; here they follow at once, on the
   delivering thread, so the event has been fully handled when delivery returns.
+* ``EventDelivery`` runs them all for a deployed stack.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
     from types_boto3_sqs.type_defs import MessageTypeDef
     from types_boto3_stepfunctions import SFNClient
     from types_boto3_stepfunctions.literals import ExecutionStatusType
+
+    from richdoc_tools.local.clients import Clients
 
 TERMINAL_STATUSES: tuple[ExecutionStatusType, ...] = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
 
@@ -406,6 +409,72 @@ class ExecutionStatusEvents(_Loop):
                 "cause": execution.get("cause"),
             },
         }
+
+
+class EventDelivery:
+    """Every event loop of a deployed stack: one SQS poller per event source mapping, the
+    execution status events of its state machine, and its scheduled rules (on their own
+    schedule only with ``schedules``; ``fire_schedules`` fires them whenever asked)."""
+
+    def __init__(
+        self,
+        clients: Clients,
+        *,
+        state_machine_arn: str,
+        region: str,
+        account: str,
+        retry_visibility_s: int,
+        schedules: bool,
+    ) -> None:
+        lambda_client, sqs, events = clients("lambda"), clients("sqs"), clients("events")
+        self.loops: list[_Loop] = []
+        for mapping in lambda_client.list_event_source_mappings()["EventSourceMappings"]:
+            self.loops.append(
+                SqsPoller(
+                    sqs=sqs,
+                    lambda_client=lambda_client,
+                    mapping=mapping,
+                    queue_url=_queue_url(sqs, mapping["EventSourceArn"]),
+                    region=region,
+                    retry_visibility_s=retry_visibility_s,
+                )
+            )
+        invoker = AsyncInvoker(lambda_client=lambda_client, sqs=sqs)
+        self.loops.append(
+            ExecutionStatusEvents(
+                sfn=clients("stepfunctions"),
+                events=events,
+                invoker=invoker,
+                state_machine_arn=state_machine_arn,
+                region=region,
+                account=account,
+            )
+        )
+        self.schedules = ScheduledRules(
+            events=events, invoker=invoker, region=region, account=account
+        )
+        self.schedules.rules()  # refuse schedule expressions that are not emulated
+        if schedules:
+            self.loops.append(self.schedules)
+
+    def start(self) -> None:
+        for loop in self.loops:
+            loop.start()
+
+    def stop(self) -> None:
+        for loop in self.loops:
+            loop.stop()
+        for loop in self.loops:
+            loop.join(timeout=5)
+        self.loops.clear()
+
+    @property
+    def errors(self) -> list[BaseException]:
+        """What the loops raised (each keeps delivering): jobs may be unable to progress."""
+        return [error for loop in self.loops for error in loop.errors]
+
+    def fire_schedules(self, at: datetime | None = None) -> int:
+        return self.schedules.fire_all(at)
 
 
 def wait_until(predicate: Callable[[], bool], timeout_s: float, interval_s: float = 0.05) -> bool:
