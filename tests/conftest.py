@@ -9,7 +9,9 @@ from typing import Any
 
 import boto3
 import pytest
-from richdoc_tools.local.provision import PROVISIONERS, Provisioner
+from richdoc_tools.local.clients import Clients
+from richdoc_tools.local.deploy import Deployment
+from richdoc_tools.local.provisioners import PROVISIONERS
 from richdoc_tools.local.template import Template, load_template, repository_root
 
 from richdoc.contracts import ParseInput, ParseOutput
@@ -51,13 +53,17 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def provision_one(template: Template, logical_id: str) -> Any:
     """Create a single resource of the template (its properties must not reference others)."""
-    provisioner = Provisioner(
-        boto3.Session(), template, stack_name="unit", region=REGION, account="123456789012"
+    deployment = Deployment(
+        Clients(boto3.Session(), region=REGION),
+        template,
+        stack_name="unit",
+        region=REGION,
+        account="123456789012",
     )
     resource = template.resources[logical_id]
-    props = provisioner.resolver.resolve(resource.get("Properties", {}))
-    PROVISIONERS[resource["Type"]](provisioner, logical_id, props)
-    return provisioner.deployed.refs[logical_id]
+    props = deployment.resolver.resolve(resource.get("Properties", {}))
+    PROVISIONERS[resource["Type"]](deployment, logical_id, props)
+    return deployment.deployed.refs[logical_id]
 
 
 @pytest.fixture

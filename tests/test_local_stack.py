@@ -7,7 +7,6 @@ import inspect
 import json
 import os
 from datetime import UTC, datetime
-from importlib.metadata import version
 from typing import Any, cast
 
 import pytest
@@ -18,140 +17,16 @@ from richdoc_tools.local.events import (
     schedule_period_s,
     wait_until,
 )
-from richdoc_tools.local.lambdas import PATCH_TARGET, PlatformError, ServiceError
-from richdoc_tools.local.stack import (
-    ASL_PARSE_TARGET,
-    CONDITION_BUILDER_TARGET,
-    DYNAMODB_DISPATCH_TARGET,
-    LAMBDA_TASK_CLIENT_TARGET,
-    METRICS_METHODS,
-    METRICS_PROVIDER_TARGET,
-    RETRY_SLEEP_TARGET,
-    S3_NOTIFICATION_TARGET,
-    SERVER_APP_TARGET,
-    SQS_SEND_TARGET,
-    EventLoopFailed,
-    _DefinitionParses,
-)
+from richdoc_tools.local.lambdas import PlatformError, ServiceError
+from richdoc_tools.local.patches.definition_parse import DefinitionParses
+from richdoc_tools.local.stack import EventLoopFailed
 
 from richdoc.jobs import JobStatus
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("stack")]
 
 
-# ---- canaries: the moto internals the stack patches --------------------------------------
-
-
-def test_moto_is_the_exact_pinned_version() -> None:
-    assert version("moto") == "5.2.5"
-
-
-def test_lambda_invoke_patch_point_exists_with_the_expected_shape() -> None:
-    import moto.awslambda.models
-
-    # Read moto's source, not the class: the stack may already have patched it.
-    assert PATCH_TARGET == "moto.awslambda.models.LambdaFunction._invoke_lambda"
-    source = inspect.getsource(moto.awslambda.models)
-    assert "class LambdaFunction(" in source
-    assert "def _invoke_lambda(self, event: str | None = None) -> tuple[str, bool, str]:" in source
-    assert source.count("self._invoke_lambda(") >= 1
-
-
-def test_retry_sleep_patch_point_still_sleeps_through_the_module_time() -> None:
-    import importlib
-
-    module_name, _, attribute = RETRY_SLEEP_TARGET.rpartition(".")
-    module = importlib.import_module(module_name)
-    assert attribute == "time"
-    assert "time.sleep(interval_seconds)" in inspect.getsource(module.RetrierDecl._eval_body)
-
-
-def test_definition_parse_patch_point_returns_program_and_tree_and_runs_per_execution() -> None:
-    import moto.stepfunctions.parser.asl.parse.asl_parser as asl_parser
-    from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
-
-    assert ASL_PARSE_TARGET == (
-        "moto.stepfunctions.parser.asl.parse.asl_parser.AmazonStateLanguageParser.parse"
-    )
-    source = inspect.getsource(asl_parser)
-    assert "def parse(definition: str) -> tuple[EvalComponent, ParserRuleContext]:" in source
-    # The cache rebuilds components from a kept tree exactly as parse does.
-    assert "preprocessor = Preprocessor()\n        program = preprocessor.visit(tree)" in source
-    entry = inspect.getsource(ExecutionWorker._get_evaluation_entrypoint)
-    assert "AmazonStateLanguageParser.parse(" in entry
-
-
-def test_lambda_task_client_patch_point_ignores_the_state_credentials() -> None:
-    import importlib
-
-    module_name, _, attribute = LAMBDA_TASK_CLIENT_TARGET.rpartition(".")
-    module = importlib.import_module(module_name)
-    assert attribute == "boto_client_for"
-    assert "boto_client_for(" in inspect.getsource(module)
-    from moto.stepfunctions.parser.asl.utils import boto_client
-
-    # One client per region and service is only right while moto ignores the credentials.
-    body = inspect.getsource(boto_client.boto_client_for).split(") -> BaseClient:", 1)[1]
-    assert "state_credentials" not in body
-    assert 'aws_access_key_id="ak"' in body
-
-
-def test_dynamodb_dispatch_patch_point_handles_every_request() -> None:
-    import moto.dynamodb.responses as responses
-
-    assert DYNAMODB_DISPATCH_TARGET == "moto.dynamodb.responses.DynamoHandler.call_action"
-    source = inspect.getsource(responses)
-    assert "class DynamoHandler(BaseResponse):" in source
-    assert "    def call_action(self) -> TYPE_RESPONSE:" in source
-
-
-def test_condition_builder_patch_point_builds_with_the_injectors_builder() -> None:
-    import boto3.dynamodb.transform as transform
-
-    assert CONDITION_BUILDER_TARGET.endswith("TransformationInjector.inject_condition_expressions")
-    source = inspect.getsource(transform.TransformationInjector)
-    assert "self._condition_builder = ConditionExpressionBuilder()" in source
-    assert "self._condition_builder.reset()" in source
-
-
-def test_metrics_provider_patch_point_has_the_shared_metric_set_methods() -> None:
-    import importlib
-
-    module_name, _, class_name = METRICS_PROVIDER_TARGET.rpartition(".")
-    provider = getattr(importlib.import_module(module_name), class_name)
-    for method in METRICS_METHODS:
-        assert callable(getattr(provider, method)), method
-
-
-def test_s3_notification_patch_point_builds_every_record_without_a_version_id() -> None:
-    import moto.s3.notifications as notifications
-
-    assert S3_NOTIFICATION_TARGET == "moto.s3.notifications._get_s3_event"
-    source = inspect.getsource(notifications)
-    assert 'def _get_s3_event(\n    event_name: str, bucket: "FakeBucket", key: Any,' in source
-    assert source.count("event_body = _get_s3_event(event_name, bucket, key, notification.id)") == 3
-    # The day moto sends versionId itself, the patch (which only fills it in) can go.
-    assert "versionId" not in inspect.getsource(notifications._get_s3_event)
-
-
-def test_server_patch_point_is_the_app_moto_serves() -> None:
-    from moto.moto_server import threaded_moto_server
-
-    assert SERVER_APP_TARGET == "moto.moto_server.werkzeug_app"
-    source = inspect.getsource(threaded_moto_server.ThreadedMotoServer._server_entry)
-    assert "app = DomainDispatcherApplication(create_backend_app)" in source
-    assert "request_handler=MotoRequestHandler" in source
-
-
-def test_sqs_send_patch_point_takes_the_queue_name_and_redrives_do_not_pass_it() -> None:
-    import moto.sqs.models as models
-
-    assert SQS_SEND_TARGET == "moto.sqs.models.SQSBackend.send_message"
-    source = inspect.getsource(models)
-    assert "    def send_message(\n        self,\n        queue_name: str," in source
-    # SQS's own redrive-policy moves add to the dead-letter queue without SendMessage, so
-    # a scripted send failure never stops them.
-    assert "queue.dead_letter_queue.add_message(message)" in source
+# ---- event delivery, unit by unit ----------------------------------------------------------
 
 
 def test_schedule_expressions_the_emulation_fires() -> None:
@@ -164,8 +39,8 @@ def test_schedule_expressions_the_emulation_fires() -> None:
 
 def test_status_events_list_only_the_statuses_a_rule_can_match() -> None:
     loop = ExecutionStatusEvents(
-        sfn=None,
-        events=None,
+        sfn=cast(Any, None),
+        events=cast(Any, None),
         invoker=cast(Any, None),
         state_machine_arn="arn",
         region="r",
@@ -187,39 +62,6 @@ def test_status_events_list_only_the_statuses_a_rule_can_match() -> None:
 
 
 # ---- deployment fidelity -------------------------------------------------------------------
-
-
-def _resolver(**parameters: str) -> Any:
-    from richdoc_tools.local.provision import Deployed, Resolver
-
-    return Resolver(
-        stack_name="s",
-        stack_id="arn:aws:cloudformation:us-east-1:123456789012:stack/s/id",
-        region="us-east-1",
-        account="123456789012",
-        parameters=parameters,
-        deployed=Deployed(),
-        conditions={
-            "HasEmail": {"Fn::Not": [{"Fn::Equals": [{"Ref": "Email"}, ""]}]},
-            "Both": {"Fn::And": [{"Condition": "HasEmail"}, {"Fn::Equals": ["a", "a"]}]},
-            "Either": {"Fn::Or": [{"Condition": "HasEmail"}, {"Fn::Equals": ["a", "b"]}]},
-        },
-    )
-
-
-@pytest.mark.parametrize(("email", "expected"), [("", False), ("ops@example.com", True)])
-def test_conditions_and_fn_if_resolve_as_cloudformation_does(email: str, expected: bool) -> None:
-    resolver = _resolver(Email=email)
-    assert [resolver.condition(c) for c in ("HasEmail", "Both", "Either")] == [expected] * 3
-    value = {"Fn::If": ["HasEmail", {"Ref": "Email"}, {"Ref": "AWS::NoValue"}]}
-    assert resolver.resolve({"Endpoint": value}) == ({"Endpoint": email} if expected else {})
-
-
-def test_a_condition_the_template_does_not_define_is_refused() -> None:
-    from richdoc_tools.local.provision import TemplateError
-
-    with pytest.raises(TemplateError, match="Nope"):
-        _resolver(Email="").condition("Nope")
 
 
 def test_ingest_bucket_is_versioned_and_notifies_the_ingest_queue(stack: Any) -> None:
@@ -251,7 +93,7 @@ def test_executions_share_one_parse_of_the_definition(stack: Any, tmp_path: Any)
     jobs = stack.wait_for_jobs([u.job_id for u in uploads], timeout_s=120)
     assert all(job is not None and job.status is JobStatus.SUCCEEDED for job in jobs.values())
     parse = inspect.getattr_static(AmazonStateLanguageParser, "parse").__func__
-    assert isinstance(parse, _DefinitionParses)
+    assert isinstance(parse, DefinitionParses)
     machine = stack.client("stepfunctions").describe_state_machine(
         stateMachineArn=stack.outputs["StateMachineArn"]
     )
@@ -477,7 +319,7 @@ def test_quick_overwrites_of_one_key_are_one_job_per_version(stack: Any, tmp_pat
 
 
 def test_waiting_stops_as_soon_as_an_event_loop_fails(stack: Any) -> None:
-    [poller] = [loop for loop in stack._loops if loop.name.startswith("sqs-poller")]
+    [poller] = [loop for loop in stack.delivery.loops if loop.name.startswith("sqs-poller")]
     poller.errors.append(RuntimeError("receive failed"))
     try:
         with pytest.raises(EventLoopFailed, match="RuntimeError: receive failed"):

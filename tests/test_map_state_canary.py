@@ -12,7 +12,7 @@ Map on AWS and locally. If a moto upgrade changes any of this, these tests say s
 
 from __future__ import annotations
 
-import importlib
+import contextlib
 import io
 import json
 import logging
@@ -23,13 +23,13 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
+from types import ModuleType
 from typing import Any
 
 import boto3
 import pytest
 from richdoc_tools.local.lambdas import LambdaRuntime
-from richdoc_tools.local.stack import RETRY_SLEEP_TARGET
+from richdoc_tools.local.patches import lambda_invoke, retry_sleep
 from richdoc_tools.local.template import HandlerSource
 
 REGION, ACCOUNT = "us-east-1", "123456789012"
@@ -75,13 +75,13 @@ def stepfunctions(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stepfunctions]:
         "AWS_DEFAULT_REGION": REGION,
     }.items():
         monkeypatch.setenv(key, value)
-    # Retry intervals really sleep in moto; the embedded stack scales them the same way.
-    module_name, _, attribute = RETRY_SLEEP_TARGET.rpartition(".")
-    monkeypatch.setattr(
-        importlib.import_module(module_name), attribute, SimpleNamespace(sleep=lambda s: None)
-    )
     logging.getLogger("moto.stepfunctions.parser").setLevel(logging.CRITICAL)
-    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
+    with (
+        contextlib.ExitStack() as patches,
+        mock_aws(config={"stepfunctions": {"execute_state_machine": True}}),
+    ):
+        # Retry intervals really sleep in moto; the embedded stack scales them the same way.
+        retry_sleep.install(patches, scale=0.0)
         role = boto3.client("iam").create_role(RoleName="canary", AssumeRolePolicyDocument="{}")
         archive = io.BytesIO()
         with zipfile.ZipFile(archive, "w") as zipped:
@@ -97,12 +97,12 @@ def stepfunctions(monkeypatch: pytest.MonkeyPatch) -> Iterator[Stepfunctions]:
             )
         source = HandlerSource("Shard", Path(__file__).parent, "map_canary_handlers.parse_shard")
         runtime = LambdaRuntime({"Shard": source}, functions=dict.fromkeys(TIERS, "Shard"))
-        with runtime.installed():
-            handlers = sys.modules[runtime.handler("Shard").__module__]
-            handlers.SCRIPT.clear()
-            handlers.CALLS.clear()
-            handlers.GATE.reset()
-            yield Stepfunctions(boto3.client("stepfunctions"), handlers)
+        lambda_invoke.install(patches, runtime)
+        handlers = sys.modules[runtime.handler("Shard").__module__]
+        handlers.SCRIPT.clear()
+        handlers.CALLS.clear()
+        handlers.GATE.reset()
+        yield Stepfunctions(boto3.client("stepfunctions"), handlers)
 
 
 def _parse_task(function: str, **extra: Any) -> dict[str, Any]:

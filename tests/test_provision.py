@@ -10,30 +10,27 @@ from typing import Any
 
 import boto3
 import pytest
-from richdoc_tools.local.provision import (
-    PROVISIONERS,
-    NotEmulated,
-    Provisioner,
-    TemplateError,
-)
-from richdoc_tools.local.template import Template
+from richdoc_tools.local.clients import Clients
+from richdoc_tools.local.deploy import Deployment
+from richdoc_tools.local.provisioners import PROVISIONERS, NotEmulated
+from richdoc_tools.local.template import Template, TemplateError
 
 
 def _deploy(
     template: Template, resources: dict[str, Any], conditions: dict[str, Any] | None = None
-) -> Provisioner:
+) -> Deployment:
     cfn = {**copy.deepcopy(template.cfn), "Resources": resources, "Outputs": {}}
     if conditions is not None:
         cfn["Conditions"] = conditions
-    provisioner = Provisioner(
-        boto3.Session(),
+    deployment = Deployment(
+        Clients(boto3.Session(), region="us-east-1"),
         Template(root=template.root, sam=template.sam, cfn=cfn, handlers={}),
         stack_name="unit",
         region="us-east-1",
         account="123456789012",
     )
-    provisioner.deploy()
-    return provisioner
+    deployment.deploy()
+    return deployment
 
 
 def test_every_property_of_the_template_is_declared(template: Template) -> None:
@@ -50,7 +47,8 @@ def test_a_template_property_nobody_handles_fails_the_deployment(
         _deploy(template, {"DeadLetterQueue": queue})
     message = str(error.value)
     assert message.startswith("DeadLetterQueue: AWS::SQS::Queue property KmsMasterKeyId ")
-    assert "@provisions('AWS::SQS::Queue', ...)" in message
+    where = "@provisions('AWS::SQS::Queue', ...) in tools/richdoc_tools/local/provisioners/sqs.py:"
+    assert where in message
     assert "consumes=" in message and "inert=" in message and "not_emulated=" in message
 
 
@@ -97,13 +95,13 @@ def test_a_resource_whose_condition_is_false_is_not_created(aws: None, template:
     queue = {**copy.deepcopy(template.resources["DeadLetterQueue"]), "Condition": "Never"}
     never = {"Fn::Equals": ["a", "b"]}
     conditions = {**template.cfn.get("Conditions", {}), "Never": never}
-    provisioner = _deploy(template, {"DeadLetterQueue": queue}, conditions=conditions)
-    assert "DeadLetterQueue" not in provisioner.deployed.refs
+    deployment = _deploy(template, {"DeadLetterQueue": queue}, conditions=conditions)
+    assert "DeadLetterQueue" not in deployment.deployed.refs
 
 
 def test_declared_but_not_emulated_properties_are_reported(aws: None, template: Template) -> None:
-    provisioner = _deploy(template, {"ParseTier1Function": _parse_function(template)})
-    assert provisioner.not_emulated == [
+    deployment = _deploy(template, {"ParseTier1Function": _parse_function(template)})
+    assert deployment.not_emulated == [
         NotEmulated(
             "ParseTier1Function",
             "Architectures",

@@ -15,31 +15,18 @@ from typing import Any
 
 import boto3
 import pytest
-from richdoc_tools.local import stack as stack_module
-from richdoc_tools.local.lambdas import PATCH_TARGET
-from richdoc_tools.local.stack import EmbeddedStack, PortInUse, _owner
+from richdoc_tools.local.patches import PATCHED
+from richdoc_tools.local.patches.target import original
+from richdoc_tools.local.stack import EmbeddedStack, PortInUse
 
 pytestmark = [pytest.mark.e2e]
-
-PATCHED = [
-    PATCH_TARGET,
-    stack_module.RETRY_SLEEP_TARGET,
-    stack_module.ASL_PARSE_TARGET,
-    stack_module.LAMBDA_TASK_CLIENT_TARGET,
-    stack_module.S3_NOTIFICATION_TARGET,
-    stack_module.DYNAMODB_DISPATCH_TARGET,
-    stack_module.CONDITION_BUILDER_TARGET,
-    *(f"{stack_module.METRICS_PROVIDER_TARGET}.{m}" for m in stack_module.METRICS_METHODS),
-]
 
 
 def _process_state() -> dict[str, Any]:
     """What a stack may change, by identity where identity matters."""
     from moto.core.config import default_user_config
 
-    state: dict[str, Any] = {
-        target: id(vars(_owner(target)[0])[_owner(target)[1]]) for target in PATCHED
-    }
+    state: dict[str, Any] = {target: id(original(target)) for target in PATCHED}
     state.update(
         environ=dict(os.environ),
         stdout=id(sys.stdout),

@@ -71,7 +71,7 @@ def test_translated_template_passes_cfn_lint(template: Template) -> None:
 
 
 def test_every_resource_type_has_a_local_provisioner(template: Template) -> None:
-    from richdoc_tools.local.provision import PROVISIONERS
+    from richdoc_tools.local.provisioners import PROVISIONERS
 
     types = {r["Type"] for r in template.resources.values()}
     assert types - set(PROVISIONERS) == set()

@@ -16,6 +16,7 @@
   cannot be delivered at all goes to the target's ``DeadLetterConfig`` queue. AWS waits
   about one and two minutes before the retries; here they follow at once, on the
   delivering thread, so the event has been fully handled when delivery returns.
+* ``EventDelivery`` runs them all for a deployed stack.
 """
 
 from __future__ import annotations
@@ -25,13 +26,25 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-TERMINAL_STATUSES = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
+if TYPE_CHECKING:
+    from types_boto3_events import EventBridgeClient
+    from types_boto3_events.type_defs import RuleTypeDef, TargetOutputTypeDef
+    from types_boto3_lambda import LambdaClient
+    from types_boto3_lambda.type_defs import EventSourceMappingConfigurationTypeDef
+    from types_boto3_sqs import SQSClient
+    from types_boto3_sqs.type_defs import MessageTypeDef
+    from types_boto3_stepfunctions import SFNClient
+    from types_boto3_stepfunctions.literals import ExecutionStatusType
+
+    from richdoc_tools.local.clients import Clients
+
+TERMINAL_STATUSES: tuple[ExecutionStatusType, ...] = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
 
 
 class _Loop(threading.Thread):
@@ -58,7 +71,7 @@ class _Loop(threading.Thread):
         raise NotImplementedError
 
 
-def lambda_sqs_record(message: dict[str, Any], queue_arn: str, region: str) -> dict[str, Any]:
+def lambda_sqs_record(message: MessageTypeDef, queue_arn: str, region: str) -> dict[str, Any]:
     """A received SQS message in the shape Lambda hands to functions."""
     attributes = message.get("Attributes", {})
     return {
@@ -96,9 +109,9 @@ class SqsPoller(_Loop):
     def __init__(
         self,
         *,
-        sqs: Any,
-        lambda_client: Any,
-        mapping: dict[str, Any],
+        sqs: SQSClient,
+        lambda_client: LambdaClient,
+        mapping: EventSourceMappingConfigurationTypeDef,
         queue_url: str,
         region: str,
         retry_visibility_s: int,
@@ -155,17 +168,16 @@ def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _queue_url(sqs: Any, queue_arn: str) -> str:
-    url: str = sqs.get_queue_url(QueueName=queue_arn.rsplit(":", 1)[1])["QueueUrl"]
-    return url
+def _queue_url(sqs: SQSClient, queue_arn: str) -> str:
+    return sqs.get_queue_url(QueueName=queue_arn.rsplit(":", 1)[1])["QueueUrl"]
 
 
 class AsyncInvoker:
-    def __init__(self, *, lambda_client: Any, sqs: Any) -> None:
+    def __init__(self, *, lambda_client: LambdaClient, sqs: SQSClient) -> None:
         self.lambda_client = lambda_client
         self.sqs = sqs
 
-    def deliver(self, rule: Mapping[str, Any], target: Mapping[str, Any], event: Any) -> None:
+    def deliver(self, rule: RuleTypeDef, target: TargetOutputTypeDef, event: Any) -> None:
         """EventBridge's delivery of one event to one Lambda target of a rule."""
         payload = json.loads(target["Input"]) if "Input" in target else event
         try:
@@ -225,14 +237,11 @@ class AsyncInvoker:
             )
         return False
 
-    def _config(self, function_arn: str) -> dict[str, Any]:
+    def _config(self, function_arn: str) -> Mapping[str, Any]:
         try:
-            config: dict[str, Any] = self.lambda_client.get_function_event_invoke_config(
-                FunctionName=function_arn
-            )
+            return self.lambda_client.get_function_event_invoke_config(FunctionName=function_arn)
         except self.lambda_client.exceptions.ResourceNotFoundException:
             return {}  # Lambda's defaults: two retries, no destination
-        return config
 
 
 def schedule_period_s(expression: str) -> float:
@@ -245,7 +254,9 @@ def schedule_period_s(expression: str) -> float:
 
 
 class ScheduledRules(_Loop):
-    def __init__(self, *, events: Any, invoker: AsyncInvoker, region: str, account: str) -> None:
+    def __init__(
+        self, *, events: EventBridgeClient, invoker: AsyncInvoker, region: str, account: str
+    ) -> None:
         super().__init__(name="event-schedules", interval_s=1.0)
         self.events = events
         self.invoker = invoker
@@ -254,7 +265,7 @@ class ScheduledRules(_Loop):
         self.next_due: dict[str, float] = {}
         self._firing = threading.Lock()  # the loop and a test may fire at the same time
 
-    def rules(self) -> list[dict[str, Any]]:
+    def rules(self) -> list[RuleTypeDef]:
         rules = [
             rule
             for rule in self.events.list_rules()["Rules"]
@@ -282,7 +293,7 @@ class ScheduledRules(_Loop):
             self.fire(rule, at)
         return len(rules)
 
-    def fire(self, rule: Mapping[str, Any], at: datetime | None = None) -> None:
+    def fire(self, rule: RuleTypeDef, at: datetime | None = None) -> None:
         event = {
             "version": "0",
             "id": str(uuid.uuid4()),
@@ -304,8 +315,8 @@ class ExecutionStatusEvents(_Loop):
     def __init__(
         self,
         *,
-        sfn: Any,
-        events: Any,
+        sfn: SFNClient,
+        events: EventBridgeClient,
         invoker: AsyncInvoker,
         state_machine_arn: str,
         region: str,
@@ -353,7 +364,9 @@ class ExecutionStatusEvents(_Loop):
                         self.on_event(event)
         return delivered
 
-    def _statuses_to_list(self, rules: list[tuple[dict[str, Any], Any]]) -> list[str]:
+    def _statuses_to_list(
+        self, rules: Sequence[tuple[Mapping[str, Any], object]]
+    ) -> list[ExecutionStatusType]:
         """The terminal statuses worth listing: those some rule can match (the stack's
         rule wants FAILED, TIMED_OUT and ABORTED), or all when a callback wants every event
         or a rule does not filter on a plain list of statuses. Listing every execution on
@@ -396,6 +409,72 @@ class ExecutionStatusEvents(_Loop):
                 "cause": execution.get("cause"),
             },
         }
+
+
+class EventDelivery:
+    """Every event loop of a deployed stack: one SQS poller per event source mapping, the
+    execution status events of its state machine, and its scheduled rules (on their own
+    schedule only with ``schedules``; ``fire_schedules`` fires them whenever asked)."""
+
+    def __init__(
+        self,
+        clients: Clients,
+        *,
+        state_machine_arn: str,
+        region: str,
+        account: str,
+        retry_visibility_s: int,
+        schedules: bool,
+    ) -> None:
+        lambda_client, sqs, events = clients("lambda"), clients("sqs"), clients("events")
+        self.loops: list[_Loop] = []
+        for mapping in lambda_client.list_event_source_mappings()["EventSourceMappings"]:
+            self.loops.append(
+                SqsPoller(
+                    sqs=sqs,
+                    lambda_client=lambda_client,
+                    mapping=mapping,
+                    queue_url=_queue_url(sqs, mapping["EventSourceArn"]),
+                    region=region,
+                    retry_visibility_s=retry_visibility_s,
+                )
+            )
+        invoker = AsyncInvoker(lambda_client=lambda_client, sqs=sqs)
+        self.loops.append(
+            ExecutionStatusEvents(
+                sfn=clients("stepfunctions"),
+                events=events,
+                invoker=invoker,
+                state_machine_arn=state_machine_arn,
+                region=region,
+                account=account,
+            )
+        )
+        self.schedules = ScheduledRules(
+            events=events, invoker=invoker, region=region, account=account
+        )
+        self.schedules.rules()  # refuse schedule expressions that are not emulated
+        if schedules:
+            self.loops.append(self.schedules)
+
+    def start(self) -> None:
+        for loop in self.loops:
+            loop.start()
+
+    def stop(self) -> None:
+        for loop in self.loops:
+            loop.stop()
+        for loop in self.loops:
+            loop.join(timeout=5)
+        self.loops.clear()
+
+    @property
+    def errors(self) -> list[BaseException]:
+        """What the loops raised (each keeps delivering): jobs may be unable to progress."""
+        return [error for loop in self.loops for error in loop.errors]
+
+    def fire_schedules(self, at: datetime | None = None) -> int:
+        return self.schedules.fire_all(at)
 
 
 def wait_until(predicate: Callable[[], bool], timeout_s: float, interval_s: float = 0.05) -> bool:

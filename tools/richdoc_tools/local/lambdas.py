@@ -1,18 +1,18 @@
 """The Lambda service of the embedded stack: invocations run the repository's handlers.
 
 moto runs function code in Docker, which this project cannot assume. Every moto code path
-that executes a function (the Invoke API, Step Functions tasks, event sources) goes
-through ``LambdaFunction._invoke_lambda``; it is replaced here by a dispatcher that runs
-the handler named in template.yaml in-process, with a Lambda context (memory size from the
-template, deadline from its timeout) and the Python runtime's error envelope, so Step
-Functions sees the same error names as on AWS (``errorType`` = exception class name;
-``Sandbox.Timedout`` when the function outlives its timeout).
+that executes a function reaches ``LambdaRuntime.invoke`` instead (the patch point
+``patches.lambda_invoke``), which runs the handler named in template.yaml in-process, with
+a Lambda context (memory size from the template, deadline from its timeout) and the Python
+runtime's error envelope, so Step Functions sees the same error names as on AWS
+(``errorType`` = exception class name; ``Sandbox.Timedout`` when the function outlives its
+timeout).
 
 A scripted ``FaultPlan`` makes the platform fail chosen invocations before the handler
 runs (a throttle, a service error, an out-of-memory kill at start) to exercise the state
 machine's routes; errors raised by handlers come from running the real handlers. The same
 plan scripts failures of SQS SendMessage to a chosen queue (``fail_sends``; the embedded
-stack applies them in moto's SQS backend, see ``stack.SQS_SEND_TARGET``), whoever sends:
+stack applies them in moto's SQS backend, see ``patches.sqs_send_faults``), whoever sends:
 the state machine's dead-letter task or a Lambda handler.
 
 Concurrency: each function has invocation slots, its reserved concurrency when the
@@ -24,7 +24,6 @@ which the state machine retries).
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import os
@@ -34,19 +33,19 @@ import time
 import traceback
 import uuid
 from collections import defaultdict, deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
-from typing import Any
-from unittest import mock
+from typing import TYPE_CHECKING, Any
 
 from richdoc_tools.local.template import HandlerSource
 
-# The moto internal this module replaces; pinned with moto's exact version and guarded by
-# a canary test (tests/test_local_stack.py) so an upgrade that moves it fails loudly.
-PATCH_TARGET = "moto.awslambda.models.LambdaFunction._invoke_lambda"
+if TYPE_CHECKING:
+    from moto.awslambda.models import LambdaFunction
+    from types_boto3_lambda import LambdaClient
+
 # Handlers run on threads named like this (the stack routes their output by it).
 FUNCTION_THREAD_PREFIX = "lambda-"
 
@@ -202,21 +201,6 @@ class LambdaRuntime:
             for logical_id, slots in self.slots.items()
         }
 
-    # ---- installation ------------------------------------------------------------------
-
-    @contextlib.contextmanager
-    def installed(self) -> Iterator[LambdaRuntime]:
-        """moto runs this runtime's handlers while the context is open (PATCH_TARGET)."""
-        from moto.awslambda.models import LambdaFunction
-
-        runtime = self
-
-        def _invoke_lambda(fn: Any, event: Any = None) -> tuple[str, bool, str]:
-            return runtime.invoke(fn, event)
-
-        with mock.patch.object(LambdaFunction, "_invoke_lambda", _invoke_lambda):
-            yield self
-
     # ---- handler loading ---------------------------------------------------------------
 
     def handler(self, logical_id: str) -> Callable[[Any, Any], Any]:
@@ -242,7 +226,9 @@ class LambdaRuntime:
 
     # ---- invocation --------------------------------------------------------------------
 
-    def invoke(self, fn: Any, event: Any) -> tuple[str, bool, str]:
+    def invoke(self, fn: LambdaFunction, event: Any) -> tuple[str, bool, str]:
+        """Run one invocation as the platform does: ``(payload, errored, logs)``, what
+        moto expects of ``LambdaFunction._invoke_lambda``."""
         logical_id = self.functions.get(fn.function_name)
         request_id = str(uuid.uuid4())
         if logical_id is None:
@@ -264,7 +250,7 @@ class LambdaRuntime:
 
     def _run(
         self,
-        fn: Any,
+        fn: LambdaFunction,
         logical_id: str,
         event: Any,
         request_id: str,
@@ -318,3 +304,42 @@ class LambdaRuntime:
             stack = traceback.format_tb(error.__traceback__)
             return error_envelope(name, str(error), request_id, stack), name
         return json.dumps(outcome.get("result")), None
+
+
+# ---- what the deployed functions ask of the runtime -------------------------------------
+
+
+def reserved_concurrency(client: LambdaClient, functions: Mapping[str, str]) -> dict[str, int]:
+    """Reserved concurrency by logical id, of the functions (name -> logical id) that set one."""
+    reserved = {}
+    for name, logical_id in functions.items():
+        value = client.get_function_concurrency(FunctionName=name).get(
+            "ReservedConcurrentExecutions"
+        )
+        if value is not None:
+            reserved[logical_id] = int(value)
+    return reserved
+
+
+def shared_environment(client: LambdaClient, functions: Mapping[str, str]) -> dict[str, str]:
+    """Every function's template environment, merged for the in-process handlers.
+
+    Handlers share one process, so the variables must agree across functions (the
+    template keeps per-function differences out of the environment: memory comes from the
+    context, the tier from the state machine); a conflict is a ``ValueError``.
+    """
+    merged: dict[str, str] = {}
+    for name, logical_id in functions.items():
+        variables = (
+            client.get_function_configuration(FunctionName=name)
+            .get("Environment", {})
+            .get("Variables", {})
+        )
+        for key, value in variables.items():
+            if key in merged and merged[key] != value:
+                raise ValueError(
+                    f"{logical_id}: environment {key}={value!r} conflicts with "
+                    f"{merged[key]!r} of another function"
+                )
+            merged[key] = value
+    return merged

@@ -19,6 +19,10 @@ LOCAL_CODE_BUCKET = "richdoc-local-code"
 LOCAL_IMAGE_REPO = "richdoc-local"
 
 
+class TemplateError(ValueError):
+    """The template uses something the embedded stack cannot deploy."""
+
+
 @dataclass(frozen=True)
 class HandlerSource:
     """Where a function's handler is in the repository."""

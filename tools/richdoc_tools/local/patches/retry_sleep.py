@@ -1,0 +1,31 @@
+"""Retry intervals, scaled.
+
+moto's interpreter really sleeps a Retry's ``IntervalSeconds`` (with backoff) through the
+``time`` module of its retrier; the stack replaces that module's ``time`` with one whose
+``sleep`` is scaled (``EmbeddedStack(retry_delay_scale=...)``: 0.01 by default, 0 in tests),
+so retry-heavy runs take a fraction of a second instead of minutes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+from richdoc_tools.local.patches.target import replace
+
+TARGET = "moto.stepfunctions.parser.asl.component.common.retry.retrier_decl.time"
+PATCHED = (TARGET,)
+
+
+class ScaledSleep:
+    """Stands in for the ``time`` module inside moto's retrier."""
+
+    def __init__(self, scale: float) -> None:
+        self.scale = scale
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds * self.scale)
+
+
+def install(exit_stack: contextlib.ExitStack, scale: float) -> None:
+    replace(exit_stack, TARGET, ScaledSleep(scale))

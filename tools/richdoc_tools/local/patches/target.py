@@ -1,0 +1,41 @@
+"""Patch targets named by dotted paths, replaced on the stack's ``ExitStack``."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import pkgutil
+from collections.abc import Callable
+from typing import Any
+from unittest import mock
+
+
+def owner(target: str) -> tuple[Any, str]:
+    """``"package.module.Class.attribute"`` -> (the class or module, "attribute")."""
+    path, _, attribute = target.rpartition(".")
+    return pkgutil.resolve_name(path), attribute
+
+
+def original(target: str) -> Any:
+    """The attribute as its owner stores it (a staticmethod stays one), patched or not."""
+    cls_or_module, attribute = owner(target)
+    return vars(cls_or_module)[attribute]
+
+
+def replace(exit_stack: contextlib.ExitStack, target: str, new: object) -> None:
+    """``target`` is ``new`` until ``exit_stack`` closes."""
+    cls_or_module, attribute = owner(target)
+    exit_stack.enter_context(mock.patch.object(cls_or_module, attribute, new))
+
+
+def locked(
+    function: Callable[..., Any], lock: contextlib.AbstractContextManager[Any]
+) -> Callable[..., Any]:
+    """``function``, called under ``lock``."""
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with lock:
+            return function(*args, **kwargs)
+
+    return call
