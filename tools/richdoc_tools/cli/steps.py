@@ -115,11 +115,6 @@ def detect(projection: str, clarify: bool, output: str) -> int:
     try:
         parsed = Projection.model_validate_json(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "document"
-        raise CorruptInput(
-            f"not a valid richdoc.projection/v1 JSON ({exc.error_count()} errors; "
-            f"first at {where}: {first['msg']})"
-        ) from exc
+        raise CorruptInput.not_valid("richdoc.projection/v1", exc) from exc
     _write_bytes(Path(output), detect_ambiguities(parsed, clarify=clarify).to_json_bytes())
     return 0
