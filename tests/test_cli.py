@@ -35,6 +35,20 @@ def test_every_command_has_help_with_an_example(capsys: pytest.CaptureFixture[st
         assert "example: richdoc" in capsys.readouterr().out, command
 
 
+def test_the_command_modules_defer_what_their_commands_need() -> None:
+    """Every invocation imports every command module (`--help` too): the libraries the
+    commands use cost more start-up time than the whole command line."""
+    listed = subprocess.run(
+        [sys.executable, "-c", "import sys, richdoc_tools.cli; print(*sys.modules)"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
+    deferred = {"rich", "boto3", "botocore", "pydantic", "richdoc", "moto", "docling"}
+    assert {name.split(".")[0] for name in listed.stdout.split()} & deferred == set()
+
+
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["run"])

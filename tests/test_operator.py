@@ -42,7 +42,7 @@ def aws_operator(monkeypatch: pytest.MonkeyPatch) -> tuple[Operator, Stubber]:
     )
     sqs = session.client("sqs")
     operator = Operator(session, RESOURCES)
-    monkeypatch.setattr(operator, "client", lambda service: sqs)
+    monkeypatch.setattr(operator, "sqs", sqs)
     return operator, Stubber(sqs)
 
 

@@ -133,7 +133,20 @@ import sys, threading
 patch = sys.argv[1]
 if patch == "parse-blocks":
     import richdoc.parse.step
-    richdoc.parse.step.parse_event = lambda *args, **kwargs: threading.Event().wait()
+    from richdoc_tools.local.stack import EmbeddedStack
+    parsing = threading.Event()
+    def parse_request(*args, **kwargs):
+        parsing.set()
+        threading.Event().wait()
+    assert callable(richdoc.parse.step.parse_request)  # what the parse handler calls
+    richdoc.parse.step.parse_request = parse_request
+    wait_for_jobs = EmbeddedStack.wait_for_jobs
+    def wait_from_the_blocked_parse_on(self, *args, **kwargs):
+        # --timeout counts once the job is in its parse (RUNNING), however slow the machine.
+        if not parsing.wait(timeout=240):
+            sys.exit("the parse was never called")
+        return wait_for_jobs(self, *args, **kwargs)
+    EmbeddedStack.wait_for_jobs = wait_from_the_blocked_parse_on
 elif patch == "poller-fails":
     from richdoc_tools.local.events import SqsPoller
     def tick(self):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from richdoc.contracts import SourceObject
 from richdoc.deadletter import (
@@ -30,6 +30,9 @@ from richdoc.deadletter import (
 )
 from richdoc.ingest import MalformedMessage, body_preview, object_created_events
 from richdoc.jobs import job_id_for
+
+if TYPE_CHECKING:
+    from types_boto3_sqs import SQSClient
 
 MALFORMED = "malformed"
 UNDELIVERED = "undelivered"
@@ -101,7 +104,7 @@ class DeadLetter:
         return self.attributes.get(ATTR_FEATURE)
 
 
-def peek(sqs: Any, queue_url: str, *, limit: int = 1000) -> list[DeadLetter]:
+def peek(sqs: SQSClient, queue_url: str, *, limit: int = 1000) -> list[DeadLetter]:
     """Read DLQ messages without consuming them (they become visible again at once)."""
     seen: dict[str, DeadLetter] = {}
     receipts: list[str] = []
@@ -133,14 +136,14 @@ def peek(sqs: Any, queue_url: str, *, limit: int = 1000) -> list[DeadLetter]:
     return list(seen.values())
 
 
-def start_move_task(sqs: Any, dlq_arn: str, destination_arn: str) -> str:
+def start_move_task(sqs: SQSClient, dlq_arn: str, destination_arn: str) -> str:
     """Redrive on AWS: an SQS message move task from the DLQ to the ingest queue."""
     response = sqs.start_message_move_task(SourceArn=dlq_arn, DestinationArn=destination_arn)
     task: str = response["TaskHandle"]
     return task
 
 
-def move_messages(sqs: Any, dlq_url: str, destination_url: str) -> int:
+def move_messages(sqs: SQSClient, dlq_url: str, destination_url: str) -> int:
     """The same move for the embedded stack: receive, send (body + attributes), delete."""
     moved = 0
     while True:

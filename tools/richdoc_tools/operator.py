@@ -7,14 +7,18 @@ resources are found from the stack's CloudFormation outputs in both cases.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import boto3
 from botocore.exceptions import ClientError
 
 from richdoc.jobs import Attempt, Job, JobStatus, JobStore
 from richdoc_tools.dlq import DeadLetter, move_messages, peek, start_move_task
+
+if TYPE_CHECKING:
+    from types_boto3_sqs import SQSClient
 
 
 class StackNotFound(LookupError):
@@ -138,9 +142,9 @@ class Operator:
         outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
         return cls(session, StackResources.from_outputs(stack_name, outputs), endpoint_url)
 
-    def client(self, service: str) -> Any:
-        # The service is named at run time: callers get an untyped client.
-        return self.session.client(service, endpoint_url=self.endpoint_url)  # type: ignore[call-overload]
+    @functools.cached_property
+    def sqs(self) -> SQSClient:
+        return self.session.client("sqs", endpoint_url=self.endpoint_url)
 
     @property
     def jobs(self) -> JobStore:
@@ -172,14 +176,13 @@ class Operator:
         return job, self.jobs.attempts(job.job_id)
 
     def dead_letters(self) -> list[DeadLetter]:
-        return peek(self.client("sqs"), self.resources.dead_letter_queue_url)
+        return peek(self.sqs, self.resources.dead_letter_queue_url)
 
     def redrive(self) -> RedriveResult:
         """Move every dead-lettered message back to the ingest queue."""
-        sqs = self.client("sqs")
         try:
             handle = start_move_task(
-                sqs, self.resources.dead_letter_queue_arn, self.resources.ingest_queue_arn
+                self.sqs, self.resources.dead_letter_queue_arn, self.resources.ingest_queue_arn
             )
         except NotImplementedError:
             pass  # the in-process emulation lacks StartMessageMoveTask
@@ -191,6 +194,6 @@ class Operator:
         else:
             return RedriveResult(mode="message-move-task", task_handle=handle)
         moved = move_messages(
-            sqs, self.resources.dead_letter_queue_url, self.resources.ingest_queue_url
+            self.sqs, self.resources.dead_letter_queue_url, self.resources.ingest_queue_url
         )
         return RedriveResult(mode="local-move", moved=moved)

@@ -114,12 +114,7 @@ def load_docling(data: bytes) -> DoclingDocument:
     try:
         return DoclingDocument.model_validate_json(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "document"
-        raise CorruptInput(
-            f"not a valid DoclingDocument JSON ({exc.error_count()} errors; "
-            f"first at {where}: {first['msg']})"
-        ) from exc
+        raise CorruptInput.not_valid("DoclingDocument", exc) from exc
 
 
 # --------------------------------------------------------------------------------------

@@ -15,6 +15,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 class FailureKind(StrEnum):
@@ -44,6 +48,16 @@ class PipelineError(Exception):
 class CorruptInput(PipelineError):
     kind = FailureKind.CORRUPT_INPUT
     exit_code = 10
+
+    @classmethod
+    def not_valid(cls, schema: str, exc: ValidationError) -> CorruptInput:
+        """JSON that is not a valid ``schema``: how many errors, and where the first is."""
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "document"
+        return cls(
+            f"not a valid {schema} JSON ({exc.error_count()} errors; "
+            f"first at {where}: {first['msg']})"
+        )
 
 
 class UnsupportedFeature(PipelineError):

@@ -1,0 +1,106 @@
+"""Every exit code of the command line, decided in one place.
+
+Commands return their result's code (0, or 1 when a job failed or was not found); what
+they raise is mapped here for all of them:
+
+* ``UsageError`` (a bad argument found after parsing: a missing file, an unusable
+  ``--out``): ``richdoc <command>: <message>`` on stderr, exit 2. click's own usage errors
+  (a missing argument, a bad option value) also exit 2, with click's usage lines.
+* ``PipelineError`` (a step command's document failed): its failure as one JSON line on
+  stderr, exit with the taxonomy's code (10, 20, 30, 70, other transient).
+* ``Failed`` (the command could not do its job and says why), AWS SDK errors and
+  ``LookupError`` (no credentials, no such stack, endpoint down): the message on
+  stderr, exit 1, never a traceback.
+* Ctrl-C: 130; the reader of stdout went away (``| head``): 141; both quietly.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+import click
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+# A shell's codes for SIGINT and SIGPIPE.
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+
+
+class UsageError(Exception):
+    """A bad argument found after parsing: exit 2. The message is printed as it is:
+    user-controlled parts go in through ``richdoc_tools.terminal.visible``."""
+
+
+class Failed(Exception):
+    """The command could not do its job: exit 1. Each line of the message that does not
+    start with a space is printed as ``richdoc <command>: <line>``; indented lines are
+    details, printed as they are. User-controlled parts go in through ``visible``."""
+
+
+def invoke(group: click.Group, argv: Sequence[str]) -> int:
+    """Parse ``argv``, run the command it names and return the exit code.
+
+    Like argparse (and click's standalone mode), ``--help``, ``--version`` and click's own
+    usage errors end in ``SystemExit``; everything a command does ends in a returned code.
+    """
+    try:
+        try:
+            with group.make_context(group.name, list(argv)) as ctx:
+                try:
+                    code = group.invoke(ctx)
+                except Exception as exc:
+                    mapped = _exit_code_for(exc, f"{ctx.info_name} {ctx.invoked_subcommand}")
+                    if mapped is None:
+                        raise
+                    return mapped
+                if not isinstance(code, int):
+                    raise TypeError(f"a command returned {code!r}, not an exit code")
+                return code
+        except click.exceptions.Exit as exc:  # --help, --version
+            raise SystemExit(exc.exit_code) from None
+        except click.ClickException as exc:
+            exc.show()
+            raise SystemExit(exc.exit_code) from None
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return _stdout_closed()
+
+
+def _exit_code_for(exc: Exception, prefix: str) -> int | None:
+    """Print what ``exc`` means for the user and return the exit code; None for an
+    exception that is not the user's to see (click's own, or a bug: its traceback helps)."""
+    # Imported here: the mapped errors' modules (botocore, pydantic) cost more import time
+    # than the whole command line, and a command that raises one has imported it already.
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from richdoc.taxonomy import PipelineError
+    from richdoc_tools.terminal import visible
+
+    if isinstance(exc, UsageError):
+        print(f"{prefix}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if isinstance(exc, PipelineError):
+        print(exc.failure().to_json_line(), file=sys.stderr)
+        return exc.exit_code
+    if isinstance(exc, Failed):
+        for line in str(exc).splitlines():
+            print(line if line.startswith(" ") else f"{prefix}: {line}", file=sys.stderr)
+        return EXIT_FAILED
+    if isinstance(exc, BotoCoreError | ClientError | LookupError):
+        # No credentials, no such stack, endpoint down: one line, not a traceback.
+        print(f"{prefix}: {visible(exc)}", file=sys.stderr)
+        return EXIT_FAILED
+    return None
+
+
+def _stdout_closed() -> int:
+    """The reader of our output went away (``| head``): stop quietly, as Unix tools do.
+    stdout is pointed at /dev/null so the interpreter's final flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_BROKEN_PIPE

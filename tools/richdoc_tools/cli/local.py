@@ -1,0 +1,141 @@
+"""``richdoc local``: the embedded stack as a local AWS endpoint (``local serve``), and the
+template parameters every embedded stack of the command line takes from the shell."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from richdoc_tools.cli.errors import UsageError
+from richdoc_tools.cli.options import example
+
+if TYPE_CHECKING:
+    from types import FrameType
+
+    from richdoc_tools.local.stack import EmbeddedStack
+
+# How long `local serve` may take to notice Ctrl-C or SIGTERM (see its wait loop).
+SIGNAL_CHECK_S = 0.2
+
+# The template parameters the embedded stack takes from the shell's environment: they
+# become the plan function's variables of the same names (the template sets every
+# function's environment, so a shell variable alone would not reach it).
+STACK_PARAMETERS_FROM_ENV = {
+    "RICHDOC_SHARD_PAGES": "ShardPages",
+    "RICHDOC_SHARD_CONCURRENCY": "ShardMaxConcurrency",
+}
+
+
+def stack_parameters() -> dict[str, str]:
+    """Template parameters from ``STACK_PARAMETERS_FROM_ENV``; a bad value is a usage error."""
+    from richdoc.parse.settings import shard_concurrency_setting, shard_pages_setting
+    from richdoc_tools.terminal import visible
+
+    try:
+        shard_pages_setting()
+        shard_concurrency_setting()
+    except ValueError as exc:
+        raise UsageError(visible(exc)) from exc
+    return {
+        parameter: os.environ[variable].strip()
+        for variable, parameter in STACK_PARAMETERS_FROM_ENV.items()
+        if os.environ.get(variable, "").strip()
+    }
+
+
+@click.group(short_help="the embedded stack as a local AWS endpoint")
+def local() -> None:
+    """The embedded stack as a local AWS endpoint."""
+
+
+@local.command(
+    short_help="serve the embedded stack on 127.0.0.1 for the AWS CLI and boto3",
+    epilog=example(
+        "richdoc local serve --port 4566, then",
+        "aws --endpoint-url http://127.0.0.1:4566 s3 cp report.pdf s3://BUCKET/",
+    ),
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=4566,
+    metavar="PORT",
+    help="default 4566; 0 picks a free port",
+)
+@click.option("--stack", default="richdoc", metavar="NAME", help="stack name (default: richdoc)")
+@click.option("--log", metavar="FILE", help="function logs (default: this terminal)")
+def serve(port: int, stack: str, log: str | None) -> int:
+    """Deploy template.yaml into the AWS emulation and serve it on 127.0.0.1:PORT.
+    Dropping a file into the ingest bucket starts a job. Ctrl-C stops."""
+    import signal
+    import time
+
+    from richdoc_tools.local.stack import EmbeddedStack, PortInUse
+
+    def terminate(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt  # SIGTERM stops the stack like Ctrl-C, even while deploying
+
+    signal.signal(signal.SIGTERM, terminate)
+    log_path = Path(log) if log else None
+    parameters = stack_parameters()
+    try:
+        with EmbeddedStack(
+            stack_name=stack,
+            parameters=parameters,
+            server_port=port,
+            log_path=log_path,
+            capture_process_output=log_path is not None,
+        ) as embedded:
+            print(_banner(embedded, log_path), flush=True)
+            # Short naps, not one long sleep: a signal that lands just before a blocking
+            # call starts is only acted on when the call returns.
+            while True:
+                time.sleep(SIGNAL_CHECK_S)
+    except PortInUse as exc:
+        raise UsageError(f"{exc}; choose another port with --port (0 picks a free one)") from exc
+    except KeyboardInterrupt:
+        pass
+    print("stopped", flush=True)
+    return 0
+
+
+def _banner(stack: EmbeddedStack, log: Path | None) -> str:
+    """What `local serve` prints once the stack is up: where, what, and how to use it."""
+    from richdoc_tools.terminal import visible
+
+    endpoint = stack.endpoint_url
+    options = f"--endpoint-url {endpoint}"
+    if stack.stack_name != "richdoc":
+        options += f" --stack {stack.stack_name}"
+    bucket = stack.outputs["IngestBucketName"]
+    lines = [f"richdoc embedded stack {stack.stack_name!r} listening on {endpoint}", ""]
+    lines += ["stack outputs:"]
+    lines += [f"  {name:26} {value}" for name, value in sorted(stack.outputs.items())]
+    if stack.not_emulated:
+        lines += ["", "not emulated here (differences from AWS):"]
+        grouped: dict[tuple[str, str], list[str]] = {}
+        for note in stack.not_emulated:
+            grouped.setdefault((note.item, note.why), []).append(note.resource)
+        lines += [
+            f"  {item} of {', '.join(resources)}: {why}"
+            for (item, why), resources in grouped.items()
+        ]
+    lines += [
+        "",
+        f"function logs: {log if log else 'this terminal'}",
+        "",
+        "try (the AWS CLI needs some credentials to sign with; any will do, e.g.",
+        "export AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local AWS_DEFAULT_REGION=us-east-1):",
+        f"  aws --endpoint-url {endpoint} s3 cp FILE s3://{bucket}/",
+        f"  aws --endpoint-url {endpoint} s3 cp FILE s3://{bucket}/"
+        " --metadata richdoc-clarify=true",
+        f"  richdoc jobs list {options}",
+        f"  richdoc jobs show JOB_ID {options}",
+        f"  richdoc dlq list {options}",
+        f"  richdoc dlq redrive {options}",
+        "Ctrl-C stops the stack.",
+    ]
+    return "\n".join(visible(line) for line in lines)

@@ -1,0 +1,120 @@
+"""``richdoc parse``, ``project``, ``detect``: one step alone, running exactly the code the
+Lambda handler runs. A document that fails raises its ``PipelineError``: one JSON line on
+stderr and the taxonomy's exit code (``errors``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from richdoc_tools.cli.errors import UsageError
+from richdoc_tools.cli.options import example
+
+
+def _input_file(name: str) -> Path:
+    from richdoc_tools.terminal import visible
+
+    path = Path(name)
+    if not path.is_file():
+        raise UsageError(f"{visible(path)}: no such file")
+    return path
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+@click.command(
+    short_help="convert one file to DoclingDocument JSON in the isolated worker",
+    epilog=example("richdoc parse contract.docx -o contract.docling.json --timeout-s 120"),
+)
+@click.argument("file", metavar="FILE")
+@click.option("-o", "--output", required=True, metavar="OUT.json")
+@click.option("--max-pages", type=int, default=None, metavar="N")
+@click.option("--timeout-s", type=float, default=None, metavar="S")
+@click.option("--mem-ceiling-mb", type=int, default=None, metavar="M")
+def parse(
+    file: str,
+    output: str,
+    max_pages: int | None,
+    timeout_s: float | None,
+    mem_ceiling_mb: int | None,
+) -> int:
+    """The parse step alone, isolated exactly as in Lambda. Exit codes: 0 ok, 10
+    corrupt_input, 20 unsupported_feature, 30 resource_limit, 70 internal, other
+    transient."""
+    from richdoc.parse.settings import ParseLimits
+    from richdoc.parse.step import parse_file
+
+    source = _input_file(file)
+    try:
+        limits = ParseLimits.resolve(
+            max_pages=max_pages, timeout_s=timeout_s, mem_ceiling_mb=mem_ceiling_mb
+        )
+    except ValueError as exc:  # a usage error, not a failure of the document
+        raise UsageError(str(exc)) from exc
+    report = parse_file(source, Path(output), limits)
+    print(report.model_dump_json(), file=sys.stderr)
+    return 0
+
+
+@click.command(
+    short_help="project a DoclingDocument JSON to projection.json",
+    epilog=example("richdoc project contract.docling.json -o projection.json"),
+)
+@click.argument("docling", metavar="DOCLING.json")
+@click.option("-o", "--output", required=True, metavar="PROJECTION.json")
+@click.option(
+    "--source-name", default=None, metavar="NAME", help="defaults to the document's origin"
+)
+@click.option(
+    "--source-sha256", default=None, metavar="SHA256", help="SHA-256 of the original file"
+)
+@click.option(
+    "--pipeline", default=None, metavar="PIPELINE", help="docling pipeline that produced the input"
+)
+def project(
+    docling: str,
+    output: str,
+    source_name: str | None,
+    source_sha256: str | None,
+    pipeline: str | None,
+) -> int:
+    """The projection step alone: DoclingDocument JSON in, richdoc.projection/v1 out
+    (byte-stable for identical input)."""
+    from richdoc.contracts import SourceInfo
+    from richdoc.projection import load_docling
+    from richdoc.projection import project as project_document
+
+    doc = load_docling(_input_file(docling).read_bytes())  # CorruptInput if not one
+    source = SourceInfo.for_document(doc, name=source_name, sha256=source_sha256, pipeline=pipeline)
+    _write_bytes(Path(output), project_document(doc, source).to_json_bytes())
+    return 0
+
+
+@click.command(
+    short_help="scan a projection for temporal ambiguities",
+    epilog=example("richdoc detect projection.json --clarify -o detection.json"),
+)
+@click.argument("projection", metavar="PROJECTION.json")
+@click.option("--clarify", is_flag=True, help="emit ambiguities (options.clarify)")
+@click.option("-o", "--output", required=True, metavar="DETECTION.json")
+def detect(projection: str, clarify: bool, output: str) -> int:
+    """The detection step alone (spec section 15). Without --clarify nothing is emitted;
+    the stats are still computed."""
+    from pydantic import ValidationError
+
+    from richdoc.detection import detect as detect_ambiguities
+    from richdoc.graph import Projection
+    from richdoc.taxonomy import CorruptInput
+
+    data = _input_file(projection).read_bytes()
+    try:
+        parsed = Projection.model_validate_json(data)
+    except ValidationError as exc:
+        raise CorruptInput.not_valid("richdoc.projection/v1", exc) from exc
+    _write_bytes(Path(output), detect_ambiguities(parsed, clarify=clarify).to_json_bytes())
+    return 0
