@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
-from richdoc.formats import ArchiveLimits, DocFormat, Inspection, inspect
+from richdoc.formats import ArchiveLimits, DocFormat, Inspection, inspect_file
 from richdoc.parse.merge import dump_document
+from richdoc.parse.page_ranges import PAGINATED_FORMATS, PageRange
 from richdoc.parse.reports import ChildReport, Inspected
 from richdoc.parse.settings import (
     DOCUMENT_TIMEOUT_FRACTION,
@@ -21,7 +22,6 @@ from richdoc.parse.settings import (
     ParserSettings,
     Pipeline,
 )
-from richdoc.parse.shards import PAGINATED_FORMATS, PageRange
 from richdoc.parse.tasks import PARSE_TASK, ConvertTask, InspectTask
 from richdoc.taxonomy import (
     CorruptInput,
@@ -242,7 +242,7 @@ def run_task(args: JsonValue) -> JsonValue:
 
 
 def _inspect(task: ConvertTask | InspectTask) -> Inspection:
-    return inspect(
+    return inspect_file(
         task.source,
         task.format,
         max_pages=task.max_pages,

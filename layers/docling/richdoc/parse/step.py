@@ -24,9 +24,9 @@ from pathlib import Path
 from richdoc.artifacts import ArtifactStore, docling_key, too_large
 from richdoc.contracts import ParseInput, ParseOutput, SourceObject
 from richdoc.formats import DocFormat, format_of
+from richdoc.parse.page_ranges import PAGINATED_FORMATS, PageRange
 from richdoc.parse.reports import ChildReport, Inspected, ParseReport, Timings
 from richdoc.parse.settings import ParseLimits, ParserSettings
-from richdoc.parse.shards import PAGINATED_FORMATS, PageRange
 from richdoc.parse.tasks import ConvertTask, InspectTask
 from richdoc.taxonomy import local_disk_errors
 from richdoc.worker.client import ChildOutcome, ForkServer
