@@ -392,7 +392,7 @@ def sharded_standard_parse_attempts(
     pages: int, a: Assumptions
 ) -> tuple[list[tuple[int, float]], int, str]:
     """Every shard's parse attempts (the standard pipeline's estimate for its pages):
-    ``ShardPages``-sized shards, balanced, as ``richdoc.parse.shards.plan_shards`` makes
+    ``ShardPages``-sized shards, balanced, as ``richdoc.parse.page_ranges.plan_shards`` makes
     them."""
     shards = math.ceil(pages / SHARD_PAGES)
     attempts: list[tuple[int, float]] = []

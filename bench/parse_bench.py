@@ -189,6 +189,7 @@ def run(mode: Mode, repeat: int | None = None) -> ItemResult:
                 for side in sorted(sides, reverse=round_ % 2 == 1):
                     samples[name][side].append(_seconds(sides[side]))
         hello = worker.server.hello
+        assert hello is not None  # the worker has run documents
         worker.close()
 
     documents: dict[str, dict[str, Any]] = {}
@@ -210,9 +211,9 @@ def run(mode: Mode, repeat: int | None = None) -> ItemResult:
         "repeat": config.repeat,
         "cold_start_s": round(cold_s, 3),
         "zygote": {
-            "warmup_s": round(hello["warmup_s"], 3),
-            "rss_mb": round(hello["rss_mb"], 1),
-            "threads": hello["threads"],
+            "warmup_s": round(hello.warmup_s, 3),
+            "rss_mb": round(hello.rss_mb, 1),
+            "threads": hello.threads,
         },
         "parent_peak_rss_mb": round(parent_rss_mb, 1),
         "documents": documents,
@@ -256,9 +257,9 @@ def run(mode: Mode, repeat: int | None = None) -> ItemResult:
                     "handler process peak RSS before docling is imported (parent)",
                     f"{parent_rss_mb:.0f} MB",
                 ],
-                ["zygote RSS after warm-up", f"{hello['rss_mb']:.0f} MB"],
-                ["zygote threads after warm-up", hello["threads"]],
-                ["zygote warm-up (import docling, build converters)", f"{hello['warmup_s']:.1f} s"],
+                ["zygote RSS after warm-up", f"{hello.rss_mb:.0f} MB"],
+                ["zygote threads after warm-up", hello.threads],
+                ["zygote warm-up (import docling, build converters)", f"{hello.warmup_s:.1f} s"],
                 ["first document, cold (warm-up included)", f"{cold_s:.1f} s"],
             ],
         )

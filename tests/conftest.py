@@ -122,7 +122,7 @@ def blocking_parse_worker() -> Iterator[Any]:
     from richdoc.parse.step import ParseWorker
 
     worker = ParseWorker(
-        ParserSettings(Pipeline.NATIVE), quiet=True, target="tests.forkserver_targets:block_forever"
+        ParserSettings(Pipeline.NATIVE), quiet=True, target="tests.worker_targets:block_forever"
     )
     yield worker
     worker.close()

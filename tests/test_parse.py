@@ -343,7 +343,7 @@ def test_several_threads_parse_at_once_through_one_worker(worker, tmp_path):
 
 def test_the_docling_zygote_is_single_threaded_when_it_forks(worker, tmp_path):
     _parse(worker, parse_inputs.markdown(tmp_path / "a.md"), tmp_path)
-    assert worker.server.hello["threads"] == 1
+    assert worker.server.hello is not None and worker.server.hello.threads == 1
 
 
 def test_a_document_timeout_reaches_the_warm_pipeline_without_rebuilding_it(tmp_path):

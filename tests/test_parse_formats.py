@@ -18,7 +18,7 @@ from richdoc.formats import (
     ArchiveLimits,
     DocFormat,
     format_of,
-    inspect,
+    inspect_file,
 )
 from richdoc.taxonomy import CorruptInput, ResourceLimit, UnsupportedFeature
 from tests import parse_inputs
@@ -28,7 +28,7 @@ ROOMY = ArchiveLimits.for_ceiling(4096)
 
 def _inspect(path: Path, fmt: DocFormat | None = None, *, max_pages: int = 2000, **limits):
     archive = ArchiveLimits(**{"max_unpacked_bytes": ROOMY.max_unpacked_bytes, **limits})
-    return inspect(path, fmt or format_of(path.name), max_pages=max_pages, archive=archive)
+    return inspect_file(path, fmt or format_of(path.name), max_pages=max_pages, archive=archive)
 
 
 def _ooxml(path: Path, parts: dict[str, bytes], compression: int = zipfile.ZIP_DEFLATED) -> Path:
@@ -284,7 +284,7 @@ def test_an_archive_larger_than_the_ceiling_allows_is_a_resource_limit(tmp_path)
     incompressible = parse_inputs.random_bytes(tmp_path / "noise.bin", size=3 * MIB).read_bytes()
     path = _ooxml(tmp_path / "big.docx", {"word/media/image1.bin": incompressible})
     with pytest.raises(ResourceLimit, match="unpacks to 3 MiB"):
-        inspect(path, DocFormat.DOCX, max_pages=10, archive=ArchiveLimits.for_ceiling(4))
+        inspect_file(path, DocFormat.DOCX, max_pages=10, archive=ArchiveLimits.for_ceiling(4))
 
 
 def test_a_dtd_with_entity_expansion_is_refused(tmp_path):

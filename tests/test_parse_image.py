@@ -14,6 +14,8 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from richdoc.parse.settings import ARTIFACTS_ENV
+from richdoc.parse.step import CONVERT_TARGET, WARMUP
+from richdoc.worker.client import ZYGOTE_MODULE
 from tests.imports import runtime_imports
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,12 +54,21 @@ def _copies() -> dict[str, str]:
     return copies
 
 
+def _module_file(module: str) -> Path:
+    return PACKAGE_SOURCE.joinpath(*module.split(".")).with_suffix(".py")
+
+
+# What the image runs besides the handler: the worker's zygote (`python -m`) and the
+# warm-up and target it resolves by name.
+WORKER_MODULES = [ZYGOTE_MODULE, *(ref.partition(":")[0] for ref in (WARMUP, CONVERT_TARGET))]
+
+
 def _handler_closure() -> tuple[set[Path], set[str]]:
-    """The richdoc source files the handler reaches, and the third-party top-level
-    modules they import."""
+    """The richdoc source files the handler and its worker reach, and the third-party
+    top-level modules they import."""
     files: set[Path] = set()
     third_party: set[str] = set()
-    pending = [FUNCTION / "app.py"]
+    pending = [FUNCTION / "app.py", *(_module_file(m) for m in WORKER_MODULES)]
     while pending:
         path = pending.pop()
         if path in files:
@@ -154,8 +165,8 @@ def test_the_image_holds_every_richdoc_module_the_handler_imports():
     for path in files - {FUNCTION / "app.py"}:
         assert path.is_file(), path
         assert package in path.parents, path
-    # The zygote runs as `python -m richdoc.forkserver` from the same directory.
-    assert package / "forkserver.py" in files
+    # The zygote runs as `python -m richdoc.worker.zygote` from the same directory.
+    assert {_module_file(m) for m in WORKER_MODULES} <= files
 
 
 def test_every_third_party_import_is_installed_by_the_requirements():

@@ -20,9 +20,10 @@ from richdoc.contracts import PageSpan, PlanOutput, ShardParsed, SourceInfo, Sou
 from richdoc.detection import detect
 from richdoc.formats import DocFormat
 from richdoc.parse.merge import merge_shard_json
+from richdoc.parse.merge_step import merge_objects
+from richdoc.parse.page_ranges import PageRange, plan_shards
+from richdoc.parse.plan_step import plan_object
 from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
-from richdoc.parse.sharded import merge_objects, plan_object
-from richdoc.parse.shards import PageRange, plan_shards
 from richdoc.parse.step import ParseWorker, parse_file, parse_object, shared_worker
 from richdoc.projection import load_docling, project
 from richdoc.taxonomy import CorruptInput, ResourceLimit, UnsupportedFeature

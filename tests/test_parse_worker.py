@@ -1,10 +1,12 @@
-"""The isolated worker (richdoc.forkserver): every way a child can end, and the caller
-surviving all of them. The targets in tests/forkserver_targets.py misbehave on purpose;
+"""The isolated worker (richdoc.worker): every way a child can end, and the caller
+surviving all of them. The targets in tests/worker_targets.py misbehave on purpose;
 no docling is involved, so these run in seconds."""
 
 from __future__ import annotations
 
 import ctypes
+import json
+import logging
 import os
 import signal
 import sys
@@ -13,8 +15,8 @@ import time
 from typing import Any
 
 import pytest
+from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 
-from richdoc.forkserver import ForkServer, child_environment
 from richdoc.taxonomy import (
     CorruptInput,
     FailureKind,
@@ -24,8 +26,9 @@ from richdoc.taxonomy import (
     UnsupportedFeature,
     kind_of_exit_code,
 )
+from richdoc.worker.client import ForkServer, child_environment
 
-TARGETS = "tests.forkserver_targets"
+TARGETS = "tests.worker_targets"
 PR_GET_DUMPABLE = 3
 
 
@@ -137,7 +140,7 @@ def test_close_stops_the_spare_with_the_zygote(tmp_path):
 
 def test_the_zygote_is_single_threaded(server, tmp_path):
     _run(server, tmp_path, action="echo")
-    assert server.hello["threads"] == 1
+    assert server.hello is not None and server.hello.threads == 1
 
 
 def test_a_child_past_its_timeout_is_a_resource_limit_and_the_next_task_runs(server, tmp_path):
@@ -275,7 +278,73 @@ def test_a_dead_zygote_is_restarted_on_next_use(tmp_path):
         fs.close()
 
 
-def test_a_zygote_dying_mid_task_is_transient_and_the_worker_recovers(tmp_path):
+def _replacements(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [
+        r
+        for r in caplog.records
+        if r.name == "richdoc.worker.client" and r.levelno == logging.WARNING
+    ]
+
+
+def test_a_dead_zygote_replaced_logs_why_and_the_new_warm_up(tmp_path, caplog):
+    caplog.set_level(logging.WARNING, logger="richdoc.worker.client")
+    fs = _server()
+    try:
+        _run(fs, tmp_path, action="echo")
+        first = _zygote_of(fs)
+        assert _replacements(caplog) == []  # the first start is no replacement
+        os.kill(first, signal.SIGKILL)
+        while fs.zygote_pid is not None:  # until the worker has seen it die
+            time.sleep(0.01)
+        _run(fs, tmp_path, action="echo")
+        second = _zygote_of(fs)
+    finally:
+        fs.close()
+    (record,) = _replacements(caplog)
+    assert "the previous one was killed by signal SIGKILL" in record.getMessage()
+    assert f"the new one (pid {second})" in record.getMessage()
+    # JSON-friendly: the facts are one key of plain values, as Powertools logs them.
+    logged = json.loads(LambdaPowertoolsFormatter().format(record))
+    replaced = logged["zygote_replaced"]
+    assert replaced["cause"] == "was killed by signal SIGKILL"
+    assert replaced["pid"] == second
+    assert replaced["threads"] == 1
+    assert 0 < replaced["warmup_s"] <= replaced["start_s"]
+
+
+def test_a_zygote_replaced_after_a_failed_start_logs_the_failure(tmp_path, caplog):
+    caplog.set_level(logging.WARNING, logger="richdoc.worker.client")
+    fs = ForkServer(
+        warmup=f"{TARGETS}:dying_once_warm_up",
+        target=f"{TARGETS}:behave",
+        config={"marker": "warm", "died_once": str(tmp_path / "died")},
+        quiet=True,
+    )
+    try:
+        with pytest.raises(Transient, match="failed to start: it exited with code 3"):
+            _run(fs, tmp_path, action="echo")
+        assert _replacements(caplog) == []  # the failed start raised; nothing replaced yet
+        assert _run(fs, tmp_path, action="echo").value["warm"]["marker"] == "warm"
+    finally:
+        fs.close()
+    (record,) = _replacements(caplog)
+    assert "the previous one failed to start: it exited with code 3" in record.getMessage()
+
+
+def test_a_zygote_stopped_by_close_starts_again_without_a_warning(tmp_path, caplog):
+    caplog.set_level(logging.WARNING, logger="richdoc.worker.client")
+    fs = _server()
+    try:
+        _run(fs, tmp_path, action="echo")
+        fs.close()
+        _run(fs, tmp_path, action="echo")
+    finally:
+        fs.close()
+    assert _replacements(caplog) == []
+
+
+def test_a_zygote_dying_mid_task_is_transient_and_the_worker_recovers(tmp_path, caplog):
+    caplog.set_level(logging.WARNING, logger="richdoc.worker.client")
     fs = _server()
     try:
         _run(fs, tmp_path, action="echo")
@@ -296,6 +365,8 @@ def test_a_zygote_dying_mid_task_is_transient_and_the_worker_recovers(tmp_path):
         assert _run(fs, tmp_path, action="sleep", seconds=0).value == "woke"
     finally:
         fs.close()
+    (record,) = _replacements(caplog)
+    assert "the previous one was killed by signal SIGKILL" in record.getMessage()
 
 
 def test_a_warm_up_that_raises_is_an_internal_error(tmp_path):

@@ -32,8 +32,8 @@ from hypothesis import strategies as st
 
 from richdoc.contracts import SourceInfo
 from richdoc.parse.merge import Shard, dump_document, merge_shard_json, merge_shards
+from richdoc.parse.page_ranges import PageRange
 from richdoc.parse.settings import Pipeline
-from richdoc.parse.shards import PageRange
 from richdoc.projection import project
 from richdoc.taxonomy import CorruptInput, PipelineError
 

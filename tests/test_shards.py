@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from richdoc.artifacts import docling_key, merged_key
 from richdoc.formats import DocFormat
+from richdoc.parse.page_ranges import MAX_SHARDS, PageRange, ShardPlan, check_partition, plan_shards
 from richdoc.parse.settings import DEFAULT_SHARD_PAGES, shard_pages_setting
-from richdoc.parse.shards import MAX_SHARDS, PageRange, ShardPlan, check_partition, plan_shards
 
 # Planning ---------------------------------------------------------------------------------
 

@@ -28,8 +28,8 @@ from richdoc.artifacts import docling_key, merged_key
 from richdoc.contracts import ParseInput
 from richdoc.formats import DocFormat
 from richdoc.jobs import Attempt, Job, JobStatus
+from richdoc.parse.page_ranges import PageRange
 from richdoc.parse.settings import SHARD_CONCURRENCY_ENV, SHARD_PAGES_ENV, ParserSettings
-from richdoc.parse.shards import PageRange
 from richdoc.taxonomy import CorruptInput
 from tests import parse_inputs
 from tests.executions import largest_payload

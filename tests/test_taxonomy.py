@@ -13,6 +13,8 @@ from richdoc.taxonomy import (
     ResourceLimit,
     Transient,
     UnsupportedFeature,
+    as_pipeline_error,
+    caused_by,
     error_for,
     kind_of_error_name,
     kind_of_exit_code,
@@ -84,6 +86,31 @@ def test_local_disk_errors_turn_a_full_disk_into_a_resource_limit():
         raise OSError(errno.ENOSPC, "No space left on device")
     with pytest.raises(PermissionError), local_disk_errors("downloading"):
         raise PermissionError(errno.EACCES, "Permission denied")
+
+
+def _raised_from(cause: BaseException) -> RuntimeError:
+    try:
+        try:
+            raise cause
+        except BaseException as exc:
+            raise RuntimeError("Pipeline SimplePipeline failed") from exc
+    except RuntimeError as exc:
+        return exc
+
+
+def test_what_an_exception_in_the_worker_means():
+    corrupt = CorruptInput("not a document")
+    assert as_pipeline_error(corrupt) is corrupt
+    oom = as_pipeline_error(_raised_from(MemoryError()))
+    assert type(oom) is ResourceLimit and oom.exit_code == 30
+    assert oom.reason.startswith("out of memory (RuntimeError: Pipeline SimplePipeline failed")
+    full = as_pipeline_error(_raised_from(OSError(errno.ENOSPC, "No space left on device")))
+    assert type(full) is ResourceLimit and "no space left" in full.reason
+    bug = as_pipeline_error(KeyError("surprise"))
+    assert type(bug) is InternalError and bug.exit_code == 70
+    assert bug.reason == "unexpected error in the parse worker: KeyError: 'surprise'"
+    assert caused_by(_raised_from(MemoryError()), MemoryError)
+    assert not caused_by(KeyError("surprise"), MemoryError)
 
 
 @pytest.mark.parametrize(

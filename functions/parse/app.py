@@ -8,7 +8,7 @@ error names the state machine routes on (resource limits escalate to the next me
 tier).
 
 ``plan`` (the plan function: the same image, ``ImageConfig.Command`` ``app.plan``, since
-the page count needs the worker's pdfium) adapts ``richdoc.parse.sharded.plan_request``
+the page count needs the worker's pdfium) adapts ``richdoc.parse.plan_step.plan_request``
 (contract: ``richdoc.contracts.PLAN``) and records on the job how many shards the parse
 runs as.
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-import richdoc.parse.sharded
+import richdoc.parse.plan_step
 import richdoc.parse.step
 from richdoc.contracts import PARSE, PLAN, ParseInput, ParseOutput, PlanInput, PlanOutput
 from richdoc.stage import clients, metrics, stage_handler
@@ -38,7 +38,7 @@ def handler(event: ParseInput, context: LambdaContext) -> ParseOutput:
 
 @stage_handler(PLAN)
 def plan(event: PlanInput, context: LambdaContext) -> PlanOutput:
-    output = richdoc.parse.sharded.plan_request(
+    output = richdoc.parse.plan_step.plan_request(
         event, store=clients.artifacts, memory_tier_mb=int(context.memory_limit_in_mb)
     )
     clients.jobs.record_shards(event.job_id, event.run, output.shard_count)

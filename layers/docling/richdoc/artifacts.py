@@ -34,7 +34,7 @@ from richdoc.taxonomy import CorruptInput, UnsupportedFeature
 if TYPE_CHECKING:
     from types_boto3_s3 import S3Client
 
-    from richdoc.parse.shards import PageRange
+    from richdoc.parse.page_ranges import PageRange
 
 ARTIFACT_BUCKET_ENV = "ARTIFACT_BUCKET"
 MIB = 1 << 20

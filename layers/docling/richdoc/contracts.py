@@ -131,7 +131,7 @@ class ExecutionInput(Contract):
 
 class PageSpan(Contract):
     """Pages ``start`` to ``end`` of a document (1-based, inclusive): one page-range shard.
-    ``richdoc.parse.shards.PageRange`` is the same range inside the parse step."""
+    ``richdoc.parse.page_ranges.PageRange`` is the same range inside the parse step."""
 
     start: int = Field(ge=1)
     end: int
@@ -179,7 +179,7 @@ class PlanInput(StageInput):
 
 
 class PlanOutput(StageOutput):
-    """How the document is parsed (``richdoc.parse.sharded.plan_request``): whole, or as
+    """How the document is parsed (``richdoc.parse.plan_step.plan_request``): whole, or as
     page-range ``shards`` (a PDF with more pages than ``RICHDOC_SHARD_PAGES``), at most
     ``max_concurrency`` at once (the Map state's ``MaxConcurrencyPath``: the template's
     ``ShardMaxConcurrency``). About 30 bytes a shard: 6 KB for 200."""

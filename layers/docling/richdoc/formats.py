@@ -1,8 +1,8 @@
 """What an input file is, and whether it is safe to hand to docling.
 
 Two stages. ``format_of`` maps a file name to a supported format by its extension alone
-(cheap, no I/O: the parent uses it to pick the pipeline and the cache key before
-anything is downloaded). ``inspect`` looks at the bytes and runs inside the isolated
+(cheap, no I/O: the caller uses it to pick the pipeline and the cache key before
+anything is downloaded). ``inspect_file`` looks at the bytes and runs inside the isolated
 parse child, before docling: it refuses empty files, wrong magic, decompression bombs,
 DTDs in OOXML parts, OOXML packages docling cannot load, encrypted documents, documents
 over the page limit and PDFs without extractable text, each with the taxonomy error the
@@ -133,7 +133,9 @@ class Inspection:
     pages: int | None  # PDF pages, PPTX slides, XLSX sheets; None where docling has no pages
 
 
-def inspect(path: Path, fmt: DocFormat, *, max_pages: int, archive: ArchiveLimits) -> Inspection:
+def inspect_file(
+    path: Path, fmt: DocFormat, *, max_pages: int, archive: ArchiveLimits
+) -> Inspection:
     size = path.stat().st_size
     if size == 0:
         raise CorruptInput("the file is empty (0 bytes)")

@@ -208,6 +208,10 @@ def exception_chain(exc: BaseException) -> Iterator[BaseException]:
         stack.extend(e for e in (current.__cause__, current.__context__) if e is not None)
 
 
+def caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    return any(isinstance(e, kind) for e in exception_chain(exc))
+
+
 _NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
@@ -234,3 +238,21 @@ def local_disk_errors(what: str) -> Iterator[None]:
         if error is None:
             raise
         raise no_space_error(what, error) from exc
+
+
+def as_pipeline_error(exc: BaseException) -> PipelineError:
+    """What an exception raised in the parse worker (by a task or a warm-up) means: its
+    exit code and recorded failure are the result's ``exit_code`` and ``failure()``.
+
+    Taxonomy errors keep their kind; running out of memory or of local disk is a
+    resource limit (a bigger tier has more of both); anything else is a bug in the code
+    that ran, ``internal``, with its own exit code (never "any other code: transient").
+    """
+    if isinstance(exc, PipelineError):
+        return exc
+    if caused_by(exc, MemoryError):
+        return ResourceLimit(f"out of memory ({type(exc).__name__}: {exc})")
+    full = out_of_space(exc)
+    if full is not None:
+        return no_space_error("the parse worker", full)
+    return InternalError(f"unexpected error in the parse worker: {type(exc).__name__}: {exc}")

@@ -3,7 +3,11 @@
 * ``settings``: limits, the PDF pipeline choice and the processor contract (pure).
 * ``step``: the caller's side (the Lambda handler's S3 step, the CLI's file step); it
   never imports docling.
-* ``convert``: what runs inside the isolated worker (``richdoc.forkserver``): docling's
-  converters, built once in the zygote, and one conversion per forked child.
+* ``tasks``: what the caller asks of a worker child (convert, inspect).
+* ``convert``: what runs inside the isolated worker (``richdoc.worker``): docling's
+  converters, built once in the zygote, and one task per forked child.
 * ``reports``: what the child and the caller report.
+* ``page_ranges``: page ranges and how a long document splits into shards (pure).
+* ``plan_step`` and ``merge_step``: the Plan and Merge states around shard parses;
+  ``merge``: joining the shards' DoclingDocuments (docling-core only).
 """

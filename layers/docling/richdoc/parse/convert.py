@@ -8,25 +8,27 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from richdoc.forkserver import caused_by
-from richdoc.formats import ArchiveLimits, DocFormat, inspect
+from pydantic import JsonValue
+
+from richdoc.formats import ArchiveLimits, DocFormat, Inspection, inspect_file
 from richdoc.parse.merge import dump_document
-from richdoc.parse.reports import ChildReport
+from richdoc.parse.page_ranges import PAGINATED_FORMATS, PageRange
+from richdoc.parse.reports import ChildReport, Inspected
 from richdoc.parse.settings import (
     DOCUMENT_TIMEOUT_FRACTION,
     PIPELINE_OPTIONS,
     ParserSettings,
     Pipeline,
 )
-from richdoc.parse.shards import PAGINATED_FORMATS, PageRange
+from richdoc.parse.tasks import PARSE_TASK, ConvertTask, InspectTask
 from richdoc.taxonomy import (
     CorruptInput,
     InternalError,
     PipelineError,
     ResourceLimit,
+    caused_by,
     exception_chain,
     out_of_space,
 )
@@ -223,38 +225,40 @@ def document_json(result: ConversionResult) -> bytes:
     return dump_document(result.document)
 
 
-def _page_range_of(args: Mapping[str, Any], fmt: DocFormat) -> PageRange | None:
-    value = args.get("page_range")
-    if value is None:
+def _page_range_of(task: ConvertTask) -> PageRange | None:
+    if task.page_range is None:
         return None
-    if fmt not in PAGINATED_FORMATS:
-        raise ValueError(f"a {fmt} has no pages to convert by range")
-    return PageRange.of(value)
+    if task.format not in PAGINATED_FORMATS:
+        raise ValueError(f"a {task.format} has no pages to convert by range")
+    return PageRange.of(task.page_range)
 
 
-def run_task(args: Mapping[str, Any]) -> dict[str, Any]:
-    """The worker's target: ``inspect`` (the pre-parse inspection alone, for planning
-    shards) or ``convert`` (the default)."""
-    if args.get("task") == "inspect":
-        return inspect_document(args)
-    return convert_document(args)
+def run_task(args: JsonValue) -> JsonValue:
+    """The worker's target: a ``richdoc.parse.tasks`` task in, its report out."""
+    task = PARSE_TASK.validate_python(args)
+    if isinstance(task, InspectTask):
+        return inspect_document(task).model_dump(mode="json")
+    return convert_document(task).model_dump(mode="json")
 
 
-def inspect_document(args: Mapping[str, Any]) -> dict[str, Any]:
+def _inspect(task: ConvertTask | InspectTask) -> Inspection:
+    return inspect_file(
+        task.source,
+        task.format,
+        max_pages=task.max_pages,
+        archive=ArchiveLimits.for_ceiling(task.mem_ceiling_mb),
+    )
+
+
+def inspect_document(task: InspectTask) -> Inspected:
     """Runs in the forked child: the inspection a conversion starts with, and its page
     count. Isolated like a conversion: pdfium reads the untrusted bytes."""
-    fmt = DocFormat(args["format"])
     started = time.monotonic()
-    inspection = inspect(
-        Path(args["source"]),
-        fmt,
-        max_pages=int(args["max_pages"]),
-        archive=ArchiveLimits.for_ceiling(int(args["mem_ceiling_mb"])),
-    )
-    return {"pages": inspection.pages, "inspect_s": time.monotonic() - started}
+    inspection = _inspect(task)
+    return Inspected(pages=inspection.pages, inspect_s=time.monotonic() - started)
 
 
-def convert_document(args: Mapping[str, Any]) -> dict[str, Any]:
+def convert_document(task: ConvertTask) -> ChildReport:
     """Runs in the forked child: inspect, convert, classify, write the JSON.
 
     With ``page_range`` (a PDF shard) docling converts only those pages; items, pages and
@@ -267,23 +271,17 @@ def convert_document(args: Mapping[str, Any]) -> dict[str, Any]:
     if _warm is None:
         raise RuntimeError("convert_document runs only in a warmed-up parse worker")
     settings = _warm.settings
-    fmt = DocFormat(args["format"])
-    source, output = Path(args["source"]), Path(args["output"])
+    fmt, source = task.format, task.source
     pipeline = settings.pipeline_for(fmt)
-    pages = _page_range_of(args, fmt)
+    pages = _page_range_of(task)
     started = time.monotonic()
-    inspection = inspect(
-        source,
-        fmt,
-        max_pages=int(args["max_pages"]),
-        archive=ArchiveLimits.for_ceiling(int(args["mem_ceiling_mb"])),
-    )
+    inspection = _inspect(task)
     if pages is not None and inspection.pages is not None and pages.end > inspection.pages:
         raise ValueError(f"{pages} is beyond the document's {inspection.pages} pages")
     inspected = time.monotonic()
     converter = _warm.converters[fmt]
     if pipeline is Pipeline.STANDARD:
-        set_document_timeout(converter, DOCUMENT_TIMEOUT_FRACTION * float(args["timeout_s"]))
+        set_document_timeout(converter, DOCUMENT_TIMEOUT_FRACTION * task.timeout_s)
         _use_all_cores()
     outcomes = _PageOutcomes()
     try:
@@ -301,18 +299,18 @@ def convert_document(args: Mapping[str, Any]) -> dict[str, Any]:
         if error is None:
             raise  # out of memory or disk: the worker reports a resource limit
         if pages is not None and outcomes.every_page_failed(range(pages.start, pages.end + 1)):
-            return _failed_shard(args, pipeline, inspection.pages or 0, pages, started, inspected)
+            return _failed_shard(task, pipeline, inspection.pages or 0, pages, started, inspected)
         raise error from exc
     partial = result.status is ConversionStatus.PARTIAL_SUCCESS
     failed = _failed_pages(result, pages) if partial else []
-    if partial and not args["accept_partial"]:
+    if partial and not task.accept_partial:
         errors = "; ".join(e.error_message for e in result.errors[:3])
         raise ResourceLimit(
             f"docling converted the {pages or 'document'} only partially ({len(failed)} of "
             f"{len(_expected_pages(result.input.page_count, pages))} pages failed: {errors}); "
             "a bigger tier may finish it"
         )
-    output.write_bytes(document_json(result))
+    task.output.write_bytes(document_json(result))
     return ChildReport(
         pipeline=pipeline,
         pages=result.input.page_count,
@@ -321,29 +319,28 @@ def convert_document(args: Mapping[str, Any]) -> dict[str, Any]:
         failed_pages=failed,
         inspect_s=inspected - started,
         convert_s=time.monotonic() - inspected,
-    ).model_dump(mode="json")
+    )
 
 
 def _failed_shard(
-    args: Mapping[str, Any],
+    task: ConvertTask,
     pipeline: Pipeline,
     page_count: int,
     pages: PageRange,
     started: float,
     inspected: float,
-) -> dict[str, Any]:
+) -> ChildReport:
     """Every page of the shard failed: at the biggest tier an empty shard (no pages, no
     items) stands for them, so that the merge reports them as the document's failed pages
     exactly as a whole-document conversion would; below it, a bigger tier may convert them."""
     failed = list(range(pages.start, pages.end + 1))
-    if not args["accept_partial"]:
+    if not task.accept_partial:
         raise ResourceLimit(
             f"docling could not convert any page of {pages}; a bigger tier may convert them"
         )
     from docling_core.types.doc import DoclingDocument
 
-    output = Path(args["output"])
-    output.write_bytes(dump_document(DoclingDocument(name=Path(args["source"]).stem)))
+    task.output.write_bytes(dump_document(DoclingDocument(name=task.source.stem)))
     return ChildReport(
         pipeline=pipeline,
         pages=page_count,
@@ -352,4 +349,4 @@ def _failed_shard(
         failed_pages=failed,
         inspect_s=inspected - started,
         convert_s=time.monotonic() - inspected,
-    ).model_dump(mode="json")
+    )

@@ -52,8 +52,8 @@ from docling_core.types.doc import (
     TextItem,
 )
 
+from richdoc.parse.page_ranges import PageRange, check_partition
 from richdoc.parse.settings import Pipeline
-from richdoc.parse.shards import PageRange, check_partition
 from richdoc.taxonomy import CorruptInput
 
 # A DoclingDocument's item lists: what "#/<list>/<index>" references point into.

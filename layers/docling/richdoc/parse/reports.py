@@ -23,6 +23,15 @@ class ChildReport(BaseModel):
     convert_s: float
 
 
+class Inspected(BaseModel):
+    """What the isolated child returns for an inspection alone."""
+
+    model_config = ConfigDict(frozen=True)
+
+    pages: int | None  # the inspected page count; None where the format has no pages
+    inspect_s: float
+
+
 class Timings(BaseModel):
     model_config = ConfigDict(frozen=True)
 

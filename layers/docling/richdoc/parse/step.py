@@ -3,7 +3,7 @@
 The caller's side (``parse_request`` for the Lambda handler, ``parse_file`` for the CLI)
 never imports docling: it picks the format and pipeline, looks the result up in the
 artifact cache, and hands the conversion to an isolated worker
-(``richdoc.forkserver``): a zygote that imports docling and builds its converters once,
+(``richdoc.worker``): a zygote that imports docling and builds its converters once,
 and a forked child per document with a memory ceiling and a wall-clock timeout.
 ``richdoc.parse.convert`` is what runs over there.
 
@@ -23,14 +23,17 @@ from pathlib import Path
 
 from richdoc.artifacts import ArtifactStore, docling_key, too_large
 from richdoc.contracts import ParseInput, ParseOutput, SourceObject
-from richdoc.forkserver import ChildOutcome, ForkServer
 from richdoc.formats import DocFormat, format_of
-from richdoc.parse.reports import ChildReport, ParseReport, Timings
+from richdoc.parse.page_ranges import PAGINATED_FORMATS, PageRange
+from richdoc.parse.reports import ChildReport, Inspected, ParseReport, Timings
 from richdoc.parse.settings import ParseLimits, ParserSettings
-from richdoc.parse.shards import PAGINATED_FORMATS, PageRange
+from richdoc.parse.tasks import ConvertTask, InspectTask
 from richdoc.taxonomy import local_disk_errors
+from richdoc.worker.client import ChildOutcome, ForkServer
 
 _STAGED_STEM = "document"
+# What the worker's zygote runs once, and each child per document.
+WARMUP = "richdoc.parse.convert:warm_up"
 CONVERT_TARGET = "richdoc.parse.convert:run_task"
 
 
@@ -41,7 +44,7 @@ class ParseWorker:
     """The parse step's isolated worker: a zygote warmed with docling's converters.
 
     ``target`` is the ``"module:function"`` each child runs on a document. It is
-    ``convert_document`` everywhere but in tests that need a conversion that never
+    ``run_task`` everywhere but in tests that need a conversion that never
     finishes (a timeout must not depend on how fast the machine converts).
     """
 
@@ -50,7 +53,7 @@ class ParseWorker:
     ) -> None:
         self.settings = settings
         self.server = ForkServer(
-            warmup="richdoc.parse.convert:warm_up",
+            warmup=WARMUP,
             target=target,
             config={
                 "pdf_pipeline": str(settings.pdf_pipeline),
@@ -74,18 +77,18 @@ class ParseWorker:
         """Convert ``staged`` (only ``pages`` of it, when given) into ``output``."""
         if pages is not None and fmt not in PAGINATED_FORMATS:
             raise ValueError(f"a {fmt} has no pages to convert by range")
-        args = {
-            "source": str(staged),
-            "format": str(fmt),
-            "output": str(output),
-            "max_pages": limits.max_pages,
-            "timeout_s": limits.timeout_s,
-            "mem_ceiling_mb": limits.mem_ceiling_mb,
-            "accept_partial": accept_partial,
-            "page_range": pages.as_list() if pages else None,
-        }
+        task = ConvertTask(
+            source=staged,
+            format=fmt,
+            output=output,
+            max_pages=limits.max_pages,
+            timeout_s=limits.timeout_s,
+            mem_ceiling_mb=limits.mem_ceiling_mb,
+            accept_partial=accept_partial,
+            page_range=pages.as_list() if pages else None,
+        )
         outcome = self.server.run(
-            args,
+            task.model_dump(mode="json"),
             timeout_s=limits.timeout_s,
             mem_ceiling_mb=limits.mem_ceiling_mb,
             result_path=output.with_name("result.json"),
@@ -95,21 +98,19 @@ class ParseWorker:
     def inspect(self, staged: Path, fmt: DocFormat, limits: ParseLimits) -> int | None:
         """The page count from the pre-parse inspection, in a child like a conversion;
         raises what the inspection refuses (corrupt, encrypted, over max_pages, no text)."""
-        args = {
-            "task": "inspect",
-            "source": str(staged),
-            "format": str(fmt),
-            "max_pages": limits.max_pages,
-            "mem_ceiling_mb": limits.mem_ceiling_mb,
-        }
+        task = InspectTask(
+            source=staged,
+            format=fmt,
+            max_pages=limits.max_pages,
+            mem_ceiling_mb=limits.mem_ceiling_mb,
+        )
         outcome = self.server.run(
-            args,
+            task.model_dump(mode="json"),
             timeout_s=limits.timeout_s,
             mem_ceiling_mb=limits.mem_ceiling_mb,
             result_path=staged.with_name("inspection.json"),
         )
-        pages: int | None = outcome.value["pages"]
-        return pages
+        return Inspected.model_validate(outcome.value).pages
 
     def close(self) -> None:
         self.server.close()

@@ -1,4 +1,5 @@
-"""Targets for the generic fork-server tests: each one misbehaves in one documented way."""
+"""Targets for the isolated worker's tests (richdoc.worker): each one misbehaves in one
+documented way."""
 
 from __future__ import annotations
 
@@ -80,6 +81,15 @@ def broken_warm_up(config: dict[str, Any]) -> None:
 
 def dying_warm_up(config: dict[str, Any]) -> None:
     os._exit(3)  # gone before it could say why, as a zygote the OOM killer took
+
+
+def dying_once_warm_up(config: dict[str, Any]) -> None:
+    """Dies like ``dying_warm_up`` the first time (no ``died_once`` file yet), then warms up."""
+    marker = Path(config["died_once"])
+    if not marker.exists():
+        marker.touch()
+        dying_warm_up(config)
+    warm_up(config)
 
 
 def block_forever(*_: Any) -> Any:

@@ -1,0 +1,84 @@
+"""The Plan state: is an S3 object parsed whole or as page-range shards?
+
+``plan_request`` decides (``richdoc.parse.page_ranges.plan_shards``); the Map state then
+parses each shard with ``richdoc.parse.step.parse_request`` (its ``pages``), and the Merge
+state joins them (``richdoc.parse.merge_step``). docs/shards.md has the state machine.
+No docling here: a PDF's page count comes from the inspection, run in the parse worker.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from richdoc.artifacts import ArtifactStore
+from richdoc.contracts import PageSpan, PlanInput, PlanOutput, SourceObject
+from richdoc.formats import format_of
+from richdoc.parse.page_ranges import PAGINATED_FORMATS, plan_shards
+from richdoc.parse.settings import ParseLimits, shard_concurrency_setting, shard_pages_setting
+from richdoc.parse.step import ParseWorker, shared_worker, staged_path
+
+
+def plan_object(
+    store: ArtifactStore,
+    source: SourceObject,
+    limits: ParseLimits,
+    *,
+    shard_pages: int,
+    max_concurrency: int,
+    worker: ParseWorker | None = None,
+) -> PlanOutput:
+    """Decide how an S3 object is parsed: whole, or as page-range shards of at most
+    ``shard_pages`` pages (``richdoc.parse.page_ranges.plan_shards``), ``max_concurrency`` of
+    them at once.
+
+    A PDF that may be sharded is downloaded and inspected, in the worker, for its page
+    count, so a document the inspection refuses (too big, damaged, encrypted, over
+    max_pages, no text) fails here, once, rather than in every shard. Anything else is
+    planned whole from its key alone, without a download: its parse inspects it as before.
+    """
+    started = time.monotonic()
+    fmt = format_of(source.key)
+    worker = worker or shared_worker()
+    sha256 = size = pages = None
+    if fmt in PAGINATED_FORMATS and shard_pages > 0:
+        with tempfile.TemporaryDirectory(prefix="richdoc-plan-") as tmp:
+            downloaded = store.download_source(
+                source, staged_path(Path(tmp), fmt), max_bytes=limits.max_object_bytes
+            )
+            sha256, size = downloaded.sha256, downloaded.size
+            pages = worker.inspect(downloaded.path, fmt, limits)
+    plan = plan_shards(fmt, pages, shard_pages)
+    return PlanOutput(
+        sha256=sha256,
+        size=size,
+        format=str(fmt),
+        pipeline=str(worker.settings.pipeline_for(fmt)),
+        contract=worker.settings.contract(fmt),
+        pages=pages,
+        sharded=plan.sharded,
+        shards=[PageSpan(start=r.start, end=r.end) for r in plan.ranges],
+        shard_count=plan.shards,
+        max_concurrency=max_concurrency,
+        seconds=round(time.monotonic() - started, 3),
+    )
+
+
+def plan_request(
+    request: PlanInput,
+    *,
+    store: ArtifactStore,
+    memory_tier_mb: int | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> PlanOutput:
+    """The plan Lambda's whole job: ``RICHDOC_SHARD_PAGES`` and
+    ``RICHDOC_SHARD_CONCURRENCY`` (template parameters) decide the fan-out."""
+    return plan_object(
+        store,
+        request.source,
+        ParseLimits.resolve(memory_tier_mb=memory_tier_mb, environ=environ),
+        shard_pages=shard_pages_setting(environ),
+        max_concurrency=shard_concurrency_setting(environ),
+    )

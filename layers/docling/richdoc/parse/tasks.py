@@ -1,0 +1,43 @@
+"""What the parse step asks of a worker child: one task per document or shard, sent as
+the worker's task arguments (``richdoc.worker``) and read by ``richdoc.parse.convert``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from richdoc.formats import DocFormat
+
+
+class _Task(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: Path  # the staged document (richdoc.parse.step.staged_path)
+    format: DocFormat
+    max_pages: int
+    mem_ceiling_mb: int  # the child's; the inspection bounds archives by it
+
+
+class ConvertTask(_Task):
+    """Inspect and convert the document (only ``page_range`` of it, when given) into
+    ``output``; the child answers with a ``ChildReport``."""
+
+    task: Literal["convert"] = "convert"
+    output: Path
+    timeout_s: float  # the standard pipeline's own document timeout derives from it
+    accept_partial: bool
+    page_range: list[int] | None = None  # [start, end] of a shard
+
+
+class InspectTask(_Task):
+    """The inspection alone, for its page count (the plan step); answered with an
+    ``Inspected``."""
+
+    task: Literal["inspect"] = "inspect"
+
+
+PARSE_TASK: TypeAdapter[ConvertTask | InspectTask] = TypeAdapter(
+    Annotated[ConvertTask | InspectTask, Field(discriminator="task")]
+)
