@@ -1,0 +1,244 @@
+"""The job record's shapes: the JSON the command line prints for a job and its attempts
+(``richdoc jobs show/list --json``, ``job.json`` under ``richdoc run --out``, ``attempts``
+in ``richdoc run --json``) and the DynamoDB items behind them. Users' scripts read the
+JSON; deployed tables hold the items."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from richdoc_tools.local.stack import Upload
+from richdoc_tools.run import _result
+
+from richdoc.contracts import JobCounts, JobOptions, JobOutputs, SourceObject
+from richdoc.jobs import Attempt, Job, JobStore
+from richdoc.taxonomy import Failure, FailureKind
+
+SOURCE = SourceObject(bucket="ingest", key="contract.docx", version_id="v1", size=10)
+OUTPUTS = JobOutputs(
+    docling_key="docling/ab/contract.json",
+    projection_key="jobs/job-1/run-001/projection.json",
+    detection_key="jobs/job-1/run-001/detection.json",
+)
+COUNTS = JobCounts(nodes=3, edges=2, spans=2, ambiguities=1, ambiguities_suppressed=0)
+
+
+NOW = "2026-01-01T00:00:00.000+00:00"
+
+
+def _store(jobs_table: Any) -> JobStore:
+    """A store whose clock stands still (how often a write reads it is no part of the
+    shape)."""
+    return JobStore(jobs_table, clock=lambda: NOW)
+
+
+def _job_json(job: Job) -> dict[str, Any]:
+    """A job as the command line prints it."""
+    data: dict[str, Any] = json.loads(json.dumps(job.to_dict(), default=str))
+    return data
+
+
+def _attempt_json(attempt: Attempt) -> dict[str, Any]:
+    """An attempt as `richdoc jobs show --json` prints it."""
+    data: dict[str, Any] = json.loads(json.dumps(attempt.__dict__, default=str))
+    return data
+
+
+def _raw_item(store: JobStore, sk: str) -> dict[str, Any]:
+    return dict(store.table.get_item(Key={"pk": "JOB#job-1", "sk": sk})["Item"])
+
+
+def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -> None:
+    store = _store(jobs_table)
+    assert store.create("job-1", SOURCE, JobOptions(clarify=True), message="{}")
+    queued = store.get("job-1")
+    assert queued is not None
+    assert _job_json(queued) == {
+        "job_id": "job-1",
+        "status": "QUEUED",
+        "run": 1,
+        "stage": None,
+        "tier": None,
+        "shards": None,
+        "pipeline": None,
+        "source": {"bucket": "ingest", "key": "contract.docx", "version_id": "v1", "size": 10},
+        "options": {"clarify": True},
+        "failure": None,
+        "execution_arn": None,
+        "outputs": {},
+        "counts": {},
+        "created_at": NOW,
+        "updated_at": NOW,
+        "started_at": None,
+        "ended_at": None,
+        "dead_letter": None,
+    }
+    store.mark_running("job-1", 1, "arn:execution:job-1-r1")
+    with store.attempt(
+        "job-1", 1, "parse", tier=2, pages="51-100", memory_mb=6144, request_id="req-1"
+    ) as attempt:
+        attempt.cached = True
+    store.succeed("job-1", 1, outputs=OUTPUTS, counts=COUNTS, pipeline="simple", sha256="ab" * 32)
+    job = store.get("job-1")
+    assert job is not None
+    expected_job = {
+        "job_id": "job-1",
+        "status": "SUCCEEDED",
+        "run": 1,
+        "stage": None,
+        "tier": 2,
+        "shards": 1,
+        "pipeline": "simple",
+        "source": {
+            "bucket": "ingest",
+            "key": "contract.docx",
+            "version_id": "v1",
+            "size": 10,
+            "sha256": "ab" * 32,
+        },
+        "options": {"clarify": True},
+        "failure": None,
+        "execution_arn": "arn:execution:job-1-r1",
+        "outputs": {
+            "docling_key": "docling/ab/contract.json",
+            "projection_key": "jobs/job-1/run-001/projection.json",
+            "detection_key": "jobs/job-1/run-001/detection.json",
+        },
+        "counts": {
+            "nodes": 3,
+            "edges": 2,
+            "spans": 2,
+            "ambiguities": 1,
+            "ambiguities_suppressed": 0,
+        },
+        "created_at": NOW,
+        "updated_at": NOW,
+        "started_at": NOW,
+        "ended_at": NOW,
+        "dead_letter": None,
+    }
+    assert _job_json(job) == expected_job
+    [stored] = store.attempts("job-1")
+    expected_attempt = {
+        "job_id": "job-1",
+        "run": 1,
+        "seq": 1,
+        "stage": "parse",
+        "attempt": 1,
+        "outcome": "ok",
+        "started_at": NOW,
+        "tier": 2,
+        "pages": "51-100",
+        "memory_mb": 6144,
+        "request_id": "req-1",
+        "reason": None,
+        "ended_at": NOW,
+        "duration_ms": 0,
+        "cached": True,
+        "recorded_by": "handler",
+    }
+    # The key order too: `richdoc run --json` prints the attempts unsorted.
+    assert list(_attempt_json(stored).items()) == list(expected_attempt.items())
+    upload = Upload(bucket="ingest", key="contract.docx", version_id="v1", job_id="job-1")
+    printed = _result(Path("contract.docx"), upload, job, [stored]).model_dump(mode="json")
+    assert [list(a.items()) for a in printed["attempts"]] == [list(expected_attempt.items())]
+    assert printed["outputs"] == expected_job["outputs"]
+
+
+def test_a_dead_lettered_job_prints_its_failure_as_stored(jobs_table: Any) -> None:
+    store = _store(jobs_table)
+    store.create("job-1", SOURCE, JobOptions())
+    store.mark_running("job-1", 1, "arn:execution:job-1-r1")
+    failure = Failure(FailureKind.CORRUPT_INPUT, "not a zip")
+    store.record_platform_failure("job-1", 1, "parse", 1, failure)
+    store.record_failure("job-1", 1, failure)
+    marked = store.mark_dead_lettered("job-1", 1, "message-1", sent_by="reconciler")
+    assert marked is not None
+    printed = _job_json(marked)
+    # A failure and a source keep no null fields (as stored); the rest of the job does.
+    assert (printed["status"], printed["failure"], printed["dead_letter"]) == (
+        "DEAD_LETTERED",
+        {"kind": "corrupt_input", "reason": "not a zip"},
+        {"message_id": "message-1", "sent_by": "reconciler"},
+    )
+    assert (printed["stage"], printed["tier"], printed["ended_at"]) == (None, None, NOW)
+    assert (printed["outputs"], printed["counts"]) == ({}, {})
+    [added] = store.attempts("job-1")
+    assert _attempt_json(added) == {
+        "job_id": "job-1",
+        "run": 1,
+        "seq": 1,
+        "stage": "parse",
+        "attempt": 1,
+        "outcome": "corrupt_input",
+        "started_at": NOW,
+        "tier": 1,
+        "pages": None,
+        "memory_mb": None,
+        "request_id": None,
+        "reason": "not a zip",
+        "ended_at": NOW,
+        "duration_ms": 0,
+        "cached": None,
+        "recorded_by": "state-machine",
+    }
+
+
+@pytest.mark.parametrize("with_feature", [False, True])
+def test_the_items_keep_their_attributes(jobs_table: Any, with_feature: bool) -> None:
+    store = _store(jobs_table)
+    store.create("job-1", SOURCE, JobOptions(), execution_arn="arn:execution:job-1-r1")
+    store.mark_running("job-1", 1, "arn:execution:job-1-r1")
+    with store.attempt("job-1", 1, "plan"):
+        pass
+    failure = Failure(
+        FailureKind.UNSUPPORTED_FEATURE if with_feature else FailureKind.INTERNAL,
+        "needs OCR",
+        "ocr" if with_feature else None,
+        "UnsupportedFeature" if with_feature else None,
+    )
+    store.record_failure("job-1", 1, failure)
+    job_item = _raw_item(store, "JOB")
+    assert job_item == {
+        "pk": "JOB#job-1",
+        "sk": "JOB",
+        "job_id": "job-1",
+        "job_status": "FAILED",
+        "run": 1,
+        "stage": "plan",
+        "source": {"bucket": "ingest", "key": "contract.docx", "version_id": "v1", "size": 10},
+        "options": {"clarify": False},
+        "execution_arn": "arn:execution:job-1-r1",
+        "failure": (
+            {
+                "kind": "unsupported_feature",
+                "reason": "needs OCR",
+                "feature": "ocr",
+                "error": "UnsupportedFeature",
+            }
+            if with_feature
+            else {"kind": "internal", "reason": "needs OCR"}
+        ),
+        "attempt_seq": 1,
+        "created_at": NOW,
+        "updated_at": NOW,
+        "started_at": NOW,
+    }
+    attempt_item = _raw_item(store, "ATTEMPT#r001#0001")
+    assert attempt_item == {
+        "pk": "JOB#job-1",
+        "sk": "ATTEMPT#r001#0001",
+        "job_id": "job-1",
+        "run": 1,
+        "seq": 1,
+        "stage": "plan",
+        "attempt": 1,
+        "outcome": "ok",
+        "started_at": NOW,
+        "ended_at": NOW,
+        "duration_ms": 0,
+        "recorded_by": "handler",
+    }
