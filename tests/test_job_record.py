@@ -13,18 +13,10 @@ import pytest
 from richdoc_tools.local.stack import Upload
 from richdoc_tools.run import _result
 
-from richdoc.contracts import JobCounts, JobOptions, JobOutputs, SourceObject
+from richdoc.contracts import JobOptions
 from richdoc.jobs import Attempt, Job, JobStore
 from richdoc.taxonomy import Failure, FailureKind
-
-SOURCE = SourceObject(bucket="ingest", key="contract.docx", version_id="v1", size=10)
-OUTPUTS = JobOutputs(
-    docling_key="docling/ab/contract.json",
-    projection_key="jobs/job-1/run-001/projection.json",
-    detection_key="jobs/job-1/run-001/detection.json",
-)
-COUNTS = JobCounts(nodes=3, edges=2, spans=2, ambiguities=1, ambiguities_suppressed=0)
-
+from tests.test_jobs import COUNTS, OUTPUTS, SOURCE
 
 NOW = "2026-01-01T00:00:00.000+00:00"
 
@@ -43,7 +35,7 @@ def _job_json(job: Job) -> dict[str, Any]:
 
 def _attempt_json(attempt: Attempt) -> dict[str, Any]:
     """An attempt as `richdoc jobs show --json` prints it."""
-    data: dict[str, Any] = json.loads(json.dumps(attempt.__dict__, default=str))
+    data: dict[str, Any] = json.loads(json.dumps(attempt.to_dict(), default=str))
     return data
 
 
@@ -111,8 +103,8 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
             "nodes": 3,
             "edges": 2,
             "spans": 2,
-            "ambiguities": 1,
-            "ambiguities_suppressed": 0,
+            "ambiguities": 0,
+            "ambiguities_suppressed": 1,
         },
         "created_at": NOW,
         "updated_at": NOW,
@@ -223,6 +215,7 @@ def test_the_items_keep_their_attributes(jobs_table: Any, with_feature: bool) ->
             else {"kind": "internal", "reason": "needs OCR"}
         ),
         "attempt_seq": 1,
+        "attempt_counts": {"r1#plan": 1},  # the plan's attempts in run 1
         "created_at": NOW,
         "updated_at": NOW,
         "started_at": NOW,

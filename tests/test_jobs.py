@@ -9,6 +9,7 @@ import pytest
 
 from richdoc.contracts import JobCounts, JobOptions, JobOutputs, SourceObject
 from richdoc.jobs import (
+    DeadLetterMark,
     JobStatus,
     JobStore,
     StaleRun,
@@ -93,8 +94,8 @@ def test_success_records_outputs_counts_pipeline_and_hash(job_store: JobStore) -
     job = job_store.get(job_id)
     assert job is not None
     assert job.status is JobStatus.SUCCEEDED
-    assert job.outputs == OUTPUTS.model_dump()
-    assert job.counts == COUNTS.model_dump()
+    assert job.outputs == OUTPUTS
+    assert job.counts == COUNTS
     assert job.source == SOURCE.model_copy(update={"sha256": "ab" * 32})
     assert job.pipeline == "simple"
 
@@ -108,16 +109,15 @@ def test_a_failure_is_recorded_first_and_dead_lettered_with_its_message_after(
     )
     failed = job_store.record_failure(job_id, 1, failure)
     assert failed.status is JobStatus.FAILED and failed.ended_at is None
-    assert failed.failure == {
-        "kind": "unsupported_feature",
-        "reason": "PDF is encrypted",
-        "feature": "encrypted",
-        "error": "UnsupportedFeature",
-    }
-    assert failed.recorded_failure() == failure
+    assert failed.failure == Failure(
+        FailureKind.UNSUPPORTED_FEATURE,
+        "PDF is encrypted",
+        feature="encrypted",
+        error="UnsupportedFeature",
+    )
     marked = job_store.mark_dead_lettered(job_id, 1, "message-1", sent_by="state-machine")
     assert marked is not None and marked.status is JobStatus.DEAD_LETTERED
-    assert marked.dead_letter == {"message_id": "message-1", "sent_by": "state-machine"}
+    assert marked.dead_letter == DeadLetterMark(message_id="message-1", sent_by="state-machine")
     assert marked.failure == failed.failure and marked.ended_at is not None
     assert job_store.get(job_id) == marked
 
@@ -142,10 +142,9 @@ def test_only_a_failed_run_is_dead_lettered_and_only_with_one_message(
     with pytest.raises(StaleRun):
         job_store.mark_dead_lettered(job_id, 1, "message-2", sent_by="reconciler")
     job = job_store.get(job_id)
-    assert job is not None and job.dead_letter == {
-        "message_id": "message-1",
-        "sent_by": "state-machine",
-    }
+    assert job is not None and job.dead_letter == DeadLetterMark(
+        message_id="message-1", sent_by="state-machine"
+    )
 
 
 def test_a_stale_run_can_never_overwrite_a_newer_run(job_store: JobStore) -> None:
@@ -274,7 +273,7 @@ def test_many_jobs_are_read_in_batches_and_missing_ones_are_absent(job_store: Jo
     wanted = [*ids, "never-created"]
     jobs = job_store.get_many(wanted)
     assert set(jobs) == set(ids)
-    assert jobs["job-7"].failure == {"kind": "corrupt_input", "reason": "bad"}
+    assert jobs["job-7"].failure == Failure(FailureKind.CORRUPT_INPUT, "bad")
     statuses = job_store.statuses(wanted)
     assert set(statuses) == set(ids)
     assert statuses["job-7"] is JobStatus.DEAD_LETTERED

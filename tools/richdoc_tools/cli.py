@@ -376,9 +376,9 @@ def _cmd_jobs_list(args: argparse.Namespace) -> int:
         "updated",
     )
     for j in jobs:
-        failure = j.failure or {}
-        kind = failure.get("kind")
-        label = f"{kind} [{failure['feature']}]" if failure.get("feature") else kind
+        failure = j.failure
+        kind = failure.kind if failure else None
+        label = f"{kind} [{failure.feature}]" if failure and failure.feature else kind
         table.add_row(
             cell(j.job_id),
             cell(j.status),
@@ -417,7 +417,7 @@ def _cmd_jobs_show(args: argparse.Namespace) -> int:
         return 1
     job, attempts = found
     if args.json:
-        _print_json({**job.to_dict(), "attempts": [a.__dict__ for a in attempts]})
+        _print_json({**job.to_dict(), "attempts": [a.to_dict() for a in attempts]})
         return 0
     console = Console()
     # JSON-encoded, so control characters in keys or reasons arrive escaped.
