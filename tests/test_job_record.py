@@ -6,15 +6,19 @@ JSON; deployed tables hold the items."""
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from richdoc_tools.local.stack import Upload
 from richdoc_tools.run import _result
 
-from richdoc.contracts import JobOptions
-from richdoc.jobs import Attempt, Job, JobStore
+from richdoc.contracts import JobCounts, JobOptions, JobOutputs, SourceObject, StepName
+from richdoc.jobs import Attempt, DeadLetterMark, DeadLetterSender, Job, JobStatus, JobStore
 from richdoc.taxonomy import Failure, FailureKind
 from tests.test_jobs import COUNTS, OUTPUTS, SOURCE
 
@@ -235,3 +239,125 @@ def test_the_items_keep_their_attributes(jobs_table: Any, with_feature: bool) ->
         "duration_ms": 0,
         "recorded_by": "handler",
     }
+
+
+# ---- item <-> model ------------------------------------------------------------------------
+
+_text = st.text(max_size=20)
+_maybe_int = st.none() | st.integers(min_value=0, max_value=10**12)
+_sources = st.builds(
+    SourceObject,
+    bucket=_text,
+    key=_text,
+    version_id=st.none() | _text,
+    etag=st.none() | _text,
+    size=_maybe_int,
+    sha256=st.none() | _text,
+)
+_failures = st.builds(
+    Failure,
+    kind=st.sampled_from(FailureKind),
+    reason=_text,
+    feature=st.none() | _text,
+    error=st.none() | _text,
+)
+_stages = st.sampled_from(get_args(StepName))
+_jobs = st.builds(
+    Job,
+    job_id=_text,
+    status=st.sampled_from(JobStatus),
+    run=st.integers(min_value=1, max_value=10**6),
+    stage=st.none() | _stages,
+    tier=st.none() | st.integers(min_value=1, max_value=3),
+    shards=_maybe_int,
+    pipeline=st.none() | _text,
+    source=_sources,
+    options=st.builds(JobOptions, clarify=st.booleans()),
+    failure=st.none() | _failures,
+    execution_arn=st.none() | _text,
+    outputs=st.none()
+    | st.builds(JobOutputs, docling_key=_text, projection_key=_text, detection_key=_text),
+    counts=st.none()
+    | st.builds(
+        JobCounts,
+        nodes=st.integers(0, 10**9),
+        edges=st.integers(0, 10**9),
+        spans=st.integers(0, 10**9),
+        ambiguities=st.integers(0, 10**9),
+        ambiguities_suppressed=st.integers(0, 10**9),
+    ),
+    created_at=st.none() | _text,
+    updated_at=st.none() | _text,
+    started_at=st.none() | _text,
+    ended_at=st.none() | _text,
+    dead_letter=st.none()
+    | st.builds(
+        DeadLetterMark,
+        message_id=_text,
+        sent_by=st.sampled_from(get_args(DeadLetterSender)),
+    ),
+    message=st.none() | _text,
+)
+_attempts = st.builds(
+    Attempt,
+    job_id=_text,
+    run=st.integers(min_value=1, max_value=999),
+    seq=st.integers(min_value=1, max_value=9999),
+    stage=st.sampled_from([*get_args(StepName), "start", "record", "workflow"]),
+    attempt=st.integers(min_value=1, max_value=100),
+    outcome=_text,
+    started_at=_text,
+    tier=st.none() | st.integers(min_value=1, max_value=3),
+    pages=st.none() | _text,
+    memory_mb=_maybe_int,
+    request_id=st.none() | _text,
+    reason=st.none() | _text,
+    ended_at=st.none() | _text,
+    duration_ms=_maybe_int,
+    cached=st.none() | st.booleans(),
+    recorded_by=st.sampled_from(["handler", "state-machine"]),
+)
+
+
+def _through_dynamodb(item: dict[str, Any]) -> dict[str, Any]:
+    """What DynamoDB gives back for an item: its wire form read back (numbers as Decimal)."""
+    serializer, deserializer = TypeSerializer(), TypeDeserializer()
+    wire = {name: serializer.serialize(value) for name, value in item.items()}
+    return {name: deserializer.deserialize(value) for name, value in wire.items()}
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(job=_jobs)
+def test_a_job_comes_back_from_its_item_unchanged(job: Job) -> None:
+    item = job.to_item()
+    assert "status" not in item and item["job_status"] == str(job.status)
+    assert None not in _leaves(item)  # items stay sparse
+    assert Job.from_item(_through_dynamodb(item)) == job
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(attempt=_attempts)
+def test_an_attempt_comes_back_from_its_item_unchanged(attempt: Attempt) -> None:
+    item = attempt.to_item()
+    assert None not in _leaves(item)
+    assert Attempt.from_item(_through_dynamodb(item)) == attempt
+
+
+def _leaves(value: object) -> list[object]:
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in _leaves(v)]
+    return [value]
+
+
+def test_a_job_item_with_the_store_s_bookkeeping_reads_as_the_job() -> None:
+    """Keys and attempt counters are the store's, not the job's."""
+    job = Job(job_id="job-1", status=JobStatus.QUEUED, run=1, source=SOURCE)
+    item = {
+        "pk": "JOB#job-1",
+        "sk": "JOB",
+        **job.to_item(),
+        "attempt_seq": Decimal(3),
+        "attempt_counts": {"r1#parse": Decimal(3)},
+    }
+    assert Job.from_item(item) == job
+    assert "attempt_seq" not in job.to_dict() and "message" not in job.to_dict()
