@@ -87,7 +87,7 @@ _Sparse = WrapSerializer(_without_nulls)
 class DeadLetterMark(BaseModel):
     """The dead-letter message of a failed run, once it is on the queue."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     message_id: str
     sent_by: DeadLetterSender
