@@ -52,11 +52,11 @@ class UpdateArgs(TypedDict):
 class Update:
     """SET, REMOVE and ADD clauses with their placeholders; setting None removes."""
 
-    _sets: list[str] = field(default_factory=list)
-    _removes: list[str] = field(default_factory=list)
-    _adds: list[str] = field(default_factory=list)
-    _names: dict[str, str] = field(default_factory=dict)
-    _values: dict[str, TableAttributeValueTypeDef] = field(default_factory=dict)
+    _sets: list[str] = field(default_factory=list, init=False)
+    _removes: list[str] = field(default_factory=list, init=False)
+    _adds: list[str] = field(default_factory=list, init=False)
+    _names: dict[str, str] = field(default_factory=dict, init=False)
+    _values: dict[str, TableAttributeValueTypeDef] = field(default_factory=dict, init=False)
 
     def set(self, path: Path, value: TableAttributeValueTypeDef) -> Update:
         """Set ``path`` to ``value`` (an item value: JSON types, no floats); None removes."""
