@@ -18,7 +18,16 @@ from richdoc_tools.local.stack import Upload
 from richdoc_tools.run import _result
 
 from richdoc.contracts import JobCounts, JobOptions, JobOutputs, SourceObject, StepName
-from richdoc.jobs import Attempt, DeadLetterMark, DeadLetterSender, Job, JobStatus, JobStore
+from richdoc.jobs import (
+    Attempt,
+    DeadLetterMark,
+    DeadLetterSender,
+    Job,
+    JobStatus,
+    JobStore,
+    attempt_key,
+    job_key,
+)
 from richdoc.taxonomy import Failure, FailureKind
 from tests.test_jobs import COUNTS, OUTPUTS, SOURCE
 
@@ -43,8 +52,8 @@ def _attempt_json(attempt: Attempt) -> dict[str, Any]:
     return data
 
 
-def _raw_item(store: JobStore, sk: str) -> dict[str, Any]:
-    return dict(store.table.get_item(Key={"pk": "JOB#job-1", "sk": sk})["Item"])
+def _raw_item(store: JobStore, key: dict[str, str]) -> dict[str, Any]:
+    return dict(store.table.get_item(Key=key)["Item"])
 
 
 def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -> None:
@@ -197,7 +206,8 @@ def test_the_items_keep_their_attributes(jobs_table: Any, with_feature: bool) ->
         "UnsupportedFeature" if with_feature else None,
     )
     store.record_failure("job-1", 1, failure)
-    job_item = _raw_item(store, "JOB")
+    job_item = _raw_item(store, job_key("job-1"))
+    # The keys spelled out: deployed tables hold them in this form.
     assert job_item == {
         "pk": "JOB#job-1",
         "sk": "JOB",
@@ -224,7 +234,7 @@ def test_the_items_keep_their_attributes(jobs_table: Any, with_feature: bool) ->
         "updated_at": NOW,
         "started_at": NOW,
     }
-    attempt_item = _raw_item(store, "ATTEMPT#r001#0001")
+    attempt_item = _raw_item(store, attempt_key("job-1", 1, 1))
     assert attempt_item == {
         "pk": "JOB#job-1",
         "sk": "ATTEMPT#r001#0001",
@@ -353,8 +363,7 @@ def test_a_job_item_with_the_store_s_bookkeeping_reads_as_the_job() -> None:
     """Keys and attempt counters are the store's, not the job's."""
     job = Job(job_id="job-1", status=JobStatus.QUEUED, run=1, source=SOURCE)
     item = {
-        "pk": "JOB#job-1",
-        "sk": "JOB",
+        **job_key("job-1"),
         **job.to_item(),
         "attempt_seq": Decimal(3),
         "attempt_counts": {"r1#parse": Decimal(3)},
