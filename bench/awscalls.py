@@ -25,6 +25,8 @@ from typing import Any
 
 from richdoc_tools.local.lambdas import FUNCTION_THREAD_PREFIX
 
+from richdoc.jobs.keys import JOB_SK
+
 _DYNAMO_WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem"})
 
 
@@ -42,7 +44,7 @@ def _dynamo_target(params: dict[str, Any]) -> str:
     key = params.get("Key") or params.get("Item") or {}
     sort_key = key.get("sk", {})
     value = sort_key.get("S") if isinstance(sort_key, dict) else sort_key
-    return "job item" if value == "JOB" else "attempt item"
+    return "job item" if value == JOB_SK else "attempt item"
 
 
 class ApiCounter:

@@ -332,12 +332,13 @@ def document_cost(
     job_writes = sum(v for k, v in writes.items() if k.endswith("job item"))
     attempt_writes = sum(v for k, v in writes.items() if k.endswith("attempt item"))
     # Each parse attempt beyond the measured one (an escalation, another shard), the merge,
-    # and an unmeasured plan: one more attempt (5 writes) and its record.
+    # and an unmeasured plan: one more attempt (4 writes: the job update that numbers it,
+    # its put and close) and its record; opening an attempt reads nothing.
     extra = len(attempts) - 1 + int(sharded) + int(not plan_measured)
     wru = (
         job_writes * job_wru
         + attempt_writes * attempt_wru
-        + extra * (3 * job_wru + 2 * attempt_wru)
+        + extra * (2 * job_wru + 2 * attempt_wru)
     )
     reads = sum(
         _count(calls, "dynamodb:Query") + _count(calls, "dynamodb:GetItem")
@@ -345,7 +346,7 @@ def document_cost(
         if kind.startswith("function:")
     )
     lines.append(Line("DynamoDB writes", wru * p["dynamodb_wru"].usd))
-    lines.append(Line("DynamoDB reads", (reads + extra) * p["dynamodb_rru"].usd))
+    lines.append(Line("DynamoDB reads", reads * p["dynamodb_rru"].usd))
 
     function_calls = [c for k, c in per_job["aws_calls"].items() if k.startswith("function:")]
     puts = sum(_count(c, "s3:PutObject") for c in function_calls) + 1  # + the upload itself

@@ -218,11 +218,13 @@ def _per_job_calls(snapshot: dict[str, dict[str, int]], jobs: int) -> dict[str, 
 
 
 def run(mode: Mode) -> ItemResult:
+    from boto3.dynamodb.conditions import Key
     from richdoc_tools.local.stack import EmbeddedStack
     from richdoc_tools.run import run_files
 
     from bench.awscalls import ApiCounter
     from bench.documents import FORMATS, write_documents
+    from richdoc.jobs import attempts_prefix, job_key, partition_key
     from richdoc.parse.step import shared_worker
 
     config = Config.for_mode(mode)
@@ -274,12 +276,10 @@ def run(mode: Mode) -> ItemResult:
             per_execution = [
                 transitions(stack, j.execution_arn) for j in succeeded[:10] if j.execution_arn
             ]
-            raw_job = stack.jobs.table.get_item(
-                Key={"pk": f"JOB#{results[0].job_id}", "sk": "JOB"}
-            )["Item"]
+            raw_job = stack.jobs.table.get_item(Key=job_key(results[0].job_id))["Item"]
             attempt_items = stack.jobs.table.query(
-                KeyConditionExpression="pk = :pk AND begins_with(sk, :a)",
-                ExpressionAttributeValues={":pk": f"JOB#{results[0].job_id}", ":a": "ATTEMPT#"},
+                KeyConditionExpression=Key("pk").eq(partition_key(results[0].job_id))
+                & Key("sk").begins_with(attempts_prefix())
             )["Items"]
             timeline = [
                 (_iso(j.created_at), _iso(j.started_at), _iso(j.ended_at)) for j in succeeded

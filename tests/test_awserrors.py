@@ -18,6 +18,7 @@ from richdoc.awserrors import TRANSIENT_CODES, TRANSIENT_EXCEPTIONS, aws_errors,
 from richdoc.contracts import JobOptions, SourceObject
 from richdoc.ingest import Starter
 from richdoc.jobs import JobStore, StaleRun
+from richdoc.jobs.keys import is_attempt_key
 from richdoc.taxonomy import Failure, FailureKind, Transient
 from tests.sdk_faults import client_error, connection_error, failing
 from tests.test_ingest import s3_notification
@@ -295,8 +296,8 @@ def test_a_failure_to_close_an_attempt_never_replaces_the_handler_s_error(
     job_store.mark_running("job-1", 1, "arn:execution")
     client = job_store.table.meta.client
 
-    def closing(params) -> bool:  # the close is the update conditional on 'running'
-        return "outcome = :outcome" in params.get("UpdateExpression", "")
+    def closing(params) -> bool:  # the close is the only update of an attempt item
+        return is_attempt_key(params["Key"]["sk"])
 
     with (
         failing(client, "UpdateItem", connection_error("dynamodb"), when=closing),

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import boto3
 import pytest
 
 from richdoc.contracts import JobCounts, JobOptions, JobOutputs, SourceObject
 from richdoc.jobs import (
+    DeadLetterMark,
     JobStatus,
     JobStore,
     StaleRun,
     execution_name,
     job_id_for,
+    job_key,
     timestamp,
 )
 from richdoc.taxonomy import Failure, FailureKind, ResourceLimit
@@ -93,8 +98,8 @@ def test_success_records_outputs_counts_pipeline_and_hash(job_store: JobStore) -
     job = job_store.get(job_id)
     assert job is not None
     assert job.status is JobStatus.SUCCEEDED
-    assert job.outputs == OUTPUTS.model_dump()
-    assert job.counts == COUNTS.model_dump()
+    assert job.outputs == OUTPUTS
+    assert job.counts == COUNTS
     assert job.source == SOURCE.model_copy(update={"sha256": "ab" * 32})
     assert job.pipeline == "simple"
 
@@ -108,16 +113,15 @@ def test_a_failure_is_recorded_first_and_dead_lettered_with_its_message_after(
     )
     failed = job_store.record_failure(job_id, 1, failure)
     assert failed.status is JobStatus.FAILED and failed.ended_at is None
-    assert failed.failure == {
-        "kind": "unsupported_feature",
-        "reason": "PDF is encrypted",
-        "feature": "encrypted",
-        "error": "UnsupportedFeature",
-    }
-    assert failed.recorded_failure() == failure
+    assert failed.failure == Failure(
+        FailureKind.UNSUPPORTED_FEATURE,
+        "PDF is encrypted",
+        feature="encrypted",
+        error="UnsupportedFeature",
+    )
     marked = job_store.mark_dead_lettered(job_id, 1, "message-1", sent_by="state-machine")
     assert marked is not None and marked.status is JobStatus.DEAD_LETTERED
-    assert marked.dead_letter == {"message_id": "message-1", "sent_by": "state-machine"}
+    assert marked.dead_letter == DeadLetterMark(message_id="message-1", sent_by="state-machine")
     assert marked.failure == failed.failure and marked.ended_at is not None
     assert job_store.get(job_id) == marked
 
@@ -142,10 +146,9 @@ def test_only_a_failed_run_is_dead_lettered_and_only_with_one_message(
     with pytest.raises(StaleRun):
         job_store.mark_dead_lettered(job_id, 1, "message-2", sent_by="reconciler")
     job = job_store.get(job_id)
-    assert job is not None and job.dead_letter == {
-        "message_id": "message-1",
-        "sent_by": "state-machine",
-    }
+    assert job is not None and job.dead_letter == DeadLetterMark(
+        message_id="message-1", sent_by="state-machine"
+    )
 
 
 def test_a_stale_run_can_never_overwrite_a_newer_run(job_store: JobStore) -> None:
@@ -274,7 +277,7 @@ def test_many_jobs_are_read_in_batches_and_missing_ones_are_absent(job_store: Jo
     wanted = [*ids, "never-created"]
     jobs = job_store.get_many(wanted)
     assert set(jobs) == set(ids)
-    assert jobs["job-7"].failure == {"kind": "corrupt_input", "reason": "bad"}
+    assert jobs["job-7"].failure == Failure(FailureKind.CORRUPT_INPUT, "bad")
     statuses = job_store.statuses(wanted)
     assert set(statuses) == set(ids)
     assert statuses["job-7"] is JobStatus.DEAD_LETTERED
@@ -293,3 +296,114 @@ def test_jobs_unchanged_since_a_moment_are_found_by_status_and_time(jobs_table: 
     ] == ["old"]
     assert store.unchanged_since(JobStatus.QUEUED, now[0]) == []
     assert store.unchanged_since(JobStatus.RUNNING, start) == []  # strictly before
+
+
+# ---- the attempt write ---------------------------------------------------------------------
+
+
+def _requests(store: JobStore) -> list[str]:
+    """The DynamoDB operations ``store`` sends from now on, in order."""
+    sent: list[str] = []
+    client = store.table.meta.client
+    client.meta.events.register("before-call.dynamodb", lambda model, **_: sent.append(model.name))
+    return sent
+
+
+def test_opening_an_attempt_is_one_job_update_and_one_put(job_store: JobStore) -> None:
+    job_id = _running(job_store)
+    sent = _requests(job_store)
+    attempt = job_store.open_attempt(job_id, 1, "parse", tier=1, pages="1-50")
+    assert sent == ["UpdateItem", "PutItem"]
+    job_store.close_attempt(attempt, "ok")
+    assert sent == ["UpdateItem", "PutItem", "UpdateItem"]
+    job = job_store.get(job_id)
+    assert job is not None and (job.stage, job.tier) == ("parse", 1)
+
+
+def test_a_stale_run_stops_before_recording_an_attempt(job_store: JobStore) -> None:
+    job_id = _running(job_store)
+    job_store.open_attempt(job_id, 1, "parse", tier=1)
+    _dead_lettered(job_store, job_id, 1, Failure(FailureKind.TRANSIENT, "throttled"))
+    job_store.start_next_run(job_id, 1)
+    job_store.mark_running(job_id, 2, "arn:execution:r2")
+    before = job_store.table.get_item(Key=job_key(job_id))["Item"]
+    sent = _requests(job_store)
+    with pytest.raises(StaleRun):
+        job_store.open_attempt(job_id, 1, "project")  # a zombie of run 1
+    assert sent == ["UpdateItem"]  # refused by the fence: nothing else was sent
+    assert job_store.table.get_item(Key=job_key(job_id))["Item"] == before
+    assert [a.stage for a in job_store.attempts(job_id)] == ["parse"]
+
+
+def test_a_redrive_numbers_the_next_run_s_attempts_from_one(job_store: JobStore) -> None:
+    job_id = _running(job_store)
+    for tier in (1, 2):
+        job_store.open_attempt(job_id, 1, "parse", tier=tier)
+    _dead_lettered(job_store, job_id, 1, Failure(FailureKind.TRANSIENT, "throttled"))
+    job_store.start_next_run(job_id, 1)
+    job_store.mark_running(job_id, 2, "arn:execution:r2")
+    again = job_store.open_attempt(job_id, 2, "parse", tier=1)
+    assert (again.run, again.seq, again.attempt) == (2, 3, 1)
+
+
+def test_a_job_recorded_before_the_attempt_counters_numbers_on_from_its_attempts(
+    job_store: JobStore,
+) -> None:
+    job_id = _running(job_store)
+    with pytest.raises(ResourceLimit), job_store.attempt(job_id, 1, "parse", tier=1):
+        raise ResourceLimit("over the ceiling")
+    # As the job item was written before it counted attempts: no counter map.
+    job_store.table.update_item(Key=job_key(job_id), UpdateExpression="REMOVE attempt_counts")
+    second = job_store.open_attempt(job_id, 1, "parse", tier=2)
+    assert (second.seq, second.attempt) == (2, 2)
+    throttled = Failure.from_error("Lambda.TooManyRequestsException", "Rate exceeded")
+    added = job_store.record_platform_failure(job_id, 1, "project", None, throttled)
+    assert added is not None and (added.seq, added.attempt) == (3, 1)
+
+
+def test_attempts_opened_side_by_side_are_numbered_per_shard_without_repeats(
+    jobs_table: Any,
+) -> None:
+    """Shards open their attempts at the same time. Every thread's job update lands before
+    any thread records its attempt, so a numbering that counted the recorded attempts
+    would give every shard's attempts the same number."""
+    job_id = _running(JobStore(jobs_table))
+    shards, tries = ["1-50", "51-100", "101-150", "151-200"], 3
+    openers = [(pages, n) for pages in shards for n in range(tries)]
+    # DynamoDB applies each request to the item whole; moto's backend does not guard
+    # itself against threads, so requests here go one at a time, interleaved freely.
+    one_at_a_time = threading.Lock()
+    all_numbered = threading.Barrier(len(openers))
+    stores = []
+    for _ in openers:  # a client each, as Lambda invocations have (and boto3 needs)
+        table = boto3.resource("dynamodb", region_name=jobs_table.meta.client.meta.region_name)
+        store = JobStore(table.Table(jobs_table.name))
+        events = store.table.meta.client.meta.events
+        numbered: list[bool] = []
+
+        def sending(**_: Any) -> None:  # (a before-call handler's answer would be the call's)
+            one_at_a_time.acquire()
+
+        def sent(model: Any, numbered: list[bool] = numbered, **_: Any) -> None:
+            one_at_a_time.release()
+            if model.name == "UpdateItem" and not numbered:
+                numbered.append(True)
+                all_numbered.wait(timeout=120)
+
+        events.register("before-call.dynamodb", sending)
+        events.register("after-call.dynamodb", sent)
+        events.register("after-call-error.dynamodb", lambda **_: one_at_a_time.release())
+        stores.append(store)
+    with ThreadPoolExecutor(len(openers)) as pool:
+        opened = list(
+            pool.map(
+                lambda store, opener: store.open_attempt(job_id, 1, "parse", pages=opener[0]),
+                stores,
+                openers,
+            )
+        )
+    assert sorted(a.seq for a in opened) == list(range(1, len(openers) + 1))
+    recorded = JobStore(jobs_table).attempts(job_id, 1)
+    assert sorted(a.seq for a in recorded) == list(range(1, len(openers) + 1))
+    for pages in shards:
+        assert sorted(a.attempt for a in recorded if a.pages == pages) == [1, 2, 3]

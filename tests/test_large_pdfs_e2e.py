@@ -76,7 +76,7 @@ def test_a_2000_page_pdf_succeeds_within_the_default_limits(
     assert {pages: [(a.tier, a.outcome) for a in tried] for pages, tried in shards.items()} == {
         pages: [(1, "ok")] for pages in shards
     }
-    assert job.counts["nodes"] > 2000 * 50
+    assert job.counts is not None and job.counts.nodes > 2000 * 50
     events = history(stack, execution(stack, job)["executionArn"])
     assert len(events) < 25_000 // 10  # Standard's history limit, with room to spare
     assert largest_payload(events) < 2048 + 300 * 40

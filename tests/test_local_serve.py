@@ -14,7 +14,7 @@ from pathlib import Path
 import boto3
 import pytest
 
-from richdoc.jobs import job_id_for
+from richdoc.jobs import job_id_for, job_key
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling]
 
@@ -78,7 +78,7 @@ def test_local_serve_runs_the_pipeline_for_a_boto3_client(tmp_path: Path) -> Non
         while job.get("job_status") not in ("SUCCEEDED", "DEAD_LETTERED"):
             assert time.monotonic() < deadline, f"job not finished: {job}"
             time.sleep(0.5)
-            job = table.get_item(Key={"pk": f"JOB#{job_id}", "sk": "JOB"}).get("Item", {})
+            job = table.get_item(Key=job_key(job_id)).get("Item", {})
         assert job["job_status"] == "SUCCEEDED", job.get("failure")
 
         projection = json.loads(

@@ -288,8 +288,8 @@ def test_an_execution_ending_outside_the_definition_is_reconciled(
     jobs = stack.wait_for_jobs([upload.job_id], timeout_s=60)
     job = jobs[upload.job_id]
     assert job is not None and job.status is JobStatus.DEAD_LETTERED
-    assert job.failure["kind"] == "internal"
-    assert job.failure["error"] == "Execution.FAILED"
+    assert job.failure.kind == "internal"
+    assert job.failure.error == "Execution.FAILED"
 
     # The reconciler records the job first and sends the message after: wait for it.
     def reconciled() -> bool:
@@ -314,7 +314,7 @@ def test_quick_overwrites_of_one_key_are_one_job_per_version(stack: Any, tmp_pat
         job = jobs[upload.job_id]
         assert job is not None and job.status is JobStatus.SUCCEEDED
         assert job.source.version_id == upload.version_id
-        projection = json.loads(stack.artifact(job.outputs["projection_key"]))
+        projection = json.loads(stack.artifact(job.outputs.projection_key))
         assert text in projection["canonical_text"]
 
 

@@ -162,7 +162,18 @@ def test_a_runs_shards_are_listed_in_page_order_with_their_last_attempt() -> Non
         seq: int, run: int, pages: str | None, tier: int, outcome: str, **kw: Any
     ) -> Attempt:
         stage = kw.pop("stage", "parse")
-        return Attempt("j", run, seq, stage, 1, outcome, "t", tier=tier, pages=pages, **kw)
+        return Attempt(
+            job_id="j",
+            run=run,
+            seq=seq,
+            stage=stage,
+            attempt=1,
+            outcome=outcome,
+            started_at="t",
+            tier=tier,
+            pages=pages,
+            **kw,
+        )
 
     attempts = [
         attempt(1, 1, None, 1, "ok", stage="plan"),

@@ -49,7 +49,7 @@ from richdoc.contracts import (
     Swept,
 )
 from richdoc.deadletter import failure_attributes
-from richdoc.jobs import Job, JobStatus, JobStore, StaleRun, timestamp
+from richdoc.jobs import DeadLetterMark, Job, JobStatus, JobStore, StaleRun, timestamp
 from richdoc.records import (
     STATUS_CHANGE,
     ExecutionStatusChangeEvent,
@@ -334,10 +334,10 @@ def test_success_records_outputs_counts_pipeline_and_the_source_hash(world: Worl
         docling_key="docling/ab/c.json",
         projection_key="jobs/job-1/run-001/projection.json",
         detection_key="jobs/job-1/run-001/detection.json",
-    ).model_dump(mode="json")
+    )
     assert job.counts == JobCounts(
         nodes=5, edges=4, spans=3, ambiguities=1, ambiguities_suppressed=2
-    ).model_dump(mode="json")
+    )
     assert (job.pipeline, job.source.sha256) == ("simple", "ab" * 32)
     assert "JobsSucceeded" in _metric_names(world)
 
@@ -373,12 +373,12 @@ def test_failure_records_the_failed_run_and_answers_the_dead_letter_attributes(
     job = world.job()
     # Failed, visibly, but not terminal: the dead-letter message is not sent yet.
     assert job.status is JobStatus.FAILED and not job.status.terminal
-    assert job.failure == {
-        "kind": "unsupported_feature",
-        "reason": "PDF is encrypted",
-        "feature": "encrypted",
-        "error": "UnsupportedFeature",
-    }
+    assert job.failure == Failure(
+        FailureKind.UNSUPPORTED_FEATURE,
+        "PDF is encrypted",
+        feature="encrypted",
+        error="UnsupportedFeature",
+    )
     # The handler never ran (or could not close it): the catch path adds the attempt.
     [attempt] = world.jobs.attempts(JOB, 1)
     assert (attempt.stage, attempt.tier, attempt.outcome, attempt.recorded_by) == (
@@ -400,8 +400,8 @@ def test_the_mark_after_the_send_makes_the_job_dead_lettered_with_the_message(
     assert world.records.mark_dead_lettered(mark) == Recorded(recorded="mark_dead_lettered")
     job = world.job()
     assert job.status is JobStatus.DEAD_LETTERED
-    assert job.dead_letter == {"message_id": "m-1", "sent_by": "state-machine"}
-    assert job.failure is not None and job.failure["kind"] == "corrupt_input"
+    assert job.dead_letter == DeadLetterMark(message_id="m-1", sent_by="state-machine")
+    assert job.failure is not None and job.failure.kind == "corrupt_input"
     # A retried mark (its first answer lost) changes nothing and is not counted again.
     world.records.mark_dead_lettered(mark)
     [metric] = _emitted(capsys, "JobsDeadLettered")
@@ -502,11 +502,9 @@ def test_an_open_job_of_an_execution_that_ended_outside_the_definition_is_dead_l
     )
     job = world.job()
     assert job.status is JobStatus.DEAD_LETTERED
-    assert job.failure == {
-        "kind": "internal",
-        "reason": "execution TIMED_OUT:",
-        "error": "Execution.TIMED_OUT",
-    }
+    assert job.failure == Failure(
+        FailureKind.INTERNAL, "execution TIMED_OUT:", error="Execution.TIMED_OUT"
+    )
     [attempt] = world.jobs.attempts(JOB, 1)
     assert (attempt.seq, attempt.outcome) == (killed.seq, "Execution.TIMED_OUT")
     [letter] = world.dead_letters()
@@ -516,17 +514,17 @@ def test_an_open_job_of_an_execution_that_ended_outside_the_definition_is_dead_l
         name: {"DataType": value["DataType"], "StringValue": value["StringValue"]}
         for name, value in failure_attributes(JOB, 1, failure).items()
     }
-    assert job.dead_letter == {"message_id": letter["MessageId"], "sent_by": "reconciler"}
+    assert job.dead_letter == DeadLetterMark(message_id=letter["MessageId"], sent_by="reconciler")
 
 
 def test_the_reconciled_reason_carries_the_execution_error_and_cause(world: World) -> None:
     _running(world)
     assert _reconcile(world, status_change("FAILED")).reconciled
-    assert world.job().failure == {
-        "kind": "internal",
-        "reason": "execution FAILED: States.Runtime the failure path failed",
-        "error": "Execution.FAILED",
-    }
+    assert world.job().failure == Failure(
+        FailureKind.INTERNAL,
+        "execution FAILED: States.Runtime the failure path failed",
+        error="Execution.FAILED",
+    )
     # No attempt was open and the job never reached a stage: one is added for the workflow.
     [attempt] = world.jobs.attempts(JOB, 1)
     assert (attempt.stage, attempt.outcome) == ("workflow", "Execution.FAILED")
@@ -543,10 +541,10 @@ def test_a_failed_run_whose_dead_letter_send_failed_is_sent_with_its_own_failure
     assert _reconcile(world, event).reconciled
     job = world.job()
     assert job.failure is not None
-    assert (job.status, job.failure["kind"]) == (JobStatus.DEAD_LETTERED, "corrupt_input")
+    assert (job.status, job.failure.kind) == (JobStatus.DEAD_LETTERED, "corrupt_input")
     [letter] = world.dead_letters()
     assert letter["MessageAttributes"]["richdoc.kind"]["StringValue"] == "corrupt_input"
-    assert job.dead_letter == {"message_id": letter["MessageId"], "sent_by": "reconciler"}
+    assert job.dead_letter == DeadLetterMark(message_id=letter["MessageId"], sent_by="reconciler")
     assert [a.outcome for a in world.jobs.attempts(JOB, 1)] == ["CorruptInput"]
 
 
@@ -590,7 +588,9 @@ def test_a_send_that_succeeded_before_the_mark_failed_is_not_sent_again(
     [letter] = world.dead_letters()  # the execution's, and no second one
     job = world.job()
     assert job.status is JobStatus.DEAD_LETTERED
-    assert job.dead_letter == {"message_id": letter["MessageId"], "sent_by": "state-machine"}
+    assert job.dead_letter == DeadLetterMark(
+        message_id=letter["MessageId"], sent_by="state-machine"
+    )
 
 
 def _ended(sfn: Any, arn: str) -> str:
@@ -612,7 +612,7 @@ def test_a_reconcile_that_cannot_send_fails_and_leaves_the_job_failed(job_store:
         _reconcile(world, status_change("ABORTED"))
     job = world.job()
     assert job.failure is not None
-    assert (job.status, job.failure["error"]) == (JobStatus.FAILED, "Execution.ABORTED")
+    assert (job.status, job.failure.error) == (JobStatus.FAILED, "Execution.ABORTED")
     # The next attempt finds the job FAILED and sends with the failure already recorded.
     world.records.dead_letter_queue_url = world.dead_letter_queue_url
     assert _reconcile(world, status_change("ABORTED", cause="retried")).reconciled
@@ -750,10 +750,10 @@ def test_the_sweep_closes_a_queued_job_whose_execution_never_started(
     job = world.job()
     assert job.status is JobStatus.DEAD_LETTERED
     assert job.failure is not None
-    assert (job.failure["kind"], job.failure["error"]) == ("internal", "Execution.NOT_STARTED")
+    assert (job.failure.kind, job.failure.error) == ("internal", "Execution.NOT_STARTED")
     [letter] = world.dead_letters()
     assert letter["Body"] == MESSAGE  # kept on the job by the starter
-    assert job.dead_letter == {"message_id": letter["MessageId"], "sent_by": "sweep"}
+    assert job.dead_letter == DeadLetterMark(message_id=letter["MessageId"], sent_by="sweep")
     [stuck] = _emitted(capsys, "StuckJobs")
     assert stuck["StuckJobs"] == [1.0]
 
@@ -794,7 +794,7 @@ def test_the_sweep_closes_a_running_job_whose_execution_ended_unreported(
     )
     job = world.job()
     assert job.failure is not None
-    assert (job.status, job.failure["error"]) == (JobStatus.DEAD_LETTERED, "Execution.ABORTED")
+    assert (job.status, job.failure.error) == (JobStatus.DEAD_LETTERED, "Execution.ABORTED")
     [attempt] = world.jobs.attempts(JOB, 1)
     assert (attempt.seq, attempt.outcome) == (killed.seq, "Execution.ABORTED")
     assert len(world.dead_letters()) == 1
@@ -812,7 +812,7 @@ def test_the_sweep_finishes_a_failed_job_with_its_recorded_failure(
     )
     job = world.job()
     assert job.failure is not None
-    assert (job.status, job.failure["kind"]) == (JobStatus.DEAD_LETTERED, "corrupt_input")
+    assert (job.status, job.failure.kind) == (JobStatus.DEAD_LETTERED, "corrupt_input")
     [letter] = world.dead_letters()
     assert letter["MessageAttributes"]["richdoc.kind"]["StringValue"] == "corrupt_input"
 

@@ -21,7 +21,7 @@ from richdoc_tools.local.events import wait_until
 from richdoc_tools.local.lambdas import PlatformError, ServiceError
 
 from richdoc.contracts import ParseInput
-from richdoc.jobs import Job, JobStatus
+from richdoc.jobs import DeadLetterMark, Job, JobStatus
 from richdoc.records import STATUS_CHANGE
 from tests.test_pipeline_e2e import docx_bytes, history, states_entered
 
@@ -180,8 +180,10 @@ def test_a_dead_letter_send_that_fails_and_recovers_is_retried_by_the_state_mach
     assert sends == ["TaskFailed"] * 3 + ["TaskSucceeded"]
     assert states_entered(events)[-3:] == ["MarkDeadLettered", "FailureKind", "CorruptInput"]
     [letter] = letters_of(stack, job_id)
-    assert job.dead_letter == {"message_id": letter["MessageId"], "sent_by": "state-machine"}
-    assert job.failure is not None and job.failure["kind"] == "corrupt_input"
+    assert job.dead_letter == DeadLetterMark(
+        message_id=letter["MessageId"], sent_by="state-machine"
+    )
+    assert job.failure is not None and job.failure.kind == "corrupt_input"
 
 
 def test_a_send_that_outlasts_the_state_machine_is_sent_once_by_the_reconciler(
@@ -196,9 +198,9 @@ def test_a_send_that_outlasts_the_state_machine_is_sent_once_by_the_reconciler(
     assert (execution["status"], execution["error"]) == ("FAILED", "dead_letter_pending")
     assert "MarkDeadLettered" not in states_entered(history(stack, job.execution_arn))
     [letter] = letters_of(stack, job_id)
-    assert job.dead_letter == {"message_id": letter["MessageId"], "sent_by": "reconciler"}
+    assert job.dead_letter == DeadLetterMark(message_id=letter["MessageId"], sent_by="reconciler")
     # The failure is the run's own, not an internal one the reconciler made up.
-    assert job.failure is not None and job.failure["kind"] == "corrupt_input"
+    assert job.failure is not None and job.failure.kind == "corrupt_input"
     assert letter["MessageAttributes"]["richdoc.kind"]["StringValue"] == "corrupt_input"
 
 
@@ -227,8 +229,8 @@ def test_a_send_that_keeps_failing_leaves_the_job_failed_until_the_sweep(
     job = job_of(stack, job_id)
     assert job.status is JobStatus.DEAD_LETTERED
     [letter] = letters_of(stack, job_id)
-    assert job.dead_letter == {"message_id": letter["MessageId"], "sent_by": "sweep"}
-    assert job.failure is not None and job.failure["kind"] == "corrupt_input"
+    assert job.dead_letter == DeadLetterMark(message_id=letter["MessageId"], sent_by="sweep")
+    assert job.failure is not None and job.failure.kind == "corrupt_input"
 
 
 # ---- the reconciler fails ------------------------------------------------------------------
@@ -262,12 +264,12 @@ def test_a_failing_reconciler_reaches_the_failure_queue_and_the_sweep_closes_the
     job = job_of(stack, job_id)
     assert job.status is JobStatus.DEAD_LETTERED
     assert job.failure is not None
-    assert (job.failure["kind"], job.failure["error"]) == ("internal", "Execution.FAILED")
+    assert (job.failure.kind, job.failure.error) == ("internal", "Execution.FAILED")
     [letter] = letters_of(stack, job_id)
     assert json.loads(letter["Body"])["Records"][0]["s3"]["object"]["key"] == (
         "reliability%2Forphan.md"
     )
-    assert job.dead_letter == {"message_id": letter["MessageId"], "sent_by": "sweep"}
+    assert job.dead_letter == DeadLetterMark(message_id=letter["MessageId"], sent_by="sweep")
 
 
 # ---- the status event is lost ----------------------------------------------------------------
@@ -340,14 +342,14 @@ def test_a_job_left_running_is_closed_by_the_sweep_once_its_execution_ended(
     job = job_of(stack, job_id)
     assert job.status is JobStatus.DEAD_LETTERED
     assert job.failure is not None
-    assert (job.failure["kind"], job.failure["error"]) == ("internal", "Execution.FAILED")
+    assert (job.failure.kind, job.failure.error) == ("internal", "Execution.FAILED")
     assert [(a.stage, a.outcome) for a in stack.jobs.attempts(job_id, 1)] == [
         ("plan", "ok"),
         ("parse", "CorruptInput"),
         ("parse", "Execution.FAILED"),
     ]
     [letter] = letters_of(stack, job_id)
-    assert job.dead_letter == {"message_id": letter["MessageId"], "sent_by": "sweep"}
+    assert job.dead_letter == DeadLetterMark(message_id=letter["MessageId"], sent_by="sweep")
 
 
 # ---- the census ----------------------------------------------------------------------------
@@ -400,10 +402,10 @@ def test_a_burst_with_failing_sends_and_reconciles_ends_every_job_with_one_lette
     senders: Counter[str] = Counter()
     for job_id in bad:
         job = records[job_id]
-        assert job.failure is not None and job.failure["kind"] == "corrupt_input", job.failure
+        assert job.failure is not None and job.failure.kind == "corrupt_input", job.failure
         assert letters[(job_id, 1)] == 1, (job_id, job.dead_letter)
         assert job.dead_letter is not None
-        senders[job.dead_letter["sent_by"]] += 1
+        senders[job.dead_letter.sent_by] += 1
     for job_id in good:
         assert letters[(job_id, 1)] == 0
     # The faults were really exercised: every scripted send failure was consumed, and

@@ -58,9 +58,10 @@ def run_pdf(stack: Any, key: str, body: bytes, *, timeout_s: float = 300) -> Job
 def outputs(stack: Any, job: Job) -> tuple[bytes, bytes]:
     """projection.json and detection.json of a job."""
     assert job.status is JobStatus.SUCCEEDED, job.failure
+    assert job.outputs is not None
     return (
-        stack.artifact(job.outputs["projection_key"]),
-        stack.artifact(job.outputs["detection_key"]),
+        stack.artifact(job.outputs.projection_key),
+        stack.artifact(job.outputs.detection_key),
     )
 
 
@@ -206,7 +207,7 @@ def test_a_shard_with_a_broken_page_escalates_alone_and_is_kept_partial_at_tier_
         "3-4": [(1, "ResourceLimit"), (2, "ResourceLimit"), (3, "ok")],  # partial only at 3
         "5-6": [(1, "ok")],
     }
-    assert "-partial/shards-3.json" in job.outputs["docling_key"]
+    assert job.outputs is not None and "-partial/shards-3.json" in job.outputs.docling_key
 
     shard_pages(0)
     whole = run_pdf(stack, "shards/broken-page.pdf", body)
@@ -225,8 +226,8 @@ def test_a_corrupt_shard_fails_the_job_once_with_corrupt_input(
     patch_parse(second_shard_damaged)
     job = run_pdf(stack, "shards/corrupt.pdf", small_pdf(22))
     assert job.failure is not None
-    assert (job.status, job.failure["kind"]) == (JobStatus.DEAD_LETTERED, "corrupt_input")
-    assert "pages 5-8" in job.failure["reason"]
+    assert (job.status, job.failure.kind) == (JobStatus.DEAD_LETTERED, "corrupt_input")
+    assert "pages 5-8" in job.failure.reason
     described = execution(stack, job)
     assert (described["status"], described["error"]) == ("FAILED", "corrupt_input")
     entered = states_entered(history(stack, described["executionArn"]))
@@ -257,7 +258,7 @@ def test_a_redrive_after_a_transient_shard_failure_parses_only_the_missing_shard
     body = small_pdf(23)
     job = run_pdf(stack, "shards/outage.pdf", body)
     assert job.failure is not None
-    assert (job.status, job.failure["kind"]) == (JobStatus.DEAD_LETTERED, "transient")
+    assert (job.status, job.failure.kind) == (JobStatus.DEAD_LETTERED, "transient")
     run_1 = shard_attempts(stack, job, 1)
     assert {pages: [a.outcome for a in tried] for pages, tried in run_1.items()} == {
         "1-4": ["ok"],
@@ -295,7 +296,7 @@ def test_a_redrive_after_a_transient_shard_failure_parses_only_the_missing_shard
         "5-8": [("ok", False)],
         "9-12": [("ok", False)],
     }
-    assert rerun.outputs["docling_key"] == merged_key(sha256, contract, 3)
+    assert rerun.outputs.docling_key == merged_key(sha256, contract, 3)
 
     # The operator's view: each run's shards, which tier, which came from the cache.
     from richdoc_tools.cli import main

@@ -18,7 +18,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -43,7 +42,7 @@ class RunResult(BaseModel):
     failure_kind: str | None = None
     feature: str | None = None
     reason: str | None = None
-    attempts: list[dict[str, Any]]
+    attempts: list[Attempt]
     shards: int = 1  # page-range shards the parse ran as; 1 when not sharded
     counts: Counts
     ambiguity_kinds: list[str] = []
@@ -113,7 +112,7 @@ def _result(source: Path, upload: Upload, job: Job | None, attempts: list[Attemp
             counts=Counts(),
             reason="no job record was created",
         )
-    failure = job.failure or {}
+    failure = job.failure
     # The biggest tier the job's run needed: its last parse, or its most demanding shard.
     parse_tiers = [
         a.tier for a in attempts if a.stage == "parse" and a.tier is not None and a.run == job.run
@@ -123,16 +122,16 @@ def _result(source: Path, upload: Upload, job: Job | None, attempts: list[Attemp
         key=upload.key,
         job_id=job.job_id,
         status=str(job.status),
-        failure_kind=failure.get("kind"),
-        feature=failure.get("feature"),
-        reason=failure.get("reason"),
-        attempts=[a.__dict__ for a in attempts],
+        failure_kind=str(failure.kind) if failure else None,
+        feature=failure.feature if failure else None,
+        reason=failure.reason if failure else None,
+        attempts=attempts,
         shards=job.shards or 1,
-        counts=Counts(**{k: job.counts.get(k) for k in Counts.model_fields}),
+        counts=Counts.model_validate(job.counts, from_attributes=True) if job.counts else Counts(),
         pipeline=job.pipeline,
         tier=max(parse_tiers, default=None),
         seconds=_seconds(job),
-        outputs=job.outputs,
+        outputs=job.outputs.model_dump() if job.outputs else {},
     )
 
 
@@ -198,7 +197,7 @@ def write_outputs(results: Sequence[RunResult], stack: EmbeddedStack, out_dir: P
         job = stack.jobs.get(result.job_id)
         record = {
             **(job.to_dict() if job else {}),
-            "attempts": result.attempts,
+            "attempts": [a.to_dict() for a in result.attempts],
             "input": result.source,
         }
         (target / JOB_FILE).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")

@@ -296,11 +296,15 @@ InputT = TypeVar("InputT", bound=StageInput)
 OutputT = TypeVar("OutputT", bound=StageOutput)
 
 
+# The step Lambdas, by the name their attempt records (and the job's ``stage``) carry.
+StepName = Literal["plan", "parse", "merge", "project", "detect"]
+
+
 @dataclass(frozen=True)
 class StageContract(Generic[InputT, OutputT]):
     """A step Lambda's name (its attempt records' ``stage``), input and output."""
 
-    name: str
+    name: StepName
     input: type[InputT]
     output: type[OutputT]
 
@@ -374,9 +378,9 @@ class CaughtError(Contract):
         return Failure.from_error(self.Error, self.Cause)
 
 
-# Where a run failed: the ...Failed Pass states' ``stage`` (attempt records use the same
-# names for the step Lambdas; "start" and "record" are the records function's own calls).
-FailedStage = Literal["start", "plan", "parse", "merge", "project", "detect", "record"]
+# Where a run failed: the ...Failed Pass states' ``stage`` (a step, or the records
+# function's own calls: "start" and "record").
+FailedStage = StepName | Literal["start", "record"]
 
 
 class FailedAt(Contract):

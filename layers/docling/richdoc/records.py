@@ -68,7 +68,7 @@ from richdoc.contracts import (
     Swept,
 )
 from richdoc.deadletter import failure_attributes
-from richdoc.jobs import Job, JobStatus, JobStore, StaleRun, timestamp
+from richdoc.jobs import DeadLetterSender, Job, JobStatus, JobStore, StaleRun, timestamp
 from richdoc.taxonomy import Failure, FailureKind
 
 if TYPE_CHECKING:
@@ -83,10 +83,6 @@ SCHEDULED = "Scheduled Event"
 # this has none left to close it (the template sets the same value; a test checks it).
 WORKFLOW_TIMEOUT_ENV = "RICHDOC_WORKFLOW_TIMEOUT_S"
 DEFAULT_WORKFLOW_TIMEOUT_S = 10800
-# Who sent a run's dead-letter message (the job's ``dead_letter.sent_by``).
-SENT_BY_STATE_MACHINE = "state-machine"
-SENT_BY_RECONCILER = "reconciler"
-SENT_BY_SWEEP = "sweep"
 OPEN_STATUSES = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.FAILED)
 
 
@@ -255,7 +251,7 @@ class Records:
 
     def mark_dead_lettered(self, action: RecordDeadLettered) -> Recorded:
         job = self.jobs.mark_dead_lettered(
-            action.job_id, action.run, action.message_id, sent_by=SENT_BY_STATE_MACHINE
+            action.job_id, action.run, action.message_id, sent_by="state-machine"
         )
         if job is not None:
             self._dead_lettered(job)
@@ -283,7 +279,7 @@ class Records:
             message=execution.message,
             execution_arn=detail.execution_arn,
             failure=failure,
-            closer=SENT_BY_RECONCILER,
+            closer="reconciler",
         )
         return Reconciled(reconciled=closed)
 
@@ -340,11 +336,17 @@ class Records:
             message=job.message or self._execution_message(execution),
             execution_arn=job.execution_arn,
             failure=failure,
-            closer=SENT_BY_SWEEP,
+            closer="sweep",
         )
 
     def _close(
-        self, job: Job, *, message: str, execution_arn: str | None, failure: Failure, closer: str
+        self,
+        job: Job,
+        *,
+        message: str,
+        execution_arn: str | None,
+        failure: Failure,
+        closer: DeadLetterSender,
     ) -> bool:
         """Record the run FAILED (if still QUEUED or RUNNING), dead-letter its message
         unless the execution already did, and mark it DEAD_LETTERED. False when the run
@@ -358,8 +360,9 @@ class Records:
                         job.job_id, job.run, job.stage or "workflow", job.tier, failure
                     )
                 job = self.jobs.record_failure(job.job_id, job.run, failure)
-            failure = job.recorded_failure() or failure
-            message_id, sent_by = self._sent_by_execution(execution_arn), SENT_BY_STATE_MACHINE
+            failure = job.failure or failure
+            message_id = self._sent_by_execution(execution_arn)
+            sent_by: DeadLetterSender = "state-machine"
             if message_id is None:
                 sent = self.sqs.send_message(
                     QueueUrl=self.dead_letter_queue_url,
@@ -426,7 +429,7 @@ class Records:
     def _dead_lettered(job: Job) -> None:
         # The kind dimension lets the alarm page on internal failures only: a corrupt
         # upload is dead-lettered as designed.
-        failure = job.recorded_failure()
+        failure = job.failure
         _emit("JobsDeadLettered", 1, kind=str(failure.kind if failure else FailureKind.INTERNAL))
 
 

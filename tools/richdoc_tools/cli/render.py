@@ -103,9 +103,9 @@ def jobs_list(jobs: Sequence[Job], *, as_json: bool) -> None:
         "updated",
     )
     for j in jobs:
-        failure = j.failure or {}
-        kind = failure.get("kind")
-        label = f"{kind} [{failure['feature']}]" if failure.get("feature") else kind
+        failure = j.failure
+        kind = failure.kind if failure else None
+        label = f"{kind} [{failure.feature}]" if failure and failure.feature else kind
         table.add_row(
             cell(j.job_id),
             cell(j.status),
@@ -136,7 +136,7 @@ def job_show(job: Job, attempts: Sequence[Attempt], *, as_json: bool) -> None:
     from richdoc_tools.operator import shard_parses
 
     if as_json:
-        _print_json({**job.to_dict(), "attempts": [a.__dict__ for a in attempts]})
+        _print_json({**job.to_dict(), "attempts": [a.to_dict() for a in attempts]})
         return
     console = Console()
     # JSON-encoded, so control characters in keys or reasons arrive escaped.

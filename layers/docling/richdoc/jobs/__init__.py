@@ -1,0 +1,68 @@
+"""Job and attempt records in one DynamoDB table.
+
+A job is one source object version; its id is derived from bucket, key and version id
+(or ETag when the bucket is unversioned), so duplicate notifications land on the same job.
+Each run of a job is one state machine execution named ``<job id>-r<run>``; a redrive of a
+dead-lettered job starts the next run. Every status write is conditional on the run, so
+a stale run can never overwrite a newer run's status.
+
+Items (``pk`` = ``JOB#<job id>``, ``keys``):
+
+* ``sk = "JOB"``: the job (``model.Job``): status, run, stage, source, options, the number
+  of page-range shards its parse runs as, failure, outputs, counts, the original ingest
+  message and, once dead-lettered, the dead-letter message's id; and the attempt
+  counters. Only job items carry ``job_status``, so the ``by-status`` index is sparse.
+* ``sk = "ATTEMPT#r<run>#<seq>"``: one per Lambda attempt (``model.Attempt``): stage,
+  tier, the shard's pages, outcome, whether the artifact cache answered, timings.
+
+A failed run is recorded in two steps: FAILED (the failure is known, the job is visible
+and not terminal), then DEAD_LETTERED once its dead-letter message is on the queue, so no
+job is terminal without the message an operator redrives.
+
+``store.JobStore`` reads and writes them: job transitions in ``store``, attempts in
+``attempts``, the requests' expressions and the run fence in ``table``.
+"""
+
+from richdoc.jobs.keys import (
+    attempt_key,
+    attempts_prefix,
+    execution_name,
+    job_id_for,
+    job_key,
+    partition_key,
+)
+from richdoc.jobs.model import (
+    OK_OUTCOME,
+    RUNNING_OUTCOME,
+    Attempt,
+    AttemptStage,
+    DeadLetterMark,
+    DeadLetterSender,
+    Job,
+    JobStatus,
+    timestamp,
+)
+from richdoc.jobs.store import JOBS_TABLE_ENV, STATUS_INDEX, JobStore
+from richdoc.jobs.table import StaleRun
+
+__all__ = [
+    "JOBS_TABLE_ENV",
+    "OK_OUTCOME",
+    "RUNNING_OUTCOME",
+    "STATUS_INDEX",
+    "Attempt",
+    "AttemptStage",
+    "DeadLetterMark",
+    "DeadLetterSender",
+    "Job",
+    "JobStatus",
+    "JobStore",
+    "StaleRun",
+    "attempt_key",
+    "attempts_prefix",
+    "execution_name",
+    "job_id_for",
+    "job_key",
+    "partition_key",
+    "timestamp",
+]

@@ -1,0 +1,56 @@
+"""Names in the jobs table: job ids, execution names, and the keys of job and attempt items.
+
+Every item of a job shares its partition, ``pk = JOB#<job id>``; the job itself is
+``sk = JOB`` and each attempt ``sk = ATTEMPT#r<run>#<seq>`` (zero-padded, so a run's
+attempts sort in the order they were opened). These functions are the only spelling of
+those keys.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+JOB_SK = "JOB"
+_PARTITION_PREFIX = "JOB#"
+_ATTEMPT_PREFIX = "ATTEMPT#"
+
+# The primary key of an item (``pk``, ``sk``).
+ItemKey = dict[str, str]
+
+
+def job_id_for(bucket: str, key: str, version: str) -> str:
+    """Deterministic job id: the same object version always maps to the same job."""
+    digest = hashlib.sha256(f"{bucket}\x00{key}\x00{version}".encode()).hexdigest()
+    return digest[:32]
+
+
+def execution_name(job_id: str, run: int) -> str:
+    return f"{job_id}-r{run}"
+
+
+def partition_key(job_id: str) -> str:
+    """The partition of a job and all its attempts."""
+    return f"{_PARTITION_PREFIX}{job_id}"
+
+
+def job_key(job_id: str) -> ItemKey:
+    return {"pk": partition_key(job_id), "sk": JOB_SK}
+
+
+def attempts_prefix(run: int | None = None) -> str:
+    """The sort-key prefix of a run's attempts (of every run's, when ``run`` is None)."""
+    return _ATTEMPT_PREFIX if run is None else f"{_ATTEMPT_PREFIX}r{run:03d}#"
+
+
+def attempt_key(job_id: str, run: int, seq: int) -> ItemKey:
+    return {"pk": partition_key(job_id), "sk": f"{attempts_prefix(run)}{seq:04d}"}
+
+
+def is_attempt_key(sort_key: str) -> bool:
+    return sort_key.startswith(_ATTEMPT_PREFIX)
+
+
+def attempt_slot(run: int, stage: str, pages: str | None) -> str:
+    """What attempts are numbered within: a stage of a run, and the shard (``pages``) in
+    it; the job item counts each slot's attempts under this name."""
+    return f"r{run}#{stage}#{pages}" if pages else f"r{run}#{stage}"

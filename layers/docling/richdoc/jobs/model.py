@@ -1,0 +1,187 @@
+"""The job and attempt records as typed models, and their two forms: the DynamoDB item and
+the JSON the command line prints.
+
+pydantic converts both ways. Reading an item, it takes DynamoDB's numbers (``Decimal``)
+as the ints the fields declare (the record holds no floats, which DynamoDB would refuse)
+and ignores the store's bookkeeping (keys, attempt counters). Writing one, ``to_item``
+dumps the fields with JSON types and no nulls (items stay sparse). ``to_dict`` is the
+printed form: every field of the model, nulls included, except that a source and a
+failure show only the fields they have (as stored) and a job without outputs or counts
+shows ``{}`` for them.
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    WrapSerializer,
+    field_serializer,
+)
+
+from richdoc.contracts import FailedStage, JobCounts, JobOptions, JobOutputs, SourceObject, StepName
+from richdoc.taxonomy import Failure
+
+if TYPE_CHECKING:
+    from types_boto3_dynamodb.type_defs import TableAttributeValueTypeDef
+
+RUNNING_OUTCOME = "running"
+OK_OUTCOME = "ok"
+# Reasons are for humans and for the DLQ message attributes; keep items small.
+MAX_REASON_CHARS = 1000
+
+# What an attempt was recorded for: a step, or (added by a catch path or a backstop) the
+# run's start, a record state, or the workflow as a whole.
+AttemptStage = FailedStage | Literal["workflow"]
+# Who sent a run's dead-letter message.
+DeadLetterSender = Literal["state-machine", "reconciler", "sweep"]
+# Who recorded an attempt: its handler, or the state machine's catch path for a handler
+# the platform never ran.
+RecordedBy = Literal["handler", "state-machine"]
+
+Item = dict[str, "TableAttributeValueTypeDef"]
+
+
+class JobStatus(StrEnum):
+    """The closed status vocabulary. Terminal: SUCCEEDED, DEAD_LETTERED."""
+
+    QUEUED = "QUEUED"  # the starter created the run; its execution is being started
+    RUNNING = "RUNNING"  # the state machine recorded the start of the run
+    SUCCEEDED = "SUCCEEDED"
+    # The run failed and its failure is recorded; the dead-letter message is not yet
+    # confirmed durable. Not terminal: the state machine, the reconciler or the sweep
+    # sends it (once) and marks the job DEAD_LETTERED.
+    FAILED = "FAILED"
+    DEAD_LETTERED = "DEAD_LETTERED"  # failed; the ingest message is on the dead-letter queue
+
+    @property
+    def terminal(self) -> bool:
+        return self in (JobStatus.SUCCEEDED, JobStatus.DEAD_LETTERED)
+
+
+def timestamp(moment: datetime) -> str:
+    """How records store a moment (UTC, milliseconds): strings that sort in time order, so
+    the by-status index can range over ``updated_at``."""
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds")
+
+
+def _without_nulls(value: object, handler: SerializerFunctionWrapHandler) -> object:
+    dumped = handler(value)
+    if isinstance(dumped, dict):
+        return {k: v for k, v in dumped.items() if v is not None}
+    return dumped
+
+
+# Printed as stored: without the fields they do not have.
+_Sparse = WrapSerializer(_without_nulls)
+
+
+class DeadLetterMark(BaseModel):
+    """The dead-letter message of a failed run, once it is on the queue."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    message_id: str
+    sent_by: DeadLetterSender
+
+
+class Job(BaseModel):
+    """The job item (``sk = JOB``): one object version, its current run and what the run
+    recorded."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True, defer_build=True)
+
+    job_id: str
+    # Stored as job_status (the by-status index's key), printed as status.
+    status: JobStatus = Field(validation_alias="job_status", serialization_alias="job_status")
+    run: int
+    stage: StepName | None = None
+    tier: int | None = None
+    shards: int | None = None  # page-range shards the parse ran as (the plan's; 1: whole)
+    pipeline: str | None = None
+    source: Annotated[SourceObject, _Sparse]
+    options: JobOptions = JobOptions()
+    failure: Annotated[Failure, _Sparse] | None = None
+    execution_arn: str | None = None
+    outputs: JobOutputs | None = None
+    counts: JobCounts | None = None
+    created_at: str | None = None
+    updated_at: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    dead_letter: DeadLetterMark | None = None
+    message: str | None = None  # the ingest message body that created the job (not printed)
+
+    @field_serializer("outputs", "counts", mode="wrap")
+    def _none_as_empty(self, value: object, handler: SerializerFunctionWrapHandler) -> object:
+        # Printed as {} until the run succeeds. An item never gets here: exclude_none
+        # drops the field first.
+        return {} if value is None else handler(value)
+
+    @classmethod
+    def from_item(cls, item: Item) -> Job:
+        return cls.model_validate(item)
+
+    def to_item(self) -> Item:
+        """The job's attributes as stored (``job_status``; no nulls)."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    def to_dict(self) -> dict[str, object]:
+        """The job as the command line prints it (``status``; nulls shown; no message)."""
+        return self.model_dump(mode="json", exclude={"message"})
+
+
+class Attempt(BaseModel):
+    """An attempt item (``sk = ATTEMPT#r<run>#<seq>``): one Lambda invocation of a stage,
+    or one the state machine recorded for it."""
+
+    model_config = ConfigDict(extra="ignore", defer_build=True)
+
+    job_id: str
+    run: int
+    seq: int  # the job's attempt counter: orders every attempt of the job
+    stage: AttemptStage
+    attempt: int  # per stage, and per shard within it, in the run
+    outcome: str  # running, ok or the error name
+    started_at: str
+    tier: int | None = None
+    pages: str | None = None  # a shard's page range, "51-100"; None for a whole document
+    memory_mb: int | None = None
+    request_id: str | None = None
+    reason: str | None = None
+    ended_at: str | None = None
+    duration_ms: int | None = None
+    cached: bool | None = None  # answered from the artifact cache (parse, merge)
+    recorded_by: RecordedBy = "handler"
+
+    @classmethod
+    def from_item(cls, item: Item) -> Attempt:
+        return cls.model_validate(item)
+
+    def to_item(self) -> Item:
+        return self.model_dump(mode="json", exclude_none=True)
+
+    def to_dict(self) -> dict[str, object]:
+        """The attempt as the command line prints it (every field, in this order)."""
+        return self.model_dump(mode="json")
+
+
+@functools.cache
+def _failures() -> TypeAdapter[Failure]:
+    return TypeAdapter(Failure)
+
+
+def stored(value: BaseModel | Failure) -> TableAttributeValueTypeDef:
+    """A nested value of an item (for an update of one attribute): JSON types, no nulls."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_none=True)
+    dumped: dict[str, str] = _failures().dump_python(value, mode="json", exclude_none=True)
+    return dumped
