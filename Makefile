@@ -12,7 +12,7 @@ export SAM_CLI_TELEMETRY := 0
 export AWS_DEFAULT_REGION ?= us-east-1
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: setup demo test lint typecheck static unit bench clean
+.PHONY: setup demo test quick lint typecheck static pytest bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,7 +51,7 @@ typecheck: setup
 	$(VENV)/bin/mypy
 
 # Template checks that need the SAM CLI, node and checkov; the Python-side checks are in
-# tests/test_template.py. Image functions need Docker to build, so they are excluded.
+# tests/unit/test_template.py. Image functions need Docker to build, so they are excluded.
 # checkov's findings that do not apply are skipped in the template, each with its reason.
 static: setup $(SAM_VENV)/.installed node_modules/.installed $(CHECKOV_VENV)/.installed
 	$(SAM) validate --lint
@@ -60,10 +60,16 @@ static: setup $(SAM_VENV)/.installed node_modules/.installed $(CHECKOV_VENV)/.in
 	PATH="$(dir $(PYTHON312)):$$PATH" $(SAM) build $(PARSE_IMAGES) --build-dir .aws-sam/build
 	$(VENV)/bin/python scripts/check_package_size.py .aws-sam/build
 
-unit: setup node_modules/.installed
+# Every lane (tests/unit, aws, parse, e2e, browser).
+pytest: setup node_modules/.installed
 	$(VENV)/bin/pytest -n 2 --dist loadfile
 
-test: lint typecheck static unit
+test: lint typecheck static pytest
+
+# The fast lanes only (pure and moto-backed tests; no docling worker, no state machine):
+# a minute or two while working. `make test` is what CI runs.
+quick: setup node_modules/.installed
+	$(VENV)/bin/pytest -n 2 --dist loadfile tests/unit tests/aws
 
 bench: setup
 	$(VENV)/bin/python -m bench

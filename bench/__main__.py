@@ -1,4 +1,4 @@
-"""The richdoc benchmark suite (issue #7): ``python -m bench [--quick] [--only NAME,...]``.
+"""The richdoc benchmark suite : ``python -m bench [--quick] [--only NAME,...]``.
 
 Runs every item in its own fresh interpreter (``bench.runner``), in order, then computes
 the cost model from their results and writes ``latest.json`` and ``latest.md``:

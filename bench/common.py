@@ -132,7 +132,7 @@ def _log(x: float) -> float:
 
 @dataclass(frozen=True)
 class Target:
-    """One target of issue #7: a measured value against its limit."""
+    """One target of the suite: a measured value against its limit."""
 
     id: str
     description: str

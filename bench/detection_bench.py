@@ -16,7 +16,7 @@ time); the reported ratio is the median of the per-run ratios:
   canonical text;
 * detection: ``richdoc.detection.detect(projection, clarify=True)`` end to end.
 
-The budget (item 2 of issue #7, docs/detection.md) is detection within 3x of the
+The budget (docs/detection.md) is detection within 3x of the
 baseline, on CPU time. ``python -m bench`` runs this as item 2; alone it prints one JSON
 report and exits 1 when any scenario misses the budget.
 

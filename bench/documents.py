@@ -12,7 +12,7 @@ import io
 import random
 from pathlib import Path
 
-from tests.gen_fixtures import pinned_zip
+from tests.support.gen_fixtures import pinned_zip
 
 FORMATS = ("docx", "html", "md")
 

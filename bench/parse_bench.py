@@ -75,7 +75,7 @@ def _seconds(action: Callable[[], object]) -> float:
 
 
 def _make(work: Path, fmt: str, pages: int, name: str) -> Path:
-    from tests import parse_inputs
+    from tests.support import parse_inputs
 
     if fmt == "docx":
         return parse_inputs.docx(work / f"{name}.docx", pages=pages)

@@ -1,6 +1,7 @@
 """Item 1, projection: load + project + serialize against docling-core's own work.
 
-Builds the benchmark documents deterministically (``tests/gen_fixtures.build_large_document``:
+Builds the benchmark documents deterministically
+(``tests/support/gen_fixtures.build_large_document``:
 2,000 paragraphs and 50 tables, about 2.9 MB of DoclingDocument JSON, and a 10x larger
 one), then times, round-robin over several rounds:
 
@@ -98,7 +99,7 @@ def measure(document: Document) -> Run:
 
     from richdoc.contracts import SourceInfo
     from richdoc.projection import load_docling, project
-    from tests.gen_fixtures import build_large_document
+    from tests.support.gen_fixtures import build_large_document
 
     data = build_large_document(document.paragraphs, document.tables).model_dump_json().encode()
     doc = DoclingDocument.model_validate_json(data)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bench.common import Mode
 
-# In the order of issue #7 (the cost model, item 7, is computed from their results).
+# In the suite's order (the cost model, item 7, is computed from their results).
 ITEMS: dict[str, str] = {
     "projection": "bench.projection_bench",
     "detection": "bench.detection_bench",

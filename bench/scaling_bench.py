@@ -126,7 +126,7 @@ def _work(stage: str, path: Path, reps: int) -> dict[str, float]:
 
 def _inputs(work: Path, mode: Mode) -> list[tuple[str, int, Path]]:
     from bench.detection_bench import build_projection
-    from tests.gen_fixtures import build_large_document
+    from tests.support.gen_fixtures import build_large_document
 
     factors = FACTORS_FULL if mode is Mode.FULL else FACTORS_QUICK
     base_paragraphs, base_tables = (100, 2) if mode is Mode.FULL else (50, 1)

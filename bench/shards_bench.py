@@ -43,7 +43,7 @@ if __package__ in (None, ""):  # run as a file: python bench/shards_bench.py
     sys.path[:0] = [str(_root), str(_root / "layers" / "docling")]
 
 from bench.common import ItemResult, Mode, Table, Target, peak_rss_mb
-from tests.executions import largest_payload
+from tests.support.stack_runs import largest_payload
 
 RATIO_TARGET = 0.65
 SHARD_PAGES = 50
@@ -171,7 +171,7 @@ def run(mode: Mode) -> ItemResult:
 
     from bench.e2e_bench import Clock
     from richdoc.parse.step import shared_worker
-    from tests.parse_inputs import long_pdf
+    from tests.support.parse_inputs import long_pdf
 
     config = Config.for_mode(mode)
     result = ItemResult("shards", "8. Large documents: page-range shards against whole")

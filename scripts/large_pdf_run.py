@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/large_pdf_run.py --pages 2000 [--shard-pages 50] [--runs-json F]
 
-Generates the PDF (tests/parse_inputs.long_pdf), runs it through ``richdoc.run.run_files``
+Generates the PDF (tests/support/parse_inputs.long_pdf), runs it through ``richdoc.run.run_files``
 on the embedded stack with ``RICHDOC_SHARD_PAGES`` set as given (0: whole), and prints
 what the design's budgets are about: the job's wall time and status, the time of each
 step from the attempt records, the shard count and each shard's tier, the execution's
@@ -33,7 +33,7 @@ def measure(pages: int, shard_pages: int) -> dict[str, Any]:
     from richdoc_tools.run import run_files
 
     from bench.shards_bench import _history, _largest_payload
-    from tests.parse_inputs import long_pdf
+    from tests.support.parse_inputs import long_pdf
 
     with tempfile.TemporaryDirectory(prefix="richdoc-large-") as tmp:
         pdf = long_pdf(Path(tmp) / f"long-{pages}.pdf", pages=pages, seed=7)

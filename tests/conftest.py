@@ -1,4 +1,17 @@
-"""Shared fixtures: an in-process AWS emulation and the jobs table from template.yaml."""
+"""Shared fixtures (an in-process AWS emulation, the jobs table from template.yaml, the
+embedded stack, a parse worker that never finishes) and the lanes.
+
+The tests live in one folder per lane, and each test is marked with its lane so that a
+run can pick lanes (``make quick`` runs the first two):
+
+* ``unit``: pure functions and static checks of the template, the definition and the code;
+* ``aws``: logic against the in-process AWS emulation (moto), without the state machine;
+* ``parse``: docling and the isolated parse worker (processes of their own);
+* ``e2e``: the real state machine on the embedded stack, and the command line around it;
+* ``browser``: the console's pages in headless Chromium.
+
+Helpers the lanes share are in ``tests.support``; data files in ``tests/data``.
+"""
 
 from __future__ import annotations
 
@@ -9,16 +22,24 @@ from typing import Any
 
 import boto3
 import pytest
-from richdoc_tools.local.clients import Clients
-from richdoc_tools.local.deploy import Deployment
-from richdoc_tools.local.provisioners import PROVISIONERS
-from richdoc_tools.local.template import Template, load_template, repository_root
+from richdoc_tools.local.template import Template, load_template
 
 from richdoc.contracts import ParseInput, ParseOutput
 from richdoc.jobs import JobStore
+from tests.support.aws import provision_one
+from tests.support.paths import DEFINITION_PATH
 
 REGION = "us-east-1"
-DEFINITION_PATH = repository_root() / "statemachine" / "pipeline.asl.json"
+LANES = ("unit", "aws", "parse", "e2e", "browser")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test with the lane its folder names."""
+    for item in items:
+        lane = item.path.parent.name
+        if lane not in LANES:
+            raise pytest.UsageError(f"{item.nodeid}: tests live in a lane folder {LANES}")
+        item.add_marker(lane)
 
 
 @pytest.fixture(scope="session")
@@ -49,21 +70,6 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
     with mock_aws():
         yield
-
-
-def provision_one(template: Template, logical_id: str) -> Any:
-    """Create a single resource of the template (its properties must not reference others)."""
-    deployment = Deployment(
-        Clients(boto3.Session(), region=REGION),
-        template,
-        stack_name="unit",
-        region=REGION,
-        account="123456789012",
-    )
-    resource = template.resources[logical_id]
-    props = deployment.resolver.resolve(resource.get("Properties", {}))
-    PROVISIONERS[resource["Type"]](deployment, logical_id, props)
-    return deployment.deployed.refs[logical_id]
 
 
 @pytest.fixture
@@ -122,7 +128,9 @@ def blocking_parse_worker() -> Iterator[Any]:
     from richdoc.parse.step import ParseWorker
 
     worker = ParseWorker(
-        ParserSettings(Pipeline.NATIVE), quiet=True, target="tests.worker_targets:block_forever"
+        ParserSettings(Pipeline.NATIVE),
+        quiet=True,
+        target="tests.support.worker_targets:block_forever",
     )
     yield worker
     worker.close()

@@ -20,7 +20,7 @@ Each Task's ``Parameters`` build the input model of the Lambda it invokes (``PLA
 ``PARSE``, ``MERGE``, ``PROJECT``, ``DETECT`` below; the records function takes a
 ``RecordsAction``), and a
 handler returns its output model dumped with ``model_dump(mode="json")`` (the
-``richdoc.stage.stage_handler`` decorator does it). ``tests/test_contracts.py`` runs every
+``richdoc.stage.stage_handler`` decorator does it). ``tests/unit/test_contracts.py`` runs every
 route of the definition over these models, so a field renamed on one side only fails it.
 
 ``SourceObject`` is the one type for "the uploaded object": the starter makes it from the

@@ -1,4 +1,4 @@
-"""Temporal-ambiguity detection over a projection (spec section 15, ``richdoc.detection/v1``).
+"""Temporal-ambiguity detection over a projection (``richdoc.detection/v1``).
 
 Three document-level rules, all targeting the DOCUMENT node (nodeRef 0):
 
@@ -12,7 +12,7 @@ clarification; every rule that fired but was not emitted is counted in
 ``stats.ambiguities_suppressed``. The evidence is read from the projection's blocks only
 (each span's slice of the canonical text), so every candidate's ``spanRef`` names the
 block its evidence came from and nothing depends on how the projection separates blocks.
-Every decision the spec leaves open is recorded in docs/detection.md.
+Every choice where a rule could be read two ways is recorded in docs/detection.md.
 """
 
 from __future__ import annotations
@@ -361,7 +361,7 @@ def fired_rules(evidence: Evidence) -> list[Ambiguity]:
 
 
 def detect(projection: Projection, *, clarify: bool) -> Detection:
-    """Spec section 15 over one projection.
+    """The rules of docs/detection.md over one projection.
 
     With ``clarify`` the highest-priority finding is emitted and the others are counted as
     suppressed; without it nothing is emitted and every finding counts as suppressed, so

@@ -48,7 +48,7 @@ class DocFormat(StrEnum):
 # The file extensions docling accepts for each supported format, exactly as docling's
 # ``FormatToExtensions`` (docling.datamodel.base_models) lists them, lower-cased.
 # Mirrored, not imported: this module runs where docling is not installed (the Lambda
-# zip functions and the caller's side). tests/test_parse_formats.py fails on any drift.
+# zip functions and the caller's side). tests/parse/test_parse_formats.py fails on any drift.
 EXTENSIONS: dict[DocFormat, tuple[str, ...]] = {
     DocFormat.PDF: ("pdf",),
     DocFormat.DOCX: ("docx", "dotx", "docm", "dotm"),
@@ -298,7 +298,7 @@ PACKAGE_KINDS: dict[str, str] = {
 # backend (python-docx) opens only plain documents and its PowerPoint backend
 # (python-pptx) only presentations, macro-enabled or not; they refuse the rest by
 # content type, which docling reports like a damaged file. Checked against docling by
-# tests/test_parse_formats.py.
+# tests/parse/test_parse_formats.py.
 LOADABLE_PACKAGE_KINDS = frozenset({"docx", "pptx", "pptm", "xlsx", "xlsm", "xltx", "xltm"})
 _CONTENT_TYPES_NS = "{http://schemas.openxmlformats.org/package/2006/content-types}"
 _CONTENT_TYPE_TAGS = (f"{_CONTENT_TYPES_NS}Override", f"{_CONTENT_TYPES_NS}Default")

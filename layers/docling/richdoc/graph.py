@@ -1,6 +1,6 @@
 """The richdoc graph: the data model of ``projection.json`` (``richdoc.projection/v1``).
 
-The contract is in ../shared/design.md ("Projection JSON") and docs/projection.md.
+The contract is docs/projection.md.
 It lives apart from ``richdoc.projection`` (which builds it from a DoclingDocument) so
 that readers of a projection, the detect handler first, never import docling-core: that
 import is most of a cold start.
@@ -41,7 +41,7 @@ class SpanKind(StrEnum):
 
 
 class SkippedFeature(StrEnum):
-    """Content the v1 feature matrix does not project (spec section 6).
+    """Content the v1 feature matrix does not project (docs/projection.md, "Feature matrix v1").
 
     The value is both the key in ``stats.skipped_features`` and the feature tag of the
     ``UnsupportedFeature`` raised when such content is all a document has.

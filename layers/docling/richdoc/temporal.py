@@ -1,4 +1,4 @@
-"""Absolute date recognition and calendar helpers (spec section 15, "Date recognition").
+"""Absolute date recognition and calendar helpers (docs/detection.md, "Dates").
 
 Recognised forms, case-insensitive, validated as real calendar dates:
 

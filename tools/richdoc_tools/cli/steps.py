@@ -103,7 +103,7 @@ def project(
 @click.option("--clarify", is_flag=True, help="emit ambiguities (options.clarify)")
 @click.option("-o", "--output", required=True, metavar="DETECTION.json")
 def detect(projection: str, clarify: bool, output: str) -> int:
-    """The detection step alone (spec section 15). Without --clarify nothing is emitted;
+    """The detection step alone (docs/detection.md). Without --clarify nothing is emitted;
     the stats are still computed."""
     from pydantic import ValidationError
 

@@ -163,6 +163,7 @@ class EmbeddedStack:
         patches.retry_sleep.install(exit_stack, self.retry_delay_scale)
         patches.definition_parse.install(exit_stack)
         patches.task_clients.install(exit_stack)
+        patches.execution_status.install(exit_stack)
         patches.s3_notifications.install(exit_stack)
         patches.dynamodb_lock.install(exit_stack)
         patches.metrics_lock.install(exit_stack)

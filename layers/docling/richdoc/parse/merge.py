@@ -8,7 +8,7 @@ is the source's pages ``start`` to ``end``, numbered as in the source (docling's
   ...) are appended to the merged ones and its references (``self_ref``, ``$ref``)
   shifted by the number of items before it; the body's children follow one another;
   pages, provenance, name and origin stay as docling wrote them. That is docling-core's
-  ``DoclingDocument.concatenate`` (tests/test_shard_merge.py compares the two) without
+  ``DoclingDocument.concatenate`` (tests/parse/test_shard_merge.py compares the two) without
   what suits joining different documents but not the pages of one: concatenate
   renumbers each document's pages to follow on from the previous one's last page (a
   shard whose first page failed to parse would shift every later page), joins the
@@ -186,7 +186,7 @@ def _shift_references(node: Any, offsets: dict[str, int]) -> None:
 # docling/models/postprocessing/reading_order_rb.py (``predict_merges``,
 # ``_merge_elements``, ``_handle_text_element``). Reading order, captions and footnotes
 # are decided per page and need nothing here. Tested against docling's own
-# ReadingOrderModel in tests/test_shard_merge.py.
+# ReadingOrderModel in tests/parse/test_shard_merge.py.
 
 # Elements a paragraph continues across (``predict_merges``' skip labels).
 _CONTINUES_ACROSS = frozenset(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from richdoc.formats import DocFormat
 
 # Only these formats have pages docling can convert by range. PPTX and XLSX have slides
-# and sheets, but a deck or workbook is never too big for one invocation (spec section 8).
+# and sheets, but a deck or workbook is never too big for one invocation.
 PAGINATED_FORMATS = frozenset({DocFormat.PDF})
 
 # The most shards one document is split into: each shard is one iteration of an inline

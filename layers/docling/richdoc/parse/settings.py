@@ -31,7 +31,7 @@ SHARD_PAGES_ENV = "RICHDOC_SHARD_PAGES"
 SHARD_CONCURRENCY_ENV = "RICHDOC_SHARD_CONCURRENCY"
 ARTIFACTS_ENV = "DOCLING_ARTIFACTS_PATH"
 
-# Spec section 8. The memory ceiling default applies where no Lambda tier is known.
+# docs/parse.md, "Limits". The memory ceiling default applies where no Lambda tier is known.
 DEFAULT_MAX_PAGES = 2000
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_MEM_CEILING_MB = 4096

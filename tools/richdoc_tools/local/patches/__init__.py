@@ -4,7 +4,7 @@ Each module here is one patch point: the ``TARGET`` it replaces (a dotted path),
 replacement, why, and ``install(exit_stack, ...)``, which patches it with ``unittest.mock``
 on the stack's ``ExitStack``, so that ``EmbeddedStack.stop`` undoes every patch. moto is
 pinned exactly, and each patch point has a canary test in a test module named after it
-(``tests/test_patch_<module>.py``) that fails loudly when an upgrade moves or reshapes it.
+(``tests/aws/test_patch_<module>.py``) that fails loudly when an upgrade moves or reshapes it.
 
 Three of them exist because on AWS each invocation has its own process, while here
 concurrent invocations are threads of one process: moto's DynamoDB backend
@@ -17,6 +17,7 @@ from richdoc_tools.local.patches import (
     condition_builder,
     definition_parse,
     dynamodb_lock,
+    execution_status,
     lambda_invoke,
     metrics_lock,
     retry_sleep,
@@ -30,6 +31,7 @@ PATCH_POINTS = (
     retry_sleep,
     definition_parse,
     task_clients,
+    execution_status,
     s3_notifications,
     dynamodb_lock,
     condition_builder,

@@ -1,0 +1,316 @@
+"""One classification of AWS SDK failures (richdoc.awserrors), used by every module:
+throttling, 5xx and connection failures are Transient for every service; everything else
+is left to the caller (and is internal unless the caller expects it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from botocore import exceptions as boto
+from botocore.retries.standard import ThrottledRetryableChecker, TransientRetryableChecker
+from botocore.stub import Stubber
+
+from richdoc.artifacts import ArtifactStore
+from richdoc.awserrors import TRANSIENT_CODES, TRANSIENT_EXCEPTIONS, aws_errors, is_transient
+from richdoc.contracts import JobOptions, SourceObject
+from richdoc.ingest import Starter
+from richdoc.jobs import JobStore, StaleRun
+from richdoc.jobs.keys import is_attempt_key
+from richdoc.taxonomy import Failure, FailureKind, Transient
+from tests.support.s3_events import s3_notification
+from tests.support.sdk_faults import client_error, connection_error, failing
+
+REGION = "us-east-1"
+
+
+def _client(service: str) -> Any:
+    # Clients of several services, named by the test: untyped.
+    return boto3.client(  # type: ignore[call-overload]
+        service,
+        region_name=REGION,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+
+
+# (service, operation, call parameters, error code, HTTP status, transient?)
+SERVICE_ERRORS = [
+    ("s3", "get_object", {"Bucket": "b", "Key": "k"}, "SlowDown", 503, True),
+    ("s3", "get_object", {"Bucket": "b", "Key": "k"}, "InternalError", 500, True),
+    ("s3", "get_object", {"Bucket": "b", "Key": "k"}, "RequestTimeout", 400, True),
+    ("s3", "head_object", {"Bucket": "b", "Key": "k"}, "503", 503, True),
+    ("s3", "get_object", {"Bucket": "b", "Key": "k"}, "AccessDenied", 403, False),
+    ("s3", "get_object", {"Bucket": "b", "Key": "k"}, "NoSuchKey", 404, False),
+    ("s3", "head_object", {"Bucket": "b", "Key": "k"}, "404", 404, False),
+    (
+        "dynamodb",
+        "get_item",
+        {"TableName": "t", "Key": {"pk": {"S": "a"}}},
+        "ProvisionedThroughputExceededException",
+        400,
+        True,
+    ),
+    (
+        "dynamodb",
+        "get_item",
+        {"TableName": "t", "Key": {"pk": {"S": "a"}}},
+        "ThrottlingException",
+        400,
+        True,
+    ),
+    (
+        "dynamodb",
+        "get_item",
+        {"TableName": "t", "Key": {"pk": {"S": "a"}}},
+        "InternalServerError",
+        500,
+        True,
+    ),
+    (
+        "dynamodb",
+        "update_item",
+        {"TableName": "t", "Key": {"pk": {"S": "a"}}},
+        "ConditionalCheckFailedException",
+        400,
+        False,
+    ),
+    (
+        "dynamodb",
+        "get_item",
+        {"TableName": "t", "Key": {"pk": {"S": "a"}}},
+        "ResourceNotFoundException",
+        400,
+        False,
+    ),
+    ("sqs", "send_message", {"QueueUrl": "q", "MessageBody": "m"}, "RequestThrottled", 403, True),
+    ("sqs", "send_message", {"QueueUrl": "q", "MessageBody": "m"}, "KmsThrottled", 400, True),
+    (
+        "sqs",
+        "send_message",
+        {"QueueUrl": "q", "MessageBody": "m"},
+        "ServiceUnavailable",
+        503,
+        True,
+    ),
+    (
+        "sqs",
+        "send_message",
+        {"QueueUrl": "q", "MessageBody": "m"},
+        "AWS.SimpleQueueService.NonExistentQueue",
+        400,
+        False,
+    ),
+    (
+        "stepfunctions",
+        "start_execution",
+        {"stateMachineArn": "arn:aws:states:us-east-1:1:stateMachine:p", "name": "n"},
+        "ThrottlingException",
+        400,
+        True,
+    ),
+    (
+        "stepfunctions",
+        "start_execution",
+        {"stateMachineArn": "arn:aws:states:us-east-1:1:stateMachine:p", "name": "n"},
+        "ExecutionLimitExceeded",
+        400,
+        True,
+    ),
+    (
+        "stepfunctions",
+        "start_execution",
+        {"stateMachineArn": "arn:aws:states:us-east-1:1:stateMachine:p", "name": "n"},
+        "UnmodelledServiceFault",
+        502,
+        True,
+    ),
+    (
+        "stepfunctions",
+        "start_execution",
+        {"stateMachineArn": "arn:aws:states:us-east-1:1:stateMachine:p", "name": "n"},
+        "ExecutionAlreadyExists",
+        400,
+        False,
+    ),
+    (
+        "stepfunctions",
+        "start_execution",
+        {"stateMachineArn": "arn:aws:states:us-east-1:1:stateMachine:p", "name": "n"},
+        "StateMachineDoesNotExist",
+        400,
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("service", "operation", "params", "code", "status", "transient"),
+    SERVICE_ERRORS,
+    ids=[f"{s}-{c}" for s, _, _, c, _, _ in SERVICE_ERRORS],
+)
+def test_service_errors_are_transient_only_when_a_retry_can_help(
+    service, operation, params, code, status, transient
+):
+    client = _client(service)
+    with Stubber(client) as stub:
+        stub.add_client_error(operation, service_error_code=code, http_status_code=status)
+        with pytest.raises(boto.ClientError) as raised:
+            getattr(client, operation)(**params)
+    assert is_transient(raised.value) is transient
+    if transient:
+        with pytest.raises(Transient, match=f"doing it: .*{code}"), aws_errors("doing it"):
+            raise raised.value
+    else:
+        with pytest.raises(boto.ClientError), aws_errors("doing it"):
+            raise raised.value
+
+
+TRANSPORT_ERRORS = [
+    (boto.EndpointConnectionError(endpoint_url="https://dynamodb.us-east-1.amazonaws.com"), True),
+    (boto.ConnectTimeoutError(endpoint_url="https://s3.amazonaws.com"), True),
+    (boto.ReadTimeoutError(endpoint_url="https://states.us-east-1.amazonaws.com"), True),
+    (boto.ConnectionClosedError(endpoint_url="https://sqs.us-east-1.amazonaws.com"), True),
+    (boto.ResponseStreamingError(error="Connection broken: IncompleteRead"), True),
+    (boto.IncompleteReadError(actual_bytes=10, expected_bytes=20), True),
+    (boto.SSLError(endpoint_url="https://s3.amazonaws.com", error=OSError("EOF")), True),
+    (boto.ProxyConnectionError(proxy_url="http://proxy:3128", error="refused"), True),
+    (boto.NoCredentialsError(), False),
+    (boto.ParamValidationError(report="Missing required parameter Key"), False),
+    (boto.NoRegionError(), False),
+]
+
+
+@pytest.mark.parametrize(
+    ("error", "transient"), TRANSPORT_ERRORS, ids=[type(e).__name__ for e, _ in TRANSPORT_ERRORS]
+)
+def test_connection_failures_are_transient_and_configuration_errors_are_not(error, transient):
+    assert is_transient(error) is transient
+    with pytest.raises(Transient if transient else type(error)), aws_errors("calling AWS"):
+        raise error
+
+
+def test_everything_botocore_s_standard_retry_mode_retries_is_transient_here():
+    # A canary for botocore upgrades that learn new throttling codes (private tables,
+    # which botocore's stubs leave out).
+    throttled: Any = ThrottledRetryableChecker
+    transient: Any = TransientRetryableChecker
+    assert set(throttled._THROTTLED_ERROR_CODES) <= TRANSIENT_CODES
+    assert set(transient._TRANSIENT_ERROR_CODES) <= TRANSIENT_CODES
+    for cls in transient._TRANSIENT_EXCEPTION_CLS:
+        assert issubclass(cls, TRANSIENT_EXCEPTIONS)
+
+
+def test_errors_outside_the_sdk_pass_through_untouched():
+    with pytest.raises(KeyError), aws_errors("doing it"):
+        raise KeyError("x")
+
+
+# ---- every module classifies the same way ---------------------------------------------------
+
+
+def test_a_dynamodb_connection_error_in_the_job_store_is_transient(job_store: JobStore) -> None:
+    client = job_store.table.meta.client
+    job_store.create("job-1", SourceObject(bucket="b", key="k"), JobOptions())
+    with failing(client, "GetItem", connection_error("dynamodb")), pytest.raises(Transient):
+        job_store.get("job-1")
+    with failing(client, "Query", connection_error("dynamodb")), pytest.raises(Transient):
+        job_store.attempts("job-1")
+
+
+def test_dynamodb_throttling_of_a_fenced_write_is_transient_not_a_stale_run(
+    job_store: JobStore,
+) -> None:
+    job_store.create("job-1", SourceObject(bucket="b", key="k"), JobOptions())
+    throttled = client_error("ProvisionedThroughputExceededException", "UpdateItem")
+    with failing(job_store.table.meta.client, "UpdateItem", throttled):
+        with pytest.raises(Transient, match="updating job"):
+            job_store.mark_running("job-1", 1, "arn:execution")
+        job_store.mark_running("job-1", 1, "arn:execution")  # the retry goes through
+    # A failed condition is still the run fence, not an AWS failure.
+    with pytest.raises(StaleRun):
+        job_store.mark_running("job-1", 2, "arn:execution")
+
+
+def test_s3_connection_and_read_failures_in_the_artifact_store_are_transient() -> None:
+    s3 = _client("s3")
+    store = ArtifactStore(s3, "artifacts")
+    with failing(s3, "GetObject", connection_error("s3")), pytest.raises(Transient):
+        store.get_bytes("docling/x.json")
+    with (
+        failing(s3, "PutObject", client_error("SlowDown", "PutObject", 503)),
+        pytest.raises(Transient, match="SlowDown"),
+    ):
+        store.put_bytes("jobs/x/projection.json", b"{}")
+    with (
+        failing(s3, "GetObject", boto.ReadTimeoutError(endpoint_url="https://s3")),
+        pytest.raises(Transient, match="ReadTimeoutError"),
+    ):
+        store.download_source(
+            SourceObject(bucket="ingest", key="a.pdf"), Path("/nonexistent/never")
+        )
+    with (
+        failing(s3, "GetObject", client_error("AccessDenied", "GetObject", 403)),
+        pytest.raises(boto.ClientError),
+    ):
+        store.get_bytes("docling/x.json")  # permanent errors are left to the caller
+
+
+def test_the_parse_cache_lookup_classifies_the_same_way() -> None:
+    s3 = _client("s3")
+    store = ArtifactStore(s3, "artifacts")
+    with (
+        failing(s3, "HeadObject", client_error("503", "HeadObject", 503)),
+        pytest.raises(Transient),
+    ):
+        store.docling_pages("docling/x/y.json")
+
+
+def test_the_starter_reports_throttled_starts_and_unreachable_s3_as_transient(
+    job_store: JobStore,
+) -> None:
+    s3, sfn = _client("s3"), _client("stepfunctions")
+    starter = Starter(
+        s3=s3,
+        sfn=sfn,
+        jobs=job_store,
+        state_machine_arn="arn:aws:states:us-east-1:123456789012:stateMachine:p",
+        clarify_default=False,
+    )
+    with failing(s3, "HeadObject", connection_error("s3")), pytest.raises(Transient):
+        starter.handle_message(s3_notification("a.docx", "v1"))
+    with (
+        failing(s3, "HeadObject", client_error("404", "HeadObject", 404)),
+        failing(sfn, "StartExecution", client_error("ThrottlingException", "StartExecution")),
+        pytest.raises(Transient, match="starting execution"),
+    ):
+        starter.handle_message(s3_notification("a.docx", "v1"))
+
+
+def test_a_failure_to_close_an_attempt_never_replaces_the_handler_s_error(
+    job_store: JobStore,
+) -> None:
+    job_store.create("job-1", SourceObject(bucket="b", key="k"), JobOptions())
+    job_store.mark_running("job-1", 1, "arn:execution")
+    client = job_store.table.meta.client
+
+    def closing(params) -> bool:  # the close is the only update of an attempt item
+        return is_attempt_key(params["Key"]["sk"])
+
+    with (
+        failing(client, "UpdateItem", connection_error("dynamodb"), when=closing),
+        pytest.raises(KeyError) as raised,
+        job_store.attempt("job-1", 1, "project"),
+    ):
+        raise KeyError("self_ref")
+    assert any("closing the attempt record failed too" in note for note in raised.value.__notes__)
+    assert any("EndpointConnectionError" in note for note in raised.value.__notes__)
+    [attempt] = job_store.attempts("job-1", 1)
+    assert attempt.outcome == "running"  # left for the state machine's catch path
+    # ... which closes it with the handler's error name.
+    failure = Failure(kind=FailureKind.INTERNAL, reason="self_ref", error="KeyError")
+    job_store.record_platform_failure("job-1", 1, "project", None, failure)
+    [attempt] = job_store.attempts("job-1", 1)
+    assert attempt.outcome == "KeyError"

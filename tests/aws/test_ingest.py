@@ -1,0 +1,222 @@
+"""The starter's logic: notifications become jobs and exactly one execution per run."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import boto3
+import pytest
+
+from richdoc.contracts import ExecutionInput, JobOptions, SourceObject
+from richdoc.deadletter import failure_attributes
+from richdoc.ingest import (
+    MalformedMessage,
+    Starter,
+    StartOutcome,
+    object_created_events,
+)
+from richdoc.jobs import JobStatus, JobStore, job_id_for
+from richdoc.taxonomy import Failure, FailureKind
+from tests.support.s3_events import BUCKET, eventbridge_notification, s3_notification
+
+if TYPE_CHECKING:
+    from types_boto3_sqs.type_defs import MessageAttributeValueTypeDef
+
+
+def test_s3_keys_are_url_decoded() -> None:
+    [event] = object_created_events(s3_notification("reports/Q1+plan+%281%29.docx"))
+    assert event == SourceObject(
+        bucket=BUCKET, key="reports/Q1 plan (1).docx", version_id="v1", etag="0123abcd", size=5
+    )
+
+
+def test_eventbridge_object_created_events_are_accepted() -> None:
+    [event] = object_created_events(eventbridge_notification("a+b.pdf"))
+    assert (event.key, event.version_id) == ("a b.pdf", "v9")
+
+
+def test_s3_test_events_are_skipped() -> None:
+    body = json.dumps({"Service": "Amazon S3", "Event": "s3:TestEvent", "Bucket": BUCKET})
+    assert object_created_events(body) == []
+
+
+def test_removal_events_are_ignored() -> None:
+    assert object_created_events(s3_notification("a.pdf", event="ObjectRemoved:Delete")) == []
+
+
+@pytest.mark.parametrize("body", ["not json", "[1, 2]", '{"hello": "world"}'])
+def test_other_messages_are_malformed(body: str) -> None:
+    with pytest.raises(MalformedMessage):
+        object_created_events(body)
+
+
+# ---- the starter against emulated S3, DynamoDB and Step Functions ----------------------------
+
+
+@pytest.fixture
+def world(aws: None, job_store: JobStore) -> dict[str, Any]:
+    s3 = boto3.client("s3")
+    s3.create_bucket(Bucket=BUCKET)
+    s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+    sfn = boto3.client("stepfunctions")
+    iam = boto3.client("iam")
+    role = iam.create_role(RoleName="sfn", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    definition = json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}})
+    machine = sfn.create_state_machine(name="p", definition=definition, roleArn=role)
+    starter = Starter(
+        s3=s3,
+        sfn=sfn,
+        jobs=job_store,
+        state_machine_arn=machine["stateMachineArn"],
+        clarify_default=False,
+    )
+    return {
+        "s3": s3,
+        "sfn": sfn,
+        "starter": starter,
+        "jobs": job_store,
+        "machine": machine["stateMachineArn"],
+    }
+
+
+def _upload(
+    world: dict[str, Any], key: str, body: bytes = b"hello", metadata: dict[str, str] | None = None
+) -> str:
+    response = world["s3"].put_object(Bucket=BUCKET, Key=key, Body=body, Metadata=metadata or {})
+    version: str = response["VersionId"]
+    return version
+
+
+def _executions(world: dict[str, Any]) -> list[str]:
+    return [
+        e["name"]
+        for e in world["sfn"].list_executions(stateMachineArn=world["machine"])["executions"]
+    ]
+
+
+def _execution_input(world: dict[str, Any], name: str) -> ExecutionInput:
+    arn = world["machine"].replace(":stateMachine:", ":execution:") + f":{name}"
+    described = world["sfn"].describe_execution(executionArn=arn)
+    return ExecutionInput.model_validate_json(described["input"])
+
+
+def test_a_notification_creates_the_job_and_starts_run_1(world: dict[str, Any]) -> None:
+    version = _upload(world, "a.docx")
+    body = s3_notification("a.docx", version)
+    [result] = world["starter"].handle_message(body)
+    assert result.outcome is StartOutcome.STARTED
+    assert result.job_id == job_id_for(BUCKET, "a.docx", version)
+    assert _executions(world) == [f"{result.job_id}-r1"]
+    job = world["jobs"].get(result.job_id)
+    assert job.status is JobStatus.QUEUED
+    assert job.source == SourceObject(
+        bucket=BUCKET, key="a.docx", version_id=version, etag="0123abcd", size=5
+    )
+    assert job.options == JobOptions(clarify=False)
+    assert _execution_input(world, result.execution_name) == ExecutionInput(
+        job_id=result.job_id, run=1, source=job.source, options=job.options, message=body
+    )
+    # What the sweep needs to close the run if its execution never starts.
+    assert job.message == body
+    assert job.execution_arn == (
+        world["machine"].replace(":stateMachine:", ":execution:") + f":{result.job_id}-r1"
+    )
+
+
+def test_duplicate_deliveries_start_one_execution(world: dict[str, Any]) -> None:
+    version = _upload(world, "a.docx")
+    body = s3_notification("a.docx", version)
+    outcomes = [world["starter"].handle_message(body)[0].outcome for _ in range(3)]
+    assert outcomes[0] is StartOutcome.STARTED
+    assert len(_executions(world)) == 1
+
+
+def test_a_missing_version_id_is_taken_from_the_object(world: dict[str, Any]) -> None:
+    version = _upload(world, "a.docx")
+    [result] = world["starter"].handle_message(s3_notification("a.docx", version=None))
+    assert result.job_id == job_id_for(BUCKET, "a.docx", version)
+
+
+def test_a_new_upload_under_the_same_key_is_a_new_job(world: dict[str, Any]) -> None:
+    first = _upload(world, "a.docx", b"one")
+    second = _upload(world, "a.docx", b"two")
+    a = world["starter"].handle_message(s3_notification("a.docx", first))[0]
+    b = world["starter"].handle_message(s3_notification("a.docx", second))[0]
+    assert a.job_id != b.job_id
+    assert len(_executions(world)) == 2
+
+
+def test_object_metadata_overrides_the_clarify_default(world: dict[str, Any]) -> None:
+    version = _upload(world, "a.docx", metadata={"richdoc-clarify": "true"})
+    [result] = world["starter"].handle_message(s3_notification("a.docx", version))
+    assert world["jobs"].get(result.job_id).options == JobOptions(clarify=True)
+
+
+def test_a_deleted_object_still_gets_a_job_for_the_parse_step_to_classify(
+    world: dict[str, Any],
+) -> None:
+    [result] = world["starter"].handle_message(s3_notification("gone.docx", "v-gone"))
+    assert result.outcome is StartOutcome.STARTED
+
+
+def _dead_letter(
+    world: dict[str, Any], job_id: str, *, marked: bool = True
+) -> dict[str, MessageAttributeValueTypeDef]:
+    """Fail run 1; ``marked=False`` stops before the DEAD_LETTERED mark (job FAILED)."""
+    jobs: JobStore = world["jobs"]
+    jobs.mark_running(job_id, 1, "arn:execution")
+    failure = Failure(FailureKind.TRANSIENT, "S3 SlowDown", error="Transient")
+    jobs.record_failure(job_id, 1, failure)
+    if marked:
+        jobs.mark_dead_lettered(job_id, 1, "message-1", sent_by="state-machine")
+    return failure_attributes(job_id, 1, failure)
+
+
+def test_a_redriven_message_starts_the_next_run(world: dict[str, Any]) -> None:
+    version = _upload(world, "a.docx")
+    body = s3_notification("a.docx", version)
+    [first] = world["starter"].handle_message(body)
+    attributes = {k: v["StringValue"] for k, v in _dead_letter(world, first.job_id).items()}
+    [again] = world["starter"].handle_message(body, attributes)
+    assert (again.run, again.outcome) == (2, StartOutcome.STARTED)
+    job = world["jobs"].get(first.job_id)
+    assert _execution_input(world, again.execution_name) == ExecutionInput(
+        job_id=first.job_id, run=2, source=job.source, options=job.options, message=body
+    )
+    assert sorted(_executions(world)) == sorted([f"{first.job_id}-r1", f"{first.job_id}-r2"])
+    # The same dead-letter message redriven twice does not start run 3.
+    [twice] = world["starter"].handle_message(body, attributes)
+    assert twice.outcome is StartOutcome.DUPLICATE_IGNORED
+    assert len(_executions(world)) == 2
+
+
+def test_a_plain_duplicate_of_a_dead_lettered_job_does_not_restart_it(
+    world: dict[str, Any],
+) -> None:
+    version = _upload(world, "a.docx")
+    body = s3_notification("a.docx", version)
+    [first] = world["starter"].handle_message(body)
+    _dead_letter(world, first.job_id)
+    [duplicate] = world["starter"].handle_message(body)
+    assert duplicate.outcome is StartOutcome.DUPLICATE_IGNORED
+    assert world["jobs"].get(first.job_id).status is JobStatus.DEAD_LETTERED
+
+
+def test_a_failed_run_restarts_only_from_its_redriven_message(world: dict[str, Any]) -> None:
+    # FAILED: the failure is recorded, the mark after the dead-letter send has not happened.
+    version = _upload(world, "a.docx")
+    body = s3_notification("a.docx", version)
+    [first] = world["starter"].handle_message(body)
+    attributes = {
+        k: v["StringValue"] for k, v in _dead_letter(world, first.job_id, marked=False).items()
+    }
+    [duplicate] = world["starter"].handle_message(body)
+    assert duplicate.outcome is StartOutcome.DUPLICATE_IGNORED
+    assert world["jobs"].get(first.job_id).status is JobStatus.FAILED
+    # The redriven message exists, so the send was durable: run 2 starts.
+    [again] = world["starter"].handle_message(body, attributes)
+    assert (again.run, again.outcome) == (2, StartOutcome.STARTED)
+    job = world["jobs"].get(first.job_id)
+    assert (job.run, job.status) == (2, JobStatus.QUEUED)
+    assert job.execution_arn is not None and job.execution_arn.endswith(f"{first.job_id}-r2")

@@ -1,0 +1,105 @@
+"""`richdoc local serve` from another process, driven with boto3 only: put an object, see the
+job succeed, read its outputs; Ctrl-C stops the server cleanly."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import boto3
+import pytest
+
+from richdoc.jobs import job_id_for, job_key
+
+pytestmark = [pytest.mark.e2e, pytest.mark.docling]
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def test_local_serve_runs_the_pipeline_for_a_boto3_client(tmp_path: Path) -> None:
+    port = _free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "richdoc_tools",
+            "local",
+            "serve",
+            "--port",
+            str(port),
+            "--log",
+            str(tmp_path / "functions.log"),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        deadline = time.monotonic() + 120
+        for line in server.stdout:
+            if "listening on" in line:
+                break
+            assert time.monotonic() < deadline, "server did not start"
+        session = boto3.Session(
+            aws_access_key_id="any", aws_secret_access_key="any", region_name="us-east-1"
+        )
+        endpoint = f"http://127.0.0.1:{port}"
+        cfn = session.client("cloudformation", endpoint_url=endpoint)
+        outputs = {
+            o["OutputKey"]: o["OutputValue"]
+            for o in cfn.describe_stacks(StackName="richdoc")["Stacks"][0]["Outputs"]
+        }
+        s3 = session.client("s3", endpoint_url=endpoint)
+        put = s3.put_object(
+            Bucket=outputs["IngestBucketName"],
+            Key="inbox/memo.md",
+            Body=b"# Memo\n\nThe new rota takes effect the following month.\n",
+            Metadata={"richdoc-clarify": "true"},
+        )
+        job_id = job_id_for(outputs["IngestBucketName"], "inbox/memo.md", put["VersionId"])
+
+        table = session.resource("dynamodb", endpoint_url=endpoint).Table(outputs["JobsTableName"])
+        job: dict = {}
+        deadline = time.monotonic() + 180
+        while job.get("job_status") not in ("SUCCEEDED", "DEAD_LETTERED"):
+            assert time.monotonic() < deadline, f"job not finished: {job}"
+            time.sleep(0.5)
+            job = table.get_item(Key=job_key(job_id)).get("Item", {})
+        assert job["job_status"] == "SUCCEEDED", job.get("failure")
+
+        projection = json.loads(
+            s3.get_object(
+                Bucket=outputs["ArtifactBucketName"], Key=job["outputs"]["projection_key"]
+            )["Body"].read()
+        )
+        assert "following month" in projection["canonical_text"]
+        detection = json.loads(
+            s3.get_object(
+                Bucket=outputs["ArtifactBucketName"], Key=job["outputs"]["detection_key"]
+            )["Body"].read()
+        )
+        [ambiguity] = detection["ambiguities"]
+        assert ambiguity["kind"] == "relative_date"
+
+        sfn = session.client("stepfunctions", endpoint_url=endpoint)
+        [execution] = sfn.list_executions(stateMachineArn=outputs["StateMachineArn"])["executions"]
+        assert (execution["name"], execution["status"]) == (f"{job_id}-r1", "SUCCEEDED")
+    finally:
+        server.send_signal(signal.SIGINT)
+        output, _ = server.communicate(timeout=60)
+    assert server.returncode == 0
+    assert "stopped" in output

@@ -1,0 +1,192 @@
+"""The parse Lambda handler on moto S3: the state it returns, artifact reuse, partial
+results at the biggest tier, and typed failures."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+from docling_core.types.doc import DoclingDocument
+from moto import mock_aws
+
+from richdoc.artifacts import ArtifactStore
+from richdoc.contracts import JobOptions, ParseOutput, SourceObject
+from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
+from richdoc.parse.step import parse_object, shared_worker
+from richdoc.stage import clients
+from richdoc.taxonomy import CorruptInput, ResourceLimit, Transient, UnsupportedFeature
+from tests.support import parse_inputs
+from tests.support.aws import provision_one
+
+pytestmark = [pytest.mark.docling, pytest.mark.xdist_group("parse-docling")]
+
+ROOT = Path(__file__).resolve().parents[2]
+INGEST, ARTIFACTS = "ingest", "artifacts"
+
+
+@dataclass
+class FakeContext:
+    function_name: str = "richdoc-parse-tier1"
+    memory_limit_in_mb: int = 3008
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:richdoc-parse"
+    aws_request_id: str = "request-1"
+
+
+def _load_handler():
+    spec = importlib.util.spec_from_file_location("parse_app", ROOT / "functions/parse/app.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # as the Lambda runtime imports it
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def aws(monkeypatch, template):
+    for name in ("DOCLING_ARTIFACTS_PATH", "RICHDOC_PDF_PIPELINE", "RICHDOC_MEM_CEILING_MB"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("ARTIFACT_BUCKET", ARTIFACTS)
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    with mock_aws():
+        s3 = boto3.client("s3")
+        s3.create_bucket(Bucket=INGEST)
+        s3.create_bucket(Bucket=ARTIFACTS)
+        # The handler records its attempt on the job, which the state machine started.
+        monkeypatch.setenv("JOBS_TABLE", provision_one(template, "JobsTable"))
+        clients.reset()
+        clients.jobs.create("job-abc", SourceObject(bucket=INGEST, key="in"), JobOptions())
+        clients.jobs.mark_running("job-abc", 1, "arn:execution:job-abc-r1")
+        yield s3
+    clients.reset()
+
+
+@pytest.fixture
+def app(aws):
+    return _load_handler()
+
+
+def _event(key: str, *, tier: int = 1, accept_partial: bool = False, version_id=None) -> dict:
+    return {
+        "job_id": "job-abc",
+        "run": 1,
+        "tier": tier,
+        "accept_partial": accept_partial,
+        "source": {"bucket": INGEST, "key": key, "version_id": version_id, "size": 1},
+    }
+
+
+def _upload(s3, tmp_path: Path, key: str, path: Path) -> None:
+    s3.put_object(Bucket=INGEST, Key=key, Body=path.read_bytes())
+
+
+def test_the_handler_returns_only_the_small_state_and_stores_the_document(app, aws, tmp_path):
+    _upload(aws, tmp_path, "in/contract.docx", parse_inputs.docx(tmp_path / "c.docx"))
+    state = app.handler(_event("in/contract.docx"), FakeContext())
+    assert ParseOutput.model_validate(state).model_dump(mode="json") == state
+    assert (state["pipeline"], state["cached"], state["partial"], state["failed_pages"]) == (
+        "simple",
+        False,
+        False,
+        [],
+    )
+    assert state["docling_key"].startswith(f"docling/{state['sha256']}/")
+    stored = aws.get_object(Bucket=ARTIFACTS, Key=state["docling_key"])["Body"].read()
+    assert (
+        "Master services agreement"
+        in DoclingDocument.model_validate_json(stored).export_to_markdown()
+    )
+    assert len(json.dumps(state)) < 1024
+
+
+def test_identical_bytes_are_parsed_once_and_reused(app, aws, tmp_path):
+    path = parse_inputs.pdf(tmp_path / "a.pdf", pages=2)
+    _upload(aws, tmp_path, "one.pdf", path)
+    _upload(aws, tmp_path, "elsewhere/two.pdf", path)
+    first = app.handler(_event("one.pdf"), FakeContext())
+    again = app.handler(_event("one.pdf", tier=2), FakeContext())
+    other_key = app.handler(_event("elsewhere/two.pdf"), FakeContext())
+    assert first["cached"] is False
+    assert again["cached"] is other_key["cached"] is True
+    assert first["docling_key"] == again["docling_key"] == other_key["docling_key"]
+    assert again["pages"] == first["pages"] == 2 and again["pipeline"] == "native"
+    listed = aws.list_objects_v2(Bucket=ARTIFACTS)["Contents"]
+    assert [item["Key"] for item in listed] == [first["docling_key"]]
+
+
+def test_a_partial_parse_at_the_biggest_tier_is_stored_apart_and_never_reused(app, aws, tmp_path):
+    path = parse_inputs.pdf_with_broken_page(tmp_path / "broken.pdf", pages=4, broken=3)
+    _upload(aws, tmp_path, "broken.pdf", path)
+    state = app.handler(_event("broken.pdf", tier=3, accept_partial=True), FakeContext())
+    assert (state["partial"], state["failed_pages"], state["pages"]) == (True, [3], 4)
+    assert state["docling_key"].endswith("-partial.json")
+    assert (
+        app.handler(_event("broken.pdf", tier=3, accept_partial=True), FakeContext())["cached"]
+        is False
+    )
+
+
+def test_a_corrupt_object_raises_the_lambda_error_named_corrupt_input(app, aws, tmp_path):
+    _upload(aws, tmp_path, "noise.docx", parse_inputs.random_bytes(tmp_path / "n.docx"))
+    with pytest.raises(CorruptInput) as info:
+        app.handler(_event("noise.docx"), FakeContext())
+    assert type(info.value).__name__ == "CorruptInput"
+
+
+def test_an_object_deleted_before_parsing_is_corrupt_input(app, aws):
+    with pytest.raises(CorruptInput, match="no longer exists"):
+        app.handler(_event("gone.docx"), FakeContext())
+
+
+def test_an_object_above_max_object_mb_is_refused_before_its_body_is_read(
+    app, aws, tmp_path, monkeypatch
+):
+    import richdoc.parse.step
+
+    monkeypatch.setenv("RICHDOC_MAX_OBJECT_MB", "1")
+    staged = tmp_path / "staged.md"
+    monkeypatch.setattr(richdoc.parse.step, "staged_path", lambda workdir, fmt: staged)
+    aws.put_object(Bucket=INGEST, Key="big.md", Body=b"# Big\n\n" + b"x" * (2 << 20))
+    with pytest.raises(UnsupportedFeature) as info:
+        app.handler(_event("big.md"), FakeContext())
+    # The same at every tier: a permanent refusal, not an escalation.
+    assert type(info.value).__name__ == "UnsupportedFeature"
+    assert str(info.value).startswith("[max_size] the object is 2.0 MiB")
+    assert not staged.exists()  # refused from the response headers: nothing written
+
+
+def test_a_full_local_disk_is_a_resource_limit_for_a_bigger_tier(app, aws, tmp_path, monkeypatch):
+    import richdoc.parse.step
+
+    # /dev/full answers every write with ENOSPC, as a full /tmp does.
+    monkeypatch.setattr(richdoc.parse.step, "staged_path", lambda workdir, fmt: Path("/dev/full"))
+    _upload(aws, tmp_path, "in/contract.docx", parse_inputs.docx(tmp_path / "c.docx"))
+    with pytest.raises(ResourceLimit, match="no space left on the local disk"):
+        app.handler(_event("in/contract.docx"), FakeContext())
+
+
+class ThrottledS3:
+    def get_object(self, **kwargs):
+        raise ClientError({"Error": {"Code": "SlowDown", "Message": "slow down"}}, "GetObject")
+
+
+def test_s3_throttling_is_transient(tmp_path):
+    worker = shared_worker(ParserSettings(Pipeline.NATIVE))
+    with pytest.raises(Transient, match="SlowDown"):
+        parse_object(
+            ArtifactStore(cast(Any, ThrottledS3()), ARTIFACTS),
+            SourceObject(bucket=INGEST, key="a.docx"),
+            ParseLimits.resolve(),
+            accept_partial=False,
+            worker=worker,
+        )

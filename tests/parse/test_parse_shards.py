@@ -1,0 +1,377 @@
+"""Page-range shards through the real parse worker: a shard converts only its pages,
+numbered as in the source, and the merged shards are the whole document: the same
+DoclingDocument JSON (native pipeline), projection.json and detection.json."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import boto3
+import pytest
+from docling_core.types.doc import DoclingDocument
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from moto import mock_aws
+
+from richdoc.artifacts import ArtifactStore, docling_key, merged_key
+from richdoc.contracts import PageSpan, PlanOutput, ShardParsed, SourceInfo, SourceObject
+from richdoc.detection import detect
+from richdoc.formats import DocFormat
+from richdoc.parse.merge import merge_shard_json
+from richdoc.parse.merge_step import merge_objects
+from richdoc.parse.page_ranges import PageRange, plan_shards
+from richdoc.parse.plan_step import plan_object
+from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
+from richdoc.parse.step import ParseWorker, parse_file, parse_object, shared_worker
+from richdoc.projection import load_docling, project
+from richdoc.taxonomy import CorruptInput, ResourceLimit, UnsupportedFeature
+from tests.support import parse_inputs
+
+# One zygote per test process: keep the docling tests in one xdist worker.
+pytestmark = [pytest.mark.docling, pytest.mark.xdist_group("parse-docling")]
+
+LIMITS = ParseLimits(max_pages=2000, timeout_s=120, mem_ceiling_mb=4096)
+PAGES = 60
+
+
+@pytest.fixture(scope="session")
+def worker() -> ParseWorker:
+    return shared_worker(ParserSettings(Pipeline.NATIVE), quiet=True)
+
+
+class Parses:
+    """Conversions of one file through the worker, each page range converted once."""
+
+    def __init__(self, worker: ParseWorker, source: Path, out: Path) -> None:
+        self.worker, self.source, self.out = worker, source, out
+        self.done: dict[PageRange | None, bytes] = {}
+
+    def json(self, pages: PageRange | None = None, *, accept_partial: bool = True) -> bytes:
+        if pages not in self.done:
+            target = self.out / f"{pages or 'whole'}.json"
+            parse_file(
+                self.source,
+                target,
+                LIMITS,
+                worker=self.worker,
+                pages=pages,
+                accept_partial=accept_partial,
+            )
+            self.done[pages] = target.read_bytes()
+        return self.done[pages]
+
+    def merged(self, ranges: list[PageRange] | tuple[PageRange, ...]) -> bytes:
+        # Two shards at a time, as two Map iterations would share this machine's cores.
+        with ThreadPoolExecutor(2) as pool:
+            parts = list(zip(ranges, pool.map(self.json, ranges), strict=True))
+        return merge_shard_json(parts, pipeline=Pipeline.NATIVE)
+
+
+@pytest.fixture(scope="module")
+def agreement(worker: ParseWorker, tmp_path_factory: pytest.TempPathFactory) -> Parses:
+    folder = tmp_path_factory.mktemp("agreement")
+    source = parse_inputs.long_pdf(folder / "agreement.pdf", pages=PAGES, seed=7)
+    return Parses(worker, source, folder)
+
+
+def _outputs(docling_json: bytes) -> tuple[bytes, bytes]:
+    """projection.json and detection.json, as the project and detect steps write them."""
+    doc = load_docling(docling_json)
+    projection = project(doc, SourceInfo(name="in/agreement.pdf", pipeline="native"))
+    return projection.to_json_bytes(), detect(projection, clarify=True).to_json_bytes()
+
+
+def test_a_shard_converts_only_its_pages_numbered_as_in_the_source(worker, tmp_path) -> None:
+    source = parse_inputs.long_pdf(tmp_path / "a.pdf", pages=6, seed=1)
+    report = parse_file(source, tmp_path / "s.json", LIMITS, worker=worker, pages=PageRange(3, 5))
+    doc = DoclingDocument.model_validate_json((tmp_path / "s.json").read_bytes())
+    assert list(doc.pages) == [3, 4, 5]
+    assert {prov.page_no for text in doc.texts for prov in text.prov} == {3, 4, 5}
+    assert (report.pages, report.page_range, report.partial) == (6, [3, 5], False)
+    assert doc.origin is not None and doc.origin.filename == "document.pdf"
+
+
+@pytest.mark.parametrize("shard_pages", [1, 7, 50, PAGES - 1])
+def test_the_merged_shards_are_the_whole_document(agreement: Parses, shard_pages: int) -> None:
+    plan = plan_shards(DocFormat.PDF, PAGES, shard_pages)
+    assert plan.sharded
+    merged = agreement.merged(plan.ranges)
+    whole = agreement.json()
+    assert merged == whole
+    projection, detection = _outputs(merged)
+    assert (projection, detection) == _outputs(whole)
+    assert json.loads(detection)["stats"]["ambiguities"] == 1  # the text's dates are found
+
+
+@st.composite
+def _partitions(draw: st.DrawFn, pages: int) -> list[PageRange]:
+    cuts = sorted(draw(st.sets(st.integers(2, pages), max_size=pages - 1)))
+    starts = [1, *cuts]
+    ends = [*(c - 1 for c in cuts), pages]
+    return [PageRange(a, b) for a, b in zip(starts, ends, strict=True)]
+
+
+@pytest.fixture(scope="module")
+def short(worker: ParseWorker, tmp_path_factory: pytest.TempPathFactory) -> Parses:
+    folder = tmp_path_factory.mktemp("short")
+    return Parses(worker, parse_inputs.long_pdf(folder / "short.pdf", pages=8, seed=3), folder)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(ranges=_partitions(8))
+def test_any_page_ranges_merge_to_the_whole_document(
+    short: Parses, ranges: list[PageRange]
+) -> None:
+    assert short.merged(ranges) == short.json()
+
+
+@pytest.fixture(scope="module")
+def broken(worker: ParseWorker, tmp_path_factory: pytest.TempPathFactory) -> Parses:
+    folder = tmp_path_factory.mktemp("broken")
+    source = parse_inputs.pdf_with_broken_page(folder / "broken.pdf", pages=6, broken=4)
+    return Parses(worker, source, folder)
+
+
+@pytest.mark.parametrize("shard_pages", [1, 2, 3, 5])
+def test_a_page_that_fails_fails_alike_sharded_and_whole(broken: Parses, shard_pages: int) -> None:
+    """At the biggest tier (partial results accepted) the merge of a document with a
+    broken page 4 is the whole document's partial conversion, whichever shard held it,
+    including a one-page shard whose only page failed."""
+    ranges = plan_shards(DocFormat.PDF, 6, shard_pages).ranges
+    merged = broken.merged(ranges)
+    assert merged == broken.json()
+    assert list(DoclingDocument.model_validate_json(merged).pages) == [1, 2, 3, 5, 6]
+
+
+@pytest.mark.parametrize("pages", [PageRange(3, 4), PageRange(4, 4)], ids=str)
+def test_below_the_biggest_tier_a_shard_with_a_failed_page_asks_for_a_bigger_tier(
+    broken: Parses, pages: PageRange, tmp_path: Path
+) -> None:
+    with pytest.raises(ResourceLimit, match="bigger tier"):
+        parse_file(
+            broken.source,
+            tmp_path / "x.json",
+            LIMITS,
+            worker=broken.worker,
+            pages=pages,
+            accept_partial=False,
+        )
+
+
+def test_only_paginated_formats_convert_by_page_range(worker, tmp_path) -> None:
+    source = parse_inputs.docx(tmp_path / "c.docx")
+    with pytest.raises(ValueError, match="no pages"):
+        parse_file(source, tmp_path / "x.json", LIMITS, worker=worker, pages=PageRange(1, 1))
+
+
+def test_a_page_range_past_the_last_page_is_refused(worker, tmp_path) -> None:
+    source = parse_inputs.pdf(tmp_path / "a.pdf", pages=3)
+    with pytest.raises(Exception, match=r"pages-3-4 is beyond the document's 3 pages"):
+        parse_file(source, tmp_path / "x.json", LIMITS, worker=worker, pages=PageRange(3, 4))
+
+
+# In the artifact bucket ------------------------------------------------------------------
+
+
+@pytest.fixture
+def s3(monkeypatch: pytest.MonkeyPatch):
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }.items():
+        monkeypatch.setenv(key, value)
+    with mock_aws():
+        client = boto3.client("s3")
+        client.create_bucket(Bucket="ingest")
+        client.create_bucket(Bucket="artifacts")
+        yield client
+
+
+def test_each_shard_is_cached_under_its_page_range_and_reused(worker, s3, tmp_path) -> None:
+    s3.put_object(
+        Bucket="ingest",
+        Key="big.pdf",
+        Body=parse_inputs.pdf(tmp_path / "b.pdf", pages=4).read_bytes(),
+    )
+    store = ArtifactStore(s3, "artifacts")
+    source = SourceObject(bucket="ingest", key="big.pdf")
+    first = parse_object(
+        store, source, LIMITS, accept_partial=False, worker=worker, pages=PageRange(3, 4)
+    )
+    again = parse_object(
+        store, source, LIMITS, accept_partial=False, worker=worker, pages=PageRange(3, 4)
+    )
+    other = parse_object(
+        store, source, LIMITS, accept_partial=False, worker=worker, pages=PageRange(1, 2)
+    )
+    assert first.docling_key == docling_key(first.sha256, first.contract, PageRange(3, 4))
+    assert (first.cached, again.cached, other.cached) == (False, True, False)
+    assert again.docling_key == first.docling_key != other.docling_key
+    assert again.page_range == [3, 4] and again.pages == 4
+    stored = sorted(item["Key"] for item in s3.list_objects_v2(Bucket="artifacts")["Contents"])
+    assert first.docling_key and other.docling_key
+    assert stored == sorted([first.docling_key, other.docling_key])
+    whole = parse_object(store, source, LIMITS, accept_partial=False, worker=worker)
+    assert whole.docling_key == docling_key(first.sha256, first.contract)
+    assert whole.page_range is None
+
+
+def test_a_partial_shard_is_stored_apart_and_never_reused(worker, s3, tmp_path) -> None:
+    path = parse_inputs.pdf_with_broken_page(tmp_path / "broken.pdf", pages=6, broken=4)
+    s3.put_object(Bucket="ingest", Key="broken.pdf", Body=path.read_bytes())
+    store = ArtifactStore(s3, "artifacts")
+    source = SourceObject(bucket="ingest", key="broken.pdf")
+    report = parse_object(
+        store, source, LIMITS, accept_partial=True, worker=worker, pages=PageRange(4, 6)
+    )
+    assert (report.partial, report.failed_pages) == (True, [4])
+    assert report.docling_key == docling_key(
+        report.sha256, f"{report.contract}-partial", PageRange(4, 6)
+    )
+    again = parse_object(
+        store, source, LIMITS, accept_partial=True, worker=worker, pages=PageRange(4, 6)
+    )
+    assert again.cached is False
+
+
+# Plan, shards, merge: the library calls the state machine makes -----------------------
+
+
+def _store_with(s3, key: str, path: Path) -> tuple[ArtifactStore, SourceObject]:
+    s3.put_object(Bucket="ingest", Key=key, Body=path.read_bytes())
+    return ArtifactStore(s3, "artifacts"), SourceObject(bucket="ingest", key=key)
+
+
+def _plan(store, source, shard_pages, worker, limits=LIMITS) -> PlanOutput:
+    return plan_object(
+        store, source, limits, shard_pages=shard_pages, max_concurrency=10, worker=worker
+    )
+
+
+def _parse_shards(store, source, plan, worker, *, accept_partial=True) -> list[ShardParsed]:
+    """What the Map state keeps of each shard's parse (the ResultSelector's fields)."""
+    results = []
+    for span in plan.shards:
+        report = parse_object(
+            store,
+            source,
+            LIMITS,
+            accept_partial=accept_partial,
+            worker=worker,
+            pages=PageRange(span.start, span.end),
+        )
+        output = report.to_output()
+        assert output.page_range == span
+        results.append(ShardParsed.model_validate(output.model_dump()))
+    return results
+
+
+def test_a_large_pdf_is_planned_parsed_by_shard_and_merged_into_the_whole(
+    worker, s3, tmp_path
+) -> None:
+    store, source = _store_with(
+        s3, "in/big.pdf", parse_inputs.long_pdf(tmp_path / "big.pdf", pages=12, seed=5)
+    )
+    plan = _plan(store, source, 5, worker)
+    assert (plan.pages, plan.sharded, plan.shard_count, plan.pipeline) == (12, True, 3, "native")
+    assert plan.shards == [
+        PageSpan(start=1, end=4),
+        PageSpan(start=5, end=8),
+        PageSpan(start=9, end=12),
+    ]
+    assert plan.max_concurrency == 10
+    shards = _parse_shards(store, source, plan, worker)
+    assert [s.cached for s in shards] == [False] * 3
+    merged = merge_objects(store, plan, shards)
+    assert plan.sha256 is not None
+    assert merged.docling_key == merged_key(plan.sha256, plan.contract, 3)
+    assert (merged.pages, merged.partial, merged.shards, merged.cached) == (12, False, 3, False)
+    whole = parse_object(store, source, LIMITS, accept_partial=False, worker=worker)
+    assert whole.docling_key is not None
+    assert store.get_bytes(merged.docling_key) == store.get_bytes(whole.docling_key)
+    # A redrive finds every shard and the merge cached.
+    again = _parse_shards(store, source, plan, worker)
+    assert [s.cached for s in again] == [True] * 3
+    assert merge_objects(store, plan, again).cached is True
+
+
+def test_a_pdf_within_one_shard_or_with_sharding_off_is_planned_whole(worker, s3, tmp_path) -> None:
+    store, source = _store_with(s3, "a.pdf", parse_inputs.pdf(tmp_path / "a.pdf", pages=3))
+    within = _plan(store, source, 3, worker)
+    off = _plan(store, source, 0, worker)
+    assert (within.sharded, within.shard_count, within.shards, within.pages) == (False, 1, [], 3)
+    assert (off.sharded, off.pages, off.sha256) == (False, None, None)  # not even downloaded
+
+
+def test_other_formats_are_planned_whole_without_inspection(worker, s3, tmp_path) -> None:
+    store, source = _store_with(s3, "deck.pptx", parse_inputs.pptx(tmp_path / "d.pptx", slides=60))
+    plan = _plan(store, source, 5, worker)
+    assert (plan.sharded, plan.pages, plan.pipeline, plan.sha256) == (False, None, "simple", None)
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "feature"),
+    [
+        (lambda p: parse_inputs.encrypted_pdf(p / "x.pdf"), UnsupportedFeature, "encrypted"),
+        (lambda p: parse_inputs.random_bytes(p / "x.pdf"), CorruptInput, None),
+        (
+            lambda p: parse_inputs.pdf(p / "x.pdf", pages=3, text=False, image=True),
+            UnsupportedFeature,
+            "ocr",
+        ),
+    ],
+    ids=["encrypted", "not a pdf", "no text"],
+)
+def test_a_pdf_the_inspection_refuses_fails_at_the_plan_once(
+    worker, s3, tmp_path, make, error, feature
+) -> None:
+    store, source = _store_with(s3, "x.pdf", make(tmp_path))
+    with pytest.raises(error) as info:
+        _plan(store, source, 1, worker)
+    assert getattr(info.value, "feature", None) == feature
+
+
+def test_a_pdf_over_max_pages_fails_at_the_plan(worker, s3, tmp_path) -> None:
+    store, source = _store_with(s3, "x.pdf", parse_inputs.pdf(tmp_path / "x.pdf", pages=4))
+    limits = ParseLimits(max_pages=3, timeout_s=120, mem_ceiling_mb=4096)
+    with pytest.raises(UnsupportedFeature) as info:
+        _plan(store, source, 2, worker, limits)
+    assert info.value.feature == "max_pages"
+
+
+def test_a_pdf_over_max_object_mb_fails_at_the_plan_before_it_is_read(worker, s3, tmp_path) -> None:
+    store, source = _store_with(s3, "x.pdf", parse_inputs.pdf(tmp_path / "x.pdf", pages=4))
+    s3.put_object(Bucket="ingest", Key="x.pdf", Body=b"%PDF-1.7" + bytes(2 << 20))
+    limits = ParseLimits(max_pages=3, timeout_s=120, mem_ceiling_mb=4096, max_object_mb=1)
+    with pytest.raises(UnsupportedFeature) as info:
+        _plan(store, source, 2, worker, limits)
+    assert info.value.feature == "max_size"
+
+
+def test_a_merge_with_a_partial_shard_is_partial_stored_apart_and_never_reused(
+    worker, s3, tmp_path
+) -> None:
+    path = parse_inputs.pdf_with_broken_page(tmp_path / "broken.pdf", pages=6, broken=4)
+    store, source = _store_with(s3, "broken.pdf", path)
+    plan = _plan(store, source, 2, worker)
+    shards = _parse_shards(store, source, plan, worker)
+    assert [s.partial for s in shards] == [False, True, False]
+    merged = merge_objects(store, plan, shards)
+    assert (merged.partial, merged.failed_pages) == (True, [4])
+    assert plan.sha256 is not None
+    assert merged.docling_key == merged_key(plan.sha256, f"{plan.contract}-partial", 3)
+    assert merge_objects(store, plan, shards).cached is False
+    whole = parse_object(store, source, LIMITS, accept_partial=True, worker=worker)
+    assert whole.docling_key is not None
+    assert store.get_bytes(merged.docling_key) == store.get_bytes(whole.docling_key)
+
+
+def test_shards_that_are_not_the_plans_are_refused(worker, s3, tmp_path) -> None:
+    store, source = _store_with(s3, "a.pdf", parse_inputs.pdf(tmp_path / "a.pdf", pages=4))
+    plan = _plan(store, source, 2, worker)
+    shards = _parse_shards(store, source, plan, worker)
+    with pytest.raises(ValueError, match="not the plan's"):
+        merge_objects(store, plan, shards[::-1])

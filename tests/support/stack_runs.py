@@ -1,0 +1,109 @@
+"""Driving the embedded stack the way the end-to-end tests and the benchmarks do: upload,
+wait for the job, read its execution, its history and its dead letters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from richdoc_tools.local.events import wait_until
+
+from richdoc.jobs import Attempt, Job
+
+
+def run_one(
+    stack: Any, name: str, body: bytes, *, clarify: bool = False, timeout_s: float = 120
+) -> Job:
+    upload = stack.upload(
+        Path(name),
+        key=name,
+        body=body,
+        metadata={"richdoc-clarify": "true" if clarify else "false"},
+    )
+    job = stack.wait_for_jobs([upload.job_id], timeout_s)[upload.job_id]
+    assert job is not None, "no job record"
+    assert job.status.terminal, f"job still {job.status}"
+    return job
+
+
+def run_pdf(stack: Any, key: str, body: bytes, *, timeout_s: float = 300) -> Job:
+    upload = stack.upload(Path(key), key=key, body=body, metadata={"richdoc-clarify": "true"})
+    job = stack.wait_for_jobs([upload.job_id], timeout_s)[upload.job_id]
+    assert job is not None and job.status.terminal, job
+    return job
+
+
+def execution(stack: Any, job: Job) -> dict[str, Any]:
+    sfn = stack.client("stepfunctions")
+    arn = (
+        f"{stack.outputs['StateMachineArn'].replace(':stateMachine:', ':execution:')}:"
+        f"{job.job_id}-r{job.run}"
+    )
+    assert wait_until(lambda: sfn.describe_execution(executionArn=arn)["status"] != "RUNNING", 30)
+    described: dict[str, Any] = sfn.describe_execution(executionArn=arn)
+    return described
+
+
+def history(stack: Any, execution_arn: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    paginator = stack.client("stepfunctions").get_paginator("get_execution_history")
+    for page in paginator.paginate(executionArn=execution_arn):
+        events.extend(page["events"])
+    return events
+
+
+def states_entered(events: list[dict[str, Any]]) -> list[str]:
+    return [
+        e["stateEnteredEventDetails"]["name"] for e in events if "stateEnteredEventDetails" in e
+    ]
+
+
+def largest_payload(events: list[dict[str, Any]]) -> int:
+    """The largest state input or output in an execution's history, in bytes: what
+    Step Functions holds against its 262,144-byte limit."""
+    return max(
+        len(details[field].encode())
+        for event in events
+        for details in event.values()
+        if isinstance(details, dict)
+        for field in ("input", "output", "parameters")
+        if isinstance(details.get(field), str)
+    )
+
+
+def dead_letters_for(stack: Any, job_id: str) -> list[dict[str, Any]]:
+    sqs = stack.client("sqs")
+    found, receipts = [], []
+    while True:
+        batch = sqs.receive_message(
+            QueueUrl=stack.outputs["DeadLetterQueueUrl"],
+            MaxNumberOfMessages=10,
+            MessageAttributeNames=["All"],
+            VisibilityTimeout=30,
+        ).get("Messages", [])
+        if not batch:
+            break
+        for m in batch:
+            receipts.append(m["ReceiptHandle"])
+            attrs = m.get("MessageAttributes", {})
+            if attrs.get("richdoc.job_id", {}).get("StringValue") == job_id:
+                found.append(m)
+    for receipt in receipts:
+        sqs.change_message_visibility(
+            QueueUrl=stack.outputs["DeadLetterQueueUrl"], ReceiptHandle=receipt, VisibilityTimeout=0
+        )
+    return found
+
+
+def outcomes(stack: Any, job: Job) -> list[tuple[str, int | None, str]]:
+    return [(a.stage, a.tier, a.outcome) for a in stack.jobs.attempts(job.job_id, job.run)]
+
+
+def shard_attempts(stack: Any, job: Job, run: int | None = None) -> dict[str, list[Attempt]]:
+    """The run's parse attempts by shard, in page order."""
+    found: dict[str, list[Attempt]] = {}
+    for attempt in stack.jobs.attempts(job.job_id, run or job.run):
+        if attempt.stage == "parse":
+            assert attempt.pages is not None, "a sharded run parses no whole document"
+            found.setdefault(attempt.pages, []).append(attempt)
+    return dict(sorted(found.items(), key=lambda item: int(item[0].split("-")[0])))
