@@ -191,9 +191,8 @@ def synthesize_layout(folder: Path, seed: int, label: str = "text") -> None:
     from transformers import RTDetrV2Config, RTDetrV2ForObjectDetection
 
     config = RTDetrV2Config(
-        num_labels=len(LAYOUT_LABELS),
         id2label=dict(enumerate(LAYOUT_LABELS)),
-        label2id={label: index for index, label in enumerate(LAYOUT_LABELS)},
+        label2id={name: index for index, name in enumerate(LAYOUT_LABELS)},
     )
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -244,7 +243,7 @@ def synthesize_tableformer(folder: Path, seed: int) -> None:
     init_data = {"word_map": config.dataset_wordmap.model_dump()}
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = TableModel04_rs(loaded, init_data, "cpu")
+        model = TableModel04_rs(loaded, init_data, "cpu")  # type: ignore[no-untyped-call]
     folder.mkdir(parents=True, exist_ok=True)
     _write_json(folder / "tm_config.json", config)
     save_model(model, str(folder / TABLEFORMER_WEIGHTS))
@@ -256,12 +255,12 @@ def _quiet_transformers() -> Iterator[None]:
     from transformers.utils import logging
 
     enabled = logging.is_progress_bar_enabled()
-    logging.disable_progress_bar()
+    logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     try:
         yield
     finally:
         if enabled:
-            logging.enable_progress_bar()
+            logging.enable_progress_bar()  # type: ignore[no-untyped-call]
 
 
 def _write_json(path: Path, config: BaseModel) -> None:

@@ -74,7 +74,7 @@ def define_missing_operators() -> bool:
         return False
     import torch
 
-    _library = torch.library.Library("torchvision", "DEF")
+    _library = torch.library.Library("torchvision", "DEF")  # type: ignore[no-untyped-call]
     for schema in _SCHEMAS:
         _library.define(schema)
     return True
