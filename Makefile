@@ -14,7 +14,7 @@ export AWS_EC2_METADATA_DISABLED := true
 
 .PHONY: setup demo test lint typecheck static unit bench clean
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml tools/richdoc_tools/torchvision_compat.py
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	# torch is pinned inside the parse extra, in this same command (CPU build on local disk)
