@@ -14,11 +14,14 @@ export AWS_EC2_METADATA_DISABLED := true
 
 .PHONY: setup demo test quick lint typecheck static pytest bench clean
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml tools/richdoc_tools/torchvision_compat.py
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	# torch is pinned inside the parse extra, in this same command (CPU build on local disk)
 	$(VENV)/bin/pip install --quiet -e ".[parse,local,dev]"
+	# PyPI's torchvision cannot load its compiled operators beside the CPU torch; this
+	# hook lets it import without them (richdoc_tools/torchvision_compat.py says why).
+	$(VENV)/bin/python -m richdoc_tools.torchvision_compat
 	touch $@
 
 $(SAM_VENV)/.installed:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -45,6 +46,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def template() -> Template:
     return load_template()
+
+
+@pytest.fixture(scope="session")
+def model_weights(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Seeded random weights for docling's standard PDF pipeline (``richdoc_tools.models``),
+    synthesised once into pytest's cache directory and shared by the xdist workers; a
+    folder for ``DOCLING_ARTIFACTS_PATH``."""
+    from richdoc_tools.models import cached
+
+    cache = request.config.cache
+    if cache is not None:
+        root = Path(cache.mkdir("richdoc-models"))
+    else:  # the cache plugin is off: the session's temporary root, shared by workers
+        root = tmp_path_factory.getbasetemp().parent / "richdoc-models"
+    return cached(root)
 
 
 @pytest.fixture(scope="module")

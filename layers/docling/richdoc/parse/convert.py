@@ -101,8 +101,18 @@ def build_converters(settings: ParserSettings) -> dict[DocFormat, DocumentConver
 def warm_up(config: Mapping[str, Any]) -> None:
     """Runs once in the zygote: import docling and build every pipeline."""
     global _warm
+    _no_progress_monitor()
     settings = ParserSettings(Pipeline(config["pdf_pipeline"]), config.get("artifacts"))
     _warm = _Warm(settings, build_converters(settings))
+
+
+def _no_progress_monitor() -> None:
+    """tqdm starts a monitor thread with its first progress bar, and transformers shows
+    one while it loads the layout model's weights: the zygote would be left with a
+    second thread and refuse to fork. Bars without a monitor still work."""
+    import tqdm
+
+    tqdm.tqdm.monitor_interval = 0
 
 
 def _use_all_cores() -> None:
