@@ -21,7 +21,7 @@ $(VENV)/.installed: pyproject.toml tools/richdoc_tools/torchvision_compat.py
 	$(VENV)/bin/pip install --quiet -e ".[parse,local,dev]"
 	# PyPI's torchvision cannot load its compiled operators beside the CPU torch; this
 	# hook lets it import without them (richdoc_tools/torchvision_compat.py says why).
-	$(VENV)/bin/python -m richdoc_tools.torchvision_compat
+	$(VENV)/bin/python -c "from richdoc_tools.torchvision_compat import install_pth; install_pth()"
 	touch $@
 
 $(SAM_VENV)/.installed:

@@ -113,6 +113,7 @@ def measure_worker(
             assert zygote is not None
             cpu = _cpu_of_children(zygote) - before
             hello = worker.server.hello
+            assert hello is not None
             rows.append(
                 {
                     "side": "worker",
@@ -126,9 +127,9 @@ def measure_worker(
                     "cpu_s_per_page": round(cpu / pages, 3),
                     "wall_s_per_page": round(outcome.seconds / pages, 3),
                     "child_peak_rss_mb": round(outcome.peak_rss_mb),
-                    "zygote_rss_mb": round(float(hello["rss_mb"])),
-                    "zygote_threads": hello["threads"],
-                    "zygote_warmup_s": round(float(hello["warmup_s"]), 1),
+                    "zygote_rss_mb": round(hello.rss_mb),
+                    "zygote_threads": hello.threads,
+                    "zygote_warmup_s": round(hello.warmup_s, 1),
                 }
             )
             print(json.dumps(rows[-1]), flush=True)

@@ -87,10 +87,11 @@ def test_the_parse_worker_warms_up_single_threaded_and_converts(model_weights, t
         hello = worker.server.hello
     finally:
         worker.close()
-    assert hello["threads"] == 1
+    assert hello is not None
+    assert hello.threads == 1
     assert report.pipeline is Pipeline.STANDARD
     assert (report.pages, report.partial) == (1, False)
     document = json.loads((tmp_path / "out.json").read_text())
     assert {text["label"] for text in document["texts"]} == {"text"}
     # The child maps the zygote's pages, models included.
-    assert outcome.peak_rss_mb >= hello["rss_mb"] * 0.9
+    assert outcome.peak_rss_mb >= hello.rss_mb * 0.9
