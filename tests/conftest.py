@@ -55,7 +55,7 @@ def model_weights(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     folder for ``DOCLING_ARTIFACTS_PATH``."""
     from richdoc_tools.models import cached
 
-    cache = request.config.cache
+    cache = getattr(request.config, "cache", None)  # None with -p no:cacheprovider
     if cache is not None:
         root = Path(cache.mkdir("richdoc-models"))
     else:  # the cache plugin is off: the session's temporary root, shared by workers

@@ -19,6 +19,7 @@ import pytest
 from richdoc.contracts import SourceInfo
 from richdoc.projection import load_docling, project
 from tests.support.gen_fixtures import CONSTRUCTED, CONVERTED, GOLDEN, docling_json
+from tests.support.paths import ROOT
 from tests.support.projection_invariants import assert_graph_invariants, span_slice_audit
 
 FIXTURES = sorted(path.name for path in GOLDEN.iterdir() if path.is_dir())
@@ -155,7 +156,7 @@ def test_regenerated_office_file_converts_to_the_committed_docling_json(name, tm
 
 
 def test_the_worked_example_in_the_docs_is_the_real_output():
-    page = (GOLDEN.parent.parent / "docs" / "projection.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "projection.md").read_text(encoding="utf-8")
     block = page.split("<!-- example:projection.json -->\n```json\n", 1)[1].split("```", 1)[0]
     assert block.encode("utf-8") == (GOLDEN / "docs_example" / "projection.json").read_bytes()
     assert _project_fixture("docs_example") == block.encode("utf-8")

@@ -22,7 +22,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import re
 import threading
 import time
@@ -45,8 +44,6 @@ if TYPE_CHECKING:
 
     from richdoc_tools.local.clients import Clients
 
-_log = logging.getLogger(__name__)
-
 TERMINAL_STATUSES: tuple[ExecutionStatusType, ...] = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
 
 
@@ -65,7 +62,6 @@ class _Loop(threading.Thread):
             try:
                 busy = self.tick()
             except Exception as exc:  # keep delivering; surface the error to the stack
-                _log.exception("event loop %s failed", self.name)
                 self.errors.append(exc)
                 busy = False
             if not busy:
