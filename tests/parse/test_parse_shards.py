@@ -27,7 +27,7 @@ from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
 from richdoc.parse.step import ParseWorker, parse_file, parse_object, shared_worker
 from richdoc.projection import load_docling, project
 from richdoc.taxonomy import CorruptInput, ResourceLimit, UnsupportedFeature
-from tests.support import parse_inputs
+from tests.support import damaged_inputs, parse_inputs
 
 # One zygote per test process: keep the docling tests in one xdist worker.
 pytestmark = [pytest.mark.docling, pytest.mark.xdist_group("parse-docling")]
@@ -322,8 +322,11 @@ def test_other_formats_are_planned_whole_without_inspection(worker, s3, tmp_path
             UnsupportedFeature,
             "ocr",
         ),
+        # pdfium raised "Failed to load page." here, and the plan failed as internal.
+        (lambda p: damaged_inputs.recursive_page_tree(p / "x.pdf"), CorruptInput, None),
+        (lambda p: damaged_inputs.cut_short_pdf(p / "x.pdf"), CorruptInput, None),
     ],
-    ids=["encrypted", "not a pdf", "no text"],
+    ids=["encrypted", "not a pdf", "no text", "recursive page tree", "cut short"],
 )
 def test_a_pdf_the_inspection_refuses_fails_at_the_plan_once(
     worker, s3, tmp_path, make, error, feature
