@@ -225,6 +225,35 @@ def outlined_text_pdf(path: Path, *, word: str = "INVOICE", lines: int = 12) -> 
     return path
 
 
+def _png_header(width: int, height: int) -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = struct.pack(">I", zlib.crc32(kind + data))
+        return struct.pack(">I", len(data)) + kind + data + crc
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IEND", b"")
+
+
+def docx_with_image_bomb(folder: Path, *, pixels: tuple[int, int] = (20_000, 20_000)) -> Path:
+    """A DOCX whose one picture declares ``pixels`` (400 million: more than twice Pillow's
+    limit) in a 60-byte PNG."""
+    from docx import Document
+    from PIL import Image
+
+    picture = io.BytesIO()
+    Image.new("L", (20, 20), 128).save(picture, "PNG")
+    document = Document()
+    document.add_paragraph("A report with a picture")
+    document.add_picture(picture)
+    document.save(str(folder / "plain.docx"))
+    path = folder / "bomb.docx"
+    with zipfile.ZipFile(folder / "plain.docx") as source, zipfile.ZipFile(path, "w") as out:
+        for info in source.infolist():
+            media = "/media/" in info.filename
+            out.writestr(info, _png_header(*pixels) if media else source.read(info))
+    return path
+
+
 # OOXML packages with two entries for one part name -----------------------------------------
 
 
