@@ -129,16 +129,9 @@ def test_the_image_only_pdfs_really_show_their_images(tmp_path):
 
 
 def test_a_pdf_whose_later_pages_cannot_be_loaded_is_left_to_docling(tmp_path):
-    # The inspection stops at the first page with text; docling decides about the rest.
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R 2 0 R] /Count 2 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length 38 >>\nstream\nBT /F1 12 Tf 72 720 Td (Text) Tj ET\nendstream",
-        damaged_inputs.HELVETICA,
-    ]
-    path = damaged_inputs.raw_pdf(tmp_path / "half.pdf", objects)
+    # The inspection stops at the first page with text; docling decides about the rest
+    # (corrupt_input through `richdoc parse`, below).
+    path = damaged_inputs.later_page_unloadable(tmp_path / "half.pdf")
     assert _inspect(path).pages == 2  # type: ignore[attr-defined]
 
 
@@ -198,6 +191,13 @@ def test_archives_zipfile_fails_on_with_other_errors_are_corrupt_not_internal(tm
 
 CLI_CASES: dict[str, tuple[Make, int, str, str | None]] = {
     "recursive page tree": (PDFS["recursive page tree"][0], 10, "corrupt_input", None),
+    # Past the inspection: docling-parse fails to load it, and that is the document's too.
+    "later page unloadable": (
+        lambda p: damaged_inputs.later_page_unloadable(p / "half.pdf"),
+        10,
+        "corrupt_input",
+        None,
+    ),
     "cut short": (PDFS["cut short"][0], 10, "corrupt_input", None),
     "blank": (PDFS["blank"][0], 10, "corrupt_input", None),
     "ccitt scan": (PDFS["ccitt scan"][0], 20, "unsupported_feature", "ocr"),

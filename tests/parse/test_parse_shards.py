@@ -172,6 +172,17 @@ def test_a_page_range_past_the_last_page_is_refused(worker, tmp_path) -> None:
         parse_file(source, tmp_path / "x.json", LIMITS, worker=worker, pages=PageRange(3, 4))
 
 
+@pytest.mark.parametrize("pages", [PageRange(1, 1), PageRange(2, 2)], ids=str)
+def test_a_shard_of_a_pdf_with_a_page_pdfium_cannot_load_is_corrupt(
+    worker, tmp_path, pages
+) -> None:
+    # Past the inspection (its first page has text), docling-parse cannot load the
+    # document in any shard: the document's fault, never internal.
+    source = damaged_inputs.later_page_unloadable(tmp_path / "half.pdf")
+    with pytest.raises(CorruptInput, match="docling could not convert the document"):
+        parse_file(source, tmp_path / "x.json", LIMITS, worker=worker, pages=pages)
+
+
 # In the artifact bucket ------------------------------------------------------------------
 
 

@@ -88,6 +88,22 @@ def recursive_page_tree(path: Path) -> Path:
     )
 
 
+def later_page_unloadable(path: Path) -> Path:
+    """A PDF whose first page has text and whose page tree lists itself as its second
+    kid: the inspection reads the first page and stops, pdfium cannot load the second."""
+    return raw_pdf(
+        path,
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R 2 0 R] /Count 2 >>",
+            f"<< /Type /Page /Parent 2 0 R {PAGE} /Contents 4 0 R "
+            "/Resources << /Font << /F1 5 0 R >> >> >>".encode(),
+            _stream(_text("Text")),
+            HELVETICA,
+        ],
+    )
+
+
 def cut_short_pdf(path: Path, *, pages: int = 3) -> Path:
     """A text PDF laid out like a linearized file (catalog, page tree and pages first,
     with a trailer, then the content streams) and cut short before its first content
