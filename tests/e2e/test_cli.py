@@ -270,6 +270,31 @@ def test_run_end_to_end_in_a_fresh_process(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "note.md" / "projection.json").is_file()
 
 
+def test_run_in_a_pipe_prints_tab_separated_rows_with_every_value_whole(tmp_path: Path) -> None:
+    """`richdoc run docs/ | tee log`: rich would fit its table into 80 columns and cut the
+    file names and statuses; in a pipe the rows are whole."""
+    from richdoc_tools.cli.render import RUN_COLUMNS
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    name = "quarterly-review-of-the-northern-region-supplier-agreements-final-v3.md"
+    (docs / name).write_text("# Review\n\nThe new rota takes effect on 1 March 2024.\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "richdoc_tools", "run", str(docs)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    header, row = result.stdout.splitlines()  # the progress and notes go to stderr
+    assert header.split("\t") == list(RUN_COLUMNS)
+    cells = dict(zip(RUN_COLUMNS, row.split("\t"), strict=True))
+    assert (cells["file"], cells["status"], cells["failure kind"]) == (name, "SUCCEEDED", "-")
+    assert len(cells["job id"]) == 12 and "…" not in result.stdout
+
+
 # ---- operator commands -------------------------------------------------------------------------
 
 

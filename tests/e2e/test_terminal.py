@@ -19,6 +19,7 @@ from typing import Any
 
 import boto3
 import pytest
+from richdoc_tools.terminal import visible
 
 from richdoc.jobs import JobStatus, JobStore, job_id_for
 from tests.support.cli_process import RICHDOC, ROOT, environment, in_terminal, readable
@@ -27,6 +28,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.docling, pytest.mark.xdist_group("ter
 
 ESCAPE_KEY = "\x1b[31mred\x1b[0m.md"  # an object key carrying a colour escape
 MARKUP_KEYS = ("oops[/x].md", "[draft] plan.md")
+# Longer than rich makes a column when it fits a table into 80 columns.
+LONG_KEY = "reports/2024/quarterly-review-of-the-northern-region-supplier-agreements-v3.md"
 MALFORMED_BODY = "\x1b[2J\x1b[31mnot [bold]a notification[/bold]"
 
 
@@ -306,7 +309,7 @@ def uploaded(served: Served) -> dict[str, str]:
     bucket = served.outputs["IngestBucketName"]
     s3 = served.client("s3")
     jobs = {}
-    for key in (*MARKUP_KEYS, ESCAPE_KEY, "drawing.dwg"):
+    for key in (*MARKUP_KEYS, ESCAPE_KEY, LONG_KEY, "drawing.dwg"):
         body = b"AC1032" + bytes(40) if key.endswith(".dwg") else b"# Title\n\nText.\n"
         put = s3.put_object(Bucket=bucket, Key=key, Body=body)
         jobs[key] = job_id_for(bucket, key, put["VersionId"])
@@ -371,6 +374,67 @@ def test_jobs_list_shows_keys_literally_and_whole_job_ids_even_in_80_columns(
     for key in MARKUP_KEYS:
         assert key in wide_text
     assert "unsupported_feature [format:dwg]" in wide_text, wide_text
+
+
+def _rows(text: str) -> tuple[list[str], list[list[str]]]:
+    """A table printed in a pipe: its header and rows, split at the tabs."""
+    header, *rows = text.splitlines()
+    return header.split("\t"), [row.split("\t") for row in rows]
+
+
+def test_in_a_pipe_jobs_list_prints_every_value_whole_as_tab_separated_rows(
+    served: Served, uploaded: dict[str, str]
+) -> None:
+    listed = served.richdoc("jobs", "list")  # stdout is a pipe, as in `| less`
+    assert listed.returncode == 0, listed.stderr
+    header, rows = _rows(listed.stdout)
+    assert header == ["job id", "status", "run", "stage", "tier", "key", "failure", "updated"]
+    by_key = {row[5]: row for row in rows}
+    for key, job_id in uploaded.items():
+        row = by_key[visible(key)]  # control characters spelled out, never raw
+        assert row[0] == job_id and len(row) == 8
+    assert by_key[LONG_KEY][1] == "SUCCEEDED"
+    assert by_key["drawing.dwg"][1] == "DEAD_LETTERED"
+    assert by_key["drawing.dwg"][6] == "unsupported_feature [format:dwg]"
+    assert "\x1b" not in listed.stdout and "…" not in listed.stdout
+
+
+def test_in_a_pipe_jobs_show_prints_the_record_then_every_attempt_whole(
+    served: Served, uploaded: dict[str, str]
+) -> None:
+    shown = served.richdoc("jobs", "show", uploaded["drawing.dwg"])
+    assert shown.returncode == 0, shown.stderr
+    record, attempts = shown.stdout.split("\n\n")
+    assert json.loads(record)["job_id"] == uploaded["drawing.dwg"]
+    header, rows = _rows(attempts)
+    assert header[:3] == ["run", "#", "stage"] and header[-1] == "reason"
+    [plan] = [row for row in rows if row[2] == "plan"]
+    # The reason lists every supported extension: far longer than the terminal's cut.
+    assert "'drawing.dwg': supported formats are " in plan[-1]
+    assert plan[-1].endswith("xltx") and len(plan[-1]) > 100
+
+
+def test_in_a_pipe_dlq_list_prints_every_message_whole(
+    served: Served, uploaded: dict[str, str]
+) -> None:
+    from richdoc_tools.local.events import wait_until
+
+    def listed() -> subprocess.CompletedProcess[str]:
+        return served.richdoc("dlq", "list")
+
+    # The malformed message reaches the DLQ after the queue's maxReceiveCount deliveries.
+    assert wait_until(lambda: "\tmalformed\t" in listed().stdout, timeout_s=120, interval_s=1)
+    out = listed()
+    assert out.returncode == 0, out.stderr
+    *table, count = out.stdout.splitlines()
+    header, rows = _rows("\n".join(table))
+    assert header == ["message id", "job id", "run", "kind", "feature", "reason"]
+    assert count == f"{len(rows)} message(s) on the dead-letter queue"
+    [dwg] = [row for row in rows if row[1] == uploaded["drawing.dwg"]]
+    assert dwg[3:5] == ["unsupported_feature", "format:dwg"]
+    assert dwg[5].endswith("xltx")  # whole, where a terminal cuts it at 100 characters
+    [malformed] = [row for row in rows if row[3] == "malformed"]
+    assert "\\x1b[2J" in malformed[5] and "\x1b" not in out.stdout
 
 
 def test_jobs_show_takes_the_prefix_run_prints_and_lists_an_ambiguous_prefixs_jobs(

@@ -13,7 +13,8 @@ import pytest
 from docling_core.types.doc import DoclingDocument
 
 from richdoc.formats import DocFormat
-from richdoc.parse.convert import build_converters, conversion_error, set_document_timeout
+from richdoc.parse.classify import conversion_error
+from richdoc.parse.convert import build_converters, set_document_timeout
 from richdoc.parse.reports import ParseReport
 from richdoc.parse.settings import (
     LAYOUT_MODEL_DIR,

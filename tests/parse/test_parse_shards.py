@@ -27,7 +27,7 @@ from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
 from richdoc.parse.step import ParseWorker, parse_file, parse_object, shared_worker
 from richdoc.projection import load_docling, project
 from richdoc.taxonomy import CorruptInput, ResourceLimit, UnsupportedFeature
-from tests.support import parse_inputs
+from tests.support import damaged_inputs, parse_inputs
 
 # One zygote per test process: keep the docling tests in one xdist worker.
 pytestmark = [pytest.mark.docling, pytest.mark.xdist_group("parse-docling")]
@@ -170,6 +170,17 @@ def test_a_page_range_past_the_last_page_is_refused(worker, tmp_path) -> None:
     source = parse_inputs.pdf(tmp_path / "a.pdf", pages=3)
     with pytest.raises(Exception, match=r"pages-3-4 is beyond the document's 3 pages"):
         parse_file(source, tmp_path / "x.json", LIMITS, worker=worker, pages=PageRange(3, 4))
+
+
+@pytest.mark.parametrize("pages", [PageRange(1, 1), PageRange(2, 2)], ids=str)
+def test_a_shard_of_a_pdf_with_a_page_pdfium_cannot_load_is_corrupt(
+    worker, tmp_path, pages
+) -> None:
+    # Past the inspection (its first page has text), docling-parse cannot load the
+    # document in any shard: the document's fault, never internal.
+    source = damaged_inputs.later_page_unloadable(tmp_path / "half.pdf")
+    with pytest.raises(CorruptInput, match="docling could not convert the document"):
+        parse_file(source, tmp_path / "x.json", LIMITS, worker=worker, pages=pages)
 
 
 # In the artifact bucket ------------------------------------------------------------------
@@ -322,8 +333,11 @@ def test_other_formats_are_planned_whole_without_inspection(worker, s3, tmp_path
             UnsupportedFeature,
             "ocr",
         ),
+        # pdfium raised "Failed to load page." here, and the plan failed as internal.
+        (lambda p: damaged_inputs.recursive_page_tree(p / "x.pdf"), CorruptInput, None),
+        (lambda p: damaged_inputs.cut_short_pdf(p / "x.pdf"), CorruptInput, None),
     ],
-    ids=["encrypted", "not a pdf", "no text"],
+    ids=["encrypted", "not a pdf", "no text", "recursive page tree", "cut short"],
 )
 def test_a_pdf_the_inspection_refuses_fails_at_the_plan_once(
     worker, s3, tmp_path, make, error, feature

@@ -14,6 +14,8 @@ Every read here is bounded: archive sizes come from the central directory (which
 
 from __future__ import annotations
 
+import errno
+import lzma
 import re
 import struct
 import zipfile
@@ -181,28 +183,98 @@ def _inspect_pdf(path: Path, max_pages: int) -> Inspection:
         if pages == 0:
             raise CorruptInput("the PDF has no pages")
         _check_pages(pages, max_pages, "pages")
-        # Stops at the first page with text, so only text-less documents are read through.
-        if not any(_page_has_text(pdf, i) for i in range(pages)):
-            raise UnsupportedFeature(
-                "no page has extractable text (scanned or outlined text needs OCR, "
-                "which is off in v1)",
-                feature="ocr",
-            )
+        _check_pdf_content(pdf, pages)
+    except pdfium.PdfiumError as exc:  # whatever else pdfium fails on is the file's damage
+        raise CorruptInput(f"the PDF is damaged: {exc}") from exc
     finally:
         pdf.close()
     return Inspection(pages=pages)
 
 
-def _page_has_text(pdf: Any, index: int) -> bool:
-    page = pdf[index]
+class _Page(StrEnum):
+    """What the inspection finds on a PDF page, by what pdfium gives it."""
+
+    TEXT = "text"  # characters pdfium can extract
+    DRAWN = "drawn"  # no text, but images or vector paths: a scan, or outlined text
+    BLANK = "blank"  # nothing that paints text, an image or a path
+    UNLOADABLE = "unloadable"  # pdfium cannot load the page (a damaged page tree)
+
+
+def _page_content(pdf: Any, index: int) -> _Page:
+    """What page ``index`` of an open ``pypdfium2.PdfDocument`` holds (Form XObjects
+    included: pdfium descends into them)."""
+    import pypdfium2 as pdfium
+
+    try:
+        page = pdf[index]
+    except pdfium.PdfiumError:
+        return _Page.UNLOADABLE
     try:
         textpage = page.get_textpage()
         try:
-            return bool(textpage.count_chars() > 0)
+            if textpage.count_chars() > 0:
+                return _Page.TEXT
         finally:
             textpage.close()
+        drawn = page.get_objects(
+            filter=[pdfium.raw.FPDF_PAGEOBJ_IMAGE, pdfium.raw.FPDF_PAGEOBJ_PATH]
+        )
+        return _Page.DRAWN if next(drawn, None) is not None else _Page.BLANK
+    except pdfium.PdfiumError:
+        return _Page.UNLOADABLE
     finally:
         page.close()
+
+
+def _check_pdf_content(pdf: Any, pages: int) -> None:
+    """Refuse a PDF in which no page has text, saying why.
+
+    Pages that carry images or vector paths where text would be (a scan, outlined text)
+    need OCR. Pages with nothing renderable are no case for OCR: pdfium repairs truncated
+    and fuzzed files into such pages, and a damaged page tree leaves pages it cannot
+    load. Reads pages up to the first one with text, so a document with text costs one
+    page or a few.
+    """
+    import pypdfium2 as pdfium
+
+    found: dict[_Page, list[int]] = {content: [] for content in _Page}
+    for index in range(pages):
+        content = _page_content(pdf, index)
+        if content is _Page.TEXT:
+            return
+        found[content].append(index + 1)
+    if found[_Page.DRAWN]:
+        raise UnsupportedFeature(
+            f"no page has extractable text, and {len(found[_Page.DRAWN])} of the "
+            f"{pages} pages carry images or vector paths where text would be (scanned or "
+            "outlined text needs OCR, which is off in v1)",
+            feature="ocr",
+        )
+    nothing = "text, images or drawings"
+    unloadable = found[_Page.UNLOADABLE]
+    if unloadable:
+        others = ", and no other page has " + nothing if len(unloadable) < pages else ""
+        raise CorruptInput(
+            f"the PDF is damaged: pdfium cannot load {_page_list(unloadable)} (of {pages}: "
+            f"a damaged page tree, such as a Kids entry that refers back to an "
+            f"ancestor){others}"
+        )
+    if not pdfium.raw.FPDF_DocumentHasValidCrossReferenceTable(pdf.raw):
+        raise CorruptInput(
+            "the PDF is damaged: its cross-reference table is missing or broken (a file "
+            f"cut short or altered), and none of the {pages} pages pdfium recovered has "
+            f"{nothing}"
+        )
+    raise CorruptInput(
+        f"the PDF is empty: none of its {pages} pages has {nothing} (blank pages, or page "
+        "content pdfium cannot decode)"
+    )
+
+
+def _page_list(numbers: list[int], shown: int = 5) -> str:
+    listed = ", ".join(str(n) for n in numbers[:shown])
+    more = f" and {len(numbers) - shown} more" if len(numbers) > shown else ""
+    return f"page{'s' if len(numbers) > 1 else ''} {listed}{more}"
 
 
 # OOXML ----------------------------------------------------------------------------------
@@ -250,6 +322,7 @@ def _inspect_ooxml(path: Path, fmt: DocFormat, max_pages: int, limits: ArchiveLi
         with zipfile.ZipFile(path) as archive:
             infos = archive.infolist()
             _check_archive(infos, limits)
+            _refuse_ambiguous_names(infos, fmt)
             names = {info.filename for info in infos}
             if "[Content_Types].xml" not in names:
                 raise CorruptInput(f"not a {fmt}: the archive has no [Content_Types].xml")
@@ -262,7 +335,11 @@ def _inspect_ooxml(path: Path, fmt: DocFormat, max_pages: int, limits: ArchiveLi
                     used_ranges.append(used)
             _check_package_kind(archive, fmt)
             _check_sheet_cells(used_ranges, limits.max_sheet_cells)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, EOFError) as exc:
+    except _DAMAGED_ARCHIVE as exc:
+        raise CorruptInput(f"the {fmt} archive is damaged: {exc}") from exc
+    except OSError as exc:
+        if exc.errno not in _DAMAGED_ARCHIVE_ERRNOS:
+            raise
         raise CorruptInput(f"the {fmt} archive is damaged: {exc}") from exc
     except NotImplementedError as exc:  # unsupported compression method
         raise CorruptInput(f"the {fmt} archive uses an unsupported compression: {exc}") from exc
@@ -381,6 +458,47 @@ def _check_archive(infos: list[zipfile.ZipInfo], limits: ArchiveLimits) -> None:
             f"the archive unpacks to {total // MIB} MiB, above the "
             f"{limits.max_unpacked_bytes // MIB} MiB this memory ceiling allows"
         )
+
+
+# What zipfile raises on a damaged archive: a bad structure, a name that is not the UTF-8
+# its flag claims, compressed data its decompressor refuses (deflate, bzip2, LZMA).
+_DAMAGED_ARCHIVE = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    zlib.error,
+    lzma.LZMAError,
+    EOFError,
+    UnicodeDecodeError,
+)
+# OSErrors that are the archive's, not the disk's: EINVAL when the directory puts an
+# entry before the start of the file (zipfile seeks there), no errno from bz2's
+# "Invalid data stream".
+_DAMAGED_ARCHIVE_ERRNOS = frozenset({errno.EINVAL, None})
+
+
+def _refuse_ambiguous_names(infos: list[zipfile.ZipInfo], fmt: DocFormat) -> None:
+    """Refuse a package in which one part name stands for two entries.
+
+    Readers disagree on such a package: zipfile (which python-docx, python-pptx, openpyxl
+    and docling's own package checks all read with) takes the last entry of a name,
+    others the first, and Office refuses it. OPC compares part names case-insensitively
+    (ECMA-376 Part 2), so entries whose names differ only in case are one part too.
+    With every name unique, each name resolves to the one entry the inspection scans:
+    docling cannot read other bytes for a part than those inspected here.
+    """
+    seen: dict[str, str] = {}
+    for info in infos:
+        name, key = info.filename, info.filename.casefold()
+        other = seen.get(key)
+        if other is None:
+            seen[key] = name
+            continue
+        which = (
+            f"two entries named {name!r}"
+            if other == name
+            else f"entries {other!r} and {name!r}, one part name in two cases"
+        )
+        raise CorruptInput(f"the {fmt} package has {which}: which one a reader takes is ambiguous")
 
 
 # General purpose flag bit 0: the entry is encrypted (ZipCrypto or, with bit 6, strong

@@ -3,12 +3,17 @@
 This is the one module that reads the fields of job and attempt records (``Job``,
 ``Attempt``) for display. The JSON documents keep their keys and shapes: scripts read
 them. Every user-controlled value reaches the terminal through ``richdoc_tools.terminal``.
+
+Tables are rich tables on a terminal. Anywhere else (``| less``, ``| grep``, a CI log)
+rich would fit them into 80 columns and cut the values, so they are printed as
+tab-separated rows under a header line, every value whole.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -45,6 +50,34 @@ def _print_json(data: object) -> None:
     print(json.dumps(data, indent=2, sort_keys=True, default=str))
 
 
+@dataclass(frozen=True)
+class _Col:
+    """A column: its header, and how a terminal shows it (values cut to ``limit``
+    characters; ``whole``: never wrapped, as job ids that `richdoc jobs show` takes)."""
+
+    header: str
+    limit: int | None = None
+    whole: bool = False
+
+
+def _print_table(
+    columns: Sequence[_Col | str], rows: Sequence[Sequence[object]], console: Console
+) -> None:
+    cols = [c if isinstance(c, _Col) else _Col(c) for c in columns]
+    if not console.is_terminal:
+        # visible() spells tabs and newlines out, so a value never splits a row.
+        lines = [[c.header for c in cols]]
+        lines += [["-" if v is None else visible(v) for v in row] for row in rows]
+        print("".join("\t".join(line) + "\n" for line in lines), end="")
+        return
+    table = Table(
+        *(Column(c.header, no_wrap=True, min_width=32) if c.whole else c.header for c in cols)
+    )
+    for row in rows:
+        table.add_row(*(cell(v, limit=c.limit) for c, v in zip(cols, row, strict=True)))
+    console.print(table)
+
+
 def _count(value: int | None) -> str:
     return "-" if value is None else str(value)
 
@@ -61,62 +94,56 @@ def run_results(results: Sequence[RunResult], *, as_json: bool) -> None:
     if as_json:
         print(json.dumps([r.model_dump(mode="json") for r in results], indent=2))
         return
-    table = Table(*RUN_COLUMNS)
+    rows: list[list[object]] = []
     for r in results:
         c = r.counts
-        table.add_row(
-            cell(r.key),
-            cell(r.job_id[:12]),  # a prefix `richdoc jobs show` accepts
-            cell(r.status),
-            cell(r.failure_kind),
-            cell(r.feature),
-            cell(len(r.attempts)),
-            cell(r.tier),
-            cell(r.shards),
-            cell(c.nodes),
-            cell(c.edges),
-            cell(c.spans),
-            cell(" ".join([_count(c.ambiguities), *r.ambiguity_kinds])),
-            cell(r.seconds),
+        rows.append(
+            [
+                r.key,
+                r.job_id[:12],  # a prefix `richdoc jobs show` accepts
+                r.status,
+                r.failure_kind,
+                r.feature,
+                len(r.attempts),
+                r.tier,
+                r.shards,
+                c.nodes,
+                c.edges,
+                c.spans,
+                " ".join([_count(c.ambiguities), *r.ambiguity_kinds]),
+                r.seconds,
+            ]
         )
-    out = Console()
-    # Piped or in CI logs: wide enough that no column is cut.
-    (out if out.is_terminal else Console(width=220)).print(table)
+    _print_table(RUN_COLUMNS, rows, Console())
 
 
 # ---- richdoc jobs --------------------------------------------------------------------------
+
+
+# Whole job ids, never cut: they are what `richdoc jobs show` takes.
+JOB_COLUMNS = (
+    _Col("job id", whole=True),
+    "status",
+    "run",
+    "stage",
+    "tier",
+    "key",
+    "failure",
+    "updated",
+)
 
 
 def jobs_list(jobs: Sequence[Job], *, as_json: bool) -> None:
     if as_json:
         _print_json([j.to_dict() for j in jobs])
         return
-    # Whole job ids, never cut: they are what `richdoc jobs show` takes.
-    table = Table(
-        Column("job id", no_wrap=True, min_width=32),
-        "status",
-        "run",
-        "stage",
-        "tier",
-        "key",
-        "failure",
-        "updated",
-    )
+    rows: list[list[object]] = []
     for j in jobs:
         failure = j.failure
         kind = failure.kind if failure else None
         label = f"{kind} [{failure.feature}]" if failure and failure.feature else kind
-        table.add_row(
-            cell(j.job_id),
-            cell(j.status),
-            cell(j.run),
-            cell(j.stage),
-            cell(j.tier),
-            cell(j.source.key),
-            cell(label),
-            cell(j.updated_at),
-        )
-    Console().print(table)
+        rows.append([j.job_id, j.status, j.run, j.stage, j.tier, j.source.key, label, j.updated_at])
+    _print_table(JOB_COLUMNS, rows, Console())
 
 
 def ambiguous_job_id(exc: AmbiguousJobId) -> str:
@@ -132,6 +159,40 @@ def ambiguous_job_id(exc: AmbiguousJobId) -> str:
     )
 
 
+SHARD_COLUMNS = ("run", "shard pages", "attempts", "tier", "outcome", "cached")
+ATTEMPT_COLUMNS = (
+    "run",
+    "#",
+    "stage",
+    "attempt",
+    "tier",
+    "pages",
+    "memory",
+    "outcome",
+    "cached",
+    "ms",
+    "started",
+    _Col("reason", limit=80),
+)
+
+
+def _attempt_row(a: Attempt) -> list[object]:
+    return [
+        a.run,
+        a.seq,
+        a.stage,
+        a.attempt,
+        a.tier,
+        a.pages,
+        a.memory_mb,
+        a.outcome,
+        a.cached,
+        a.duration_ms,
+        a.started_at,
+        a.reason,
+    ]
+
+
 def job_show(job: Job, attempts: Sequence[Attempt], *, as_json: bool) -> None:
     from richdoc_tools.operator import shard_parses
 
@@ -141,52 +202,31 @@ def job_show(job: Job, attempts: Sequence[Attempt], *, as_json: bool) -> None:
     console = Console()
     # JSON-encoded, so control characters in keys or reasons arrive escaped.
     console.print_json(json.dumps(job.to_dict(), default=str))
-    shards = shard_parses(list(attempts))
+    shards: list[list[object]] = [
+        [s.run, s.pages, s.attempts, s.tier, s.outcome, s.cached]
+        for s in shard_parses(list(attempts))
+    ]
+    tables: list[tuple[Sequence[_Col | str], list[list[object]]]] = []
     if shards:
-        shard_table = Table("run", "shard pages", "attempts", "tier", "outcome", "cached")
-        for shard in shards:
-            shard_table.add_row(
-                cell(shard.run),
-                cell(shard.pages),
-                cell(shard.attempts),
-                cell(shard.tier),
-                cell(shard.outcome),
-                cell(shard.cached),
-            )
-        console.print(shard_table)
-    table = Table(
-        "run",
-        "#",
-        "stage",
-        "attempt",
-        "tier",
-        "pages",
-        "memory",
-        "outcome",
-        "cached",
-        "ms",
-        "started",
-        "reason",
-    )
-    for a in attempts:
-        table.add_row(
-            cell(a.run),
-            cell(a.seq),
-            cell(a.stage),
-            cell(a.attempt),
-            cell(a.tier),
-            cell(a.pages),
-            cell(a.memory_mb),
-            cell(a.outcome),
-            cell(a.cached),
-            cell(a.duration_ms),
-            cell(a.started_at),
-            cell(a.reason, limit=80),
-        )
-    console.print(table)
+        tables.append((SHARD_COLUMNS, shards))
+    tables.append((ATTEMPT_COLUMNS, [_attempt_row(a) for a in attempts]))
+    for columns, rows in tables:
+        if not console.is_terminal:
+            print()  # a blank line ends the JSON and each block of rows
+        _print_table(columns, rows, console)
 
 
 # ---- richdoc dlq ---------------------------------------------------------------------------
+
+
+DEAD_LETTER_COLUMNS = (
+    "message id",
+    _Col("job id", whole=True),
+    "run",
+    "kind",
+    "feature",
+    _Col("reason", limit=100),
+)
 
 
 def dead_letters(letters: Sequence[DeadLetter], *, as_json: bool) -> None:
@@ -207,22 +247,6 @@ def dead_letters(letters: Sequence[DeadLetter], *, as_json: bool) -> None:
             ]
         )
         return
-    table = Table(
-        "message id",
-        Column("job id", no_wrap=True, min_width=32),
-        "run",
-        "kind",
-        "feature",
-        "reason",
-    )
-    for d in letters:
-        table.add_row(
-            cell(d.message_id),
-            cell(d.job_id),
-            cell(d.run),
-            cell(d.kind),
-            cell(d.feature),
-            cell(d.reason, limit=100),
-        )
-    Console().print(table)
+    rows = [[d.message_id, d.job_id, d.run, d.kind, d.feature, d.reason] for d in letters]
+    _print_table(DEAD_LETTER_COLUMNS, rows, Console())
     print(f"{len(letters)} message(s) on the dead-letter queue")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from richdoc.formats import ArchiveLimits, DocFormat, Inspection, inspect_file
+from richdoc.parse.classify import conversion_error
 from richdoc.parse.merge import dump_document
 from richdoc.parse.page_ranges import PAGINATED_FORMATS, PageRange
 from richdoc.parse.reports import ChildReport, Inspected
@@ -23,15 +24,7 @@ from richdoc.parse.settings import (
     Pipeline,
 )
 from richdoc.parse.tasks import PARSE_TASK, ConvertTask, InspectTask
-from richdoc.taxonomy import (
-    CorruptInput,
-    InternalError,
-    PipelineError,
-    ResourceLimit,
-    caused_by,
-    exception_chain,
-    out_of_space,
-)
+from richdoc.taxonomy import ResourceLimit
 
 if TYPE_CHECKING:
     from docling.datamodel.document import ConversionResult
@@ -161,74 +154,6 @@ class _PageOutcomes:
 
     def every_page_failed(self, expected: range) -> bool:
         return bool(expected) and all(self.converted.get(n) is False for n in expected)
-
-
-def _describe(exc: BaseException, limit: int = 400) -> str:
-    text = f"{type(exc).__name__}: {exc}"
-    if exc.__cause__ is not None:
-        text += f" (caused by {type(exc.__cause__).__name__}: {exc.__cause__})"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-# Packages whose failures are the worker's environment, not the document: the model
-# stack (weights, accelerators, their loaders) and docling's model wrappers.
-ENVIRONMENT_PACKAGES = frozenset(
-    {
-        "torch",
-        "torchvision",
-        "transformers",
-        "huggingface_hub",
-        "safetensors",
-        "onnxruntime",
-        "accelerate",
-        "docling_ibm_models",
-    }
-)
-
-
-def _package(module: str | None) -> str:
-    return (module or "").partition(".")[0]
-
-
-def _raised_in(error: BaseException) -> str:
-    """The top-level package of the innermost Python frame that raised ``error``."""
-    tb = error.__traceback__
-    if tb is None:
-        return ""
-    while tb.tb_next is not None:
-        tb = tb.tb_next
-    return _package(tb.tb_frame.f_globals.get("__name__"))
-
-
-def environment_fault(exc: BaseException) -> BaseException | None:
-    """The error in ``exc``'s chain that says the worker is misconfigured, if any: a
-    missing module (a broken install), or a failure raised by the model stack (missing
-    or unreadable weights, an accelerator error)."""
-    for error in exception_chain(exc):
-        if isinstance(error, ImportError):
-            return error
-        if ENVIRONMENT_PACKAGES & {_package(type(error).__module__), _raised_in(error)}:
-            return error
-    return None
-
-
-def conversion_error(exc: BaseException) -> PipelineError | None:
-    """What a docling exception means for the job.
-
-    Running out of memory or disk is left to the worker (None: it reports a resource
-    limit); a fault of the environment is internal (dead-lettered and visible as ours,
-    never blamed on the document); anything else docling raised is a document it cannot
-    read.
-    """
-    if caused_by(exc, MemoryError) or out_of_space(exc) is not None:
-        return None
-    fault = environment_fault(exc)
-    if fault is not None:
-        return InternalError(
-            f"the parse worker is misconfigured: {_describe(fault)} (while converting: "
-            f"{_describe(exc)})"
-        )
-    return CorruptInput(f"docling could not convert the document: {_describe(exc)}")
 
 
 def document_json(result: ConversionResult) -> bytes:
