@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import click
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from richdoc.jobs import JobStatus
+    from richdoc.taxonomy import FailureKind
 
 Command = Callable[..., int]
 
@@ -85,6 +88,74 @@ class PositiveSeconds(click.ParamType[float, str]):
         if not seconds > 0:  # also refuses nan
             self.fail(f"must be more than 0 seconds: {value!r}", param, ctx)
         return seconds
+
+
+class Since(click.ParamType["datetime", str]):
+    """A moment: an ISO 8601 date or time (UTC unless it says otherwise), or a duration
+    ago: ``90m``, ``24h``, ``7d``."""
+
+    name = "time"
+    _UNITS: ClassVar[dict[str, int]] = {"m": 60, "h": 3600, "d": 86400}
+
+    def convert(
+        self, value: datetime | str, param: click.Parameter | None, ctx: click.Context | None
+    ) -> datetime:
+        from datetime import UTC, datetime, timedelta
+
+        if isinstance(value, datetime):
+            return value
+        text = value.strip()
+        unit = self._UNITS.get(text[-1:].lower())
+        if unit is not None and text[:-1].isdigit():
+            return datetime.now(UTC) - timedelta(seconds=int(text[:-1]) * unit)
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            self.fail(f"not a date, a time or a duration like 24h: {value!r}", param, ctx)
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+class Rate(click.ParamType[float, str]):
+    """Sends a second: ``N`` or ``N/s`` (``N/m`` a minute)."""
+
+    name = "rate"
+
+    def convert(
+        self, value: float | str, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        if isinstance(value, float):
+            return value
+        number, _, per = value.strip().partition("/")
+        seconds = {"": 1.0, "s": 1.0, "m": 60.0}.get(per.strip().lower())
+        try:
+            rate = float(number)
+        except ValueError:
+            rate = float("nan")
+        if seconds is None or not rate > 0:  # also refuses nan
+            self.fail(f"not a rate like 10/s or 60/m: {value!r}", param, ctx)
+        return rate / seconds
+
+
+class FailureKindChoice(click.ParamType["FailureKind", str]):
+    """A failure kind (``richdoc.taxonomy.FailureKind``), imported when used."""
+
+    name = "kind"
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str:
+        from richdoc.taxonomy import FailureKind
+
+        return "[" + "|".join(FailureKind) + "]"
+
+    def convert(
+        self, value: FailureKind | str, param: click.Parameter | None, ctx: click.Context | None
+    ) -> FailureKind:
+        from richdoc.taxonomy import FailureKind
+
+        try:
+            return FailureKind(value)
+        except ValueError:
+            choices = ", ".join(repr(str(kind)) for kind in FailureKind)
+            self.fail(f"{value!r} is not one of {choices}.", param, ctx)
 
 
 class JobStatusChoice(click.ParamType["JobStatus", str]):
