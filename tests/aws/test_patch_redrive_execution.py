@@ -29,9 +29,9 @@ def sfn(aws: None) -> Any:
 
 
 def _succeeded_execution(sfn: Any) -> str:
-    machine = sfn.create_state_machine(
-        name="m", definition=json.dumps(DEFINITION), roleArn=ROLE
-    )["stateMachineArn"]
+    machine = sfn.create_state_machine(name="m", definition=json.dumps(DEFINITION), roleArn=ROLE)[
+        "stateMachineArn"
+    ]
     arn: str = sfn.start_execution(stateMachineArn=machine, name="e", input="{}")["executionArn"]
     deadline = time.monotonic() + 30
     while sfn.describe_execution(executionArn=arn)["status"] == "RUNNING":

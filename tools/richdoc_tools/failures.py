@@ -42,7 +42,8 @@ _VARIABLE_PARTS: tuple[tuple[re.Pattern[str], str], ...] = (
         ),
         "<id>",
     ),
-    (re.compile(r"\b(?=[0-9a-f]*[0-9])[0-9a-f]{8,}\b", re.IGNORECASE), "<hex>"),
+    # Hex digests and ids: both digits and letters (digits alone are a number, below).
+    (re.compile(r"\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b", re.IGNORECASE), "<hex>"),
     (re.compile(r"\b[\w~-]+(?:\.[\w~-]+)*\.[a-z][a-z0-9]{1,4}\b"), "<name>"),
     (re.compile(r"\d+(?:[.,]\d+)*"), "<n>"),
 )
