@@ -21,6 +21,7 @@ from richdoc.contracts import (
     Reconciled,
     RecordFailure,
     ScheduledSweep,
+    StepName,
 )
 from richdoc.ingest import Starter, StartOutcome
 from richdoc.jobs import (
@@ -141,11 +142,16 @@ def test_each_transition_writes_the_phase_the_run_is_in(job_store: JobStore) -> 
     seen()
     job_store.mark_running(JOB, 1, "arn:x")
     seen()
-    for stage, pages in (("plan", None), ("parse", "1-50"), ("parse", None), ("merge", None)):
+    steps: list[tuple[StepName, str | None]] = [
+        ("plan", None),
+        ("parse", "1-50"),
+        ("parse", None),
+        ("merge", None),
+        ("project", None),
+        ("detect", None),
+    ]
+    for stage, pages in steps:
         job_store.open_attempt(JOB, 1, stage, tier=1 if stage == "parse" else None, pages=pages)
-        seen()
-    for stage in ("project", "detect"):
-        job_store.open_attempt(JOB, 1, stage)
         seen()
     job_store.mark_recording(JOB, 1)
     seen()
@@ -362,8 +368,7 @@ def test_the_starter_starts_nothing_for_a_cancelled_job_until_it_is_redriven(
         starter.sfn.list_executions(stateMachineArn=starter.state_machine_arn)["executions"] == []
     )
     attributes = {
-        name: {"DataType": value["DataType"], "StringValue": value["StringValue"]}
-        for name, value in redrive_attributes(job_id, 1).items()
+        name: value["StringValue"] for name, value in redrive_attributes(job_id, 1).items()
     }
     [redriven] = starter.handle_message(MESSAGE, attributes)
     assert (redriven.run, redriven.outcome) == (2, StartOutcome.STARTED)

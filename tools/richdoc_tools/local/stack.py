@@ -168,6 +168,7 @@ class EmbeddedStack:
         patches.dynamodb_lock.install(exit_stack)
         patches.metrics_lock.install(exit_stack)
         patches.condition_builder.install(exit_stack)
+        patches.stop_execution.install(exit_stack)
         patches.redrive_execution.install(exit_stack)
 
         exit_stack.callback(self._forget_clients)

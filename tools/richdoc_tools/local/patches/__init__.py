@@ -24,6 +24,7 @@ from richdoc_tools.local.patches import (
     retry_sleep,
     s3_notifications,
     sqs_send_faults,
+    stop_execution,
     task_clients,
 )
 
@@ -38,6 +39,7 @@ PATCH_POINTS = (
     condition_builder,
     metrics_lock,
     sqs_send_faults,
+    stop_execution,
     redrive_execution,
 )
 # Every attribute a running stack has replaced, as dotted paths.
