@@ -10,6 +10,7 @@ has done its part, so no outcome depends on how fast this machine is.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections.abc import Callable
@@ -465,3 +466,116 @@ def test_richdoc_run_shows_what_the_open_jobs_are_doing(
     runner.join(TIMEOUT_S)
     [result] = results
     assert result.status == "SUCCEEDED"
+
+
+# ---- RedriveExecution: what resuming at the failed state does to the records ---------------
+
+SOURCE = {"bucket": "ingest", "key": "lifecycle/redriven.md", "version_id": "v1", "size": 10}
+PARSED = {
+    "docling_key": "docling/none.json",
+    "sha256": "ab" * 32,
+    "size": 10,
+    "pipeline": "simple",
+    "pages": 0,
+    "cached": False,
+    "partial": False,
+    "failed_pages": [],
+    "seconds": 0.1,
+}
+# The state input each resumed state finds (what its first execution recorded for it).
+RESUMED_INPUT: dict[str, dict[str, Any]] = {
+    "RecordStart": {},
+    "ParseTier1": {},
+    "ParseTier2": {},
+    "Project": {"results": {"parse": PARSED}},
+    "RecordFailure": {
+        "failed_at": {"stage": "parse", "tier": 1},
+        "error": {"Error": "Sandbox.Timedout", "Cause": "Task timed out"},
+    },
+    "MarkDeadLettered": {"dead_letter": {"message_id": "another-message"}},
+    "DeadLetterPending": {},
+    "CorruptInput": {"failure": {"reason": "not a zip"}},
+}
+
+
+def _prepared(stack: Any, job_id: str, ended_as: str) -> Job:
+    """A job whose run 1 ended as ``ended_as`` (records written as the run would)."""
+    from richdoc.contracts import JobOptions, SourceObject
+    from richdoc.taxonomy import Failure, FailureKind
+    from tests.support.records import COUNTS, OUTPUTS
+
+    store = stack.jobs
+    assert store.create(job_id, SourceObject.model_validate(SOURCE), JobOptions(), message="{}")
+    store.mark_running(job_id, 1, f"arn:execution:{job_id}-r1")
+    if ended_as == "cancelled":
+        store.cancel(job_id, 1, by="ops")
+    elif ended_as == "succeeded":
+        store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p", sha256=None)
+    else:  # dead-lettered (by the state machine, or a backstop after a timeout or stop)
+        store.record_failure(job_id, 1, Failure(FailureKind.INTERNAL, "Execution.TIMED_OUT"))
+        store.mark_dead_lettered(job_id, 1, "the-message", sent_by="reconciler")
+    return job_of(stack, job_id)
+
+
+def resumed_at(stack: Any, state: str, execution_input: dict[str, Any]) -> dict[str, Any]:
+    """Run the deployed definition from ``state`` with that state's input: what
+    RedriveExecution does to an execution that ended there (the embedded stack cannot
+    redrive the execution itself). Returns the ended execution."""
+    sfn = stack.client("stepfunctions")
+    deployed = sfn.describe_state_machine(stateMachineArn=stack.outputs["StateMachineArn"])
+    definition = json.loads(deployed["definition"])
+    definition["StartAt"] = state
+    name = "resume-" + hashlib.sha256(execution_input["job_id"].encode()).hexdigest()[:16]
+    machine = sfn.create_state_machine(
+        name=name, definition=json.dumps(definition), roleArn=deployed["roleArn"]
+    )["stateMachineArn"]
+    arn = sfn.start_execution(
+        stateMachineArn=machine, name=name, input=json.dumps(execution_input)
+    )["executionArn"]
+    assert wait_until(
+        lambda: sfn.describe_execution(executionArn=arn)["status"] != "RUNNING", TIMEOUT_S
+    )
+    described: dict[str, Any] = sfn.describe_execution(executionArn=arn)
+    return described
+
+
+@pytest.mark.parametrize(
+    ("ended_as", "state", "stops_in"),
+    [
+        # A cancelled run (ABORTED, or failed in Cancelled) resumed where it stopped.
+        ("cancelled", "RecordStart", "cancelled"),
+        ("cancelled", "ParseTier1", "cancelled"),
+        ("cancelled", "RecordFailure", "cancelled"),
+        # A run the reconciler or the sweep dead-lettered after it timed out, was stopped
+        # outside richdoc or failed in a state without a catch for that error.
+        ("dead-lettered", "ParseTier2", "superseded"),
+        ("dead-lettered", "Project", "superseded"),
+        ("dead-lettered", "RecordFailure", "superseded"),
+        ("dead-lettered", "MarkDeadLettered", "superseded"),
+        # A run that ended in a Fail state fails there again.
+        ("dead-lettered", "DeadLetterPending", "dead_letter_pending"),
+        ("dead-lettered", "CorruptInput", "corrupt_input"),
+        # A terminal status is never overwritten by the run resumed.
+        ("succeeded", "RecordFailure", "superseded"),
+        ("succeeded", "RecordStart", "superseded"),
+    ],
+)
+def test_a_resumed_run_never_writes_over_its_job_nor_sends_a_second_dead_letter(
+    stack: Any, ended_as: str, state: str, stops_in: str
+) -> None:
+    job_id = f"resumed-{ended_as}-{state}".lower()
+    before = _prepared(stack, job_id, ended_as)
+    execution_input = {
+        "job_id": job_id,
+        "run": 1,
+        "source": SOURCE,
+        "options": {"clarify": False},
+        "message": "{}",
+        **RESUMED_INPUT[state],
+    }
+    described = resumed_at(stack, state, execution_input)
+    assert (described["status"], described["error"]) == ("FAILED", stops_in)
+    wait_for_handlers(stack)
+    assert job_of(stack, job_id) == before
+    assert stack.jobs.attempts(job_id) == []
+    assert dead_letters_for(stack, job_id) == []
