@@ -1,10 +1,11 @@
 """The moto, boto3 and Powertools internals the embedded stack replaces while it runs.
 
 Each module here is one patch point: the ``TARGET`` it replaces (a dotted path; or adds,
-``ADDED``, where moto lacks it), the replacement, why, and ``install(exit_stack, ...)``, which patches it with ``unittest.mock``
-on the stack's ``ExitStack``, so that ``EmbeddedStack.stop`` undoes every patch. moto is
-pinned exactly, and each patch point has a canary test in a test module named after it
-(``tests/aws/test_patch_<module>.py``) that fails loudly when an upgrade moves or reshapes it.
+``ADDED``, where moto lacks it), the replacement, why, and ``install(exit_stack, ...)``,
+which patches it with ``unittest.mock`` on the stack's ``ExitStack``, so that
+``EmbeddedStack.stop`` undoes every patch. moto is pinned exactly, and each patch point
+has a canary test in a test module named after it (``tests/aws/test_patch_<module>.py``)
+that fails loudly when an upgrade moves or reshapes it.
 
 Three of them exist because on AWS each invocation has its own process, while here
 concurrent invocations are threads of one process: moto's DynamoDB backend
