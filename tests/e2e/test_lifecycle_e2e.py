@@ -178,8 +178,9 @@ def test_a_running_job_is_cancelled_and_closed_without_a_dead_letter(
     assert "already" not in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("stopped", [True, False], ids=["stopped", "record-only"])
 def test_a_cancel_that_commits_first_refuses_the_runs_success(
-    stack: Any, monkeypatch: pytest.MonkeyPatch
+    stack: Any, monkeypatch: pytest.MonkeyPatch, stopped: bool
 ) -> None:
     gate, refused = Gate(), []
     real = Records.succeed
@@ -193,22 +194,29 @@ def test_a_cancel_that_commits_first_refuses_the_runs_success(
             raise
 
     monkeypatch.setattr(Records, "succeed", succeed)
-    job_id = upload(stack, "lifecycle/race-cancel-first.md", b"# Race\n\nCancel first.\n")
+    job_id = upload(stack, f"lifecycle/race-cancel-first-{stopped}.md", b"# Race\n\nFirst.\n")
     assert gate.reached()
     assert job_of(stack, job_id).progress().phase is JobPhase.RECORDING
-    # The operator's cancel commits; its StopExecution never comes (the command died):
-    # the definition's own route must stop the run.
-    stack.jobs.cancel(job_id, 1, by="ops")
+    if stopped:
+        assert main(["jobs", "cancel", job_id]) == 0
+    else:
+        # The cancel commits but its StopExecution never comes (the command died between
+        # the two): the definition's own route must stop the run.
+        stack.jobs.cancel(job_id, 1, by="ops")
     gate.open()
+    assert wait_until(lambda: len(refused) == 1, TIMEOUT_S)  # RecordSuccess was refused
     described = ended(stack, job_id)
-    assert (described["status"], described["error"]) == ("FAILED", "cancelled")
-    assert states_entered(history(stack, described["executionArn"]))[-2:] == [
-        "RecordSuccess",
-        "Cancelled",
-    ]
-    assert len(refused) == 1
-    job = closed_after_cancel(stack, job_id)  # by the reconciler (status event FAILED)
+    if stopped:
+        assert (described["status"], described["error"]) == ("ABORTED", "richdoc.Cancelled")
+    else:
+        assert (described["status"], described["error"]) == ("FAILED", "cancelled")
+        assert states_entered(history(stack, described["executionArn"]))[-2:] == [
+            "RecordSuccess",
+            "Cancelled",
+        ]
+    job = closed_after_cancel(stack, job_id)  # by the reconciler, on either status event
     assert (job.status, job.outputs, job.counts) == (JobStatus.CANCELLED, None, None)
+    assert {a.outcome for a in stack.jobs.attempts(job_id)} == {"ok"}  # every step had ended
     assert dead_letters_for(stack, job_id) == []
 
 
@@ -487,6 +495,14 @@ RESUMED_INPUT: dict[str, dict[str, Any]] = {
     "RecordStart": {},
     "ParseTier1": {},
     "ParseTier2": {},
+    "ParseShards": {
+        "results": {
+            "plan": {
+                "shards": [{"start": 1, "end": 4}, {"start": 5, "end": 8}],
+                "max_concurrency": 2,
+            }
+        }
+    },
     "Project": {"results": {"parse": PARSED}},
     "RecordFailure": {
         "failed_at": {"stage": "parse", "tier": 1},
@@ -545,10 +561,12 @@ def resumed_at(stack: Any, state: str, execution_input: dict[str, Any]) -> dict[
         # A cancelled run (ABORTED, or failed in Cancelled) resumed where it stopped.
         ("cancelled", "RecordStart", "cancelled"),
         ("cancelled", "ParseTier1", "cancelled"),
+        ("cancelled", "ParseShards", "cancelled"),  # each shard: ShardStopped
         ("cancelled", "RecordFailure", "cancelled"),
         # A run the reconciler or the sweep dead-lettered after it timed out, was stopped
         # outside richdoc or failed in a state without a catch for that error.
         ("dead-lettered", "ParseTier2", "superseded"),
+        ("dead-lettered", "ParseShards", "superseded"),
         ("dead-lettered", "Project", "superseded"),
         ("dead-lettered", "RecordFailure", "superseded"),
         ("dead-lettered", "MarkDeadLettered", "superseded"),
