@@ -156,7 +156,8 @@ def job_show(job: Job, attempts: Sequence[Attempt], *, as_json: bool) -> None:
     console = Console()
     # JSON-encoded, so control characters in keys or reasons arrive escaped.
     console.print_json(json.dumps(job.to_dict(), default=str))
-    console.print(f"progress: {markup(job.progress().describe())}")
+    if console.is_terminal:  # in a pipe the record's JSON (its "progress") stands alone
+        console.print(f"progress: {markup(job.progress().describe())}")
     shards = shard_parses(list(attempts))
     if shards:
         shard_table = Table("run", "shard pages", "attempts", "tier", "outcome", "cached")
