@@ -20,10 +20,12 @@ and not terminal), then DEAD_LETTERED once its dead-letter message is on the que
 job is terminal without the message an operator redrives.
 
 ``store.JobStore`` reads and writes them: job transitions in ``store``, attempts in
-``attempts``, the requests' expressions and the run fence in ``table``.
+``attempts``, the requests' expressions and the run fence in ``table``, listings page by
+page in ``listing``.
 """
 
 from richdoc.jobs.keys import (
+    STATUS_INDEX,
     attempt_key,
     attempts_prefix,
     execution_name,
@@ -42,7 +44,8 @@ from richdoc.jobs.model import (
     JobStatus,
     timestamp,
 )
-from richdoc.jobs.store import JOBS_TABLE_ENV, STATUS_INDEX, JobStore
+from richdoc.jobs.listing import JobFilter, JobPage, Position
+from richdoc.jobs.store import JOBS_TABLE_ENV, JobStore
 from richdoc.jobs.table import StaleRun
 
 __all__ = [
@@ -55,8 +58,11 @@ __all__ = [
     "DeadLetterMark",
     "DeadLetterSender",
     "Job",
+    "JobFilter",
+    "JobPage",
     "JobStatus",
     "JobStore",
+    "Position",
     "StaleRun",
     "attempt_key",
     "attempts_prefix",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, cast
 
@@ -19,7 +19,8 @@ from botocore.exceptions import ClientError
 from richdoc.awserrors import aws_errors
 from richdoc.contracts import JobCounts, JobOptions, JobOutputs, SourceObject
 from richdoc.jobs.attempts import ATTEMPT_COUNTS, ATTEMPT_SEQ, AttemptRecords
-from richdoc.jobs.keys import job_key
+from richdoc.jobs.keys import STATUS_INDEX, job_key
+from richdoc.jobs.listing import JobFilter, JobPage, Position, count_jobs, page_jobs
 from richdoc.jobs.model import (
     MAX_REASON_CHARS,
     DeadLetterMark,
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
     )
 
 JOBS_TABLE_ENV = "JOBS_TABLE"
-STATUS_INDEX = "by-status"
 BATCH_GET_LIMIT = 100
 
 
@@ -108,6 +108,14 @@ class JobStore(AttemptRecords):
             )
             jobs.extend(Job.from_item(i) for i in items)
         return sorted(jobs, key=lambda j: (j.created_at or "", j.job_id))
+
+    def page(self, which: JobFilter, *, limit: int, after: Position | None = None) -> JobPage:
+        """One page of a listing, the most recently changed jobs first (``listing``)."""
+        return page_jobs(self.table, which, limit=limit, after=after)
+
+    def count(self, statuses: Sequence[JobStatus], *, since: str | None = None) -> int:
+        """How many jobs are in these statuses (changed at or after ``since``)."""
+        return count_jobs(self.table, statuses, since=since)
 
     def unchanged_since(self, status: JobStatus, moment: datetime) -> list[Job]:
         """Jobs in ``status`` whose record has not changed since ``moment`` (by-status
