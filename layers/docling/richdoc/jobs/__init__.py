@@ -33,6 +33,7 @@ from richdoc.jobs.keys import (
     job_key,
     partition_key,
 )
+from richdoc.jobs.listing import JobFilter, JobPage, Position
 from richdoc.jobs.model import (
     OK_OUTCOME,
     RUNNING_OUTCOME,
@@ -44,7 +45,6 @@ from richdoc.jobs.model import (
     JobStatus,
     timestamp,
 )
-from richdoc.jobs.listing import JobFilter, JobPage, Position
 from richdoc.jobs.store import JOBS_TABLE_ENV, JobStore
 from richdoc.jobs.table import StaleRun
 

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from types_boto3_dynamodb.service_resource import Table
     from types_boto3_dynamodb.type_defs import QueryInputTableQueryTypeDef
 
+
 class Position(BaseModel):
     """Where a page ended: its last job. The next page holds the jobs after it."""
 

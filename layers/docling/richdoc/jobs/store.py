@@ -31,7 +31,14 @@ from richdoc.jobs.model import (
     stored,
     timestamp,
 )
-from richdoc.jobs.table import StaleRun, Update, conditional_check_failed, fenced_update, query_all
+from richdoc.jobs.table import (
+    StaleRun,
+    Update,
+    conditional_check_failed,
+    fenced_update,
+    query_all,
+    run_fence,
+)
 from richdoc.taxonomy import Failure
 
 if TYPE_CHECKING:
@@ -289,6 +296,37 @@ class JobStore(AttemptRecords):
             ):
                 return None
             raise
+
+    def record_discard(self, job_id: str, run: int, message_id: str, reason: str) -> Job:
+        """An operator deletes the run's dead-letter message (``message_id``) instead of
+        redriving it: the job stays DEAD_LETTERED and says when and why. Recorded before
+        the message is deleted, so no message disappears unexplained; StaleRun when the
+        job has moved on (a newer run, another message)."""
+        now = self.clock()
+        update = (
+            Update()
+            .set(("dead_letter", "discarded_at"), now)
+            .set(("dead_letter", "discard_reason"), reason[:MAX_REASON_CHARS])
+            .set("updated_at", now)
+        )
+        condition = run_fence(run, (JobStatus.DEAD_LETTERED,)) & Attr("dead_letter.message_id").eq(
+            message_id
+        )
+        try:
+            with aws_errors("recording a discarded dead letter"):
+                written = self.table.update_item(
+                    Key=job_key(job_id),
+                    ConditionExpression=condition,
+                    ReturnValues="ALL_NEW",
+                    **update.args(),
+                )
+        except ClientError as exc:
+            if conditional_check_failed(exc):
+                raise StaleRun(
+                    f"job {job_id}: run {run} is not dead-lettered with message {message_id}"
+                ) from exc
+            raise
+        return Job.from_item(written["Attributes"])
 
     def _transition(
         self,
