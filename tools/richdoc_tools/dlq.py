@@ -20,8 +20,9 @@ messages (``redrive_chosen``, ``discard_chosen``) receives, to find them.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Generator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -121,7 +122,7 @@ class _Received:
     settled: bool = False  # deleted, or already released
 
 
-def _scan(sqs: SQSClient, queue_url: str, *, limit: int = 1000) -> Iterator[_Received]:
+def _scan(sqs: SQSClient, queue_url: str, *, limit: int = 1000) -> Generator[_Received]:
     """Every message on the queue once (up to ``limit``): each stays hidden while the scan
     runs and becomes visible again at its end, unless the consumer deleted it. Receiving
     counts: each scanned message's receive count goes up by one."""
@@ -138,28 +139,28 @@ def _scan(sqs: SQSClient, queue_url: str, *, limit: int = 1000) -> Iterator[_Rec
             ).get("Messages", [])
             if not batch:
                 break
-            for m in batch:
-                received = _Received(
-                    DeadLetter(
-                        message_id=m["MessageId"],
-                        body=m["Body"],
-                        attributes=attribute_values(m.get("MessageAttributes", {})),
-                        receive_count=int(
-                            m.get("Attributes", {}).get("ApproximateReceiveCount", 0)
-                        ),
-                    ),
-                    m["ReceiptHandle"],
-                    m,
-                )
-                if m["MessageId"] in seen:  # received twice: only the newest receipt counts
-                    seen[m["MessageId"]].settled = True
-                    _release(sqs, queue_url, seen[m["MessageId"]].receipt)
-                seen[m["MessageId"]] = received
-                yield received
+            fresh = [_received(m) for m in batch]
+            for received in fresh:  # all of the batch is ours to release, yielded or not
+                # A message received twice: only its newest receipt handle is valid.
+                seen[received.letter.message_id] = received
+            yield from fresh
     finally:
         for received in seen.values():
             if not received.settled:
                 _release(sqs, queue_url, received.receipt)
+
+
+def _received(message: MessageTypeDef) -> _Received:
+    return _Received(
+        DeadLetter(
+            message_id=message["MessageId"],
+            body=message["Body"],
+            attributes=attribute_values(message.get("MessageAttributes", {})),
+            receive_count=int(message.get("Attributes", {}).get("ApproximateReceiveCount", 0)),
+        ),
+        message["ReceiptHandle"],
+        message,
+    )
 
 
 def _release(sqs: SQSClient, queue_url: str, receipt: str) -> None:
@@ -265,18 +266,21 @@ def take(
     wanted = set(message_ids)
     done: list[str] = []
     declined: list[str] = []
-    for received in _scan(sqs, queue_url):
-        message_id = received.letter.message_id
-        if message_id not in wanted or message_id in done:
-            continue
-        if not act(received.letter, received.raw):
-            declined.append(message_id)
-            continue
-        sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=received.receipt)
-        received.settled = True
-        done.append(message_id)
-        if len(done) + len(declined) == len(wanted):
-            break
+    # Closed on the way out, so the messages not chosen go back at once, not whenever
+    # the generator is collected.
+    with contextlib.closing(_scan(sqs, queue_url)) as scan:
+        for received in scan:
+            message_id = received.letter.message_id
+            if message_id not in wanted or message_id in done:
+                continue
+            if not act(received.letter, received.raw):
+                declined.append(message_id)
+                continue
+            sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=received.receipt)
+            received.settled = True
+            done.append(message_id)
+            if len(done) + len(declined) == len(wanted):
+                break
     missing = [m for m in message_ids if m not in done and m not in declined]
     return Taken(done=done, declined=declined, missing=missing)
 
