@@ -127,12 +127,16 @@ def test_a_cross_site_post_is_refused_even_with_the_token_and_cookie(
     assert console.operator.s3.list_objects_v2(Bucket="ingest").get("KeyCount") == 0
 
 
-def test_a_same_origin_post_from_the_page_is_accepted(console: Console) -> None:
-    headers = {
-        "Sec-Fetch-Site": "same-origin",
-        "Origin": BASE_URL,
-        "Accept": "application/json",
-    }
+@pytest.mark.parametrize(
+    "origin",
+    [
+        BASE_URL,
+        # A form of the page itself: no-referrer makes the browser send "null".
+        "null",
+    ],
+)
+def test_a_same_origin_post_from_the_page_is_accepted(console: Console, origin: str) -> None:
+    headers = {"Sec-Fetch-Site": "same-origin", "Origin": origin, "Accept": "application/json"}
     assert _upload(console, headers=headers).status_code == 200
 
 

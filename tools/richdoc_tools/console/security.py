@@ -103,9 +103,14 @@ def install(app: Flask, config: ConsoleSettings) -> None:
             )
         if request.method in ("GET", "HEAD"):
             return None
-        if request.headers.get("Sec-Fetch-Site", "same-origin") != "same-origin":
+        site = request.headers.get("Sec-Fetch-Site")
+        if site not in (None, "same-origin"):
             return refused(403, "a request from another site is refused")
-        if request.headers.get("Origin", next(iter(origins))) not in origins:
+        origin = request.headers.get("Origin")
+        # Under Referrer-Policy no-referrer a browser sends "Origin: null" with the page's
+        # own form posts; it is taken only when the browser also says same-origin.
+        same_page_form = origin == "null" and site == "same-origin"
+        if origin is not None and origin not in origins and not same_page_form:
             return refused(403, "a request from another origin is refused")
         sent = request.headers.get(CSRF_HEADER) or request.form.get(CSRF_FIELD)
         if not same(sent, config.csrf_token):

@@ -124,6 +124,8 @@
 
   function initJobs() {
     const body = document.getElementById("jobs-body");
+    // Uploads whose job the starter has not recorded yet: the list is live until they show.
+    const pending = new Set();
     const live = poller(function (data, changed) {
       setCount("active-count", data.active, data.active + " active");
       setCount(
@@ -132,13 +134,17 @@
         data.failures_since_last_look + " failed since your last look",
       );
       if (changed && data.jobs.length) body.replaceChildren(...data.jobs.map(jobRow));
-      return data.live;
+      for (const job of data.jobs) pending.delete(job.job_id);
+      return data.live || pending.size > 0;
     });
     if (document.body.dataset.live === "yes") live.start();
-    initDropZone(live);
+    initDropZone(function (uploads) {
+      for (const upload of uploads) pending.add(upload.job_id);
+      live.start();
+    });
   }
 
-  function initDropZone(live) {
+  function initDropZone(uploaded) {
     const zone = document.getElementById("drop-zone");
     const input = document.getElementById("file-input");
     const clarify = document.getElementById("clarify");
@@ -171,7 +177,7 @@
             ),
           ),
         );
-        live.start();
+        uploaded(data.uploads);
       } catch (error) {
         pending.textContent = "upload failed: " + error.message;
       }
