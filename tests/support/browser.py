@@ -10,13 +10,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from tests.support.cli_process import RICHDOC
 from tests.support.paths import ROOT
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class ConsoleProcess:
         return self.url.split("/?", 1)[0]
 
     def start(self, timeout_s: float = 300) -> ConsoleProcess:
-        command = [sys.executable, "-m", "richdoc_tools", "console", "--port", "0"]
+        command = [*RICHDOC, "console", "--port", "0"]
         if self.log is not None:
             command += ["--log", str(self.log)]
         self.process = subprocess.Popen(

@@ -19,13 +19,14 @@ from richdoc_tools.cli.local import stack_parameters
 from richdoc_tools.cli.options import example
 
 if TYPE_CHECKING:
+    import socket
     from types import FrameType
 
     from richdoc_tools.operator import Operator
 
 
 @click.command(
-    short_help="the operator's console in a browser (embedded stack, or a deployed one)",
+    short_help="the operator's console in a browser, on 127.0.0.1",
     epilog=example(
         "richdoc console samples/",
         "richdoc console --stack richdoc --region eu-west-1",
@@ -74,6 +75,7 @@ def console(
     import signal
     import tempfile
 
+    from richdoc_tools.console.server import CannotListen, listen
     from richdoc_tools.run import expand_inputs
     from richdoc_tools.terminal import visible
 
@@ -81,6 +83,10 @@ def console(
         files = expand_inputs(paths)
     except FileNotFoundError as exc:
         raise UsageError(visible(exc)) from exc
+    try:
+        listener = listen(port)
+    except CannotListen as exc:
+        raise UsageError(f"{exc}; choose another --port (0 picks a free one)") from exc
 
     def terminate(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt  # SIGTERM stops the console like Ctrl-C
@@ -105,7 +111,7 @@ def console(
                         f"embedded stack {embedded.stack_name!r}",
                         files,
                         clarify=clarify,
-                        port=port,
+                        listener=listener,
                     )
             except StackError as exc:
                 raise Failed(visible(exc)) from exc
@@ -117,10 +123,12 @@ def console(
                 f"stack {name!r}{where}",
                 files,
                 clarify=clarify,
-                port=port,
+                listener=listener,
             )
     except KeyboardInterrupt:
         pass
+    finally:
+        listener.close()  # when it never got to serve
     print("stopped", flush=True)
     return 0
 
@@ -133,11 +141,13 @@ def _connect(
     return Operator.connect(stack, endpoint_url=endpoint_url, region=region, profile=profile)
 
 
-def _serve(operator: Operator, label: str, files: list[Path], *, clarify: bool, port: int) -> None:
+def _serve(
+    operator: Operator, label: str, files: list[Path], *, clarify: bool, listener: socket.socket
+) -> None:
     from flask import Flask
 
     from richdoc_tools.console.app import ConsoleSettings, create_app
-    from richdoc_tools.console.server import CannotListen, console_url, serve
+    from richdoc_tools.console.server import console_url, serve
     from richdoc_tools.run import input_keys
     from richdoc_tools.terminal import visible
 
@@ -160,7 +170,4 @@ def _serve(operator: Operator, label: str, files: list[Path], *, clarify: bool, 
         print(console_url(bound, settings[0].token), flush=True)
         print("Ctrl-C stops it.", flush=True)
 
-    try:
-        serve(port, make_app, ready)
-    except CannotListen as exc:
-        raise UsageError(f"{exc}; choose another --port (0 picks a free one)") from exc
+    serve(listener, make_app, ready)

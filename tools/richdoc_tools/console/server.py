@@ -1,9 +1,9 @@
 """Serving the console: werkzeug's threaded server, on 127.0.0.1 only.
 
-The socket is bound first (port 0 picks a free one), so the application is made knowing
-the port its Host allowlist must name, and a port in use is an error before anything is
-printed. Once the server listens, ``serve`` hands the address with the access token to
-``ready`` (the command prints it) and serves until interrupted (Ctrl-C, or SIGTERM turned
+The socket is bound first (``listen``; port 0 picks a free one), so a port in use is an
+error before a stack starts, and the application is made knowing the port its Host
+allowlist must name. ``serve`` then hands the port to ``ready`` (the command prints the
+address with the access token) and serves until interrupted (Ctrl-C, or SIGTERM turned
 into the same).
 """
 
@@ -27,19 +27,28 @@ def console_url(port: int, token: str) -> str:
     return f"http://{HOST}:{port}/?token={token}"
 
 
-def serve(port: int, make_app: Callable[[int], Flask], ready: Callable[[int], None]) -> None:
-    """Listen on ``HOST:port``, make the application for the port it got, call ``ready``
-    with that port, and serve until interrupted. CannotListen when the port is taken."""
-    from werkzeug.serving import make_server
-
+def listen(port: int) -> socket.socket:
+    """A socket listening on ``HOST:port`` (0: a free port); CannotListen when the port is
+    taken. Bound before anything else starts, so a taken port fails at once."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
-        try:
-            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            listener.bind((HOST, port))
-            listener.listen(128)
-        except OSError as exc:
-            raise CannotListen(f"cannot listen on {HOST}:{port}: {exc.strerror}") from exc
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((HOST, port))
+        listener.listen(128)
+    except OSError as exc:
+        listener.close()
+        raise CannotListen(f"cannot listen on {HOST}:{port}: {exc.strerror}") from exc
+    return listener
+
+
+def serve(
+    listener: socket.socket, make_app: Callable[[int], Flask], ready: Callable[[int], None]
+) -> None:
+    """Make the application for the listener's port, call ``ready`` with that port and
+    serve until interrupted (the listener is the server's from then on)."""
+    from werkzeug.serving import make_server
+
+    try:
         bound = int(listener.getsockname()[1])
         server = make_server(HOST, bound, make_app(bound), threaded=True, fd=listener.fileno())
     finally:
