@@ -12,7 +12,7 @@ export SAM_CLI_TELEMETRY := 0
 export AWS_DEFAULT_REGION ?= us-east-1
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: setup demo test quick lint typecheck static pytest bench clean chromium
+.PHONY: setup demo test quick lint typecheck static pytest bench clean chromium screenshots
 
 $(VENV)/.installed: pyproject.toml tools/richdoc_tools/torchvision_compat.py
 	$(PYTHON) -m venv $(VENV)
@@ -82,6 +82,10 @@ quick: setup node_modules/.installed
 
 bench: setup
 	$(VENV)/bin/python -m bench
+
+# The console's screenshots in docs/ (and the README's), from a run on samples/.
+screenshots: setup chromium
+	$(VENV)/bin/python scripts/console_screenshots.py
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) node_modules .aws-sam

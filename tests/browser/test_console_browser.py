@@ -9,11 +9,9 @@ never a sleep: how fast this machine parses does not matter.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -27,7 +25,7 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
-from tests.support.browser import ConsoleProcess, launch
+from tests.support.browser import ConsoleProcess, launch, twin, wait_for_twin
 from tests.support.parse_inputs import pdf_with_lines
 from tests.support.paths import SAMPLES
 
@@ -97,12 +95,8 @@ def session(console: ConsoleProcess, browser: Browser) -> Iterator[tuple[Page, W
     context.close()
 
 
-def _twin(page: Page, path: str) -> Any:
-    return json.loads(page.evaluate("p => fetch(p).then(r => r.text())", path))
-
-
 def _job_url(page: Page, key: str) -> str:
-    jobs = _twin(page, "/jobs.json")["jobs"]
+    jobs = twin(page, "/jobs.json")["jobs"]
     [found] = [j["url"] for j in jobs if j["key"] == key]
     return str(found)
 
@@ -164,7 +158,7 @@ def test_the_page_view_draws_a_known_paragraph_over_the_pdf(
     page, watch = session
     job_url = _job_url(page, "field-report.pdf")
     page.goto(page.url.split("/jobs")[0] + job_url + "/document")
-    graph = _twin(page, job_url + "/document.json")["graph"]
+    graph = twin(page, job_url + "/document.json")["graph"]
     text = "All 14 loading bays were inspected; two need new seals."
     [node] = [n for n in graph["nodes"] if n["text"] == text]
     box = page.locator(f'figure[data-page="1"] rect[data-node-id="{node["id"]}"]')
@@ -242,14 +236,10 @@ def test_the_dead_letter_workbench_counts_then_redrives(session: tuple[Page, Wat
     page.locator("#confirm").click()
     expect(page.locator("#outcome-message")).to_have_text("1 message(s) redriven")
     # The redriven message starts run 2 of the job, which fails the same way again.
-    page.wait_for_function(
-        """async (url) => {
-            const job = (await (await fetch(url)).json()).job;
-            return job.run === 2 && job.status === "DEAD_LETTERED";
-        }""",
-        arg=f"/jobs/{job_id}.json",
-        polling=500,
-        timeout=JOB_S,
+    wait_for_twin(
+        page,
+        f"/jobs/{job_id}.json",
+        lambda shown: shown["job"]["run"] == 2 and shown["job"]["status"] == "DEAD_LETTERED",
     )
     page.goto(f"{base}/jobs/{job_id}")
     expect(page.locator(".runs strong")).to_have_text("2")

@@ -7,20 +7,22 @@ launches the system's Chromium (``make chromium`` installs it with apt).
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from tests.support.cli_process import RICHDOC
 from tests.support.paths import ROOT
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Playwright
+    from playwright.sync_api import Browser, Page, Playwright
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -33,6 +35,26 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 URL_PREFIX = "http://127.0.0.1:"
+
+
+def twin(page: Page, path: str) -> Any:
+    """A JSON twin, fetched by the page (with its cookie)."""
+    return json.loads(page.evaluate("p => fetch(p).then(r => r.text())", path))
+
+
+def wait_for_twin(
+    page: Page, path: str, condition: Callable[[Any], bool], timeout_s: float = 300
+) -> Any:
+    """Poll a JSON twin until ``condition`` holds (what a person watching the page waits
+    for); its last value. Playwright's wait_for_function does not await a promise, so the
+    polling is here."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        data = twin(page, path)
+        if condition(data):
+            return data
+        assert time.monotonic() < deadline, f"{path} never became what was awaited: {data}"
+        page.wait_for_timeout(500)
 
 
 def launch(playwright: Playwright) -> Browser:

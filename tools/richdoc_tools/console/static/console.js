@@ -293,29 +293,64 @@
     if (document.body.dataset.live === "yes") live.start();
   }
 
+  // ---- choosing a state or a node --------------------------------------------------------
+
+  // A state of the graph, or a node of the document, is chosen by a link to its details
+  // (#state-NAME, #node-ID): without scripts, CSS :target shows them; with scripts, the
+  // choice is marked here and the window does not jump to the details.
+  function chooser(prefix, choose) {
+    document.documentElement.classList.add("scripted");
+    document.addEventListener("click", function (event) {
+      const link = event.target.closest("a[href^='#" + prefix + "']");
+      if (!link) return;
+      event.preventDefault();
+      const hash = link.getAttribute("href");
+      history.replaceState(null, "", hash);
+      choose(decodeURIComponent(hash.slice(prefix.length + 1)));
+    });
+    const hash = window.location.hash;
+    if (hash.startsWith("#" + prefix)) choose(decodeURIComponent(hash.slice(prefix.length + 1)));
+  }
+
+  function unchoose() {
+    for (const chosen of document.querySelectorAll(".chosen")) chosen.classList.remove("chosen");
+  }
+
+  function initStates() {
+    chooser("state-", function (name) {
+      unchoose();
+      for (const item of document.querySelectorAll(".state-detail, #statechart [data-state]")) {
+        if (item.dataset.state === name) item.classList.add("chosen");
+      }
+    });
+  }
+
   // ---- the document ---------------------------------------------------------------------
 
   function initDocument() {
-    function choose() {
-      const match = /^#node-(\d+)$/.exec(window.location.hash);
-      for (const chosen of document.querySelectorAll(".chosen")) chosen.classList.remove("chosen");
-      if (!match) return;
-      const id = match[1];
+    const canonical = document.getElementById("canonical");
+    chooser("node-", function (id) {
+      unchoose();
       for (const item of document.querySelectorAll('[data-node-id="' + id + '"]')) {
         item.classList.add("chosen");
       }
-      const segment = document.querySelector('#canonical [data-node-id="' + id + '"]');
-      if (segment) segment.scrollIntoView({ block: "nearest" });
-    }
-    document.getElementById("canonical").addEventListener("click", function (event) {
-      const segment = event.target.closest("[data-node-id]");
-      if (segment) window.location.hash = "node-" + segment.dataset.nodeId;
+      const segment = canonical.querySelector('[data-node-id="' + id + '"]');
+      // Scroll the text to the span, not the window to the text.
+      if (segment) canonical.scrollTop = segment.offsetTop - 24;
     });
-    window.addEventListener("hashchange", choose);
-    choose();
+    canonical.addEventListener("click", function (event) {
+      const segment = event.target.closest("[data-node-id]");
+      if (segment) {
+        const link = document.querySelector('a[href="#node-' + segment.dataset.nodeId + '"]');
+        if (link) link.dispatchEvent(new MouseEvent("click", { bubbles: true, cancelable: true }));
+      }
+    });
   }
 
   if (page === "jobs") initJobs();
-  if (page === "job") initJob();
+  if (page === "job") {
+    initJob();
+    initStates();
+  }
   if (page === "document") initDocument();
 })();
