@@ -16,7 +16,7 @@ import click
 
 from richdoc_tools.cli.errors import Failed, UsageError
 from richdoc_tools.cli.local import stack_parameters
-from richdoc_tools.cli.options import example
+from richdoc_tools.cli.options import example, stack_options
 
 if TYPE_CHECKING:
     import socket
@@ -34,20 +34,7 @@ if TYPE_CHECKING:
     ),
 )
 @click.argument("paths", nargs=-1, metavar="[PATH]...")
-@click.option(
-    "--stack",
-    default=None,
-    metavar="NAME",
-    help="a deployed stack's name (default: start the embedded stack)",
-)
-@click.option(
-    "--endpoint-url",
-    default=None,
-    metavar="URL",
-    help="an AWS endpoint, e.g. http://127.0.0.1:4566 for richdoc local serve",
-)
-@click.option("--region", default=None, metavar="REGION", help="defaults to the AWS settings")
-@click.option("--profile", default=None, metavar="PROFILE", help="AWS profile")
+@stack_options(None, "a deployed stack's name (default: start the embedded stack)")
 @click.option(
     "--port",
     type=click.IntRange(0, 65535),

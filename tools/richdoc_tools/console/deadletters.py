@@ -16,9 +16,10 @@ from flask import Blueprint, abort, request, url_for
 from pydantic import BaseModel
 from werkzeug.wrappers import Response
 
-from richdoc.jobs import JobFilter, JobStatus, Position, StaleRun
+from richdoc.jobs import JobFilter, JobStatus, StaleRun
 from richdoc.taxonomy import FailureKind
 from richdoc_tools.console.app import settings
+from richdoc_tools.console.jobs import cursor
 from richdoc_tools.console.summaries import JobSummary
 from richdoc_tools.console.twins import page, respond
 from richdoc_tools.dlq import (
@@ -126,12 +127,7 @@ def _page() -> DeadLettersPage:
     operator = config.operator
     kind = request.values.get("kind", "").strip()
     feature = request.values.get("feature", "").strip()
-    after = None
-    if request.args.get("after"):
-        try:
-            after = Position.from_token(request.args["after"])
-        except ValueError as exc:
-            abort(400, str(exc))
+    after = cursor()
     listed = operator.jobs_page(
         JobFilter(statuses=(JobStatus.DEAD_LETTERED,), kind=kind or None, feature=feature or None),
         limit=config.page_size,

@@ -84,12 +84,7 @@ def jobs_list() -> JobsPage:
         {name: request.args.get(name, "").strip() for name in Filters.model_fields}
     )
     which = _job_filter(filters)
-    after = None
-    if request.args.get("after"):
-        try:
-            after = Position.from_token(request.args["after"])
-        except ValueError as exc:
-            abort(400, str(exc))
+    after = cursor()
     listed = operator.jobs_page(which, limit=config.page_size, after=after)
     summaries = []
     for job in listed.jobs:
@@ -149,6 +144,17 @@ def upload() -> Response:
     if wants_json():
         return respond(result, "jobs.html", as_json=True)
     return redirect(url_for("jobs.jobs_list"), code=303)
+
+
+def cursor() -> Position | None:
+    """Where the page starts: after the position in ``?after=`` (400 for a bad one)."""
+    token = request.args.get("after")
+    if not token:
+        return None
+    try:
+        return Position.from_token(token)
+    except ValueError as exc:
+        abort(400, str(exc))
 
 
 def _job_filter(filters: Filters) -> JobFilter:
