@@ -10,7 +10,9 @@ import boto3
 import pytest
 from richdoc_tools.dlq import (
     discard_chosen,
+    list_dead_letters,
     peek,
+    peek_listing,
     queue_depth,
     redrive_chosen,
     waiting_dead_letters,
@@ -132,3 +134,25 @@ def test_the_waiting_dead_letters_come_from_the_records_and_a_discard_is_recorde
         "discard_reason",
     }
     assert transient.to_dict()["dead_letter"] == {"message_id": "m-2", "sent_by": "state-machine"}
+
+
+def test_the_listing_reads_the_records_and_counts_the_others_without_receiving(
+    queues: tuple[Any, str, str], jobs_table: Any, job_store: JobStore
+) -> None:
+    sqs, dlq, _ = queues
+    message_id = _dead_letter(sqs, dlq, f"{1:032x}", FailureKind.CORRUPT_INPUT)
+    recorded = _dead_lettered_job(jobs_table, 1, FailureKind.CORRUPT_INPUT, message_id)
+    sqs.send_message(QueueUrl=dlq, MessageBody="not json")  # SQS moved it: no record
+
+    listing = list_dead_letters(job_store, sqs, dlq)
+    [letter] = listing.letters
+    assert (letter.message_id, letter.job_id, letter.run) == (message_id, recorded.job_id, 1)
+    assert (letter.kind, letter.reason, letter.feature) == ("corrupt_input", "r", None)
+    assert letter.receive_count is None and not letter.received
+    assert listing.others == 1 and not listing.received
+    assert queue_depth(sqs, dlq).waiting == 2  # nothing was received, nothing hidden
+
+    peeked = peek_listing(sqs, dlq)
+    assert peeked.received and peeked.others == 0
+    assert sorted(d.kind for d in peeked.letters) == ["corrupt_input", "malformed"]
+    assert {d.receive_count for d in peeked.letters} == {1}  # the peek was the first receive

@@ -330,6 +330,86 @@ def waiting_dead_letters(
 
 
 @dataclass(frozen=True)
+class ListedLetter:
+    """One message as ``dlq list`` shows it: named by its job record (nothing received:
+    no receive count; the body is the ingest message the run's dead letter carries), or
+    received by a peek."""
+
+    message_id: str
+    job_id: str | None
+    run: int | None
+    kind: str
+    feature: str | None
+    reason: str | None
+    receive_count: int | None
+    body: str | None
+    received: bool
+
+    @classmethod
+    def of_job(cls, job: Job, message_id: str) -> ListedLetter:
+        failure = job.failure
+        return cls(
+            message_id=message_id,
+            job_id=job.job_id,
+            run=job.run,
+            kind=str(failure.kind) if failure else "",
+            feature=(failure.feature or None) if failure else None,
+            reason=failure.reason if failure else None,
+            receive_count=None,
+            body=job.message,
+            received=False,
+        )
+
+    @classmethod
+    def of_received(cls, letter: DeadLetter) -> ListedLetter:
+        return cls(
+            message_id=letter.message_id,
+            job_id=letter.job_id,
+            run=letter.run,
+            kind=letter.kind,
+            feature=letter.feature,
+            reason=letter.reason,
+            receive_count=letter.receive_count,
+            body=letter.body,
+            received=True,
+        )
+
+
+@dataclass(frozen=True)
+class DeadLetterListing:
+    """The messages listed and, when they come from the job records, how many others the
+    queue's counts say wait there that no record names (SQS moved them after the starter
+    failed on every delivery, or they are malformed)."""
+
+    letters: list[ListedLetter]
+    others: int
+    received: bool  # the letters were received (a peek), not read from the records
+
+
+def list_dead_letters(jobs: JobStore, sqs: SQSClient, queue_url: str) -> DeadLetterListing:
+    """The waiting dead letters from the job records, and the others counted from the
+    queue's attributes: nothing is received, so the age alarm's view stays true."""
+    depth = queue_depth(sqs, queue_url)
+    letters = [
+        ListedLetter.of_job(job, job.dead_letter.message_id)
+        for job in waiting_dead_letters(jobs)
+        if job.dead_letter is not None
+    ]
+    return DeadLetterListing(
+        letters=letters, others=max(depth.total - len(letters), 0), received=False
+    )
+
+
+def peek_listing(sqs: SQSClient, queue_url: str) -> DeadLetterListing:
+    """Every message, received to be read (each receive counts; see ``_scan``)."""
+    return DeadLetterListing(
+        letters=[ListedLetter.of_received(letter) for letter in peek(sqs, queue_url)],
+        others=0,
+        received=True,
+    )
+
+
+@dataclass(frozen=True)
 class RedriveOutlook:
     """What redriving these messages will do, by kind (see the module docstring)."""
 

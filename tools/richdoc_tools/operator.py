@@ -20,7 +20,15 @@ from botocore.exceptions import ClientError
 from richdoc.artifacts import ArtifactStore
 from richdoc.contracts import SourceObject
 from richdoc.jobs import Attempt, Job, JobFilter, JobPage, JobStatus, JobStore, Position
-from richdoc_tools.dlq import DeadLetter, move_messages, peek, start_move_task
+from richdoc_tools.dlq import (
+    DeadLetter,
+    DeadLetterListing,
+    list_dead_letters,
+    move_messages,
+    peek,
+    peek_listing,
+    start_move_task,
+)
 from richdoc_tools.uploads import Upload, clarify_metadata, put_source
 
 if TYPE_CHECKING:
@@ -259,6 +267,14 @@ class Operator:
 
     def dead_letters(self) -> list[DeadLetter]:
         return peek(self.sqs, self.resources.dead_letter_queue_url)
+
+    def dead_letter_listing(self, *, receive: bool = False) -> DeadLetterListing:
+        """The waiting dead letters from the job records (nothing received), or with
+        ``receive`` every message on the queue, received to be read."""
+        url = self.resources.dead_letter_queue_url
+        if receive:
+            return peek_listing(self.sqs, url)
+        return list_dead_letters(self.jobs, self.sqs, url)
 
     def redrive(self) -> RedriveResult:
         """Move every dead-lettered message back to the ingest queue."""

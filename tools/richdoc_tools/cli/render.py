@@ -8,6 +8,7 @@ them. Every user-controlled value reaches the terminal through ``richdoc_tools.t
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,7 @@ from richdoc_tools.terminal import cell, markup, visible
 
 if TYPE_CHECKING:
     from richdoc.jobs import Attempt, Job
-    from richdoc_tools.dlq import DeadLetter
+    from richdoc_tools.dlq import DeadLetterListing
     from richdoc_tools.operator import AmbiguousJobId
     from richdoc_tools.run import RunResult
 
@@ -189,7 +190,15 @@ def job_show(job: Job, attempts: Sequence[Attempt], *, as_json: bool) -> None:
 # ---- richdoc dlq ---------------------------------------------------------------------------
 
 
-def dead_letters(letters: Sequence[DeadLetter], *, as_json: bool) -> None:
+def dead_letters(listing: DeadLetterListing, *, as_json: bool) -> None:
+    letters = listing.letters
+    others = (
+        f"{listing.others} other message(s) wait on the dead-letter queue that no job "
+        "record names (SQS moved them after the starter failed on every delivery, or "
+        "they are malformed): richdoc dlq list --peek receives them to show them"
+        if listing.others
+        else None
+    )
     if as_json:
         _print_json(
             [
@@ -202,10 +211,13 @@ def dead_letters(letters: Sequence[DeadLetter], *, as_json: bool) -> None:
                     "reason": d.reason,
                     "receive_count": d.receive_count,
                     "body": d.body,
+                    "received": d.received,
                 }
                 for d in letters
             ]
         )
+        if others:
+            print(f"richdoc dlq list: {others}", file=sys.stderr)
         return
     table = Table(
         "message id",
@@ -225,4 +237,9 @@ def dead_letters(letters: Sequence[DeadLetter], *, as_json: bool) -> None:
             cell(d.reason, limit=100),
         )
     Console().print(table)
-    print(f"{len(letters)} message(s) on the dead-letter queue")
+    if listing.received:
+        print(f"{len(letters)} message(s) on the dead-letter queue")
+    else:
+        print(f"{len(letters)} dead-lettered run(s) waiting on the dead-letter queue")
+    if others:
+        print(others)
