@@ -80,13 +80,31 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
         "started_at": None,
         "ended_at": None,
         "dead_letter": None,
+        "pages": None,
+        "cancel": None,
+        "redrive": None,
+        "progress": {
+            "phase": "queued",
+            "tier": None,
+            "shards": None,
+            "shards_done": None,
+            "pages_done": None,
+        },
     }
     store.mark_running("job-1", 1, "arn:execution:job-1-r1")
     with store.attempt(
         "job-1", 1, "parse", tier=2, pages="51-100", memory_mb=6144, request_id="req-1"
     ) as attempt:
         attempt.cached = True
-    store.succeed("job-1", 1, outputs=OUTPUTS, counts=COUNTS, pipeline="simple", sha256="ab" * 32)
+    store.succeed(
+        "job-1",
+        1,
+        outputs=OUTPUTS,
+        counts=COUNTS,
+        pipeline="simple",
+        sha256="ab" * 32,
+        pages=12,
+    )
     job = store.get("job-1")
     assert job is not None
     expected_job = {
@@ -124,6 +142,16 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
         "started_at": NOW,
         "ended_at": NOW,
         "dead_letter": None,
+        "pages": 12,
+        "cancel": None,
+        "redrive": None,
+        "progress": {
+            "phase": "succeeded",
+            "tier": None,
+            "shards": None,
+            "shards_done": None,
+            "pages_done": None,
+        },
     }
     assert _job_json(job) == expected_job
     [stored] = store.attempts("job-1")
@@ -143,6 +171,8 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
         "ended_at": NOW,
         "duration_ms": 0,
         "cached": True,
+        "mem_ceiling_mb": None,
+        "peak_rss_mb": None,
         "recorded_by": "handler",
     }
     # The key order too: `richdoc run --json` prints the attempts unsorted.
@@ -188,6 +218,8 @@ def test_a_dead_lettered_job_prints_its_failure_as_stored(jobs_table: Any) -> No
         "ended_at": NOW,
         "duration_ms": 0,
         "cached": None,
+        "mem_ceiling_mb": None,
+        "peak_rss_mb": None,
         "recorded_by": "state-machine",
     }
 
@@ -230,6 +262,7 @@ def test_the_items_keep_their_attributes(jobs_table: Any, with_feature: bool) ->
         ),
         "attempt_seq": 1,
         "attempt_counts": {"r1#plan": 1},  # the plan's attempts in run 1
+        "phase": "dead_lettering",
         "created_at": NOW,
         "updated_at": NOW,
         "started_at": NOW,

@@ -894,5 +894,12 @@ def test_the_handler_answers_each_request_as_json(
     }
     mark = {"job_id": JOB, "run": 1, "action": "mark_dead_lettered", "message_id": "m-1"}
     assert app.handler(mark, FakeContext()) == {"recorded": "mark_dead_lettered"}
-    assert app.handler(status_change("FAILED"), FakeContext()) == {"reconciled": False}
-    assert app.handler(scheduled(CREATED), FakeContext()) == {"stuck": 0, "closed": 0}
+    assert app.handler(status_change("FAILED"), FakeContext()) == {
+        "reconciled": False,
+        "cancelled": False,
+    }
+    assert app.handler(scheduled(CREATED), FakeContext()) == {
+        "stuck": 0,
+        "closed": 0,
+        "cancelled": 0,
+    }

@@ -10,15 +10,25 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 
 from richdoc.jobs import job_id_for, job_key
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling]
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def _status(sfn: Any, execution_arn: str) -> str | None:
+    try:
+        status: str = sfn.describe_execution(executionArn=execution_arn)["status"]
+    except sfn.exceptions.ExecutionDoesNotExist:
+        return None
+    return status
 
 
 def _free_port() -> int:
@@ -98,6 +108,39 @@ def test_local_serve_runs_the_pipeline_for_a_boto3_client(tmp_path: Path) -> Non
         sfn = session.client("stepfunctions", endpoint_url=endpoint)
         [execution] = sfn.list_executions(stateMachineArn=outputs["StateMachineArn"])["executions"]
         assert (execution["name"], execution["status"]) == (f"{job_id}-r1", "SUCCEEDED")
+
+        # The console's Redrive (`aws stepfunctions redrive-execution`) is answered as AWS
+        # answers an execution it will not redrive: HTTP 400 and AWS's JSON error body.
+        answers: list[Any] = []
+        sfn.meta.events.register(
+            "after-call.sfn.RedriveExecution",
+            lambda http_response, **_: answers.append(http_response),
+        )
+        with pytest.raises(ClientError) as succeeded:
+            sfn.redrive_execution(executionArn=execution["executionArn"])
+        assert succeeded.value.response["Error"] == {
+            "Code": "ExecutionNotRedrivable",
+            "Message": "Execution is SUCCEEDED and cannot be redriven.",
+        }
+        put = s3.put_object(
+            Bucket=outputs["IngestBucketName"], Key="inbox/broken.docx", Body=b"not a zip"
+        )
+        broken = job_id_for(outputs["IngestBucketName"], "inbox/broken.docx", put["VersionId"])
+        failed_arn = execution["executionArn"].replace(job_id, broken)
+        deadline = time.monotonic() + 180
+        while _status(sfn, failed_arn) in (None, "RUNNING"):
+            assert time.monotonic() < deadline, "the broken upload's execution did not end"
+            time.sleep(0.5)
+        with pytest.raises(ClientError) as failed:
+            sfn.redrive_execution(executionArn=failed_arn)
+        assert failed.value.response["Error"]["Code"] == "ExecutionNotRedrivable"
+        assert failed.value.response["Error"]["Message"].endswith(f"richdoc jobs redrive {broken}")
+        assert [a.status_code for a in answers] == [400, 400]
+        body = json.loads(answers[-1].content)
+        assert (body["__type"], body["message"]) == (
+            "ExecutionNotRedrivable",
+            failed.value.response["Error"]["Message"],
+        )
     finally:
         server.send_signal(signal.SIGINT)
         output, _ = server.communicate(timeout=60)

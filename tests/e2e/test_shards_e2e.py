@@ -15,14 +15,13 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from richdoc_tools.local.events import wait_until
-from richdoc_tools.local.lambdas import FUNCTION_THREAD_PREFIX, PlatformError
+from richdoc_tools.local.lambdas import PlatformError
 
 from richdoc.artifacts import docling_key, merged_key
 from richdoc.contracts import ParseInput
@@ -40,6 +39,7 @@ from tests.support.stack_runs import (
     run_pdf,
     shard_attempts,
     states_entered,
+    wait_for_handlers,
 )
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling, pytest.mark.xdist_group("stack")]
@@ -58,15 +58,6 @@ def outputs(stack: Any, job: Job) -> tuple[bytes, bytes]:
         stack.artifact(job.outputs.projection_key),
         stack.artifact(job.outputs.detection_key),
     )
-
-
-def wait_for_handlers(stack: Any) -> None:
-    """Shards still running when the Map failed finish on their own threads: wait."""
-
-    def idle() -> bool:
-        return not any(t.name.startswith(FUNCTION_THREAD_PREFIX) for t in threading.enumerate())
-
-    assert wait_until(idle, 120)
 
 
 @pytest.fixture

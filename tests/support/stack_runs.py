@@ -3,10 +3,12 @@ wait for the job, read its execution, its history and its dead letters."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
 from richdoc_tools.local.events import wait_until
+from richdoc_tools.local.lambdas import FUNCTION_THREAD_PREFIX
 
 from richdoc.jobs import Attempt, Job
 
@@ -107,3 +109,13 @@ def shard_attempts(stack: Any, job: Job, run: int | None = None) -> dict[str, li
             assert attempt.pages is not None, "a sharded run parses no whole document"
             found.setdefault(attempt.pages, []).append(attempt)
     return dict(sorted(found.items(), key=lambda item: int(item[0].split("-")[0])))
+
+
+def wait_for_handlers(stack: Any) -> None:
+    """Handlers the state machine no longer waits for (shards still running when the Map
+    failed, a task of a stopped execution) finish on their own threads: wait."""
+
+    def idle() -> bool:
+        return not any(t.name.startswith(FUNCTION_THREAD_PREFIX) for t in threading.enumerate())
+
+    assert wait_until(idle, 120)

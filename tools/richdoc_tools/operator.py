@@ -8,6 +8,7 @@ resources are found from the stack's CloudFormation outputs in both cases.
 from __future__ import annotations
 
 import functools
+import getpass
 import json
 import threading
 from collections.abc import Sequence
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any
 
 import boto3
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
 from richdoc.artifacts import ArtifactStore
 from richdoc.contracts import SourceObject
@@ -184,6 +185,28 @@ class Operator:
         with self._lock:
             return self.session.client("stepfunctions", endpoint_url=self.endpoint_url)
 
+    @functools.cached_property
+    def sfn(self) -> SFNClient:
+        return self.session.client("stepfunctions", endpoint_url=self.endpoint_url)
+
+    def caller(self) -> str:
+        """Who is acting, for the records a command leaves (a cancel, a redrive): the
+        caller identity's ARN, or the local user when STS cannot say."""
+        sts = self.session.client("sts", endpoint_url=self.endpoint_url)
+        try:
+            return str(sts.get_caller_identity()["Arn"])
+        except (BotoCoreError, ClientError):
+            return getpass.getuser()
+
+    def find_jobs(self, job_ids: Sequence[str]) -> dict[str, Job | None]:
+        """``find_job`` for each id or prefix, all resolved before anything is done with
+        them (AmbiguousJobId for the first ambiguous one; the job list read once for all
+        the prefixes); None for no such job."""
+        listed = None
+        if any(len(job_id) < JOB_ID_LENGTH for job_id in job_ids):
+            listed = self.list_jobs()
+        return {job_id: self.find_job(job_id, known=listed) for job_id in job_ids}
+
     @property
     def jobs(self) -> JobStore:
         """The job store of the calling thread."""
@@ -203,15 +226,17 @@ class Operator:
     def count_jobs(self, statuses: Sequence[JobStatus], *, since: str | None = None) -> int:
         return self.jobs.count(statuses, since=since)
 
-    def find_job(self, job_id: str) -> Job | None:
+    def find_job(self, job_id: str, *, known: Sequence[Job] | None = None) -> Job | None:
         """The job with this id or unique id prefix; AmbiguousJobId when several match.
 
         A whole id is one read; a prefix is looked up in the job list (the status index,
-        no table scan), since DynamoDB cannot match a prefix of a partition key.
+        no table scan; ``known`` when the caller has listed it already), since DynamoDB
+        cannot match a prefix of a partition key.
         """
         if len(job_id) >= JOB_ID_LENGTH:
             return self.jobs.get(job_id)
-        matches = [job for job in self.list_jobs() if job.job_id.startswith(job_id)]
+        listed = self.list_jobs() if known is None else known
+        matches = [job for job in listed if job.job_id.startswith(job_id)]
         if len(matches) > 1:
             raise AmbiguousJobId(job_id, matches)
         return matches[0] if matches else None

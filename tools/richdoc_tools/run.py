@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from richdoc.jobs import Attempt, Job, JobStatus
+from richdoc.jobs import Attempt, Job, JobStatus, Progress
 from richdoc_tools.local.stack import EmbeddedStack
 from richdoc_tools.uploads import Upload, clarify_metadata
 
@@ -143,14 +143,16 @@ def run_files(
     clarify: bool,
     timeout_s: float = 1800.0,
     on_finished: Callable[[Job], None] | None = None,
+    on_open: Callable[[list[Progress]], None] | None = None,
 ) -> list[RunResult]:
-    """Upload every file to the started stack and wait for all jobs; results in input order."""
+    """Upload every file to the started stack and wait for all jobs; results in input
+    order. ``on_finished`` gets each job as it ends, ``on_open`` what the others are doing."""
     metadata = clarify_metadata(clarify)
     uploads = [
         stack.upload(f, key=k, metadata=metadata)
         for f, k in zip(files, input_keys(files), strict=True)
     ]
-    jobs = stack.wait_for_jobs([u.job_id for u in uploads], timeout_s, on_finished)
+    jobs = stack.wait_for_jobs([u.job_id for u in uploads], timeout_s, on_finished, on_open)
     results = [
         _result(f, u, jobs.get(u.job_id), stack.jobs.attempts(u.job_id))
         for f, u in zip(files, uploads, strict=True)

@@ -47,7 +47,7 @@ from typing import (
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
-from richdoc.taxonomy import Failure, FailureKind
+from richdoc.taxonomy import Failure, FailureKind, MemoryUse
 
 if TYPE_CHECKING:
     from docling_core.types.doc.document import DoclingDocument
@@ -170,6 +170,10 @@ class StageOutput(Contract):
         """Whether the attempt was answered from the artifact cache (its record says so)."""
         return None
 
+    def attempt_memory(self) -> MemoryUse | None:
+        """The parse child's memory, for the attempt record."""
+        return None
+
 
 # ---- plan ------------------------------------------------------------------------------------
 
@@ -229,9 +233,18 @@ class ParseOutput(StageOutput):
     seconds: float
     page_range: PageSpan | None = None  # the shard's pages; None for the whole document
     shards: int = 1  # how many page-range shards the document was parsed as
+    # The isolated child's memory ceiling and peak resident set (None: the cache answered,
+    # or a merge).
+    mem_ceiling_mb: int | None = None
+    peak_rss_mb: int | None = None
 
     def attempt_cached(self) -> bool | None:
         return self.cached
+
+    def attempt_memory(self) -> MemoryUse | None:
+        if self.mem_ceiling_mb is None:
+            return None
+        return MemoryUse(ceiling_mb=self.mem_ceiling_mb, peak_rss_mb=self.peak_rss_mb)
 
 
 class ShardParsed(Contract):
@@ -429,9 +442,11 @@ class FailureRecorded(Contract):
 
 
 class Reconciled(Contract):
-    """The reconciler's answer: whether it dead-lettered the execution's job."""
+    """The reconciler's answer: whether it dead-lettered the execution's job, or closed
+    the attempts a cancelled run left (``cancelled``)."""
 
     reconciled: bool
+    cancelled: bool = False
 
 
 class ScheduledSweep(Contract):
@@ -453,6 +468,7 @@ class Swept(Contract):
 
     stuck: int
     closed: int
+    cancelled: int = 0  # cancelled runs whose status event was lost, closed now
 
 
 class RecordsCall(Contract):

@@ -49,6 +49,16 @@ def failure_attributes(
     }
 
 
+def redrive_attributes(job_id: str, run: int) -> dict[str, MessageAttributeValueTypeDef]:
+    """The attributes that ask the starter for the next run of ``run`` (what a redriven
+    dead-letter message carries; ``richdoc jobs redrive`` sends the job's stored ingest
+    message with them)."""
+    return {
+        ATTR_JOB_ID: {"DataType": "String", "StringValue": job_id},
+        ATTR_RUN: {"DataType": "Number", "StringValue": str(run)},
+    }
+
+
 def attribute_values(attributes: Mapping[str, Any]) -> dict[str, str]:
     """Accept both SQS API shape (StringValue) and Lambda event shape (stringValue)."""
     values = {}

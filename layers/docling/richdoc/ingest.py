@@ -15,7 +15,9 @@ Idempotency: the job id is derived from bucket, key and version; the execution n
 job id + run. A duplicate notification finds the job and re-issues the same
 ``StartExecution``, which Step Functions answers without a second execution (or with
 ``ExecutionAlreadyExists``, which counts as done). Only a redrive of the dead-lettered
-run advances the job to its next run.
+(or cancelled) run advances the job to its next run. A run cancelled before its execution
+started is not started: a later delivery finds the job CANCELLED, and an execution the
+starter had already asked for stops at ``RecordStart`` (its run fence).
 """
 
 from __future__ import annotations
@@ -198,9 +200,10 @@ class Starter:
             if redrive is not None and redrive.job_id == job_id and redrive.run < job.run:
                 # A dead-letter message of an older run, redriven again: already handled.
                 return self._ignored(job_id, run)
-            if job.status in (JobStatus.DEAD_LETTERED, JobStatus.FAILED):
-                # Only the redrive of this run's dead-letter message starts the next run;
-                # a duplicate notification of a failing run has nothing left to start.
+            if job.status.redrivable:
+                # Only the redrive of this run (its dead-letter message, or `richdoc jobs
+                # redrive`) starts the next run; a duplicate notification of a failed or
+                # cancelled run has nothing left to start.
                 if redrive is None or (redrive.job_id, redrive.run) != (job_id, job.run):
                     return self._ignored(job_id, run)
                 try:

@@ -22,6 +22,11 @@ Two backstops finish what the definition could not:
   never started), are closed the same way, and the number found is the ``StuckJobs``
   metric.
 
+A run an operator cancelled (job CANCELLED, with its ``cancel`` record) is closed by the
+same two without a dead-letter message or a failure metric: its attempts still
+``running`` are closed as ``cancelled``. An execution stopped by anyone else (the job
+still QUEUED or RUNNING) is an internal failure, as before.
+
 Exactly one dead-letter message per dead-lettered run: before sending, a backstop reads
 the execution's history; a ``SendToDeadLetterQueue`` task that succeeded there (the send
 worked, the mark did not) is marked with that message's id instead of sending again. The
@@ -68,7 +73,16 @@ from richdoc.contracts import (
     Swept,
 )
 from richdoc.deadletter import failure_attributes
-from richdoc.jobs import DeadLetterSender, Job, JobStatus, JobStore, StaleRun, timestamp
+from richdoc.jobs import (
+    CANCELLED_OUTCOME,
+    OPEN_STATUSES,
+    DeadLetterSender,
+    Job,
+    JobStatus,
+    JobStore,
+    StaleRun,
+    timestamp,
+)
 from richdoc.taxonomy import Failure, FailureKind
 
 if TYPE_CHECKING:
@@ -83,7 +97,6 @@ SCHEDULED = "Scheduled Event"
 # this has none left to close it (the template sets the same value; a test checks it).
 WORKFLOW_TIMEOUT_ENV = "RICHDOC_WORKFLOW_TIMEOUT_S"
 DEFAULT_WORKFLOW_TIMEOUT_S = 10800
-OPEN_STATUSES = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.FAILED)
 
 
 # ---- the EventBridge event (Powertools has no Step Functions model) --------------------------
@@ -224,6 +237,7 @@ class Records:
             pipeline=results.parse.pipeline,
             sha256=results.parse.sha256,
             shards=results.parse.shards,
+            pages=results.parse.pages,
         )
         self.metrics.add_metric(name="JobsSucceeded", unit=MetricUnit.Count, value=1)
         return Recorded(recorded="succeed")
@@ -231,11 +245,12 @@ class Records:
     def fail(self, action: RecordFailure) -> FailureRecorded:
         failure = action.error.failure()
         where = action.failed_at
+        # The job first, behind the run fence: a stale or cancelled run records nothing.
+        self.jobs.record_failure(action.job_id, action.run, failure)
         if not where.attempt_recorded:
             self.jobs.record_platform_failure(
                 action.job_id, action.run, where.stage, where.tier, failure
             )
-        self.jobs.record_failure(action.job_id, action.run, failure)
         self.metrics.add_metric(name="JobsFailed", unit=MetricUnit.Count, value=1)
         self.logger.error("run failed; dead-lettering", extra={"failure": failure.to_json_line()})
         attributes = failure_attributes(action.job_id, action.run, failure)
@@ -265,7 +280,11 @@ class Records:
         detail = event.detail
         execution = detail.execution_input()
         job = self.jobs.get(execution.job_id) if execution else None
-        if execution is None or job is None or job.run != execution.run or job.status.terminal:
+        if execution is None or job is None or job.run != execution.run:
+            return Reconciled(reconciled=False)
+        if job.status is JobStatus.CANCELLED:
+            return Reconciled(reconciled=False, cancelled=self._close_cancelled(job))
+        if job.status.terminal:
             return Reconciled(reconciled=False)
         failure = Failure(
             kind=FailureKind.INTERNAL,
@@ -307,10 +326,48 @@ class Records:
                 stuck += outcome is not None
                 closed += bool(outcome)
         _emit("StuckJobs", stuck)  # every sweep, zero too: the alarm sees the sweep ran
+        cancelled = 0
+        for candidate in self.jobs.cancelled_unclosed_since(cutoff):
+            try:
+                cancelled += self._sweep_cancelled(candidate.job_id)
+            except Exception:
+                self.logger.exception(
+                    "sweep could not close a cancelled run", extra={"job_id": candidate.job_id}
+                )
+                failed.append(candidate.job_id)
         if failed:
             raise SweepIncomplete(f"{len(failed)} stuck job(s) not closed: {', '.join(failed)}")
-        self.logger.info("sweep done", extra={"stuck": stuck, "closed": closed})
-        return Swept(stuck=stuck, closed=closed)
+        self.logger.info(
+            "sweep done", extra={"stuck": stuck, "closed": closed, "cancelled": cancelled}
+        )
+        return Swept(stuck=stuck, closed=closed, cancelled=cancelled)
+
+    def _sweep_cancelled(self, job_id: str) -> bool:
+        """Close a cancelled run whose status event was lost, once its execution ended."""
+        job = self.jobs.get(job_id)
+        if job is None or job.status is not JobStatus.CANCELLED:
+            return False
+        execution = self._describe(job.execution_arn)
+        if execution is not None and execution["status"] == "RUNNING":
+            return False  # still stopping; its status event is still to come
+        return self._close_cancelled(job)
+
+    def _close_cancelled(self, job: Job) -> bool:
+        """What a cancelled run leaves open once its execution has ended: attempts still
+        ``running`` are closed as cancelled, and the job says the run was closed. No
+        dead-letter message and no failure metric: an operator asked for this. False when
+        a backstop closed it already (or the job moved on)."""
+        cancel = job.cancel
+        reason = f"cancelled by {cancel.by}" if cancel else "cancelled"
+        if cancel and cancel.reason:
+            reason += f": {cancel.reason}"
+        try:
+            self.jobs.close_running_attempts(job.job_id, job.run, CANCELLED_OUTCOME, reason)
+            self.jobs.mark_cancel_closed(job.job_id, job.run)
+        except StaleRun:
+            return False
+        self.logger.info("cancelled run closed", extra={"job_id": job.job_id, "run": job.run})
+        return True
 
     def _sweep_job(self, job_id: str, cutoff: datetime) -> bool | None:
         """None when the job is not stuck; else whether this sweep closed it."""
@@ -355,7 +412,8 @@ class Records:
             if job.status is not JobStatus.FAILED:
                 # The execution has ended: every attempt still running was killed with it
                 # (several, when shards were running side by side).
-                if not self.jobs.close_running_attempts(job.job_id, job.run, failure):
+                error = failure.error or str(failure.kind)
+                if not self.jobs.close_running_attempts(job.job_id, job.run, error, failure.reason):
                     self.jobs.record_platform_failure(
                         job.job_id, job.run, job.stage or "workflow", job.tier, failure
                     )

@@ -8,8 +8,9 @@ adds the Logger (job id as correlation id, run/tier/execution as keys, per
 invocation: see ``richdoc.logcontext``), EMF metrics and
 X-Ray tracing, and records the invocation as an attempt item that is closed with ``ok``
 or the error name (a shard's attempt carries its page range, a parse answered from the
-artifact cache says ``cached``). Attempts the platform kills stay ``running`` until the
-state machine's catch path closes them.
+artifact cache says ``cached``, a parse child's memory ceiling and peak resident set are
+on its attempt); a finished step then tells the job's progress (``step_done``). Attempts
+the platform kills stay ``running`` until the state machine's catch path closes them.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from richdoc.artifacts import ArtifactStore
-from richdoc.contracts import InputT, OutputT, StageContract
+from richdoc.contracts import InputT, OutputT, StageContract, StageInput, StepName
 from richdoc.jobs import JobStore
+from richdoc.jobs.attempts import record_memory
 from richdoc.logcontext import log_invocation
 from richdoc.tracing import handler_tracer
 
@@ -63,6 +65,17 @@ clients = Clients()
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 
 
+def step_done(jobs: JobStore, event: StageInput, stage: StepName) -> None:
+    """What a finished step tells the job's progress: a shard's parse counts as finished
+    (exactly once, however often it ran), and after detect only recording is left. Behind
+    the run fence: a cancelled run's step fails here (JobCancelled) and the run stops."""
+    pages = event.attempt_pages()
+    if stage == "parse" and pages:
+        jobs.shard_done(event.job_id, event.run, pages)
+    elif stage == "detect":
+        jobs.mark_recording(event.job_id, event.run)
+
+
 def stage_handler(
     contract: StageContract[InputT, OutputT],
 ) -> Callable[[Callable[[InputT, LambdaContext], OutputT]], Handler]:
@@ -93,6 +106,10 @@ def stage_handler(
             ) as attempt:
                 output = body(event, context)
                 attempt.cached = output.attempt_cached()
+                memory = output.attempt_memory()
+                if memory is not None:
+                    record_memory(attempt, memory)
+            step_done(clients.jobs, event, stage)
             result = output.model_dump(mode="json")
             with single_metric(
                 name="StageSeconds",

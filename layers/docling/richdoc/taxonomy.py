@@ -30,11 +30,21 @@ class FailureKind(StrEnum):
     INTERNAL = "internal"
 
 
+@dataclass(frozen=True)
+class MemoryUse:
+    """A parse child's memory: the ceiling it ran under and its peak resident set."""
+
+    ceiling_mb: int
+    peak_rss_mb: float | None
+
+
 class PipelineError(Exception):
     """Base of the typed failures. Subclasses fix ``kind`` and the parse exit code."""
 
     kind: FailureKind = FailureKind.INTERNAL
     exit_code: int = 1
+    # Set on a failure of the parse child: what its attempt record shows.
+    memory: MemoryUse | None = None
 
     def __init__(self, reason: str, *, feature: str | None = None) -> None:
         self.reason = reason

@@ -1,7 +1,9 @@
 """Every exit code of the command line, decided in one place.
 
-Commands return their result's code (0, or 1 when a job failed or was not found); what
-they raise is mapped here for all of them:
+Commands return their result's code (0, or 1 when a job failed or was not found; 3 when
+``jobs cancel`` or ``jobs redrive`` was refused: the job had already finished, or is not
+one to run again; ``jobs watch`` its job's outcome: ``outcome_code``); what they raise is
+mapped here for all of them:
 
 * ``UsageError`` (a bad argument found after parsing: a missing file, an unusable
   ``--out``): ``richdoc <command>: <message>`` on stderr, exit 2. click's own usage errors
@@ -19,11 +21,19 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 
+if TYPE_CHECKING:
+    from richdoc.jobs import Job
+
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+# A cancel or redrive the job's state refused (it had already finished; it succeeded).
+EXIT_REFUSED = 3
+# `richdoc jobs watch` of a job that ended CANCELLED.
+EXIT_CANCELLED = 4
 # A shell's codes for SIGINT and SIGPIPE.
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
@@ -38,6 +48,21 @@ class Failed(Exception):
     """The command could not do its job: exit 1. Each line of the message that does not
     start with a space is printed as ``richdoc <command>: <line>``; indented lines are
     details, printed as they are. User-controlled parts go in through ``visible``."""
+
+
+def outcome_code(job: Job) -> int:
+    """How a finished job exits ``richdoc jobs watch``: 0 when it succeeded, its failure
+    kind's code when dead-lettered (10 corrupt_input, 20 unsupported_feature, 30
+    resource_limit, 75 transient, 70 internal: as ``richdoc parse``), 4 when cancelled."""
+    from richdoc.jobs import JobStatus
+    from richdoc.taxonomy import ERRORS_BY_KIND, FailureKind
+
+    if job.status is JobStatus.SUCCEEDED:
+        return 0
+    if job.status is JobStatus.CANCELLED:
+        return EXIT_CANCELLED
+    kind = job.failure.kind if job.failure else FailureKind.INTERNAL
+    return ERRORS_BY_KIND[kind].exit_code
 
 
 def invoke(group: click.Group, argv: Sequence[str]) -> int:

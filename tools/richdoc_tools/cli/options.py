@@ -7,15 +7,22 @@
 from __future__ import annotations
 
 import functools
+import pkgutil
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from enum import StrEnum
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import click
 
 if TYPE_CHECKING:
-    from richdoc.jobs import JobStatus
+    from datetime import datetime
+
+    # Named in the quoted base classes below (ruff does not see those).
+    from richdoc.jobs import JobStatus  # noqa: F401
+    from richdoc.taxonomy import FailureKind  # noqa: F401
 
 Command = Callable[..., int]
+E = TypeVar("E", bound=StrEnum)
 
 _WHERE_OPTIONS = (
     click.option(
@@ -93,25 +100,87 @@ class PositiveSeconds(click.ParamType[float, str]):
         return seconds
 
 
-class JobStatusChoice(click.ParamType["JobStatus", str]):
+class Since(click.ParamType["datetime", str]):
+    """A moment: an ISO 8601 date or time (UTC unless it says otherwise), or a duration
+    ago: ``90m``, ``24h``, ``7d``."""
+
+    name = "time"
+    _UNITS: ClassVar[dict[str, int]] = {"m": 60, "h": 3600, "d": 86400}
+
+    def convert(
+        self, value: datetime | str, param: click.Parameter | None, ctx: click.Context | None
+    ) -> datetime:
+        from datetime import UTC, datetime, timedelta
+
+        if isinstance(value, datetime):
+            return value
+        text = value.strip()
+        unit = self._UNITS.get(text[-1:].lower())
+        if unit is not None and text[:-1].isdigit():
+            return datetime.now(UTC) - timedelta(seconds=int(text[:-1]) * unit)
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            self.fail(f"not a date, a time or a duration like 24h: {value!r}", param, ctx)
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+class Rate(click.ParamType[float, str]):
+    """Sends a second: ``N`` or ``N/s`` (``N/m`` a minute)."""
+
+    name = "rate"
+
+    def convert(
+        self, value: float | str, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        if isinstance(value, float):
+            return value
+        number, _, per = value.strip().partition("/")
+        seconds = {"": 1.0, "s": 1.0, "m": 60.0}.get(per.strip().lower())
+        try:
+            rate = float(number)
+        except ValueError:
+            rate = float("nan")
+        if seconds is None or not rate > 0:  # also refuses nan
+            self.fail(f"not a rate like 10/s or 60/m: {value!r}", param, ctx)
+        return rate / seconds
+
+
+class _EnumChoice(click.ParamType[E, str]):
+    """One member of the enum ``ENUM`` (``"module:Name"``), imported only when the option
+    is given or its help shown."""
+
+    ENUM: ClassVar[str]
+
+    def _members(self) -> type[E]:
+        members: type[E] = pkgutil.resolve_name(self.ENUM)
+        return members
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str:
+        return "[" + "|".join(self._members()) + "]"
+
+    def convert(
+        self, value: E | str, param: click.Parameter | None, ctx: click.Context | None
+    ) -> E:
+        members = self._members()
+        try:
+            return members(value)
+        except ValueError:
+            choices = ", ".join(repr(str(member)) for member in members)
+            self.fail(f"{value!r} is not one of {choices}.", param, ctx)
+
+
+class FailureKindChoice(_EnumChoice["FailureKind"]):
+    """A failure kind (``richdoc.taxonomy.FailureKind``)."""
+
+    name = "kind"
+    ENUM = "richdoc.taxonomy:FailureKind"
+
+
+class JobStatusChoice(_EnumChoice["JobStatus"]):
     """A job status, one of ``JobStatus``. The enum is imported only when the option is
     given or its help shown: its module brings boto3, which would make every other
     command start several times slower (docs/architecture.md, "The command line")."""
 
     name = "status"
-
-    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str:
-        from richdoc.jobs import JobStatus
-
-        return "[" + "|".join(JobStatus) + "]"
-
-    def convert(
-        self, value: JobStatus | str, param: click.Parameter | None, ctx: click.Context | None
-    ) -> JobStatus:
-        from richdoc.jobs import JobStatus
-
-        try:
-            return JobStatus(value)
-        except ValueError:
-            choices = ", ".join(repr(str(status)) for status in JobStatus)
-            self.fail(f"{value!r} is not one of {choices}.", param, ctx)
+    ENUM = "richdoc.jobs:JobStatus"

@@ -18,10 +18,14 @@ from rich.table import Column, Table
 from richdoc_tools.terminal import cell, markup, visible
 
 if TYPE_CHECKING:
-    from richdoc.jobs import Attempt, Job
+    from richdoc.jobs import Attempt, Job, Progress
+    from richdoc_tools.cancel import CancelResult
     from richdoc_tools.dlq import DeadLetterListing
+    from richdoc_tools.failures import FailureGroup
     from richdoc_tools.operator import AmbiguousJobId
+    from richdoc_tools.redrive import RedriveFilter, RedriveReport, RedriveResult
     from richdoc_tools.run import RunResult
+    from richdoc_tools.tiers import Spread, TierReport
 
 RUN_COLUMNS = (
     "file",
@@ -56,6 +60,16 @@ def _count(value: int | None) -> str:
 def progress_label(job: Job) -> str:
     """A finished job on `richdoc run`'s progress bar (rich markup)."""
     return f"{markup(job.source.key)} {job.status}"
+
+
+def open_jobs_label(progress: Sequence[Progress]) -> str:
+    """What the jobs still open are doing, on `richdoc run`'s progress bar: how many in
+    each phase (the shards finished of a sharded parse, when one is)."""
+    counts: dict[str, int] = {}
+    for seen in progress:
+        label = seen.describe()
+        counts[label] = counts.get(label, 0) + 1
+    return " · ".join(label if n == 1 else f"{n} {label}" for label, n in sorted(counts.items()))
 
 
 def run_results(results: Sequence[RunResult], *, as_json: bool) -> None:
@@ -142,6 +156,7 @@ def job_show(job: Job, attempts: Sequence[Attempt], *, as_json: bool) -> None:
     console = Console()
     # JSON-encoded, so control characters in keys or reasons arrive escaped.
     console.print_json(json.dumps(job.to_dict(), default=str))
+    console.print(f"progress: {markup(job.progress().describe())}")
     shards = shard_parses(list(attempts))
     if shards:
         shard_table = Table("run", "shard pages", "attempts", "tier", "outcome", "cached")
@@ -165,6 +180,7 @@ def job_show(job: Job, attempts: Sequence[Attempt], *, as_json: bool) -> None:
         "memory",
         "outcome",
         "cached",
+        "peak/ceiling MB",
         "ms",
         "started",
         "reason",
@@ -180,11 +196,163 @@ def job_show(job: Job, attempts: Sequence[Attempt], *, as_json: bool) -> None:
             cell(a.memory_mb),
             cell(a.outcome),
             cell(a.cached),
+            cell(_memory(a)),
             cell(a.duration_ms),
             cell(a.started_at),
             cell(a.reason, limit=80),
         )
     console.print(table)
+
+
+def _memory(attempt: Attempt) -> str | None:
+    if attempt.mem_ceiling_mb is None:
+        return None
+    return f"{_count(attempt.peak_rss_mb)}/{attempt.mem_ceiling_mb}"
+
+
+def watch_line(job: Job, *, as_json: bool) -> None:
+    """One change of a watched job: a JSON line, or the time, status and progress."""
+    if as_json:
+        print(json.dumps(job.to_dict(), sort_keys=True, default=str), flush=True)
+        return
+    line = f"{job.updated_at or '-'}  {job.status}  run {job.run}  {job.progress().describe()}"
+    failure = job.failure
+    if failure is not None:
+        line += f"  {failure.kind}: {failure.reason}"
+    if job.cancel is not None:
+        line += f"  by {job.cancel.by}" + (f": {job.cancel.reason}" if job.cancel.reason else "")
+    print(visible(line), flush=True)
+
+
+def cancel_results(results: Sequence[CancelResult], *, as_json: bool) -> None:
+    if as_json:
+        _print_json([r.model_dump(mode="json") for r in results])
+        return
+    table = Table(
+        Column("job id", no_wrap=True, min_width=32), "outcome", "status", "run", "execution"
+    )
+    for r in results:
+        table.add_row(
+            cell(r.job_id or r.requested),
+            cell(r.outcome),
+            cell(r.status),
+            cell(r.run),
+            cell(r.execution),
+        )
+    Console().print(table)
+    for r in results:
+        print(visible(f"{r.job_id or r.requested}: {r.detail}"))
+
+
+# ---- richdoc jobs redrive ------------------------------------------------------------------
+
+
+def redrive_count(
+    matched: int, wanted: RedriveFilter, rate_per_s: float, *, dry_run: bool, as_json: bool
+) -> None:
+    """The count, printed before anything is sent (on stderr with --json)."""
+    described = ", ".join(
+        f"{name} {value}"
+        for name, value in wanted.model_dump(mode="json").items()
+        if value is not None
+    )
+    action = "dry run: nothing is sent" if dry_run else f"sending at most {rate_per_s:g}/s"
+    print(
+        visible(f"{matched} job(s) match {described}; {action}"),
+        file=sys.stderr if as_json else sys.stdout,
+        flush=True,
+    )
+
+
+def redrive_line(result: RedriveResult) -> None:
+    """One job of a redrive by filter, as it is done."""
+    print(visible(f"{result.job_id}  {result.outcome}  {result.detail}"), flush=True)
+
+
+def redrive_report(report: RedriveReport, *, as_json: bool) -> None:
+    if as_json:
+        _print_json(report.model_dump(mode="json"))
+        return
+    if report.rate_per_s is None:  # by id: a line each (by filter: printed as they went)
+        for result in report.results:
+            redrive_line(result)
+    counts: dict[str, int] = {}
+    for result in report.results:
+        counts[result.outcome] = counts.get(result.outcome, 0) + 1
+    summary = ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
+    print(f"{report.matched} job(s): {summary or 'nothing to do'}")
+
+
+# ---- richdoc jobs failures, tiers ----------------------------------------------------------
+
+
+def failure_groups(groups: Sequence[FailureGroup], *, as_json: bool) -> None:
+    if as_json:
+        _print_json([g.model_dump(mode="json") for g in groups])
+        return
+    table = Table(
+        Column("signature", no_wrap=True),
+        "count",
+        "kind",
+        "feature",
+        "error",
+        "template",
+        "first seen",
+        "last seen",
+        Column("example job", no_wrap=True, min_width=32),
+    )
+    for g in groups:
+        table.add_row(
+            cell(g.signature),
+            cell(g.count),
+            cell(g.kind),
+            cell(g.feature),
+            cell(g.error),
+            cell(g.template, limit=100),
+            cell(g.first_seen),
+            cell(g.last_seen),
+            cell(g.examples[0] if g.examples else None),
+        )
+    Console().print(table)
+    print(f"{sum(g.count for g in groups)} failed job(s) in {len(groups)} group(s)")
+
+
+def _spread(spread: Spread | None) -> str | None:
+    if spread is None:
+        return None
+    return f"{spread.min:g} / {spread.median:g} / {spread.max:g}"
+
+
+def tier_report(report: TierReport, *, as_json: bool) -> None:
+    if as_json:
+        _print_json(report.model_dump(mode="json"))
+        return
+    table = Table(
+        "tier",
+        "succeeded here",
+        "pages min/median/max",
+        "size MB min/median/max",
+        "parse attempts",
+        "resource limits",
+        "escalation rate",
+        "peak RSS MB min/median/max",
+        "ceiling MB",
+    )
+    for row in report.tiers:
+        rate = None if row.escalation_rate is None else f"{row.escalation_rate:.1%}"
+        table.add_row(
+            cell(row.tier),
+            cell(row.succeeded),
+            cell(_spread(row.pages)),
+            cell(_spread(row.size_mb)),
+            cell(row.attempts),
+            cell(row.resource_limits),
+            cell(rate),
+            cell(_spread(row.peak_rss_mb)),
+            cell(", ".join(str(c) for c in row.mem_ceiling_mb) or None),
+        )
+    Console().print(table)
+    print(f"{report.jobs} job(s) read; {report.succeeded} succeeded with a known parse tier")
 
 
 # ---- richdoc dlq ---------------------------------------------------------------------------

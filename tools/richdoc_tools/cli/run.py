@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from richdoc.jobs import Job
+    from richdoc.jobs import Progress as JobProgress
     from richdoc_tools.run import RunResult
 
 
@@ -130,9 +131,14 @@ def _run_on_stack(
         ) as stack:
             bucket = stack.outputs["IngestBucketName"]
             err.print(f"[dim]uploading {len(files)} file(s) to s3://{markup(bucket)}/ ...[/]")
-            with _progress(err, len(files)) as finished:
+            with _progress(err, len(files)) as (finished, still_open):
                 results = run_files(
-                    stack, files, clarify=clarify, timeout_s=timeout_s, on_finished=finished
+                    stack,
+                    files,
+                    clarify=clarify,
+                    timeout_s=timeout_s,
+                    on_finished=finished,
+                    on_open=still_open,
                 )
             if out_dir:
                 write_outputs(results, stack, out_dir)
@@ -148,24 +154,37 @@ def _run_on_stack(
 
 
 @contextmanager
-def _progress(err: Console, total: int) -> Iterator[Callable[[Job], None]]:
-    """A progress bar on stderr; yields the callback that advances it by a finished job."""
+def _progress(
+    err: Console, total: int
+) -> Iterator[tuple[Callable[[Job], None], Callable[[list[JobProgress]], None]]]:
+    """A progress bar on stderr; yields the callbacks that advance it by a finished job
+    and show what the open jobs are doing (their phases: queued, parsing (tier 1),
+    parsing shards: 3 of 8 done, ...)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from richdoc_tools.cli import render
+    from richdoc_tools.terminal import markup
 
     with Progress(
         TextColumn("[bold]jobs"),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("{task.description}"),
+        TextColumn("{task.fields[last]}"),
+        TextColumn("[dim]{task.description}"),
         console=err,
         transient=True,
         redirect_stdout=False,  # the stack routes function output itself
         redirect_stderr=False,
     ) as progress:
-        task = progress.add_task("", total=total)
-        yield lambda job: progress.update(task, advance=1, description=render.progress_label(job))
+        task = progress.add_task("", total=total, last="")
+
+        def finished(job: Job) -> None:
+            progress.update(task, advance=1, last=render.progress_label(job))
+
+        def still_open(seen: list[JobProgress]) -> None:
+            progress.update(task, description=markup(render.open_jobs_label(seen)))
+
+        yield finished, still_open
 
 
 def _report_still_open(results: Sequence[RunResult], timeout_s: float) -> None:

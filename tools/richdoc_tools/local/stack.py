@@ -27,7 +27,7 @@ from types import TracebackType
 
 import boto3
 
-from richdoc.jobs import Job, JobStore
+from richdoc.jobs import Job, JobStore, Progress
 from richdoc_tools.local import emulation, patches
 from richdoc_tools.local.clients import Clients
 from richdoc_tools.local.deploy import Deployment
@@ -160,6 +160,8 @@ class EmbeddedStack:
         patches.dynamodb_lock.install(exit_stack)
         patches.metrics_lock.install(exit_stack)
         patches.condition_builder.install(exit_stack)
+        patches.stop_execution.install(exit_stack)
+        patches.redrive_execution.install(exit_stack)
 
         exit_stack.callback(self._forget_clients)
         clients = self._clients = Clients(
@@ -275,14 +277,18 @@ class EmbeddedStack:
         job_ids: Iterable[str],
         timeout_s: float = 300.0,
         on_progress: Callable[[Job], None] | None = None,
+        on_open: Callable[[list[Progress]], None] | None = None,
     ) -> dict[str, Job | None]:
         """Wait until every job is terminal or the timeout passes; returns the records
         (None for a job that has none; a late job's record is not terminal).
+        ``on_progress`` gets each job as it ends, ``on_open`` the progress of those still
+        open after each poll.
 
-        Each poll reads only the statuses of the pending jobs (``JobStore.statuses``), and
-        whole records only for jobs that just ended: with hundreds of jobs in flight, one
-        request per job, or whole items every 0.1 s, was most of the waiting's cost.
-        Raises ``EventLoopFailed`` as soon as an event loop fails (jobs could not progress).
+        Each poll reads only the statuses and progress of the pending jobs
+        (``JobStore.progress_of``), and whole records only for jobs that just ended: with
+        hundreds of jobs in flight, one request per job, or whole items every 0.1 s, was
+        most of the waiting's cost. Raises ``EventLoopFailed`` as soon as an event loop
+        fails (jobs could not progress).
         """
         pending = list(dict.fromkeys(job_ids))
         results: dict[str, Job | None] = dict.fromkeys(pending)
@@ -290,7 +296,10 @@ class EmbeddedStack:
         while True:
             if self.loop_errors:
                 raise EventLoopFailed(self.loop_errors)
-            ended = [i for i, status in self.jobs.statuses(pending).items() if status.terminal]
+            polled = self.jobs.progress_of(pending)
+            ended = [i for i, (status, _) in polled.items() if status.terminal]
+            if on_open:
+                on_open([seen for status, seen in polled.values() if not status.terminal])
             for job_id, job in self.jobs.get_many(ended).items():
                 results[job_id] = job
                 pending.remove(job_id)

@@ -17,11 +17,14 @@ Items (``pk`` = ``JOB#<job id>``, ``keys``):
 
 A failed run is recorded in two steps: FAILED (the failure is known, the job is visible
 and not terminal), then DEAD_LETTERED once its dead-letter message is on the queue, so no
-job is terminal without the message an operator redrives.
+job is terminal without the message an operator redrives. An operator's cancel makes a
+QUEUED or RUNNING run CANCELLED (terminal) in one conditional write; the run's own later
+writes are then refused (``JobCancelled``). The job's ``phase`` (``phase``) says how far
+its run has come.
 
 ``store.JobStore`` reads and writes them: job transitions in ``store``, attempts in
 ``attempts``, the requests' expressions and the run fence in ``table``, listings page by
-page in ``listing``.
+page in ``listing``, the phase vocabulary and the progress it shows in ``phase``.
 """
 
 from richdoc.jobs.keys import (
@@ -35,34 +38,48 @@ from richdoc.jobs.keys import (
 )
 from richdoc.jobs.listing import JobFilter, JobPage, Position
 from richdoc.jobs.model import (
+    CANCELLED_OUTCOME,
     OK_OUTCOME,
+    OPEN_STATUSES,
+    REDRIVABLE_STATUSES,
     RUNNING_OUTCOME,
     Attempt,
     AttemptStage,
+    CancelRecord,
     DeadLetterMark,
     DeadLetterSender,
     Job,
     JobStatus,
+    RedriveRequest,
     timestamp,
 )
+from richdoc.jobs.phase import JobPhase, Progress
 from richdoc.jobs.store import JOBS_TABLE_ENV, JobStore
-from richdoc.jobs.table import StaleRun
+from richdoc.jobs.table import JobCancelled, StaleRun
 
 __all__ = [
+    "CANCELLED_OUTCOME",
     "JOBS_TABLE_ENV",
     "OK_OUTCOME",
+    "OPEN_STATUSES",
+    "REDRIVABLE_STATUSES",
     "RUNNING_OUTCOME",
     "STATUS_INDEX",
     "Attempt",
     "AttemptStage",
+    "CancelRecord",
     "DeadLetterMark",
     "DeadLetterSender",
     "Job",
+    "JobCancelled",
     "JobFilter",
     "JobPage",
+    "JobPhase",
     "JobStatus",
     "JobStore",
     "Position",
+    "Progress",
+    "RedriveRequest",
     "StaleRun",
     "attempt_key",
     "attempts_prefix",

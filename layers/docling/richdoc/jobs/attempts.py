@@ -44,8 +44,9 @@ from richdoc.jobs.model import (
     JobStatus,
     RecordedBy,
 )
+from richdoc.jobs.phase import phase_of_step
 from richdoc.jobs.table import Update, conditional_check_failed, fenced_update, query_all
-from richdoc.taxonomy import Failure
+from richdoc.taxonomy import Failure, MemoryUse, PipelineError
 
 if TYPE_CHECKING:
     from types_boto3_dynamodb.service_resource import Table
@@ -83,6 +84,13 @@ class _Numbers(BaseModel):
     attempt_counts: dict[str, int]
 
 
+def record_memory(attempt: Attempt, memory: MemoryUse) -> None:
+    """Put a parse child's memory on its attempt (whole megabytes: items hold no floats)."""
+    attempt.mem_ceiling_mb = memory.ceiling_mb
+    peak = memory.peak_rss_mb
+    attempt.peak_rss_mb = round(peak) if peak is not None else None
+
+
 class AttemptRecords:
     """The attempt items of the jobs in ``table`` (the base of ``JobStore``)."""
 
@@ -103,13 +111,15 @@ class AttemptRecords:
         self, job_id: str, run: int, stage: StepName, **details: Unpack[AttemptDetails]
     ) -> Attempt:
         """Record that a Lambda attempt began (it stays 'running' if the platform kills it).
-        The job takes the stage and tier in the same write; StaleRun for a stale run."""
+        The job takes the stage, tier and phase in the same write; StaleRun for a stale
+        run (JobCancelled for a cancelled one)."""
         marks = (
             Update()
             .set("job_status", str(JobStatus.RUNNING))
             .set("updated_at", self.clock())
             .set("stage", stage)
             .set("tier", details.get("tier"))
+            .set("phase", phase_of_step(stage, details.get("pages")))
         )
         return self._add(
             job_id,
@@ -123,8 +133,8 @@ class AttemptRecords:
         )
 
     def close_attempt(self, attempt: Attempt, outcome: str, reason: str | None = None) -> bool:
-        """Close a running attempt (with ``attempt.cached`` when the handler set it). False
-        if it was already closed (e.g. by a catch path)."""
+        """Close a running attempt (with ``attempt.cached`` and the memory when the handler
+        set them). False if it was already closed (e.g. by a catch path)."""
         ended = self.clock()
         started = datetime.fromisoformat(attempt.started_at)
         duration_ms = int((datetime.fromisoformat(ended) - started).total_seconds() * 1000)
@@ -135,6 +145,10 @@ class AttemptRecords:
             update.set("reason", reason[:MAX_REASON_CHARS])
         if attempt.cached is not None:
             update.set("cached", attempt.cached)
+        if attempt.mem_ceiling_mb is not None:
+            update.set("mem_ceiling_mb", attempt.mem_ceiling_mb)
+        if attempt.peak_rss_mb is not None:
+            update.set("peak_rss_mb", attempt.peak_rss_mb)
         try:
             with aws_errors("closing attempt"):
                 self.table.update_item(
@@ -159,6 +173,8 @@ class AttemptRecords:
         try:
             yield attempt
         except Exception as exc:
+            if isinstance(exc, PipelineError) and exc.memory is not None:
+                record_memory(attempt, exc.memory)
             try:
                 self.close_attempt(attempt, type(exc).__name__, str(exc))
             except Exception as close_failure:
@@ -221,12 +237,13 @@ class AttemptRecords:
             recorded_by="state-machine",
         )
 
-    def close_running_attempts(self, job_id: str, run: int, failure: Failure) -> list[Attempt]:
-        """Close every attempt of the run still 'running' with the failure's error name
-        (the run's execution has ended, so nothing will close them); returns them."""
-        error = failure.error or str(failure.kind)
+    def close_running_attempts(
+        self, job_id: str, run: int, outcome: str, reason: str | None
+    ) -> list[Attempt]:
+        """Close every attempt of the run still 'running' with ``outcome`` (the run's
+        execution has ended, so nothing else will close them); returns them."""
         running = [a for a in self.attempts(job_id, run) if a.outcome == RUNNING_OUTCOME]
-        return [a for a in running if self.close_attempt(a, error, failure.reason)]
+        return [a for a in running if self.close_attempt(a, outcome, reason)]
 
     # ---- numbering -------------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from richdoc.contracts import FailedStage, JobCounts, JobOptions, JobOutputs, SourceObject, StepName
+from richdoc.jobs.phase import JobPhase, Progress
 from richdoc.taxonomy import Failure
 
 if TYPE_CHECKING:
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 
 RUNNING_OUTCOME = "running"
 OK_OUTCOME = "ok"
+# An attempt of a cancelled run that nothing else closed (the reconciler or the sweep did).
+CANCELLED_OUTCOME = "cancelled"
 # Reasons are for humans and for the DLQ message attributes; keep items small.
 MAX_REASON_CHARS = 1000
 
@@ -51,7 +54,8 @@ Item = dict[str, "TableAttributeValueTypeDef"]
 
 
 class JobStatus(StrEnum):
-    """The closed status vocabulary. Terminal: SUCCEEDED, DEAD_LETTERED."""
+    """The closed status vocabulary. QUEUED, RUNNING and FAILED are open (a run is under
+    way, or its dead-letter message is); every other status is terminal."""
 
     QUEUED = "QUEUED"  # the starter created the run; its execution is being started
     RUNNING = "RUNNING"  # the state machine recorded the start of the run
@@ -61,10 +65,23 @@ class JobStatus(StrEnum):
     # sends it (once) and marks the job DEAD_LETTERED.
     FAILED = "FAILED"
     DEAD_LETTERED = "DEAD_LETTERED"  # failed; the ingest message is on the dead-letter queue
+    CANCELLED = "CANCELLED"  # an operator cancelled the run (``cancel`` says who, when, why)
 
     @property
     def terminal(self) -> bool:
-        return self in (JobStatus.SUCCEEDED, JobStatus.DEAD_LETTERED)
+        return self not in OPEN_STATUSES
+
+    @property
+    def redrivable(self) -> bool:
+        """A new run of the job may be started from its stored ingest message."""
+        return self in REDRIVABLE_STATUSES
+
+
+# A run is under way (or its dead-letter message is): what the backstops close.
+OPEN_STATUSES = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.FAILED)
+# What ``richdoc jobs redrive`` starts the next run of (FAILED: the dead-letter message
+# of the run is not confirmed yet; the starter accepts the next run all the same).
+REDRIVABLE_STATUSES = (JobStatus.DEAD_LETTERED, JobStatus.FAILED, JobStatus.CANCELLED)
 
 
 def timestamp(moment: datetime) -> str:
@@ -96,6 +113,30 @@ class DeadLetterMark(BaseModel):
     discard_reason: str | None = None
 
 
+class CancelRecord(BaseModel):
+    """Who cancelled a run, when and why (``richdoc jobs cancel``), and when a backstop
+    closed what the stopped run left open (its attempts still ``running``)."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    requested_at: str
+    by: str
+    reason: str | None = None
+    closed_at: str | None = None
+
+
+class RedriveRequest(BaseModel):
+    """``richdoc jobs redrive`` sent the job's ingest message to start the next run of
+    ``from_run``; the starter's next run clears it. A second request for the same run is
+    skipped while this one is fresh."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    from_run: int
+    requested_at: str
+    by: str
+
+
 class Job(BaseModel):
     """The job item (``sk = JOB``): one object version, its current run and what the run
     recorded."""
@@ -121,6 +162,13 @@ class Job(BaseModel):
     started_at: str | None = None
     ended_at: str | None = None
     dead_letter: Annotated[DeadLetterMark, _Sparse] | None = None
+    phase: JobPhase | None = None  # how far the run has come (printed within ``progress``)
+    pages: int | None = None  # pages the successful parse converted
+    # Page ranges of the run's shards whose parse finished (a string set; printed as a
+    # count within ``progress``).
+    shards_done: frozenset[str] | None = None
+    cancel: CancelRecord | None = None
+    redrive: RedriveRequest | None = None
     message: str | None = None  # the ingest message body that created the job (not printed)
 
     @field_serializer("outputs", "counts", mode="wrap")
@@ -134,12 +182,22 @@ class Job(BaseModel):
         return cls.model_validate(item)
 
     def to_item(self) -> Item:
-        """The job's attributes as stored (``job_status``; no nulls)."""
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        """The job's attributes as stored (``job_status``; no nulls). The finished shards
+        are only ever added to (a string set), never written whole."""
+        return self.model_dump(
+            mode="json", by_alias=True, exclude_none=True, exclude={"shards_done"}
+        )
+
+    def progress(self) -> Progress:
+        return Progress.of(
+            self.phase, tier=self.tier, shards=self.shards, finished_ranges=self.shards_done
+        )
 
     def to_dict(self) -> dict[str, object]:
-        """The job as the command line prints it (``status``; nulls shown; no message)."""
-        return self.model_dump(mode="json", exclude={"message"})
+        """The job as the command line prints it (``status``; nulls shown; no message; the
+        phase and the finished shards as ``progress``)."""
+        printed = self.model_dump(mode="json", exclude={"message", "phase", "shards_done"})
+        return {**printed, "progress": self.progress().model_dump(mode="json")}
 
 
 class Attempt(BaseModel):
@@ -163,6 +221,10 @@ class Attempt(BaseModel):
     ended_at: str | None = None
     duration_ms: int | None = None
     cached: bool | None = None  # answered from the artifact cache (parse, merge)
+    # A parse attempt's memory: the isolated child's ceiling in force, and its peak
+    # resident set (None when the cache answered, or the platform killed the handler).
+    mem_ceiling_mb: int | None = None
+    peak_rss_mb: int | None = None
     recorded_by: RecordedBy = "handler"
 
     @classmethod

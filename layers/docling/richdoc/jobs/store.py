@@ -2,19 +2,22 @@
 
 Each transition is one conditional update of the job item (``table.fenced_update``):
 only the run it names, in the statuses it may leave, moves on, so a stale run can never
-overwrite a newer one.
+overwrite a newer one, and a cancelled run can never be marked started, succeeded or
+failed. Each transition also writes the job's phase (``richdoc.jobs.phase``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, cast
 
-from boto3.dynamodb.conditions import Attr, Key
+from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 from botocore.exceptions import ClientError
+from pydantic import BaseModel, ConfigDict, Field
 
 from richdoc.awserrors import aws_errors
 from richdoc.contracts import JobCounts, JobOptions, JobOutputs, SourceObject
@@ -23,21 +26,24 @@ from richdoc.jobs.keys import STATUS_INDEX, job_key
 from richdoc.jobs.listing import JobFilter, JobPage, Position, count_jobs, page_jobs
 from richdoc.jobs.model import (
     MAX_REASON_CHARS,
+    REDRIVABLE_STATUSES,
+    CancelRecord,
     DeadLetterMark,
     DeadLetterSender,
     Item,
     Job,
     JobStatus,
+    RedriveRequest,
     stored,
     timestamp,
 )
+from richdoc.jobs.phase import JobPhase, Progress
 from richdoc.jobs.table import (
     StaleRun,
     Update,
     conditional_check_failed,
     fenced_update,
     query_all,
-    run_fence,
 )
 from richdoc.taxonomy import Failure
 
@@ -55,6 +61,23 @@ BATCH_GET_LIMIT = 100
 
 def _now() -> str:
     return timestamp(datetime.now(UTC))
+
+
+class _JobState(BaseModel):
+    """The few attributes of a job item a progress poll reads."""
+
+    model_config = ConfigDict(extra="ignore", defer_build=True)
+
+    status: JobStatus = Field(validation_alias="job_status")
+    phase: JobPhase | None = None
+    tier: int | None = None
+    shards: int | None = None
+    shards_done: frozenset[str] | None = None
+
+    def progress(self) -> Progress:
+        return Progress.of(
+            self.phase, tier=self.tier, shards=self.shards, finished_ranges=self.shards_done
+        )
 
 
 class JobStore(AttemptRecords):
@@ -81,10 +104,22 @@ class JobStore(AttemptRecords):
 
     def statuses(self, job_ids: Iterable[str]) -> dict[str, JobStatus]:
         """Only the statuses of these jobs: a cheap poll for callers waiting on many."""
-        items = self._batch_get(job_ids, projection="job_id, job_status")
+        items = self._batch_get(job_ids, projection=("job_id", "job_status"))
         return {job_id: JobStatus(str(item["job_status"])) for job_id, item in items.items()}
 
-    def _batch_get(self, job_ids: Iterable[str], projection: str | None = None) -> dict[str, Item]:
+    def progress_of(self, job_ids: Iterable[str]) -> dict[str, tuple[JobStatus, Progress]]:
+        """Only the statuses and progress of these jobs (a poll for callers waiting on
+        many that show what the open ones are doing)."""
+        fields = ("job_id", "job_status", "phase", "tier", "shards", "shards_done")
+        found = {}
+        for job_id, item in self._batch_get(job_ids, projection=fields).items():
+            state = _JobState.model_validate(item)
+            found[job_id] = (state.status, state.progress())
+        return found
+
+    def _batch_get(
+        self, job_ids: Iterable[str], projection: tuple[str, ...] | None = None
+    ) -> dict[str, Item]:
         client, name = self.table.meta.client, self.table.name
         ids, found = list(dict.fromkeys(job_ids)), {}
         for start in range(0, len(ids), BATCH_GET_LIMIT):
@@ -93,7 +128,9 @@ class JobStore(AttemptRecords):
                 "ConsistentRead": True,
             }
             if projection:
-                spec["ProjectionExpression"] = projection
+                names = {f"#p{i}": attribute for i, attribute in enumerate(projection)}
+                spec["ProjectionExpression"] = ", ".join(names)
+                spec["ExpressionAttributeNames"] = names
             request: Mapping[str, KeysAndAttributesUnionTypeDef] = {name: spec}
             while request:
                 with aws_errors("reading jobs"):
@@ -105,14 +142,18 @@ class JobStore(AttemptRecords):
                 request = response.get("UnprocessedKeys") or {}
         return found
 
-    def list_jobs(self, status: JobStatus | None = None) -> list[Job]:
-        """Jobs by status through the sparse index: no table scan, even for 'all'."""
+    def list_jobs(
+        self, status: JobStatus | None = None, *, since: datetime | None = None
+    ) -> list[Job]:
+        """Jobs by status (and updated at or after ``since``) through the sparse index: no
+        table scan, even for 'all'."""
         statuses = [status] if status else list(JobStatus)
         jobs: list[Job] = []
         for s in statuses:
-            items = query_all(
-                self.table, IndexName=STATUS_INDEX, KeyConditionExpression=Key("job_status").eq(s)
-            )
+            condition: ConditionBase = Key("job_status").eq(s)
+            if since is not None:
+                condition &= Key("updated_at").gte(timestamp(since))
+            items = query_all(self.table, IndexName=STATUS_INDEX, KeyConditionExpression=condition)
             jobs.extend(Job.from_item(i) for i in items)
         return sorted(jobs, key=lambda j: (j.created_at or "", j.job_id))
 
@@ -136,6 +177,18 @@ class JobStore(AttemptRecords):
         )
         return [Job.from_item(i) for i in items]
 
+    def cancelled_unclosed_since(self, moment: datetime) -> list[Job]:
+        """CANCELLED jobs unchanged since ``moment`` whose stopped run no backstop has
+        closed yet (the index's range, and a filter on ``cancel.closed_at``)."""
+        items = query_all(
+            self.table,
+            IndexName=STATUS_INDEX,
+            KeyConditionExpression=Key("job_status").eq(JobStatus.CANCELLED)
+            & Key("updated_at").lt(timestamp(moment)),
+            FilterExpression=Attr("cancel.closed_at").not_exists(),
+        )
+        return [Job.from_item(i) for i in items]
+
     # ---- job transitions ---------------------------------------------------------------
 
     def create(
@@ -156,6 +209,7 @@ class JobStore(AttemptRecords):
         job = Job(
             job_id=job_id,
             status=JobStatus.QUEUED,
+            phase=JobPhase.QUEUED,
             run=1,
             source=source,
             options=options,
@@ -177,7 +231,8 @@ class JobStore(AttemptRecords):
     def start_next_run(
         self, job_id: str, failed_run: int, *, execution_arn: str | None = None
     ) -> int:
-        """Redrive: a dead-lettered run N becomes QUEUED run N+1, exactly once.
+        """Redrive: a dead-lettered (or cancelled) run N becomes QUEUED run N+1, exactly
+        once.
 
         FAILED is accepted too: the redriven message of run N is the proof that its
         dead-letter send succeeded, even if marking the job DEAD_LETTERED has not
@@ -186,13 +241,26 @@ class JobStore(AttemptRecords):
         self._transition(
             job_id,
             run=failed_run,
-            allowed=(JobStatus.DEAD_LETTERED, JobStatus.FAILED),
+            allowed=REDRIVABLE_STATUSES,
             status=JobStatus.QUEUED,
             update=Update()
             .set("run", failed_run + 1)
             .set("execution_arn", execution_arn)
+            .set("phase", JobPhase.QUEUED)
             .set(ATTEMPT_COUNTS, {})  # attempts are numbered per run
-            .remove("failure", "stage", "tier", "shards", "started_at", "ended_at", "dead_letter"),
+            .remove(
+                "failure",
+                "stage",
+                "tier",
+                "shards",
+                "shards_done",
+                "pages",
+                "started_at",
+                "ended_at",
+                "dead_letter",
+                "cancel",
+                "redrive",
+            ),
         )
         return failed_run + 1
 
@@ -202,7 +270,10 @@ class JobStore(AttemptRecords):
             run=run,
             allowed=(JobStatus.QUEUED, JobStatus.RUNNING),
             status=JobStatus.RUNNING,
-            update=Update().set("execution_arn", execution_arn).set("started_at", self.clock()),
+            update=Update()
+            .set("execution_arn", execution_arn)
+            .set("started_at", self.clock())
+            .set("phase", JobPhase.PLANNING),  # the definition's next state is Plan
         )
 
     def record_shards(self, job_id: str, run: int, shards: int) -> None:
@@ -216,6 +287,27 @@ class JobStore(AttemptRecords):
             update=Update().set("shards", shards),
         )
 
+    def shard_done(self, job_id: str, run: int, pages: str) -> None:
+        """The parse of the shard of ``pages`` (``51-100``) finished: add it to the run's
+        finished shards (a string set, so a retried or cached shard counts once)."""
+        self._transition(
+            job_id,
+            run=run,
+            allowed=(JobStatus.RUNNING,),
+            status=JobStatus.RUNNING,
+            update=Update().add("shards_done", {pages}),
+        )
+
+    def mark_recording(self, job_id: str, run: int) -> None:
+        """Every step of the run is done; what is left is recording its success."""
+        self._transition(
+            job_id,
+            run=run,
+            allowed=(JobStatus.RUNNING,),
+            status=JobStatus.RUNNING,
+            update=Update().set("phase", JobPhase.RECORDING),
+        )
+
     def succeed(
         self,
         job_id: str,
@@ -226,6 +318,7 @@ class JobStore(AttemptRecords):
         pipeline: str | None,
         sha256: str | None,
         shards: int = 1,
+        pages: int | None = None,
     ) -> None:
         update = (
             Update()
@@ -233,7 +326,9 @@ class JobStore(AttemptRecords):
             .set("counts", stored(counts))
             .set("pipeline", pipeline)
             .set("shards", shards)
+            .set("pages", pages)
             .set("ended_at", self.clock())
+            .set("phase", JobPhase.SUCCEEDED)
             .remove("stage")
         )
         if sha256:
@@ -258,7 +353,9 @@ class JobStore(AttemptRecords):
                 run=run,
                 allowed=(JobStatus.QUEUED, JobStatus.RUNNING),
                 status=JobStatus.FAILED,
-                update=Update().set("failure", stored(recorded)),
+                update=Update()
+                .set("failure", stored(recorded))
+                .set("phase", JobPhase.DEAD_LETTERING),
             )
         except StaleRun:
             job = self.get(job_id)
@@ -283,6 +380,7 @@ class JobStore(AttemptRecords):
                 update=Update()
                 .set("dead_letter", stored(dead_letter))
                 .set("ended_at", self.clock())
+                .set("phase", JobPhase.DEAD_LETTERED)
                 .remove("stage"),
             )
         except StaleRun:
@@ -303,30 +401,86 @@ class JobStore(AttemptRecords):
         the message is deleted, so no message disappears unexplained; StaleRun when the
         job has moved on (a newer run, another message)."""
         now = self.clock()
-        update = (
+        written = fenced_update(
+            self.table,
+            job_id,
             Update()
             .set(("dead_letter", "discarded_at"), now)
             .set(("dead_letter", "discard_reason"), reason[:MAX_REASON_CHARS])
-            .set("updated_at", now)
+            .set("updated_at", now),
+            run=run,
+            allowed=(JobStatus.DEAD_LETTERED,),
+            also=Attr("dead_letter.message_id").eq(message_id),
         )
-        condition = run_fence(run, (JobStatus.DEAD_LETTERED,)) & Attr("dead_letter.message_id").eq(
-            message_id
+        return Job.from_item(written)
+
+    # ---- cancel and redrive (the operator's commands) --------------------------------------
+
+    def cancel(self, job_id: str, run: int, *, by: str, reason: str | None = None) -> Job:
+        """Cancel run ``run`` while it is QUEUED or RUNNING: CANCELLED, terminal, in one
+        conditional write. Whichever commits first, this or the run's own completion
+        (succeed, fail), wins; the other is refused (StaleRun here; JobCancelled there)."""
+        now = self.clock()
+        record = CancelRecord(requested_at=now, by=by, reason=reason)
+        return self._transition(
+            job_id,
+            run=run,
+            allowed=(JobStatus.QUEUED, JobStatus.RUNNING),
+            status=JobStatus.CANCELLED,
+            update=Update()
+            .set("cancel", stored(record))
+            .set("ended_at", now)
+            .set("phase", JobPhase.CANCELLED),
         )
-        try:
-            with aws_errors("recording a discarded dead letter"):
-                written = self.table.update_item(
-                    Key=job_key(job_id),
-                    ConditionExpression=condition,
-                    ReturnValues="ALL_NEW",
-                    **update.args(),
-                )
-        except ClientError as exc:
-            if conditional_check_failed(exc):
-                raise StaleRun(
-                    f"job {job_id}: run {run} is not dead-lettered with message {message_id}"
-                ) from exc
-            raise
-        return Job.from_item(written["Attributes"])
+
+    def mark_cancel_closed(self, job_id: str, run: int) -> Job:
+        """A backstop closed what cancelled run ``run`` left open; StaleRun when the run is
+        no longer that cancelled one, or a backstop already closed it."""
+        written = fenced_update(
+            self.table,
+            job_id,
+            Update().set(("cancel", "closed_at"), self.clock()),
+            run=run,
+            allowed=(JobStatus.CANCELLED,),
+            also=Attr("cancel.closed_at").not_exists(),
+        )
+        return Job.from_item(written)
+
+    def request_redrive(
+        self, job_id: str, run: int, *, by: str, fresh_after: datetime | None = None
+    ) -> Job:
+        """Record that the next run of ``run`` is being requested (its message is sent
+        next), unless a request of the run is already on the job and newer than
+        ``fresh_after`` (a request older than that is taken as lost). StaleRun when the
+        run is not the job's current one in a redrivable status, or is already requested.
+        The status and ``updated_at`` stay: nothing has happened to the run yet."""
+        request = RedriveRequest(from_run=run, requested_at=self.clock(), by=by)
+        pending: ConditionBase = Attr("redrive").not_exists()
+        if fresh_after is not None:
+            pending |= Attr("redrive.requested_at").lt(timestamp(fresh_after))
+        written = fenced_update(
+            self.table,
+            job_id,
+            Update().set("redrive", stored(request)),
+            run=run,
+            allowed=REDRIVABLE_STATUSES,
+            also=pending,
+        )
+        return Job.from_item(written)
+
+    def withdraw_redrive(self, job_id: str, run: int, requested_at: str) -> None:
+        """Take back a redrive request whose message could not be sent (only that one:
+        conditional on its time)."""
+        # StaleRun: the starter took it (next run), or another request replaced it.
+        with contextlib.suppress(StaleRun):
+            fenced_update(
+                self.table,
+                job_id,
+                Update().remove("redrive"),
+                run=run,
+                allowed=REDRIVABLE_STATUSES,
+                also=Attr("redrive.requested_at").eq(requested_at),
+            )
 
     def _transition(
         self,

@@ -7,12 +7,14 @@ expressions; ``Update`` is the small builder for those. Its placeholders (``#u<n
 
 Every write of a job's status is fenced: conditional on the job's current run and its
 allowed previous statuses, so a stale run can never overwrite a newer one
-(``fenced_update``, which raises ``StaleRun``).
+(``fenced_update``, which raises ``StaleRun``, or ``JobCancelled`` when the fence held
+because the run was cancelled: the definition routes that to its ``Cancelled`` state).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import builtins
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict, Unpack
 
@@ -33,6 +35,12 @@ if TYPE_CHECKING:
 
 class StaleRun(Exception):
     """A write for a run that is no longer the job's current run (or not in that state)."""
+
+
+class JobCancelled(StaleRun):
+    """A write for a run an operator cancelled: the run stops without writing. (Its own
+    error name, so the state machine ends such a run in ``Cancelled``, not
+    ``Superseded``.)"""
 
 
 # An attribute, or a path into a map attribute: ("source", "sha256").
@@ -75,8 +83,9 @@ class Update:
         self._sets.append(f"{target} = if_not_exists({target}, {self._value(value)})")
         return self
 
-    def add(self, path: Path, amount: int) -> Update:
-        """Add to a number (an absent attribute counts from 0; a map it is in must exist)."""
+    def add(self, path: Path, amount: int | builtins.set[str]) -> Update:
+        """Add to a number (an absent attribute counts from 0; a map it is in must exist),
+        or add members to a string set (idempotent: a member already there stays once)."""
         self._adds.append(f"{self._path(path)} {self._value(amount)}")
         return self
 
@@ -126,24 +135,47 @@ def fenced_update(
     run: int,
     allowed: tuple[JobStatus, ...],
     returns: Literal["ALL_NEW", "UPDATED_NEW"] = "ALL_NEW",
+    also: ConditionBase | None = None,
 ) -> Item:
-    """One conditional update of the job item behind the run fence; the attributes it
-    returns. StaleRun when the fence holds the write back."""
+    """One conditional update of the job item behind the run fence (and ``also``, when
+    given); the attributes it returns. StaleRun when the fence holds the write back;
+    JobCancelled when it does because this run was cancelled."""
+    condition = run_fence(run, allowed)
     try:
         with aws_errors("updating job"):
             written = table.update_item(
                 Key=job_key(job_id),
-                ConditionExpression=run_fence(run, allowed),
+                ConditionExpression=condition if also is None else condition & also,
                 ReturnValues=returns,
+                # The item as it was, so a refusal can say whether a cancel caused it.
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
                 **update.args(),
             )
     except ClientError as exc:
         if conditional_check_failed(exc):
-            raise StaleRun(
+            refused = (
                 f"job {job_id}: run {run} is not current or not in {[str(a) for a in allowed]}"
-            ) from exc
+            )
+            if _cancelled(exc, run) and JobStatus.CANCELLED not in allowed:
+                raise JobCancelled(f"job {job_id}: run {run} was cancelled") from exc
+            raise StaleRun(refused) from exc
         raise
     return written["Attributes"]
+
+
+def _cancelled(exc: ClientError, run: int) -> bool:
+    """Whether the refused write found run ``run`` CANCELLED (the item returned with the
+    refusal, in DynamoDB's wire format: the table resource does not convert errors)."""
+    old: object = exc.response.get("Item")  # beside the error (the stubs do not say so)
+    if not isinstance(old, Mapping):
+        return False
+    status, old_run = old.get("job_status"), old.get("run")
+    return (
+        isinstance(status, Mapping)
+        and isinstance(old_run, Mapping)
+        and status.get("S") == JobStatus.CANCELLED
+        and old_run.get("N") == str(run)
+    )
 
 
 def query_all(table: Table, **query: Unpack[QueryInputTableQueryTypeDef]) -> list[Item]:

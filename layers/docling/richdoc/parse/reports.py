@@ -59,6 +59,7 @@ class ParseReport(BaseModel):
     partial: bool
     failed_pages: list[int]
     peak_rss_mb: float | None  # the child's; None when the cache answered
+    mem_ceiling_mb: int | None = None  # the child's ceiling; None when the cache answered
     timings: Timings
     docling_key: str | None = None
     output: str | None = None
@@ -78,6 +79,8 @@ class ParseReport(BaseModel):
             partial=self.partial,
             failed_pages=list(self.failed_pages),
             seconds=round(self.timings.total_s, 3),
+            mem_ceiling_mb=self.mem_ceiling_mb,
+            peak_rss_mb=round(self.peak_rss_mb) if self.peak_rss_mb is not None else None,
             page_range=PageSpan(start=self.page_range[0], end=self.page_range[1])
             if self.page_range
             else None,

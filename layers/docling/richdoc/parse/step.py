@@ -175,6 +175,7 @@ def _converted(
         partial=report.partial,
         failed_pages=report.failed_pages,
         peak_rss_mb=outcome.peak_rss_mb,
+        mem_ceiling_mb=outcome.mem_ceiling_mb,
         timings=Timings(
             fetch_s=fetched - started,
             inspect_s=report.inspect_s,

@@ -30,6 +30,8 @@ from pydantic import JsonValue
 from richdoc.taxonomy import (
     Failure,
     FailureKind,
+    MemoryUse,
+    PipelineError,
     ResourceLimit,
     Transient,
     error_for,
@@ -123,6 +125,7 @@ class ChildOutcome:
     value: Any  # what the target returned, as JSON
     seconds: float  # task handed to the child to its exit, as the zygote measured it
     peak_rss_mb: float  # the child's peak resident set
+    mem_ceiling_mb: int  # the ceiling the child ran under
 
 
 class ForkServer:
@@ -325,6 +328,17 @@ def _terminate(proc: subprocess.Popen[bytes], wait_s: float = 5.0) -> None:
 def _outcome(
     status: TaskStatus, result_path: Path, *, timeout_s: float, mem_ceiling_mb: int
 ) -> ChildOutcome:
+    try:
+        return _returned(status, result_path, timeout_s=timeout_s, mem_ceiling_mb=mem_ceiling_mb)
+    except PipelineError as exc:
+        # The attempt record shows the memory of a failed child too.
+        exc.memory = MemoryUse(ceiling_mb=mem_ceiling_mb, peak_rss_mb=status.peak_rss_mb)
+        raise
+
+
+def _returned(
+    status: TaskStatus, result_path: Path, *, timeout_s: float, mem_ceiling_mb: int
+) -> ChildOutcome:
     if status.killed == "timeout":
         raise ResourceLimit(f"the conversion exceeded timeout_s={timeout_s:g} and was killed")
     if status.killed == "memory":
@@ -338,7 +352,7 @@ def _outcome(
     if status.status == 0:
         if not isinstance(result, Returned):
             raise Transient("the parse worker exited without a result")
-        return ChildOutcome(result.value, status.seconds, status.peak_rss_mb)
+        return ChildOutcome(result.value, status.seconds, status.peak_rss_mb, mem_ceiling_mb)
     refusal = result.failure if isinstance(result, Raised) else Refusal(reason="")
     reason = refusal.reason or f"the parse worker exited with code {status.status}"
     kind = kind_of_exit_code(status.status)

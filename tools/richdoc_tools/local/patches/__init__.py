@@ -1,10 +1,11 @@
 """The moto, boto3 and Powertools internals the embedded stack replaces while it runs.
 
-Each module here is one patch point: the ``TARGET`` it replaces (a dotted path), the
-replacement, why, and ``install(exit_stack, ...)``, which patches it with ``unittest.mock``
-on the stack's ``ExitStack``, so that ``EmbeddedStack.stop`` undoes every patch. moto is
-pinned exactly, and each patch point has a canary test in a test module named after it
-(``tests/aws/test_patch_<module>.py``) that fails loudly when an upgrade moves or reshapes it.
+Each module here is one patch point: the ``TARGET`` it replaces (a dotted path; or adds,
+``ADDED``, where moto lacks it), the replacement, why, and ``install(exit_stack, ...)``,
+which patches it with ``unittest.mock`` on the stack's ``ExitStack``, so that
+``EmbeddedStack.stop`` undoes every patch. moto is pinned exactly, and each patch point
+has a canary test in a test module named after it (``tests/aws/test_patch_<module>.py``)
+that fails loudly when an upgrade moves or reshapes it.
 
 Three of them exist because on AWS each invocation has its own process, while here
 concurrent invocations are threads of one process: moto's DynamoDB backend
@@ -20,9 +21,11 @@ from richdoc_tools.local.patches import (
     execution_status,
     lambda_invoke,
     metrics_lock,
+    redrive_execution,
     retry_sleep,
     s3_notifications,
     sqs_send_faults,
+    stop_execution,
     task_clients,
 )
 
@@ -37,6 +40,10 @@ PATCH_POINTS = (
     condition_builder,
     metrics_lock,
     sqs_send_faults,
+    stop_execution,
+    redrive_execution,
 )
 # Every attribute a running stack has replaced, as dotted paths.
 PATCHED = tuple(path for point in PATCH_POINTS for path in point.PATCHED)
+# Of those, the ones moto lacks and a patch point adds (removed again when it stops).
+ADDED = tuple(path for point in PATCH_POINTS for path in getattr(point, "ADDED", ()))

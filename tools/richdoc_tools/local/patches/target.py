@@ -17,9 +17,10 @@ def owner(target: str) -> tuple[Any, str]:
 
 
 def original(target: str) -> Any:
-    """The attribute as its owner stores it (a staticmethod stays one), patched or not."""
+    """The attribute as its owner stores it (a staticmethod stays one), patched or not;
+    None when the owner has none (a patch that adds what moto lacks)."""
     cls_or_module, attribute = owner(target)
-    return vars(cls_or_module)[attribute]
+    return vars(cls_or_module).get(attribute)
 
 
 def replace(exit_stack: contextlib.ExitStack, target: str, new: object) -> None:

@@ -1,0 +1,60 @@
+"""``RedriveExecution`` answered as AWS answers an execution it will not redrive.
+
+moto has no ``RedriveExecution``: its dispatcher raises ``NotImplementedError``, which the
+served emulation turns into a bare HTTP 500 (what ``aws stepfunctions redrive-execution``
+got from ``richdoc local serve``). Its interpreter cannot resume an ended execution at
+the state that failed either (an execution's program state is gone once it ends), so
+the embedded stack refuses every redrive the way Step Functions refuses one it cannot do:
+HTTP 400, ``{"__type": "ExecutionNotRedrivable", "message": ...}`` (an execution that
+does not exist: ``ExecutionDoesNotExist``). The message of an ended execution says what
+to do instead: ``richdoc jobs redrive`` starts the job's next run. The canary
+(``tests/aws/test_patch_redrive_execution.py``) fails when a moto upgrade implements
+the call, so that this refusal is replaced by the real thing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+from unittest import mock
+
+from richdoc_tools.local.patches.target import owner
+
+TARGET = "moto.stepfunctions.responses.StepFunctionResponse.redrive_execution"
+PATCHED = (TARGET,)
+ADDED = (TARGET,)  # moto has none
+
+# What Step Functions says for the statuses it never redrives (DescribeExecution's
+# redriveStatusReason has the same sentences).
+NEVER_REDRIVEN = ("RUNNING", "SUCCEEDED")
+
+
+def _not_redrivable(message: str) -> Exception:
+    from moto.core.exceptions import AWSError
+
+    return AWSError(message, exception_type="ExecutionNotRedrivable", status=400)
+
+
+def refusal(status: str, execution_arn: str) -> str:
+    """Why an execution in ``status`` is not redriven here."""
+    if status in NEVER_REDRIVEN:
+        return f"Execution is {status} and cannot be redriven."
+    name = execution_arn.rsplit(":", 1)[-1]
+    job_id = name.rsplit("-r", 1)[0]
+    return (
+        f"Execution is {status}: the embedded stack cannot redrive executions (its "
+        "interpreter cannot resume one at the state that failed). Start the job's next "
+        f"run instead: richdoc jobs redrive {job_id}"
+    )
+
+
+def _redrive_execution(self: Any) -> Any:
+    arn = self._get_param("executionArn")
+    execution = self.stepfunction_backend.describe_execution(arn)  # or ExecutionDoesNotExist
+    raise _not_redrivable(refusal(str(execution.status), arn))
+
+
+def install(exit_stack: contextlib.ExitStack) -> None:
+    cls, attribute = owner(TARGET)
+    # create=True: the attribute is what moto lacks; closing the stack removes it again.
+    exit_stack.enter_context(mock.patch.object(cls, attribute, _redrive_execution, create=True))

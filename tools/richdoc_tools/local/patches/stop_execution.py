@@ -1,0 +1,60 @@
+"""``StopExecution`` as Step Functions does it: the execution is ABORTED at once, with the
+error and cause the caller gave.
+
+moto drops the request's ``error`` and ``cause``, and its interpreter only notes the stop:
+the execution stays RUNNING until the task it is in returns (it checks between states).
+On AWS the execution is ABORTED when the call returns (its status event goes out then)
+while the Lambda invocation it was waiting for runs on to its end, unheard. A cancelled
+run's backstop depends on that order (the reconciler closes the attempts still running
+while their handlers are busy), so the embedded stack keeps it: the replacement stops
+the interpreter as moto does, and marks the execution ABORTED, with its error and cause,
+in the same call. When the interpreter then ends the execution, it stays ABORTED
+(``REFLECT``): moto would report the error a task raised after the stop (a Map
+iteration that failed on its way out) as FAILED.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+from typing import Any
+
+from richdoc_tools.local.patches.target import original, replace
+
+TARGET = "moto.stepfunctions.responses.StepFunctionResponse.stop_execution"
+REFLECT = (
+    "moto.stepfunctions.parser.backend.execution."
+    "BaseExecutionWorkerCommunication._reflect_execution_status"
+)
+PATCHED = (TARGET, REFLECT)
+
+
+def _stop_execution(self: Any) -> Any:
+    from moto.core.responses import ActionResult
+    from moto.stepfunctions.parser.api import ExecutionStatus
+
+    arn = self._get_param("executionArn")
+    error, cause = self._get_param("error"), self._get_param("cause")
+    execution = self.stepfunction_backend.describe_execution(arn)  # or ExecutionDoesNotExist
+    if execution.status == ExecutionStatus.RUNNING:
+        stopped = datetime.datetime.now(tz=datetime.UTC)
+        execution.stop(stop_date=stopped, error=error, cause=cause)
+        execution.exec_status = ExecutionStatus.ABORTED
+        execution.stop_date, execution.error, execution.cause = stopped, error, cause
+    return ActionResult({"stopDate": execution.stop_date})
+
+
+def _stays_aborted(reflect: Any) -> Any:
+    def reflect_status(comm: Any) -> None:
+        from moto.stepfunctions.parser.api import ExecutionStatus
+
+        if comm.execution.exec_status == ExecutionStatus.ABORTED:
+            return  # stopped: how its last task ended is not heard
+        reflect(comm)
+
+    return reflect_status
+
+
+def install(exit_stack: contextlib.ExitStack) -> None:
+    replace(exit_stack, TARGET, _stop_execution)
+    replace(exit_stack, REFLECT, _stays_aborted(original(REFLECT)))
