@@ -17,8 +17,10 @@ from richdoc.graph import Projection
 from richdoc.jobs import (
     Attempt,
     DeadLetterMark,
+    JobPhase,
     JobStatus,
     job_id_for,
+    job_key,
 )
 from richdoc.taxonomy import Failure, FailureKind
 from tests.support.console import (
@@ -225,6 +227,8 @@ def test_the_job_page_colours_the_graph_from_the_history(
         ("cancel", False),
         ("redrive", False),
     ]
+    assert "had already finished: SUCCEEDED" in data["actions"][0]["why"]
+    assert "nothing to run again" in data["actions"][1]["why"]
     assert "diagram" not in data
     assert console.json(f"/jobs/{job_id[:12]}.json")["job"]["job_id"] == job_id  # a prefix
 
@@ -299,16 +303,89 @@ def test_artifacts_and_the_source_are_downloads(
     assert console.get(f"/jobs/{job_id}/artifacts/secrets.json").status_code == 404
 
 
-def test_cancel_and_redrive_are_slots_until_the_lifecycle_commands_exist(
-    console: Console,
-) -> None:
-    source = console.put_source("a.md", b"# a\n")
-    console.put_job(job(1, source, status=JobStatus.RUNNING))
+def test_cancel_then_redrive_a_job_from_its_page(console: Console) -> None:
+    source = console.put_source("<b>queued</b>.md", b"# a\n")
+    job_id = f"{1:032x}"
+    console.put_job(job(1, source, status=JobStatus.QUEUED, message='{"Records": []}'))
+    before = console.json(f"/jobs/{job_id}.json")
+    assert [(a["name"], a["available"]) for a in before["actions"]] == [
+        ("cancel", True),
+        ("redrive", False),
+    ]
+    assert "running already" in before["actions"][1]["why"]
+
+    accept = {"Accept": "application/json"}
+    cancelled = console.post(
+        f"/jobs/{job_id}/cancel", data={"reason": "<script>x</script> by mistake"}, headers=accept
+    )
+    assert cancelled.status_code == 200, cancelled.get_data(as_text=True)
+    data = cancelled.get_json()
+    assert data["result"]["action"] == "cancel" and data["result"]["outcome"] == "cancelled"
+    assert "had not started" in data["result"]["detail"]
+    assert data["job"]["status"] == "CANCELLED" and data["twin"] == f"/jobs/{job_id}.json"
+    record = console.operator.jobs.get(job_id)
+    assert record is not None and record.cancel is not None
+    assert record.cancel.reason == "<script>x</script> by mistake"
+    assert [(a["name"], a["available"]) for a in data["actions"]] == [
+        ("cancel", False),
+        ("redrive", True),
+    ]
+    # The page shows the result, as text.
+    again = console.post(f"/jobs/{job_id}/cancel", data={})
+    html = again.get_data(as_text=True)
+    assert 'id="action-result"' in html and 'data-outcome="already_cancelled"' in html
+    assert "<script>x</script>" not in html and "&lt;script&gt;x&lt;/script&gt;" in html
+    assert "<b>queued</b>" not in html
+
+    redriven = console.post(f"/jobs/{job_id}/redrive", headers=accept).get_json()
+    assert redriven["result"]["outcome"] == "sent" and "run 2" in redriven["result"]["detail"]
+    [sent] = console.operator.sqs.receive_message(
+        QueueUrl=console.resources.ingest_queue_url, MessageAttributeNames=["All"]
+    )["Messages"]
+    assert sent["MessageAttributes"]["richdoc.job_id"]["StringValue"] == job_id
+    second = console.post(f"/jobs/{job_id}/redrive", headers=accept).get_json()
+    assert second["result"]["outcome"] == "skipped"  # the first one is on its way
     for action in ("cancel", "redrive"):
-        response = console.post(f"/jobs/{1:032x}/{action}", headers={"Accept": "application/json"})
-        assert response.status_code == 501
-        assert "richdoc jobs" in response.get_json()["message"]
-        assert console.get(f"/jobs/{1:032x}/{action}").status_code == 405  # POST only
+        assert console.get(f"/jobs/{job_id}/{action}").status_code == 405  # POST only
+        refused = console.post(f"/jobs/{job_id}/{action}", csrf=False, headers=accept)
+        assert refused.status_code == 403
+
+
+def test_a_finished_job_is_not_cancelled_and_says_how_it_ended(console: Console) -> None:
+    source = console.put_source("a.md", b"# a\n")
+    console.put_job(job(1, source, status=JobStatus.SUCCEEDED, ended_at="2026-01-01T00:01:00Z"))
+    data = console.post(f"/jobs/{1:032x}/cancel", headers={"Accept": "application/json"}).get_json()
+    assert data["result"]["outcome"] == "finished"
+    assert "had already finished: SUCCEEDED" in data["result"]["detail"]
+    assert data["job"]["status"] == "SUCCEEDED"
+    assert console.post(f"/jobs/{'f' * 32}/cancel").status_code == 404
+
+
+def test_shard_progress_and_the_phase_come_from_the_record(console: Console) -> None:
+    source = console.put_source("big.pdf", b"%PDF-1.7")
+    console.put_job(
+        job(
+            1,
+            source,
+            status=JobStatus.RUNNING,
+            stage="parse",
+            shards=4,
+            phase=JobPhase.PARSING_SHARDS,
+            shards_done=frozenset({"1-50", "51-100"}),
+        )
+    )
+    table = console.operator.jobs.table  # the finished shards are only ever added
+    table.update_item(
+        Key=job_key(f"{1:032x}"),
+        UpdateExpression="ADD shards_done :r",
+        ExpressionAttributeValues={":r": {"1-50", "51-100"}},
+    )
+    [listed] = console.json("/jobs.json")["jobs"]
+    assert listed["phase"] == "parsing shards: 2 of 4 done (100 pages)"
+    assert listed["progress"] == {"done": 2, "total": 4, "pages_done": 100}
+    shown = console.json(f"/jobs/{1:032x}.json")["job"]
+    assert shown["progress"] == listed["progress"]
+    assert '<progress max="4" value="2"' in console.get("/jobs").get_data(as_text=True)
 
 
 # ---- the document -------------------------------------------------------------------------------
@@ -477,13 +554,75 @@ def test_discard_needs_a_reason_and_records_it_on_the_job(console: Console) -> N
     assert console.post("/dead-letters/redrive", data={}, headers=accept).status_code == 400
 
 
-# ---- the fleet's slots ---------------------------------------------------------------------------
+# ---- the fleet ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("path", "command"), [("/failures", "jobs failures"), ("/tiers", "jobs tiers")]
-)
-def test_failure_groups_and_tiers_are_slots(console: Console, path: str, command: str) -> None:
-    data = console.json(path + ".json")
-    assert data["available"] is False and command in data["command"]
-    assert command in console.get(path).get_data(as_text=True)
+def _failed(console: Console, n: int, reason: str, key: str = "scan.pdf") -> str:
+    source = console.put_source(key, b"%PDF-1.7")
+    failure = Failure(FailureKind.CORRUPT_INPUT, reason, error="CorruptInput")
+    console.put_job(
+        job(
+            n,
+            source,
+            status=JobStatus.DEAD_LETTERED,
+            failure=failure,
+            ended_at=f"2026-01-01T00:01:{n:02d}.000+00:00",
+            message='{"Records": []}',
+        )
+    )
+    return f"{n:032x}"
+
+
+def test_failure_groups_and_redriving_one_after_a_dry_run(console: Console) -> None:
+    first = _failed(console, 1, "page 3 of '<img src=x onerror=alert(1)>.pdf' is unreadable")
+    second = _failed(console, 2, "page 17 of 'other.pdf' is unreadable")
+    other = _failed(console, 3, "not a PDF at all")
+    groups = console.json("/failures.json")["groups"]
+    assert [g["count"] for g in groups] == [2, 1]
+    big = groups[0]
+    assert set(big["examples"]) == {first, second} and big["kind"] == "corrupt_input"
+    html = console.get("/failures").get_data(as_text=True)
+    assert f'data-signature="{big["signature"]}"' in html
+    assert "<img src=x" not in html
+
+    accept = {"Accept": "application/json"}
+    dry = console.post(
+        "/failures/redrive", data={"signature": big["signature"]}, headers=accept
+    ).get_json()["redrive"]
+    assert dry["dry_run"] is True and dry["matched"] == 2 and dry["sent"] == 0
+    assert {r["outcome"] for r in dry["results"]} == {"would_send"}
+    page = console.post("/failures/redrive", data={"signature": big["signature"]})
+    assert 'id="confirm"' in page.get_data(as_text=True)
+
+    done = console.post(
+        "/failures/redrive",
+        data={"signature": big["signature"], "dry_run": "0"},
+        headers=accept,
+    ).get_json()["redrive"]
+    assert done["sent"] == 2 and {r["job_id"] for r in done["results"]} == {first, second}
+    sent = console.operator.sqs.receive_message(
+        QueueUrl=console.resources.ingest_queue_url,
+        MaxNumberOfMessages=10,
+        MessageAttributeNames=["All"],
+    )["Messages"]
+    assert sorted(m["MessageAttributes"]["richdoc.job_id"]["StringValue"] for m in sent) == [
+        first,
+        second,
+    ]
+    untouched = console.operator.jobs.get(other)
+    assert untouched is not None and untouched.redrive is None
+    assert console.post("/failures/redrive", data={}, headers=accept).status_code == 400
+    assert console.json("/failures.json?since=2026-01-02")["groups"] == []
+    assert console.get("/failures?since=yesterday-ish").status_code == 400
+
+
+def test_the_tier_ladder_and_its_chart(console: Console, executions: dict[str, str]) -> None:
+    _succeeded_pdf(console, executions)
+    data = console.json("/tiers.json")
+    [row] = data["report"]["tiers"]
+    assert row["tier"] == 1 and row["succeeded"] == 1 and row["attempts"] == 1
+    assert row["mem_ceiling_mb"] == [] or all(isinstance(m, int) for m in row["mem_ceiling_mb"])
+    assert data["bars"] == [{"tier": 1, "succeeded": 1, "width": 240.0, "escalation_width": 0.0}]
+    html = console.get("/tiers").get_data(as_text=True)
+    assert '<g class="tier-bar" data-tier="1">' in html and "1 succeeded" in html
+    assert console.json("/tiers.json?since=2027-01-01")["report"]["tiers"] == []

@@ -6,8 +6,9 @@ output a click away; below it a timeline with one row per attempt (tier, memory,
 duration, outcome, kind, reason), the shards with their own status, and the artifacts
 and the source to download. ``?run=N`` shows an earlier run's execution.
 
-Cancel and redrive are slots: their buttons and routes are here, and answer 501 until
-the job lifecycle's commands exist for them to call.
+Cancel and Redrive call what ``richdoc jobs cancel`` and ``richdoc jobs redrive`` call
+(``cancel.cancel_jobs``, ``redrive.redrive_ids``) and show what became of the job; each
+button is offered only when its command would act (its reason says why not).
 """
 
 from __future__ import annotations
@@ -15,31 +16,30 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import PurePosixPath
+from typing import Any
 
 from botocore.exceptions import ClientError
 from flask import Blueprint, abort, request, url_for
 from pydantic import BaseModel, ConfigDict, Field
 from werkzeug.wrappers import Response
 
-from richdoc.jobs import OK_OUTCOME, RUNNING_OUTCOME, Attempt, Job, execution_name
+from richdoc.jobs import OK_OUTCOME, RUNNING_OUTCOME, Attempt, Job, JobStatus, execution_name
 from richdoc.taxonomy import kind_of_error_name
+from richdoc_tools.cancel import cancel_jobs, finished_detail
 from richdoc_tools.console.app import settings
 from richdoc_tools.console.diagram import Diagram, draw
 from richdoc_tools.console.execution import StateRun, state_runs
-from richdoc_tools.console.security import attachment, refused
+from richdoc_tools.console.security import attachment
 from richdoc_tools.console.summaries import JobSummary
-from richdoc_tools.console.twins import page
+from richdoc_tools.console.twins import page, respond
 from richdoc_tools.operator import AmbiguousJobId, shard_parses
+from richdoc_tools.redrive import not_redrivable, redrive_ids
 from richdoc_tools.run import OUTPUT_FILES
 from richdoc_tools.statemachine import Machine
 
 blueprint = Blueprint("job", __name__)
 
-# Why the action slots are empty for now, and which commands will fill them.
-LIFECYCLE_PENDING = (
-    "not available yet: this console calls the job lifecycle's commands "
-    "(richdoc jobs cancel, richdoc jobs redrive), which this version does not have"
-)
+MAX_REASON = 1000
 
 
 class AttemptRow(BaseModel):
@@ -99,7 +99,15 @@ class ActionSlot(BaseModel):
     label: str
     url: str
     available: bool
-    why: str | None
+    why: str | None  # why it is not available
+
+
+class ActionResult(BaseModel):
+    """What a Cancel or Redrive did: the command's outcome and its words."""
+
+    action: str  # cancel, redrive
+    outcome: str  # CancelOutcome or RedriveOutcome
+    detail: str
 
 
 class ExecutionView(BaseModel):
@@ -124,13 +132,18 @@ class JobView(BaseModel):
     downloads: list[Download]
     document_url: str | None
     actions: list[ActionSlot]
+    result: ActionResult | None = None  # after a Cancel or a Redrive
+    twin: str  # where the page's script reads the job's updates
     diagram: Diagram = Field(exclude=True)  # drawn by the page, not sent to scripts
 
 
 @page(blueprint, "/jobs/<job_id>", "job.html")
 def job_page(job_id: str) -> JobView:
+    return _view(job_or_abort(job_id))
+
+
+def _view(job: Job) -> JobView:
     operator = settings().operator
-    job = job_or_abort(job_id)
     attempts = operator.jobs.attempts(job.job_id)
     run = _run(job)
     execution = None
@@ -160,7 +173,7 @@ def job_page(job_id: str) -> JobView:
     machine, diagram = _drawn(text)
     runs = state_runs(machine, events)
     return JobView(
-        job=JobSummary.of(job, attempts),
+        job=JobSummary.of(job),
         record=job.to_dict(),
         execution=execution,
         runs=list(range(1, job.run + 1)),
@@ -183,16 +196,8 @@ def job_page(job_id: str) -> JobView:
         document_url=(
             url_for("document.document_page", job_id=job.job_id) if job.outputs else None
         ),
-        actions=[
-            ActionSlot(
-                name=name,
-                label=label,
-                url=url_for(f"job.{name}", job_id=job.job_id),
-                available=False,
-                why=LIFECYCLE_PENDING,
-            )
-            for name, label in (("cancel", "Cancel"), ("redrive", "Redrive"))
-        ],
+        actions=_actions(job),
+        twin=_twin(job, run),
         diagram=diagram,
     )
 
@@ -218,12 +223,60 @@ def source(job_id: str) -> Response:
 
 @blueprint.post("/jobs/<job_id>/cancel")
 def cancel(job_id: str) -> Response:
-    return refused(501, LIFECYCLE_PENDING)
+    """``richdoc jobs cancel JOB_ID --reason ...``: the record first, then the execution."""
+    job = job_or_abort(job_id)
+    reason = request.form.get("reason", "").strip()[:MAX_REASON] or None
+    [done] = cancel_jobs(settings().operator, [job.job_id], reason=reason)
+    return _answer(
+        job.job_id, ActionResult(action="cancel", outcome=done.outcome, detail=done.detail)
+    )
 
 
 @blueprint.post("/jobs/<job_id>/redrive")
 def redrive(job_id: str) -> Response:
-    return refused(501, LIFECYCLE_PENDING)
+    """``richdoc jobs redrive JOB_ID``: the job's next run, from its stored message."""
+    job = job_or_abort(job_id)
+    [done] = redrive_ids(settings().operator, [job.job_id]).results
+    return _answer(
+        job.job_id, ActionResult(action="redrive", outcome=done.outcome, detail=done.detail)
+    )
+
+
+def _twin(job: Job, run: int) -> str:
+    """The page's JSON twin (a POST's answer is at the action's address, not the page's)."""
+    earlier: dict[str, Any] = {"run": run} if run != job.run else {}
+    return url_for("job.job_page", job_id=job.job_id, as_json=True, **earlier)
+
+
+def _answer(job_id: str, result: ActionResult) -> Response:
+    """The job as the action left it, with what the action did."""
+    view = _view(job_or_abort(job_id))
+    view.result = result
+    return respond(view, "job.html")
+
+
+def _actions(job: Job) -> list[ActionSlot]:
+    """Cancel while the run is open; Redrive when ``richdoc jobs redrive`` would send."""
+    if job.status in (JobStatus.QUEUED, JobStatus.RUNNING):
+        cancel_why = None
+    elif job.status is JobStatus.CANCELLED:
+        cancel_why = "the job is cancelled already"
+    else:
+        cancel_why = finished_detail(job)
+    refusal = not_redrivable(job)
+    return [
+        ActionSlot(
+            name=name,
+            label=label,
+            url=url_for(f"job.{name}", job_id=job.job_id),
+            available=why is None,
+            why=why,
+        )
+        for name, label, why in (
+            ("cancel", "Cancel", cancel_why),
+            ("redrive", "Redrive", refusal[1] if refusal else None),
+        )
+    ]
 
 
 def job_or_abort(job_id: str) -> Job:

@@ -86,12 +86,7 @@ def jobs_list() -> JobsPage:
     which = _job_filter(filters)
     after = cursor()
     listed = operator.jobs_page(which, limit=config.page_size, after=after)
-    summaries = []
-    for job in listed.jobs:
-        # Shard progress costs a query of the job's attempts: only for open sharded jobs.
-        sharded_open = not job.status.terminal and (job.shards or 0) > 1
-        attempts = operator.jobs.attempts(job.job_id, job.run) if sharded_open else None
-        summaries.append(JobSummary.of(job, attempts))
+    summaries = [JobSummary.of(job) for job in listed.jobs]
 
     last_look = _last_look()
     open_statuses = [s for s in JobStatus if not s.terminal]
@@ -179,15 +174,21 @@ def _job_filter(filters: Filters) -> JobFilter:
     )
 
 
-def _moment(text: str, name: str) -> str | None:
-    """A time as records store it; a date or a time without a zone is UTC."""
+def moment(text: str, name: str) -> datetime | None:
+    """A date or time from a form (400 when it is none); without a zone it is UTC."""
     if not text:
         return None
     try:
-        moment = datetime.fromisoformat(text)
+        found = datetime.fromisoformat(text)
     except ValueError:
         abort(400, f"{name}: not a date or time (ISO 8601, e.g. 2026-01-31T09:00): {text!r}")
-    return timestamp(moment if moment.tzinfo else moment.replace(tzinfo=UTC))
+    return found if found.tzinfo else found.replace(tzinfo=UTC)
+
+
+def _moment(text: str, name: str) -> str | None:
+    """``moment`` as records store it."""
+    found = moment(text, name)
+    return timestamp(found) if found else None
 
 
 def _last_look() -> str | None:

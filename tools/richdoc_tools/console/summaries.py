@@ -1,19 +1,17 @@
 """A job as the console's lists and headers show it: status, phase, shard progress.
 
-The phase says what the job is doing in words, from what the record holds (its status,
-stage and tier), and the shard progress counts only what is exact: the page-range shards
-of the current run whose last attempt succeeded, out of the shards the plan made.
+The phase and the progress are the job record's (``Job.progress``, as ``richdoc jobs
+show`` and ``watch`` print them): counts only where they are exact, the page-range shards
+of the current run whose parse finished, out of the shards the plan made. A job recorded
+before phases existed says what its status and stage imply.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from flask import url_for
 from pydantic import BaseModel
 
-from richdoc.jobs import Attempt, Job, JobStatus
-from richdoc_tools.operator import shard_parses
+from richdoc.jobs import Job, JobPhase, JobStatus
 
 _STAGE_PHASES = {
     "plan": "planning",
@@ -26,6 +24,7 @@ _STAGE_PHASES = {
 class ShardProgress(BaseModel):
     done: int
     total: int
+    pages_done: int
 
 
 class JobSummary(BaseModel):
@@ -50,9 +49,8 @@ class JobSummary(BaseModel):
     url: str
 
     @classmethod
-    def of(cls, job: Job, attempts: Sequence[Attempt] | None = None) -> JobSummary:
-        """The job; its shard progress too when its attempts are given."""
-        progress = shard_progress(job, attempts) if attempts is not None else None
+    def of(cls, job: Job) -> JobSummary:
+        progress = shard_progress(job)
         failure = job.failure
         return cls(
             job_id=job.job_id,
@@ -63,7 +61,7 @@ class JobSummary(BaseModel):
             stage=job.stage,
             tier=job.tier,
             shards=job.shards,
-            phase=phase(job, progress),
+            phase=phase(job),
             progress=progress,
             failure_kind=str(failure.kind) if failure else None,
             feature=failure.feature if failure else None,
@@ -77,16 +75,21 @@ class JobSummary(BaseModel):
         )
 
 
-def shard_progress(job: Job, attempts: Sequence[Attempt]) -> ShardProgress | None:
-    """Shards of the current run done, out of the plan's; None for a whole parse."""
-    if not job.shards or job.shards < 2:
+def shard_progress(job: Job) -> ShardProgress | None:
+    """Shards of the current run finished, out of the plan's; None unless it parses
+    shards now."""
+    progress = job.progress()
+    if progress.phase is not JobPhase.PARSING_SHARDS or not progress.shards:
         return None
-    current = [s for s in shard_parses(list(attempts)) if s.run == job.run]
-    return ShardProgress(done=sum(s.outcome == "ok" for s in current), total=job.shards)
+    return ShardProgress(
+        done=progress.shards_done or 0, total=progress.shards, pages_done=progress.pages_done or 0
+    )
 
 
-def phase(job: Job, progress: ShardProgress | None = None) -> str:
-    """What the job is doing, in words."""
+def phase(job: Job) -> str:
+    """What the job is doing, in words (the record's phase when it has one)."""
+    if job.phase is not None:
+        return job.progress().describe()
     if job.status is JobStatus.QUEUED:
         return "queued"
     if job.status is JobStatus.FAILED:
@@ -94,7 +97,5 @@ def phase(job: Job, progress: ShardProgress | None = None) -> str:
     if job.status is not JobStatus.RUNNING:
         return str(job.status).lower().replace("_", "-")
     if job.stage == "parse":
-        if progress is not None:
-            return f"parsing shards: {progress.done} of {progress.total} done"
         return f"parsing at tier {job.tier}" if job.tier else "parsing"
     return _STAGE_PHASES.get(job.stage or "", "starting")

@@ -96,7 +96,11 @@
       phase.append(
         el(
           "progress",
-          { max: job.progress.total, value: job.progress.done },
+          {
+            max: job.progress.total,
+            value: job.progress.done,
+            title: job.progress.pages_done + " pages done",
+          },
           job.progress.done + "/" + job.progress.total,
         ),
       );
@@ -267,11 +271,24 @@
     }
   }
 
+  // Cancel and Redrive are offered as the job's status allows, as it changes.
+  function applyActions(actions) {
+    for (const action of actions) {
+      for (const control of document.querySelectorAll(
+        'form[data-action="' + action.name + '"] button, form[data-action="' + action.name + '"] input[name="reason"]',
+      )) {
+        control.disabled = !action.available;
+        if (control.tagName === "BUTTON") control.title = action.why || "";
+      }
+    }
+  }
+
   function initJob() {
     const live = poller(function (data, changed) {
       if (changed) {
         document.getElementById("job-status").replaceChildren(statusBadge(data.job.status));
         document.getElementById("phase").textContent = data.job.phase;
+        applyActions(data.actions);
         applyStates(data.states, data.transitions_taken);
         document.getElementById("attempts-body").replaceChildren(...data.attempts.map(attemptRow));
         document.getElementById("shards-body").replaceChildren(...data.shards.map(shardRow));
@@ -288,7 +305,9 @@
       }
       const execution = data.execution;
       const executionOpen = execution && (execution.status === null || execution.status === "RUNNING");
-      return !data.job.terminal || executionOpen;
+      // After a redrive the page stays live until the next run has started and ended.
+      const awaited = Number(document.body.dataset.awaitRun || 0);
+      return !data.job.terminal || executionOpen || data.job.run < awaited;
     });
     if (document.body.dataset.live === "yes") live.start();
   }
