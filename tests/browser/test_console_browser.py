@@ -1,7 +1,8 @@
 """The console in headless Chromium, against a real ``richdoc console`` process on the
 embedded stack: files dropped into the page become jobs whose graph colours as they run,
 the page view draws the graph's boxes over the PDF, the dead-letter workbench redrives,
-hostile names and texts stay text, and no request leaves 127.0.0.1.
+a job's Redrive button and a failure group's redrive start the next run, the tier ladder
+is drawn, hostile names and texts stay text, and no request leaves 127.0.0.1.
 
 Every wait is on something the page shows (Playwright's expect, generous timeouts),
 never a sleep: how fast this machine parses does not matter.
@@ -209,6 +210,8 @@ def test_hostile_names_and_texts_render_inert(session: tuple[Page, Watch], tmp_p
         job_url + "/document",
         _job_url(page, unsupported.name),
         "/dead-letters",
+        "/failures",
+        "/tiers",
     ):
         page.goto(base + path)
         expect(page.locator("main")).to_be_visible()
@@ -247,6 +250,64 @@ def test_the_dead_letter_workbench_counts_then_redrives(session: tuple[Page, Wat
     expect(page.locator('#statechart g[data-state="UnsupportedFeature"]')).to_have_attribute(
         "data-status", "failed"
     )
+    assert not watch.errors and not watch.dialogs
+
+
+def test_the_job_pages_buttons_cancel_only_open_runs_and_redrive(
+    session: tuple[Page, Watch],
+) -> None:
+    page, watch = session
+    base = page.url.split("/jobs")[0].split("/dead-letters")[0]
+    job_url = _job_url(page, "<img src=x onerror=window.__pwned=5>.dwg")
+    run = twin(page, job_url + ".json")["job"]["run"]
+    page.goto(base + job_url)
+    cancel = page.locator('form[data-action="cancel"] button')
+    expect(cancel).to_be_disabled()
+    expect(cancel).to_have_attribute("title", re.compile("had already finished: DEAD_LETTERED"))
+    page.locator('form[data-action="redrive"] button').click()
+    result = page.locator("#action-result")
+    expect(result).to_have_attribute("data-outcome", "sent")
+    expect(result).to_contain_text(f"run {run + 1} requested")
+    expect(page.locator("h1.key")).to_have_text("<img src=x onerror=window.__pwned=5>.dwg")
+    # The page follows the next run from its twin until it has ended.
+    wait_for_twin(
+        page,
+        job_url + ".json",
+        lambda shown: shown["job"]["run"] == run + 1 and shown["job"]["terminal"],
+    )
+    expect(page.locator("#live-state")).to_have_text("up to date; nothing is running")
+    expect(page.locator("#attempts-body tr", has_text="UnsupportedFeature")).to_have_count(run + 1)
+    assert page.evaluate("() => window.__pwned") is None
+    assert not watch.errors and not watch.dialogs
+
+
+def test_a_failure_group_is_redriven_and_the_tier_ladder_drawn(
+    session: tuple[Page, Watch],
+) -> None:
+    page, watch = session
+    base = page.url.split("/jobs")[0].split("/dead-letters")[0].split("/failures")[0]
+    job_url = _job_url(page, "<img src=x onerror=window.__pwned=5>.dwg")
+    run = twin(page, job_url + ".json")["job"]["run"]
+    page.goto(base + "/failures")
+    group = page.locator("#groups tr[data-signature]", has_text="unsupported_feature")
+    expect(group).to_have_count(1)
+    expect(group.locator(".count")).to_have_text("1")
+    group.locator('button[data-action="redrive-group"]').click()
+    expect(page.locator("#outcome-message")).to_contain_text("1 job(s) match")
+    page.locator("#confirm").click()
+    expect(page.locator("#outcome-message")).to_have_text("1 of 1 job(s) sent to run again")
+    wait_for_twin(
+        page,
+        job_url + ".json",
+        lambda shown: shown["job"]["run"] == run + 1 and shown["job"]["terminal"],
+    )
+
+    page.goto(base + "/tiers")
+    bar = page.locator('#tier-chart g.tier-bar[data-tier="1"]')
+    expect(bar).to_be_visible()
+    expect(bar).to_contain_text("succeeded")
+    expect(page.locator('#tiers tr[data-tier="1"]')).to_be_visible()
+    assert page.evaluate("() => window.__pwned") is None
     assert not watch.errors and not watch.dialogs
 
 

@@ -126,4 +126,3 @@ def _failures() -> FailuresPage:
 
 def _since(text: str) -> datetime | None:
     return moment(text, "since")
-
