@@ -10,6 +10,7 @@ counts as a receive, and says so).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from flask import Blueprint, abort, request, url_for
@@ -24,6 +25,7 @@ from richdoc_tools.console.summaries import JobSummary
 from richdoc_tools.console.twins import page, respond
 from richdoc_tools.dlq import (
     DeadLetter,
+    ListedLetter,
     Taken,
     discard_chosen,
     peek,
@@ -257,13 +259,5 @@ def _report(action: str, taken: Taken) -> str:
 
 
 def _peeked(letter: DeadLetter) -> PeekedMessage:
-    return PeekedMessage(
-        message_id=letter.message_id,
-        job_id=letter.job_id,
-        run=letter.run,
-        kind=letter.kind,
-        feature=letter.feature,
-        reason=letter.reason,
-        receive_count=letter.receive_count,
-        body=letter.body[:2000],
-    )
+    listed = dataclasses.asdict(ListedLetter.of_received(letter))
+    return PeekedMessage.model_validate({**listed, "body": letter.body[:2000]})
