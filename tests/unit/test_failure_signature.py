@@ -5,11 +5,16 @@ strings gets the same signature; another kind or error never does), and the grou
 from __future__ import annotations
 
 import string
+from datetime import datetime
+from types import SimpleNamespace
+from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from richdoc_tools.failures import (
     FailureSignature,
+    fleet_failures,
     group_failures,
     matches_signature,
     normalise,
@@ -164,3 +169,28 @@ def test_failed_jobs_group_by_signature_with_counts_and_times() -> None:
         ).id
         == memory.signature
     )
+
+
+def test_the_fleet_failures_read_both_failed_statuses_or_the_one_asked_for() -> None:
+    def failed(job_id: str, status: JobStatus) -> Job:
+        job = _job(FailureKind.TRANSIENT, "throttled", "Throttling")
+        return job.model_copy(update={"job_id": job_id, "status": status})
+
+    stored = {
+        JobStatus.FAILED: [failed("a" * 32, JobStatus.FAILED)],
+        JobStatus.DEAD_LETTERED: [failed("b" * 32, JobStatus.DEAD_LETTERED)],
+    }
+    asked: list[tuple[JobStatus, datetime | None]] = []
+
+    def list_jobs(status: JobStatus, since: datetime | None = None) -> list[Job]:
+        asked.append((status, since))
+        return stored[status]
+
+    operator: Any = SimpleNamespace(jobs=SimpleNamespace(list_jobs=list_jobs))
+    [both] = fleet_failures(operator)
+    assert (both.count, both.statuses) == (2, {"FAILED": 1, "DEAD_LETTERED": 1})
+    since = datetime(2026, 1, 1)
+    [one] = fleet_failures(operator, status=JobStatus.FAILED, since=since)
+    assert (one.count, asked[-1]) == (1, (JobStatus.FAILED, since))
+    with pytest.raises(ValueError, match="DEAD_LETTERED or FAILED"):
+        fleet_failures(operator, status=JobStatus.CANCELLED)

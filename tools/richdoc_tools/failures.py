@@ -19,11 +19,17 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
 from richdoc.jobs import Job, JobStatus
 from richdoc.taxonomy import FailureKind
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from richdoc_tools.operator import Operator
 
 FAILED_STATUSES = (JobStatus.DEAD_LETTERED, JobStatus.FAILED)
 SIGNATURE_CHARS = 12
@@ -143,3 +149,14 @@ def group_failures(jobs: Iterable[Job]) -> list[FailureGroup]:
             )
         )
     return sorted(groups, key=lambda g: (g.count, g.last_seen or ""), reverse=True)
+
+
+def fleet_failures(
+    operator: Operator, *, status: JobStatus | None = None, since: datetime | None = None
+) -> list[FailureGroup]:
+    """The stack's failed jobs (both failed statuses, or ``status`` alone; updated at or
+    after ``since``) grouped by signature: ``richdoc jobs failures`` and the console."""
+    if status is not None and status not in FAILED_STATUSES:
+        raise ValueError(f"{status}: failures are DEAD_LETTERED or FAILED jobs")
+    statuses = [status] if status is not None else list(FAILED_STATUSES)
+    return group_failures(job for s in statuses for job in operator.jobs.list_jobs(s, since=since))

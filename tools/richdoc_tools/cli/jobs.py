@@ -220,13 +220,11 @@ def failures(
     and quoted strings taken out. Each group has a count, when it was first and last seen,
     some job ids, and the signature `jobs redrive --signature` takes."""
     from richdoc_tools.cli import render
-    from richdoc_tools.failures import FAILED_STATUSES, group_failures
+    from richdoc_tools.failures import FAILED_STATUSES, fleet_failures
 
     if status is not None and status not in FAILED_STATUSES:
         raise UsageError(f"--status {status}: failures are DEAD_LETTERED or FAILED jobs")
-    statuses = [status] if status else list(FAILED_STATUSES)
-    found = [job for s in statuses for job in operator.jobs.list_jobs(s, since=since)]
-    render.failure_groups(group_failures(found), as_json=as_json)
+    render.failure_groups(fleet_failures(operator, status=status, since=since), as_json=as_json)
     return 0
 
 
