@@ -3,7 +3,7 @@ group) and the tier ladder (pages and size against the tier that finally succeed
 often each tier escalates, peak memory against the ceilings).
 
 They draw what ``richdoc jobs failures`` and ``richdoc jobs tiers`` compute
-(``failures.group_failures``, ``tiers.fleet_tiers``); redriving a group is ``richdoc jobs
+(``failures.fleet_failures``, ``tiers.fleet_tiers``); redriving a group is ``richdoc jobs
 redrive --status S --signature SIG`` for each status in the group: a dry run counts first,
 and the confirmed redrive sends at the command's default rate.
 """
@@ -20,7 +20,7 @@ from richdoc.jobs import Job
 from richdoc_tools.console.app import settings
 from richdoc_tools.console.jobs import moment
 from richdoc_tools.console.twins import page, respond
-from richdoc_tools.failures import FAILED_STATUSES, FailureGroup, group_failures
+from richdoc_tools.failures import FAILED_STATUSES, FailureGroup, fleet_failures
 from richdoc_tools.redrive import (
     DEFAULT_RATE_PER_S,
     Pacer,
@@ -118,10 +118,9 @@ def tiers() -> TiersPage:
 
 def _failures() -> FailuresPage:
     since = request.values.get("since", "").strip()
-    after = _since(since)
-    operator = settings().operator
-    found = [job for s in FAILED_STATUSES for job in operator.jobs.list_jobs(s, since=after)]
-    return FailuresPage(since=since, groups=group_failures(found))
+    return FailuresPage(
+        since=since, groups=fleet_failures(settings().operator, since=_since(since))
+    )
 
 
 def _since(text: str) -> datetime | None:
