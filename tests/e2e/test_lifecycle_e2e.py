@@ -43,8 +43,10 @@ from tests.support.parse_inputs import docx_bytes
 from tests.support.stack_runs import (
     dead_letters_for,
     history,
+    job_of,
     run_one,
     states_entered,
+    upload,
     wait_for_handlers,
 )
 
@@ -54,17 +56,6 @@ TIMEOUT_S = 120
 
 
 # ---- helpers ------------------------------------------------------------------------------
-
-
-def upload(stack: Any, key: str, body: bytes) -> str:
-    job_id: str = stack.upload(Path(key), key=key, body=body).job_id
-    return job_id
-
-
-def job_of(stack: Any, job_id: str) -> Job:
-    job = stack.jobs.get(job_id)
-    assert job is not None, f"no job {job_id}"
-    return job
 
 
 def describe(stack: Any, job_id: str, run: int = 1) -> dict[str, Any] | None:

@@ -21,10 +21,10 @@ from richdoc_tools.local.events import wait_until
 from richdoc_tools.local.lambdas import PlatformError, ServiceError
 
 from richdoc.contracts import ParseInput
-from richdoc.jobs import DeadLetterMark, Job, JobStatus
+from richdoc.jobs import DeadLetterMark, JobStatus
 from richdoc.records import STATUS_CHANGE
 from tests.support.parse_inputs import docx_bytes
-from tests.support.stack_runs import history, states_entered
+from tests.support.stack_runs import history, job_of, states_entered, upload
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling, pytest.mark.xdist_group("stack")]
 
@@ -42,17 +42,6 @@ def _status_change(event: Any) -> bool:
 
 
 # ---- helpers ------------------------------------------------------------------------------
-
-
-def upload(stack: Any, name: str, body: bytes) -> str:
-    job_id: str = stack.upload(Path(name), key=name, body=body).job_id
-    return job_id
-
-
-def job_of(stack: Any, job_id: str) -> Job:
-    job = stack.jobs.get(job_id)
-    assert job is not None, f"no job {job_id}"
-    return job
 
 
 def execution_of(stack: Any, job_id: str) -> dict[str, Any] | None:

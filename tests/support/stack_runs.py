@@ -13,6 +13,18 @@ from richdoc_tools.local.lambdas import FUNCTION_THREAD_PREFIX
 from richdoc.jobs import Attempt, Job
 
 
+def upload(stack: Any, key: str, body: bytes) -> str:
+    """Put ``body`` at ``key`` in the ingest bucket; the id of the job it makes."""
+    job_id: str = stack.upload(Path(key), key=key, body=body).job_id
+    return job_id
+
+
+def job_of(stack: Any, job_id: str) -> Job:
+    job = stack.jobs.get(job_id)
+    assert job is not None, f"no job {job_id}"
+    return job
+
+
 def run_one(
     stack: Any, name: str, body: bytes, *, clarify: bool = False, timeout_s: float = 120
 ) -> Job:
