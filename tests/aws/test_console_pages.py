@@ -586,6 +586,9 @@ def test_failure_groups_and_redriving_one_after_a_dry_run(console: Console) -> N
     assert "<img src=x" not in html
 
     accept = {"Accept": "application/json"}
+    later = {"signature": big["signature"], "since": "2026-01-01T00:00:02"}
+    narrowed = console.post("/failures/redrive", data=later, headers=accept).get_json()
+    assert [r["job_id"] for r in narrowed["redrive"]["results"]] == [second]  # as listed
     dry = console.post(
         "/failures/redrive", data={"signature": big["signature"]}, headers=accept
     ).get_json()["redrive"]

@@ -78,10 +78,11 @@ def redrive_group() -> Response:
     if not signature:
         abort(400, "which group? give its signature")
     dry_run = request.form.get("dry_run", "1") != "0"
+    since = _since(request.form.get("since", "").strip())  # the group as the page listed it
     operator = settings().operator
     jobs: list[Job] = []
     for status in FAILED_STATUSES:
-        jobs += select(operator, RedriveFilter(status=status, signature=signature))
+        jobs += select(operator, RedriveFilter(status=status, signature=signature, since=since))
     report = redrive_selected(
         operator, jobs, pacer=Pacer(rate_per_s=DEFAULT_RATE_PER_S), dry_run=dry_run
     )
