@@ -12,7 +12,7 @@ export SAM_CLI_TELEMETRY := 0
 export AWS_DEFAULT_REGION ?= us-east-1
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: setup demo test quick lint typecheck static pytest bench clean
+.PHONY: setup demo test quick lint typecheck static pytest bench clean chromium screenshots
 
 $(VENV)/.installed: pyproject.toml tools/richdoc_tools/torchvision_compat.py
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,12 @@ $(CHECKOV_VENV)/.installed:
 	$(PYTHON) -m venv $(CHECKOV_VENV)
 	$(CHECKOV_VENV)/bin/pip install --quiet checkov==3.3.30
 	touch $@
+
+# The browser tests drive Debian's Chromium through Playwright (whose own browser builds
+# come from a CDN that CI machines may not reach). Installing it needs root, as in CI.
+CHROMIUM := /usr/bin/chromium
+chromium:
+	@test -x $(CHROMIUM) || (apt-get update && apt-get install -y chromium)
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -64,10 +70,10 @@ static: setup $(SAM_VENV)/.installed node_modules/.installed $(CHECKOV_VENV)/.in
 	$(VENV)/bin/python scripts/check_package_size.py .aws-sam/build
 
 # Every lane (tests/unit, aws, parse, e2e, browser).
-pytest: setup node_modules/.installed
+pytest: setup node_modules/.installed chromium
 	$(VENV)/bin/pytest -n 2 --dist loadfile
 
-test: lint typecheck static pytest
+test: chromium lint typecheck static pytest
 
 # The fast lanes only (pure and moto-backed tests; no docling worker, no state machine):
 # a minute or two while working. `make test` is what CI runs.
@@ -76,6 +82,10 @@ quick: setup node_modules/.installed
 
 bench: setup
 	$(VENV)/bin/python -m bench
+
+# The console's screenshots in docs/ (and the README's), from a run on samples/.
+screenshots: setup chromium
+	$(VENV)/bin/python scripts/console_screenshots.py
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) node_modules .aws-sam

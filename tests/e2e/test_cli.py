@@ -27,6 +27,7 @@ def test_every_command_has_help_with_an_example(capsys: pytest.CaptureFixture[st
         ["jobs", "show"],
         ["dlq", "list"],
         ["dlq", "redrive"],
+        ["console"],
     ]
     for command in commands:
         with pytest.raises(SystemExit) as exit_info:

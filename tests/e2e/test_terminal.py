@@ -420,7 +420,7 @@ def test_in_a_pipe_dlq_list_prints_every_message_whole(
     from richdoc_tools.local.events import wait_until
 
     def listed() -> subprocess.CompletedProcess[str]:
-        return served.richdoc("dlq", "list")
+        return served.richdoc("dlq", "list", "--peek")  # the malformed one has no job record
 
     # The malformed message reaches the DLQ after the queue's maxReceiveCount deliveries.
     assert wait_until(lambda: "\tmalformed\t" in listed().stdout, timeout_s=120, interval_s=1)
@@ -465,14 +465,25 @@ def test_dlq_list_names_malformed_messages_and_redrive_says_what_each_kind_will_
     from richdoc_tools.local.events import wait_until
 
     def kinds() -> list[str]:
-        listed = served.richdoc("dlq", "list", "--json")
+        listed = served.richdoc("dlq", "list", "--peek", "--json")
         return sorted(letter["kind"] for letter in json.loads(listed.stdout))
 
     # The malformed message reaches the DLQ after the queue's maxReceiveCount deliveries.
     assert wait_until(lambda: "malformed" in kinds(), timeout_s=120, interval_s=1), kinds()
     assert kinds() == ["malformed", "unsupported_feature"]
 
-    code, raw = in_terminal([*RICHDOC, "dlq", "list", "--endpoint-url", served.endpoint])
+    # Without --peek: the job records' dead letters, the malformed one only counted.
+    recorded = served.richdoc("dlq", "list", "--json")
+    assert recorded.returncode == 0, recorded.stderr
+    [letter] = json.loads(recorded.stdout)
+    assert letter["job_id"] == uploaded["drawing.dwg"] and letter["kind"] == "unsupported_feature"
+    assert letter["received"] is False and letter["receive_count"] is None
+    assert "1 other message(s) wait on the dead-letter queue" in recorded.stderr
+    peeked = served.richdoc("dlq", "list", "--peek")
+    assert "warning: --peek receives every message" in peeked.stderr
+    assert "DeadLetterAgeAlarm" in peeked.stderr
+
+    code, raw = in_terminal([*RICHDOC, "dlq", "list", "--peek", "--endpoint-url", served.endpoint])
     text = readable(raw)
     assert code == 0, text
     assert "malformed" in text and "message body is not JSON" in text

@@ -110,6 +110,19 @@ def pdf(path: Path, *, pages: int = 3, text: bool = True, image: bool = False) -
     return path
 
 
+def pdf_with_lines(path: Path, lines: list[str]) -> Path:
+    """One page, each line a paragraph of its own (far enough apart to stay apart)."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    page = canvas.Canvas(str(path), pagesize=A4, invariant=True)
+    for n, line in enumerate(lines):
+        page.drawString(72, 760 - 28 * n, line)
+    page.showPage()
+    page.save()
+    return path
+
+
 def encrypted_pdf(path: Path) -> Path:
     from pypdf import PdfWriter
 

@@ -23,7 +23,7 @@ import copy
 import json
 import re
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -31,6 +31,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError
 from richdoc_tools.local.template import Template
+from richdoc_tools.statemachine import Machine, State, TransitionKind
 
 from richdoc.contracts import (
     DETECT,
@@ -306,10 +307,10 @@ class Ended:
 
 END = Ended()
 Handover = tuple[str | Ended | None, Json]  # next state (END: ended with this output; None: failed)
-Iterate = Callable[[str, dict[str, Any], Json], list[Json]]
+Iterate = Callable[[str, Json], list[Json]]  # a Map state's name and an item
 
 
-def _choice_paths(rule: dict[str, Any]) -> Iterator[str]:
+def _choice_paths(rule: Mapping[str, Any]) -> Iterator[str]:
     if "Variable" in rule:
         yield rule["Variable"]
     for key, value in rule.items():
@@ -323,13 +324,12 @@ def _choice_paths(rule: dict[str, Any]) -> Iterator[str]:
         yield from _choice_paths(nested)
 
 
-def _next(state: dict[str, Any]) -> str | Ended:
-    return END if state.get("End") else state["Next"]
+def _next(state: State) -> str | Ended:
+    return state.next or END
 
 
 def _step(
-    name: str,
-    state: dict[str, Any],
+    state: State,
     data: Json,
     contracts: Contracts,
     *,
@@ -338,55 +338,58 @@ def _step(
     iterate: Iterate,
 ) -> list[Handover]:
     """The states a state can hand over to, each with the data it hands over."""
-    kind = state["Type"]
-    effective = resolve(state.get("InputPath", "$"), data, context)
+    kind, name, spec = state.type, state.name, state.definition  # spec: what it does, as written
+    effective = resolve(spec.get("InputPath", "$"), data, context)
     caught = sample(CaughtError, full=full)
-    catches = [
-        (catcher["Next"], put(data, catcher.get("ResultPath", "$"), caught))
-        for catcher in state.get("Catch", [])
+    catches: list[Handover] = [
+        (catch.target, put(data, catch.result_path, caught)) for catch in state.catches
     ]
     if kind == "Task":
         payload = (
-            build(state["Parameters"], effective, context) if "Parameters" in state else effective
+            build(spec["Parameters"], effective, context) if "Parameters" in spec else effective
         )
-        result = contracts.answer(state["Resource"], payload, full=full)
-        if "ResultSelector" in state:
-            result = build(state["ResultSelector"], result, context)
-        output = put(data, state.get("ResultPath", "$"), result)
-        return [(_next(state), resolve(state.get("OutputPath", "$"), output, context)), *catches]
+        result = contracts.answer(spec["Resource"], payload, full=full)
+        if "ResultSelector" in spec:
+            result = build(spec["ResultSelector"], result, context)
+        output = put(data, spec.get("ResultPath", "$"), result)
+        return [(_next(state), resolve(spec.get("OutputPath", "$"), output, context)), *catches]
     if kind == "Map":
-        items = resolve(state["ItemsPath"], effective, context)
+        items = resolve(spec["ItemsPath"], effective, context)
         if not isinstance(items, list) or not items:
-            raise Violation(f"ItemsPath {state['ItemsPath']} is not a list of items: {items!r}")
-        if "MaxConcurrencyPath" in state:
-            concurrency = resolve(state["MaxConcurrencyPath"], effective, context)
+            raise Violation(f"ItemsPath {spec['ItemsPath']} is not a list of items: {items!r}")
+        if "MaxConcurrencyPath" in spec:
+            concurrency = resolve(spec["MaxConcurrencyPath"], effective, context)
             if not isinstance(concurrency, int) or isinstance(concurrency, bool):
                 raise Violation(f"MaxConcurrencyPath is not an integer: {concurrency!r}")
         item_context = {**context, "Map": {"Item": {"Value": items[0], "Index": 0}}}
         item = (
-            build(state["ItemSelector"], effective, item_context)
-            if "ItemSelector" in state
+            build(spec["ItemSelector"], effective, item_context)
+            if "ItemSelector" in spec
             else items[0]
         )
         handovers: list[Handover] = []
-        for ended in iterate(name, state["ItemProcessor"], item):
-            output = put(data, state.get("ResultPath", "$"), [ended])
-            handovers.append((_next(state), resolve(state.get("OutputPath", "$"), output, context)))
+        for ended in iterate(name, item):
+            output = put(data, spec.get("ResultPath", "$"), [ended])
+            handovers.append((_next(state), resolve(spec.get("OutputPath", "$"), output, context)))
         return [*handovers, *catches]
     if kind == "Pass":
-        result = state.get("Result", build(state.get("Parameters", effective), effective, context))
-        output = put(data, state.get("ResultPath", "$"), result)
-        return [(_next(state), resolve(state.get("OutputPath", "$"), output, context))]
+        result = spec.get("Result", build(spec.get("Parameters", effective), effective, context))
+        output = put(data, spec.get("ResultPath", "$"), result)
+        return [(_next(state), resolve(spec.get("OutputPath", "$"), output, context))]
     if kind == "Choice":
-        for rule in state["Choices"]:
-            for path in _choice_paths(rule):
+        branches = [
+            t
+            for t in state.transitions
+            if t.kind in (TransitionKind.CHOICE, TransitionKind.DEFAULT)
+        ]
+        for branch in branches:
+            for path in _choice_paths(branch.rule or {}):
                 resolve(path, data, context)
-        nexts = [rule["Next"] for rule in state["Choices"]]
-        return [(n, data) for n in [*nexts, *([state["Default"]] if "Default" in state else [])]]
+        return [(branch.target, data) for branch in branches]
     if kind == "Fail":
         for key in ("CausePath", "ErrorPath"):
-            if key in state:
-                resolve(state[key], data, context)
+            if key in spec:
+                resolve(spec[key], data, context)
         return [(None, data)]
     if kind == "Succeed":
         return [(END, data)]
@@ -397,7 +400,7 @@ def walk(definition: dict[str, Any], contracts: Contracts) -> Walk:
     result = Walk()
 
     def visit(
-        machine: dict[str, Any],
+        machine: Machine,
         prefix: str,
         name: str,
         data: Json,
@@ -414,12 +417,14 @@ def walk(definition: dict[str, Any], contracts: Contracts) -> Walk:
             result.problems[f"a loop through {qualified} is not modelled"] = " -> ".join(route)
             return
 
-        def iterate(map_name: str, processor: dict[str, Any], item: Json) -> list[Json]:
+        def iterate(map_name: str, item: Json) -> list[Json]:
+            iterator = machine[map_name].iterator
+            assert iterator is not None
             outputs: list[Json] = []
             visit(
-                processor,
+                iterator,
                 f"{prefix}{map_name}/",
-                processor["StartAt"],
+                iterator.start_at,
                 item,
                 route,
                 full,
@@ -431,13 +436,7 @@ def walk(definition: dict[str, Any], contracts: Contracts) -> Walk:
 
         try:
             handovers = _step(
-                name,
-                machine["States"][name],
-                data,
-                contracts,
-                full=full,
-                context=context,
-                iterate=iterate,
+                machine[name], data, contracts, full=full, context=context, iterate=iterate
             )
         except Violation as exc:
             result.problems.setdefault(f"{qualified}: {exc}", " -> ".join(route))
@@ -451,11 +450,12 @@ def walk(definition: dict[str, Any], contracts: Contracts) -> Walk:
             if not prefix:  # a route of the state machine itself ends here
                 result.routes += 1
 
+    machine = Machine.from_definition(definition)
     for full in (True, False):
         visit(
-            definition,
+            machine,
             "",
-            definition["StartAt"],
+            machine.start_at,
             sample(ExecutionInput, full=full),
             (),
             full,
@@ -463,16 +463,6 @@ def walk(definition: dict[str, Any], contracts: Contracts) -> Walk:
             [],
         )
     return result
-
-
-def state_names(machine: dict[str, Any], prefix: str = "") -> set[str]:
-    """Every state, those of Map iterators as ``Map/State``."""
-    names = set()
-    for name, state in machine["States"].items():
-        names.add(prefix + name)
-        if state["Type"] == "Map":
-            names |= state_names(state["ItemProcessor"], f"{prefix}{name}/")
-    return names
 
 
 def _report(result: Walk) -> str:
@@ -487,7 +477,8 @@ def test_every_route_of_the_definition_agrees_with_the_contract_models(
 ) -> None:
     result = walk(definition, Contracts(template))
     assert result.problems == {}, _report(result)
-    assert result.visited == state_names(definition)  # every state was checked
+    # every state was checked
+    assert result.visited == Machine.from_definition(definition).qualified_names()
     assert any("/" in name for name in result.visited)  # the Map's iterator, too
     assert result.routes > 20  # both catch paths and the success path, per failure kind
 
@@ -497,18 +488,11 @@ def test_every_invoked_function_has_a_contract(
 ) -> None:
     contracts = Contracts(template)
     invoked = {
-        contracts.code_of(state["Resource"])
-        for state in _all_states(definition)
-        if state["Type"] == "Task" and state["Resource"] != SEND_MESSAGE
+        contracts.code_of(state.definition["Resource"])
+        for _, state in Machine.from_definition(definition).walk()
+        if state.type == "Task" and state.definition["Resource"] != SEND_MESSAGE
     }
     assert invoked == {*STAGE_CONTRACTS, RECORDS_CODE}
-
-
-def _all_states(machine: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    for state in machine["States"].values():
-        yield state
-        if state["Type"] == "Map":
-            yield from _all_states(state["ItemProcessor"])
 
 
 def test_every_stage_input_carries_the_common_fields() -> None:

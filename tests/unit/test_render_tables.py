@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import pytest
 from richdoc_tools.cli import render
-from richdoc_tools.dlq import DeadLetter
+from richdoc_tools.dlq import DeadLetter, DeadLetterListing, ListedLetter
 from richdoc_tools.terminal import visible
 
 from richdoc.deadletter import ATTR_FEATURE, ATTR_JOB_ID, ATTR_KIND, ATTR_REASON, ATTR_RUN
 from tests.support.cli_process import readable
 
 REASON = "'drawing.dwg': supported formats are " + ", ".join(["docx"] * 40) + "\tand\nmore"
+
+
+def _peeked() -> DeadLetterListing:
+    """One message as `richdoc dlq list --peek` shows it."""
+    return DeadLetterListing(letters=[ListedLetter.of_received(_letter())], others=0, received=True)
 
 
 def _letter() -> DeadLetter:
@@ -31,7 +36,7 @@ def _letter() -> DeadLetter:
 def test_in_a_pipe_a_table_is_tab_separated_rows_under_a_header_every_value_whole(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    render.dead_letters([_letter()], as_json=False)
+    render.dead_letters(_peeked(), as_json=False)
     header, row, count = capsys.readouterr().out.splitlines()
     assert header.split("\t") == ["message id", "job id", "run", "kind", "feature", "reason"]
     assert row.split("\t") == [
@@ -50,7 +55,7 @@ def test_on_a_terminal_the_table_is_rich_and_long_reasons_are_cut(
 ) -> None:
     monkeypatch.setenv("FORCE_COLOR", "1")  # what rich takes for a terminal
     monkeypatch.setenv("COLUMNS", "200")
-    render.dead_letters([_letter()], as_json=False)
+    render.dead_letters(_peeked(), as_json=False)
     out = readable(capsys.readouterr().out)
     assert "┃ message id" in out and "\t" not in out
     assert REASON[:40] in out and "…" in out and "more" not in out

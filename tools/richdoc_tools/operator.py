@@ -9,19 +9,37 @@ from __future__ import annotations
 
 import functools
 import getpass
+import json
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
-from richdoc.jobs import Attempt, Job, JobStatus, JobStore
-from richdoc_tools.dlq import DeadLetter, move_messages, peek, start_move_task
+from richdoc.artifacts import ArtifactStore
+from richdoc.contracts import SourceObject
+from richdoc.jobs import Attempt, Job, JobFilter, JobPage, JobStatus, JobStore, Position
+from richdoc_tools.dlq import (
+    DeadLetter,
+    DeadLetterListing,
+    list_dead_letters,
+    move_messages,
+    peek,
+    peek_listing,
+    start_move_task,
+)
+from richdoc_tools.uploads import Upload, clarify_metadata, put_source
 
 if TYPE_CHECKING:
+    from types_boto3_s3 import S3Client
     from types_boto3_sqs import SQSClient
     from types_boto3_stepfunctions import SFNClient
+    from types_boto3_stepfunctions.type_defs import (
+        DescribeExecutionOutputTypeDef,
+        HistoryEventTypeDef,
+    )
 
 
 class StackNotFound(LookupError):
@@ -111,12 +129,19 @@ class RedriveResult:
 
 
 class Operator:
+    """The stack's resources through one boto3 session. Safe to share between threads (the
+    console serves requests on several): clients are made under a lock (a session is not
+    thread-safe) and then shared (clients are); each thread has its own job store (a
+    resource is not)."""
+
     def __init__(
         self, session: boto3.Session, resources: StackResources, endpoint_url: str | None = None
     ) -> None:
         self.session = session
         self.resources = resources
         self.endpoint_url = endpoint_url
+        self._lock = threading.Lock()
+        self._local = threading.local()
 
     @classmethod
     def connect(
@@ -147,7 +172,18 @@ class Operator:
 
     @functools.cached_property
     def sqs(self) -> SQSClient:
-        return self.session.client("sqs", endpoint_url=self.endpoint_url)
+        with self._lock:
+            return self.session.client("sqs", endpoint_url=self.endpoint_url)
+
+    @functools.cached_property
+    def s3(self) -> S3Client:
+        with self._lock:
+            return self.session.client("s3", endpoint_url=self.endpoint_url)
+
+    @functools.cached_property
+    def stepfunctions(self) -> SFNClient:
+        with self._lock:
+            return self.session.client("stepfunctions", endpoint_url=self.endpoint_url)
 
     @functools.cached_property
     def sfn(self) -> SFNClient:
@@ -173,13 +209,22 @@ class Operator:
 
     @property
     def jobs(self) -> JobStore:
-        table = self.session.resource("dynamodb", endpoint_url=self.endpoint_url).Table(
-            self.resources.jobs_table
-        )
-        return JobStore(table)
+        """The job store of the calling thread."""
+        store: JobStore | None = getattr(self._local, "jobs", None)
+        if store is None:
+            with self._lock:
+                resource = self.session.resource("dynamodb", endpoint_url=self.endpoint_url)
+            store = self._local.jobs = JobStore(resource.Table(self.resources.jobs_table))
+        return store
 
     def list_jobs(self, status: JobStatus | None = None) -> list[Job]:
         return self.jobs.list_jobs(status)
+
+    def jobs_page(self, which: JobFilter, *, limit: int, after: Position | None = None) -> JobPage:
+        return self.jobs.page(which, limit=limit, after=after)
+
+    def count_jobs(self, statuses: Sequence[JobStatus], *, since: str | None = None) -> int:
+        return self.jobs.count(statuses, since=since)
 
     def find_job(self, job_id: str, *, known: Sequence[Job] | None = None) -> Job | None:
         """The job with this id or unique id prefix; AmbiguousJobId when several match.
@@ -202,8 +247,59 @@ class Operator:
             return None
         return job, self.jobs.attempts(job.job_id)
 
+    # ---- executions, artifacts, sources ------------------------------------------------
+
+    def execution(self, execution_arn: str) -> DescribeExecutionOutputTypeDef:
+        return self.stepfunctions.describe_execution(executionArn=execution_arn)
+
+    def execution_history(self, execution_arn: str) -> list[HistoryEventTypeDef]:
+        """Every event of an execution, oldest first."""
+        pages = self.stepfunctions.get_paginator("get_execution_history").paginate(
+            executionArn=execution_arn
+        )
+        return [event for page in pages for event in page["events"]]
+
+    def definition(self, execution_arn: str | None = None) -> dict[str, Any]:
+        """The state machine definition an execution ran (the stack's current one when no
+        execution is given), as deployed."""
+        if execution_arn:
+            text = self.stepfunctions.describe_state_machine_for_execution(
+                executionArn=execution_arn
+            )["definition"]
+        else:
+            text = self.stepfunctions.describe_state_machine(
+                stateMachineArn=self.resources.state_machine_arn
+            )["definition"]
+        definition: dict[str, Any] = json.loads(text)
+        return definition
+
+    def artifact(self, key: str) -> bytes:
+        """An object of the artifact bucket (docling, projection, detection JSON)."""
+        return ArtifactStore(self.s3, self.resources.artifact_bucket).get_bytes(key)
+
+    def source(self, source: SourceObject) -> bytes:
+        """The uploaded object version a job is about."""
+        body: bytes = self.s3.get_object(**source.get_kwargs())["Body"].read()
+        return body
+
+    def upload(self, key: str, body: bytes | IO[bytes], *, clarify: bool) -> Upload:
+        """Drop a file into the ingest bucket (``aws s3 cp`` with the clarify metadata)."""
+        return put_source(
+            self.s3, self.resources.ingest_bucket, key, body, clarify_metadata(clarify)
+        )
+
+    # ---- the dead-letter queue ---------------------------------------------------------
+
     def dead_letters(self) -> list[DeadLetter]:
         return peek(self.sqs, self.resources.dead_letter_queue_url)
+
+    def dead_letter_listing(self, *, receive: bool = False) -> DeadLetterListing:
+        """The waiting dead letters from the job records (nothing received), or with
+        ``receive`` every message on the queue, received to be read."""
+        url = self.resources.dead_letter_queue_url
+        if receive:
+            return peek_listing(self.sqs, url)
+        return list_dead_letters(self.jobs, self.sqs, url)
 
     def redrive(self) -> RedriveResult:
         """Move every dead-lettered message back to the ingest queue."""

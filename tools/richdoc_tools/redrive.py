@@ -190,7 +190,7 @@ def _redrive(
 
     if job is None:
         return result(RedriveOutcome.NOT_FOUND, "no such job")
-    refusal = _not_redrivable(job)
+    refusal = not_redrivable(job)
     if refusal is not None:
         return result(*refusal)
     fresh_after = datetime.now(UTC) - timedelta(seconds=REQUEST_FRESH_S)
@@ -204,7 +204,7 @@ def _redrive(
     except StaleRun:  # someone else's redrive, or the run moved on: say which
         current = store.get(job_id)
         assert current is not None
-        refusal = _not_redrivable(current)
+        refusal = not_redrivable(current)
         if refusal is not None:
             return result(*refusal, found=current)
         return result(
@@ -225,7 +225,8 @@ def _redrive(
     return result(RedriveOutcome.SENT, f"run {job.run + 1} requested")
 
 
-def _not_redrivable(job: Job) -> tuple[RedriveOutcome, str] | None:
+def not_redrivable(job: Job) -> tuple[RedriveOutcome, str] | None:
+    """Why the job cannot run again now (skipped or refused), or None when it can."""
     if job.status in (JobStatus.QUEUED, JobStatus.RUNNING):
         return RedriveOutcome.SKIPPED, f"running already (run {job.run}, {job.status})"
     if not job.status.redrivable:

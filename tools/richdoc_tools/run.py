@@ -22,7 +22,8 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from richdoc.jobs import Attempt, Job, JobStatus, Progress
-from richdoc_tools.local.stack import EmbeddedStack, Upload
+from richdoc_tools.local.stack import EmbeddedStack
+from richdoc_tools.uploads import Upload, clarify_metadata
 
 
 class Counts(BaseModel):
@@ -146,7 +147,7 @@ def run_files(
 ) -> list[RunResult]:
     """Upload every file to the started stack and wait for all jobs; results in input
     order. ``on_finished`` gets each job as it ends, ``on_open`` what the others are doing."""
-    metadata = {"richdoc-clarify": "true" if clarify else "false"}
+    metadata = clarify_metadata(clarify)
     uploads = [
         stack.upload(f, key=k, metadata=metadata)
         for f, k in zip(files, input_keys(files), strict=True)

@@ -2,11 +2,13 @@
 
 ``richdoc run`` is the main job: the whole pipeline on the embedded stack. The step
 commands (parse, project, detect) run exactly the code the Lambda handlers run. The
-operator commands (jobs, dlq) work against a deployed stack or ``richdoc local serve``.
+operator commands (jobs, dlq) work against a deployed stack or ``richdoc local serve``;
+``richdoc console`` serves them in a browser (on either, or on an embedded stack it starts).
 
-One module per command group (``run``, ``steps``, ``local``, ``jobs``, ``dlq``; ``root``
-is the ``richdoc`` group and ``--version``), shared options in ``options``, exit codes in
-``errors`` and everything printed as a table or JSON in ``render``. Everything
+One module per command group (``run``, ``steps``, ``local``, ``jobs``, ``dlq``,
+``console``; ``root`` is the ``richdoc`` group and ``--version``), shared options in
+``options``, exit codes in ``errors`` and everything printed as a table or JSON in
+``render``. Everything
 user-controlled is shown through ``richdoc_tools.terminal`` (never as markup or raw
 control characters).
 

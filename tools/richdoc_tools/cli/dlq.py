@@ -1,4 +1,5 @@
-"""``richdoc dlq``: the dead-letter queue of a stack: list without consuming, redrive.
+"""``richdoc dlq``: the dead-letter queue of a stack: list (from the job records, or
+receiving with ``--peek``), redrive.
 
 A command here is one function: ``@dlq.command(...)`` and ``@with_operator``, which adds
 the stack options and passes the stack's ``Operator``; its tables are in ``render``.
@@ -6,6 +7,7 @@ the stack options and passes the stack's ``Operator``; its tables are in ``rende
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 import click
@@ -23,16 +25,34 @@ def dlq() -> None:
 
 @dlq.command(
     "list",
-    short_help="show dead-lettered messages without consuming them",
-    epilog=example("richdoc dlq list --stack richdoc"),
+    short_help="show the dead letters waiting, from the job records (nothing received)",
+    epilog=example("richdoc dlq list --stack richdoc", "richdoc dlq list --peek --json"),
+)
+@click.option(
+    "--peek",
+    is_flag=True,
+    help="receive every message to show them all, those no job record names too "
+    "(each receive counts: see the warning it prints)",
 )
 @json_option()
 @with_operator
-def list_messages(operator: Operator, as_json: bool) -> int:
-    """Show dead-lettered messages without consuming them."""
+def list_messages(operator: Operator, peek: bool, as_json: bool) -> int:
+    """Show the dead-lettered runs waiting on the dead-letter queue, from the job records:
+    nothing is received, so DeadLetterAgeAlarm keeps seeing the oldest message's age. The
+    queue's counts give how many other messages wait there (SQS moved them after the
+    starter failed on every delivery, or they are malformed); --peek receives every
+    message to show them."""
     from richdoc_tools.cli import render
 
-    render.dead_letters(operator.dead_letters(), as_json=as_json)
+    if peek:
+        print(
+            "richdoc dlq list: warning: --peek receives every message on the "
+            "dead-letter queue (and releases it at once): SQS leaves a message received "
+            "more than three times out of ApproximateAgeOfOldestMessage, the metric "
+            "DeadLetterAgeAlarm watches, so each peek ages the alarm's view",
+            file=sys.stderr,
+        )
+    render.dead_letters(operator.dead_letter_listing(receive=peek), as_json=as_json)
     return 0
 
 

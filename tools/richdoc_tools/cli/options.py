@@ -24,13 +24,7 @@ if TYPE_CHECKING:
 Command = Callable[..., int]
 E = TypeVar("E", bound=StrEnum)
 
-_STACK_OPTIONS = (
-    click.option(
-        "--stack",
-        default="richdoc",
-        metavar="NAME",
-        help="CloudFormation stack name (default: richdoc)",
-    ),
+_WHERE_OPTIONS = (
     click.option(
         "--endpoint-url",
         default=None,
@@ -42,6 +36,21 @@ _STACK_OPTIONS = (
     ),
     click.option("--profile", default=None, metavar="PROFILE", help="AWS profile"),
 )
+
+
+def stack_options(
+    stack_default: str | None = "richdoc",
+    stack_help: str = "CloudFormation stack name (default: richdoc)",
+) -> Callable[[Command], Command]:
+    """``--stack``, ``--endpoint-url``, ``--region``, ``--profile``, in that order in help."""
+    stack = click.option("--stack", default=stack_default, metavar="NAME", help=stack_help)
+
+    def add(command: Command) -> Command:
+        for option in reversed((stack, *_WHERE_OPTIONS)):
+            command = option(command)
+        return command
+
+    return add
 
 
 def with_operator(command: Callable[..., int]) -> Command:
@@ -64,10 +73,7 @@ def with_operator(command: Callable[..., int]) -> Command:
         )
         return command(operator, **options)
 
-    decorated: Command = connected
-    for option in reversed(_STACK_OPTIONS):  # so that help lists them in this order
-        decorated = option(decorated)
-    return decorated
+    return stack_options()(connected)
 
 
 def json_option(help: str = "print JSON instead of a table") -> Callable[[Command], Command]:

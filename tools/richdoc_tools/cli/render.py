@@ -25,7 +25,7 @@ from richdoc_tools.terminal import cell, markup, visible
 if TYPE_CHECKING:
     from richdoc.jobs import Attempt, Job, Progress
     from richdoc_tools.cancel import CancelResult
-    from richdoc_tools.dlq import DeadLetter
+    from richdoc_tools.dlq import DeadLetterListing
     from richdoc_tools.failures import FailureGroup
     from richdoc_tools.operator import AmbiguousJobId
     from richdoc_tools.redrive import RedriveFilter, RedriveReport, RedriveResult
@@ -405,7 +405,15 @@ DEAD_LETTER_COLUMNS = (
 )
 
 
-def dead_letters(letters: Sequence[DeadLetter], *, as_json: bool) -> None:
+def dead_letters(listing: DeadLetterListing, *, as_json: bool) -> None:
+    letters = listing.letters
+    others = (
+        f"{listing.others} other message(s) wait on the dead-letter queue that no job "
+        "record names (SQS moved them after the starter failed on every delivery, or "
+        "they are malformed): richdoc dlq list --peek receives them to show them"
+        if listing.others
+        else None
+    )
     if as_json:
         _print_json(
             [
@@ -418,11 +426,19 @@ def dead_letters(letters: Sequence[DeadLetter], *, as_json: bool) -> None:
                     "reason": d.reason,
                     "receive_count": d.receive_count,
                     "body": d.body,
+                    "received": d.received,
                 }
                 for d in letters
             ]
         )
+        if others:
+            print(f"richdoc dlq list: {others}", file=sys.stderr)
         return
     rows = [[d.message_id, d.job_id, d.run, d.kind, d.feature, d.reason] for d in letters]
     _print_table(DEAD_LETTER_COLUMNS, rows, Console())
-    print(f"{len(letters)} message(s) on the dead-letter queue")
+    if listing.received:
+        print(f"{len(letters)} message(s) on the dead-letter queue")
+    else:
+        print(f"{len(letters)} dead-lettered run(s) waiting on the dead-letter queue")
+    if others:
+        print(others)

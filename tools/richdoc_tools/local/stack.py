@@ -21,14 +21,13 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 
 import boto3
 
-from richdoc.jobs import Job, JobStore, Progress, job_id_for
+from richdoc.jobs import Job, JobStore, Progress
 from richdoc_tools.local import emulation, patches
 from richdoc_tools.local.clients import Clients
 from richdoc_tools.local.deploy import Deployment
@@ -44,6 +43,7 @@ from richdoc_tools.local.lambdas import (
 from richdoc_tools.local.output import FunctionLog
 from richdoc_tools.local.provisioners import NotEmulated
 from richdoc_tools.local.template import Template, load_template
+from richdoc_tools.uploads import Upload, put_source
 
 DEFAULT_STACK_NAME = "richdoc"
 
@@ -63,14 +63,6 @@ class EventLoopFailed(StackError):
         self.errors = errors
         described = "; ".join(f"{type(e).__name__}: {e}" for e in errors[:5])
         super().__init__(f"the emulation's event loops failed: {described}")
-
-
-@dataclass(frozen=True)
-class Upload:
-    bucket: str
-    key: str
-    version_id: str | None
-    job_id: str
 
 
 class EmbeddedStack:
@@ -276,15 +268,9 @@ class EmbeddedStack:
         metadata: Mapping[str, str] | None = None,
         body: bytes | None = None,
     ) -> Upload:
-        bucket = self.outputs["IngestBucketName"]
-        key = key or path.name
         data = path.read_bytes() if body is None else body
-        response = self.client("s3").put_object(
-            Bucket=bucket, Key=key, Body=data, Metadata=dict(metadata or {})
-        )
-        version = response.get("VersionId")
-        etag = response["ETag"].strip('"')
-        return Upload(bucket, key, version, job_id_for(bucket, key, version or etag))
+        bucket = self.outputs["IngestBucketName"]
+        return put_source(self.client("s3"), bucket, key or path.name, data, metadata)
 
     def wait_for_jobs(
         self,

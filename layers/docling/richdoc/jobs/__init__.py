@@ -23,11 +23,12 @@ writes are then refused (``JobCancelled``). The job's ``phase`` (``phase``) says
 its run has come.
 
 ``store.JobStore`` reads and writes them: job transitions in ``store``, attempts in
-``attempts``, the requests' expressions and the run fence in ``table``, the phase
-vocabulary and the progress it shows in ``phase``.
+``attempts``, the requests' expressions and the run fence in ``table``, listings page by
+page in ``listing``, the phase vocabulary and the progress it shows in ``phase``.
 """
 
 from richdoc.jobs.keys import (
+    STATUS_INDEX,
     attempt_key,
     attempts_prefix,
     execution_name,
@@ -35,6 +36,7 @@ from richdoc.jobs.keys import (
     job_key,
     partition_key,
 )
+from richdoc.jobs.listing import JobFilter, JobPage, Position
 from richdoc.jobs.model import (
     CANCELLED_OUTCOME,
     OK_OUTCOME,
@@ -52,7 +54,7 @@ from richdoc.jobs.model import (
     timestamp,
 )
 from richdoc.jobs.phase import JobPhase, Progress
-from richdoc.jobs.store import JOBS_TABLE_ENV, STATUS_INDEX, JobStore
+from richdoc.jobs.store import JOBS_TABLE_ENV, JobStore
 from richdoc.jobs.table import JobCancelled, StaleRun
 
 __all__ = [
@@ -70,9 +72,12 @@ __all__ = [
     "DeadLetterSender",
     "Job",
     "JobCancelled",
+    "JobFilter",
+    "JobPage",
     "JobPhase",
     "JobStatus",
     "JobStore",
+    "Position",
     "Progress",
     "RedriveRequest",
     "StaleRun",

@@ -13,6 +13,8 @@ import hashlib
 JOB_SK = "JOB"
 _PARTITION_PREFIX = "JOB#"
 _ATTEMPT_PREFIX = "ATTEMPT#"
+# The sparse index of job items by status (``job_status``) and ``updated_at``.
+STATUS_INDEX = "by-status"
 
 # The primary key of an item (``pk``, ``sk``).
 ItemKey = dict[str, str]

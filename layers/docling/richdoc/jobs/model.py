@@ -102,12 +102,15 @@ _Sparse = WrapSerializer(_without_nulls)
 
 
 class DeadLetterMark(BaseModel):
-    """The dead-letter message of a failed run, once it is on the queue."""
+    """The dead-letter message of a failed run, once it is on the queue; and, when an
+    operator deleted it from the queue instead of redriving it, when and why."""
 
     model_config = ConfigDict(frozen=True, defer_build=True)
 
     message_id: str
     sent_by: DeadLetterSender
+    discarded_at: str | None = None
+    discard_reason: str | None = None
 
 
 class CancelRecord(BaseModel):
@@ -158,7 +161,7 @@ class Job(BaseModel):
     updated_at: str | None = None
     started_at: str | None = None
     ended_at: str | None = None
-    dead_letter: DeadLetterMark | None = None
+    dead_letter: Annotated[DeadLetterMark, _Sparse] | None = None
     phase: JobPhase | None = None  # how far the run has come (printed within ``progress``)
     pages: int | None = None  # pages the successful parse converted
     # Page ranges of the run's shards whose parse finished (a string set; printed as a

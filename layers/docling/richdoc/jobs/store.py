@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, cast
 
@@ -22,7 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from richdoc.awserrors import aws_errors
 from richdoc.contracts import JobCounts, JobOptions, JobOutputs, SourceObject
 from richdoc.jobs.attempts import ATTEMPT_COUNTS, ATTEMPT_SEQ, AttemptRecords
-from richdoc.jobs.keys import job_key
+from richdoc.jobs.keys import STATUS_INDEX, job_key
+from richdoc.jobs.listing import JobFilter, JobPage, Position, count_jobs, page_jobs
 from richdoc.jobs.model import (
     MAX_REASON_CHARS,
     REDRIVABLE_STATUSES,
@@ -55,7 +56,6 @@ if TYPE_CHECKING:
     )
 
 JOBS_TABLE_ENV = "JOBS_TABLE"
-STATUS_INDEX = "by-status"
 BATCH_GET_LIMIT = 100
 
 
@@ -156,6 +156,14 @@ class JobStore(AttemptRecords):
             items = query_all(self.table, IndexName=STATUS_INDEX, KeyConditionExpression=condition)
             jobs.extend(Job.from_item(i) for i in items)
         return sorted(jobs, key=lambda j: (j.created_at or "", j.job_id))
+
+    def page(self, which: JobFilter, *, limit: int, after: Position | None = None) -> JobPage:
+        """One page of a listing, the most recently changed jobs first (``listing``)."""
+        return page_jobs(self.table, which, limit=limit, after=after)
+
+    def count(self, statuses: Sequence[JobStatus], *, since: str | None = None) -> int:
+        """How many jobs are in these statuses (changed at or after ``since``)."""
+        return count_jobs(self.table, statuses, since=since)
 
     def unchanged_since(self, status: JobStatus, moment: datetime) -> list[Job]:
         """Jobs in ``status`` whose record has not changed since ``moment`` (by-status
@@ -386,6 +394,25 @@ class JobStore(AttemptRecords):
             ):
                 return None
             raise
+
+    def record_discard(self, job_id: str, run: int, message_id: str, reason: str) -> Job:
+        """An operator deletes the run's dead-letter message (``message_id``) instead of
+        redriving it: the job stays DEAD_LETTERED and says when and why. Recorded before
+        the message is deleted, so no message disappears unexplained; StaleRun when the
+        job has moved on (a newer run, another message)."""
+        now = self.clock()
+        written = fenced_update(
+            self.table,
+            job_id,
+            Update()
+            .set(("dead_letter", "discarded_at"), now)
+            .set(("dead_letter", "discard_reason"), reason[:MAX_REASON_CHARS])
+            .set("updated_at", now),
+            run=run,
+            allowed=(JobStatus.DEAD_LETTERED,),
+            also=Attr("dead_letter.message_id").eq(message_id),
+        )
+        return Job.from_item(written)
 
     # ---- cancel and redrive (the operator's commands) --------------------------------------
 

@@ -1,0 +1,88 @@
+"""The document with its graph: for a PDF its pages, rendered here, with every node's box
+drawn over them (click one: its text and its span in the canonical text), and the
+temporal ambiguities where their evidence lies; for other formats the structure tree
+beside the canonical text. Read from the job's projection.json and detection.json.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, current_app, url_for
+from pydantic import BaseModel
+from werkzeug.wrappers import Response
+
+from richdoc.detection import Detection
+from richdoc.formats import DocFormat, format_of
+from richdoc.graph import Projection
+from richdoc.taxonomy import UnsupportedFeature
+from richdoc_tools.console.app import settings
+from richdoc_tools.console.job import job_or_abort
+from richdoc_tools.console.overlay import Overlay, overlay
+from richdoc_tools.console.rendering import PageRenderer
+from richdoc_tools.console.summaries import JobSummary
+from richdoc_tools.console.twins import page
+
+blueprint = Blueprint("document", __name__)
+
+RENDERER = "richdoc_console_pages"
+
+
+class DocumentView(BaseModel):
+    job: JobSummary
+    name: str
+    format: str
+    rendered: bool  # pages drawn (a PDF), or the structure tree only
+    job_url: str
+    graph: Overlay
+
+
+def renderer() -> PageRenderer:
+    """The application's page renderer (made on first use)."""
+    made: PageRenderer | None = current_app.extensions.get(RENDERER)
+    if made is None:
+        made = current_app.extensions[RENDERER] = PageRenderer(settings().operator.source)
+    return made
+
+
+@page(blueprint, "/jobs/<job_id>/document", "document.html")
+def document_page(job_id: str) -> DocumentView:
+    operator = settings().operator
+    job = job_or_abort(job_id)
+    if job.outputs is None:
+        abort(404, "the job has no graph: only a job that succeeded has one")
+    projection = Projection.model_validate_json(operator.artifact(job.outputs.projection_key))
+    detection = Detection.model_validate_json(operator.artifact(job.outputs.detection_key))
+    kind = _format(job.source.key)
+    sizes = renderer().sizes(job.source) if kind is DocFormat.PDF else []
+    graph = overlay(
+        projection,
+        detection,
+        sizes,
+        lambda number: url_for("document.page_image", job_id=job.job_id, number=number),
+    )
+    return DocumentView(
+        job=JobSummary.of(job),
+        name=job.source.key,
+        format=str(kind) if kind else "unknown",
+        rendered=bool(sizes),
+        job_url=url_for("job.job_page", job_id=job.job_id),
+        graph=graph,
+    )
+
+
+@blueprint.get("/jobs/<job_id>/document/pages/<int:number>.png")
+def page_image(job_id: str, number: int) -> Response:
+    job = job_or_abort(job_id)
+    if _format(job.source.key) is not DocFormat.PDF:
+        abort(404, "only a PDF's pages are rendered")
+    try:
+        png = renderer().png(job.source, number)
+    except IndexError as exc:
+        abort(404, str(exc))
+    return Response(png, mimetype="image/png")
+
+
+def _format(key: str) -> DocFormat | None:
+    try:
+        return format_of(key)
+    except UnsupportedFeature:  # an extension richdoc does not take
+        return None
