@@ -19,7 +19,12 @@ import pytest
 from richdoc_tools.local.template import Template, repository_root
 
 from richdoc.parse.settings import DEFAULT_MAX_OBJECT_MB, ceiling_for_tier
-from richdoc.taxonomy import ERROR_NAMES_BY_KIND, PLATFORM_RESOURCE_LIMIT_ERRORS, FailureKind
+from richdoc.taxonomy import (
+    ERROR_NAMES_BY_KIND,
+    PLATFORM_INACTIVE_FUNCTION_ERRORS,
+    PLATFORM_RESOURCE_LIMIT_ERRORS,
+    FailureKind,
+)
 from tests.support.paths import DEFINITION_PATH
 
 ROOT = repository_root()
@@ -599,9 +604,11 @@ def test_every_task_retries_transient_errors_with_backoff_and_jitter_only(
     definition: dict[str, Any],
 ) -> None:
     for name, state in _lambda_tasks(definition).items():
-        throttles, transient = state["Retry"]
-        assert set(throttles["ErrorEquals"]) | set(transient["ErrorEquals"]) == TRANSIENT_NAMES
+        throttles, inactive, transient = state["Retry"]
+        retried = [*throttles["ErrorEquals"], *inactive["ErrorEquals"], *transient["ErrorEquals"]]
+        assert sorted(retried) == sorted(TRANSIENT_NAMES), name  # each name in one retrier
         assert throttles["ErrorEquals"] == [THROTTLE], name
+        assert inactive["ErrorEquals"] == list(PLATFORM_INACTIVE_FUNCTION_ERRORS), name
         assert transient["BackoffRate"] > 1 and transient["JitterStrategy"] == "FULL", name
         assert 1 < transient["MaxAttempts"] <= 6, name
     sends = [s for s in _tasks(definition).values() if s["Resource"].endswith(":sqs:sendMessage")]
@@ -626,8 +633,24 @@ def test_throttles_are_retried_for_about_a_quarter_of_an_hour_on_every_task(
         # FULL jitter waits a uniform share of each delay: half of the schedule on average.
         assert 12 * 60 <= sum(delays) / 2 <= 20 * 60, (name, sum(delays))
         # The other transient errors keep their short window.
-        [transient] = [r for r in state["Retry"] if THROTTLE not in r["ErrorEquals"]]
+        [transient] = [r for r in state["Retry"] if "Transient" in r["ErrorEquals"]]
         assert sum(_retry_delays(transient)) <= 60, name
+
+
+def test_an_inactive_function_is_waited_for_longer_than_aws_waiters_wait(
+    definition: dict[str, Any],
+) -> None:
+    # Lambda restores an Inactive function after the first invoke fails; AWS's SDK waiters
+    # for a function to become Active give up after 5 minutes (FunctionActive: 60 x 5 s).
+    # The retrier waits at least that long, un-jittered (a deterministic floor), and not
+    # much more: a function that stays unavailable is dead-lettered as transient.
+    for name, state in _lambda_tasks(definition).items():
+        [inactive] = [
+            r for r in state["Retry"] if r["ErrorEquals"] == list(PLATFORM_INACTIVE_FUNCTION_ERRORS)
+        ]
+        assert inactive.get("JitterStrategy", "NONE") == "NONE", name
+        assert inactive["BackoffRate"] > 1, name
+        assert 5 * 60 <= sum(_retry_delays(inactive)) <= 10 * 60, (name, _retry_delays(inactive))
 
 
 def test_resource_limits_and_permanent_failures_are_never_retried(
