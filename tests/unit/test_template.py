@@ -88,6 +88,21 @@ def test_definition_placeholders_match_definition_substitutions(template: Templa
     assert placeholders == substitutions
 
 
+def test_the_definition_takes_the_partition_from_the_template(
+    template: Template, definition: dict[str, Any]
+) -> None:
+    # aws-cn and aws-us-gov have ARNs of their own: the definition spells none. Its one
+    # service integration comes in whole (asl-validator checks a Resource is an ARN or one
+    # placeholder), built in the stack's partition.
+    assert "arn:" not in DEFINITION_PATH.read_text()
+    [send] = [s for s in _tasks(definition).values() if s["Resource"] == "${SqsSendMessage}"]
+    assert send["Parameters"]["QueueUrl"] == "${DeadLetterQueueUrl}"
+    substitutions = _sam(template, "PipelineStateMachine")["DefinitionSubstitutions"]
+    assert substitutions["SqsSendMessage"] == {
+        "Fn::Sub": "arn:${AWS::Partition}:states:::sqs:sendMessage"
+    }
+
+
 def test_ingest_bucket_is_versioned_private_encrypted_and_notifies_the_queue(
     template: Template,
 ) -> None:
@@ -144,6 +159,10 @@ def test_jobs_table_has_status_index_recovery_and_encryption(template: Template)
     assert index["KeySchema"][0] == {"AttributeName": "job_status", "KeyType": "HASH"}
     assert table["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
     assert table["SSESpecification"] == {"SSEEnabled": True}
+    # SSEEnabled true is the AWS managed key (aws/dynamodb); false or absent, an AWS owned
+    # key. The security scan's skip says which the table has.
+    [skip] = template.sam["Resources"]["JobsTable"]["Metadata"]["checkov"]["skip"]
+    assert "AWS managed key" in skip["comment"] and "AWS-owned" not in skip["comment"]
 
 
 def test_parse_tiers_share_one_image_with_growing_memory(template: Template) -> None:
@@ -597,7 +616,7 @@ THROTTLE = "Lambda.TooManyRequestsException"
 
 
 def _lambda_tasks(definition: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {n: s for n, s in _tasks(definition).items() if s["Resource"].startswith("${")}
+    return {n: s for n, s in _tasks(definition).items() if s["Resource"].endswith("FunctionArn}")}
 
 
 def test_every_task_retries_transient_errors_with_backoff_and_jitter_only(
@@ -611,8 +630,9 @@ def test_every_task_retries_transient_errors_with_backoff_and_jitter_only(
         assert inactive["ErrorEquals"] == list(PLATFORM_INACTIVE_FUNCTION_ERRORS), name
         assert transient["BackoffRate"] > 1 and transient["JitterStrategy"] == "FULL", name
         assert 1 < transient["MaxAttempts"] <= 6, name
-    sends = [s for s in _tasks(definition).values() if s["Resource"].endswith(":sqs:sendMessage")]
-    assert len(sends) == 1  # the dead-letter send, which retries any SDK error
+    others = [s for s in _tasks(definition).values() if not s["Resource"].endswith("FunctionArn}")]
+    # The only other task: the dead-letter send, which retries any SDK error.
+    assert [s["Resource"] for s in others] == ["${SqsSendMessage}"]
 
 
 def _retry_delays(retrier: dict[str, Any]) -> list[float]:
