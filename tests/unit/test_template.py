@@ -173,7 +173,11 @@ def test_parse_tiers_share_one_image_with_growing_memory(template: Template) -> 
     assert memories == sorted(memories) and len(set(memories)) == 3
     for tier, logical_id in enumerate(PARSE_TIERS, start=1):
         assert sam[logical_id]["Properties"]["PackageType"] == "Image"
-        assert sam[logical_id]["Properties"]["MemorySize"] == {"Ref": f"ParseTier{tier}MemoryMB"}
+        memory = sam[logical_id]["Properties"]["MemorySize"]
+        if tier == 1:
+            assert memory == {"Ref": "ParseTier1MemoryMB"}
+        else:  # capped by the small account profile
+            assert memory == {"Fn::If": ["SmallAccount", 3008, {"Ref": f"ParseTier{tier}MemoryMB"}]}
         assert sam[logical_id]["Metadata"]["Dockerfile"] == "functions/parse/Dockerfile"
         assert sam[logical_id]["Properties"]["Timeout"] == 900
 
@@ -368,27 +372,99 @@ def test_the_sweep_runs_on_a_schedule_with_the_workflow_timeout(
 # ---- bounded concurrency --------------------------------------------------------------------
 
 
+RESERVED_CONCURRENCY = {
+    "PlanFunction": "PlanReservedConcurrency",
+    "ParseTier1Function": "ParseTier1ReservedConcurrency",
+    "ParseTier2Function": "ParseTier2ReservedConcurrency",
+    "ParseTier3Function": "ParseTier3ReservedConcurrency",
+    "MergeFunction": "StepReservedConcurrency",
+    "ProjectFunction": "StepReservedConcurrency",
+    "DetectFunction": "StepReservedConcurrency",
+    "RecordsFunction": "RecordsReservedConcurrency",
+}
+
+
+def _deployed(template: Template, prop: str, **parameters: str) -> dict[str, Any]:
+    """A property of every function as CloudFormation deploys the translated template with
+    these parameters (defaults for the rest): conditions and ``AWS::NoValue`` applied;
+    functions without it are left out."""
+    from richdoc_tools.local.intrinsics import Deployed, Resolver
+
+    resolver = Resolver(
+        stack_name="richdoc",
+        stack_id="arn:aws:cloudformation:us-east-1:123456789012:stack/richdoc/0-1-2",
+        region="us-east-1",
+        account="123456789012",
+        parameters={**template.parameter_defaults(), **parameters},
+        deployed=Deployed(),
+        conditions=template.cfn["Conditions"],
+    )
+    values = {}
+    for logical_id in template.handlers:
+        properties = template.resources[logical_id]["Properties"]
+        resolved = resolver.resolve({prop: properties[prop]} if prop in properties else {})
+        if prop in resolved:
+            values[logical_id] = resolved[prop]
+    return values
+
+
 def test_parse_project_detect_and_records_have_reserved_concurrency(template: Template) -> None:
-    reserved = {
-        lid: _sam(template, lid).get("ReservedConcurrentExecutions") for lid in template.handlers
-    }
-    assert reserved == {
-        "StarterFunction": None,  # bounded by its event source's MaximumConcurrency instead
-        "PlanFunction": {"Ref": "PlanReservedConcurrency"},
-        "ParseTier1Function": {"Ref": "ParseTier1ReservedConcurrency"},
-        "ParseTier2Function": {"Ref": "ParseTier2ReservedConcurrency"},
-        "ParseTier3Function": {"Ref": "ParseTier3ReservedConcurrency"},
-        "MergeFunction": {"Ref": "StepReservedConcurrency"},
-        "ProjectFunction": {"Ref": "StepReservedConcurrency"},
-        "DetectFunction": {"Ref": "StepReservedConcurrency"},
-        "RecordsFunction": {"Ref": "RecordsReservedConcurrency"},
-    }
     parameters = template.sam["Parameters"]
-    total = sum(parameters[r["Ref"]]["Default"] for r in reserved.values() if r is not None)
+    reserved = _deployed(template, "ReservedConcurrentExecutions")
+    # Not the starter: it is bounded by its event source's MaximumConcurrency instead.
+    assert reserved == {
+        lid: str(parameters[name]["Default"]) for lid, name in RESERVED_CONCURRENCY.items()
+    }
+    total = sum(int(value) for value in reserved.values())
     assert total == 125  # docs/architecture.md, "Bounded concurrency"
     # The defaults deploy in an account with the default quota (1,000), which keeps 100
     # unreserved.
     assert total <= 900
+
+
+def test_reserved_concurrency_switches_off_per_function_and_for_a_small_account(
+    template: Template,
+) -> None:
+    # Lambda keeps 100 executions unreserved: an account whose quota is below the sum plus
+    # 100 (a new account's can be 10) cannot deploy any reservation at all.
+    parameters = template.sam["Parameters"]
+    for name in set(RESERVED_CONCURRENCY.values()):
+        assert parameters[name]["MinValue"] == 0, name  # 0: none reserved
+    off = _deployed(template, "ReservedConcurrentExecutions", ParseTier1ReservedConcurrency="0")
+    assert "ParseTier1Function" not in off  # not a reservation of 0, which would stop it
+    assert set(off) == set(RESERVED_CONCURRENCY) - {"ParseTier1Function"}
+    steps_off = _deployed(template, "ReservedConcurrentExecutions", StepReservedConcurrency="0")
+    assert set(steps_off) == set(RESERVED_CONCURRENCY) - {
+        "MergeFunction",
+        "ProjectFunction",
+        "DetectFunction",
+    }
+    assert _deployed(template, "ReservedConcurrentExecutions", AccountProfile="small") == {}
+    assert set(parameters["AccountProfile"]["AllowedValues"]) == {"standard", "small"}
+    assert parameters["AccountProfile"]["Default"] == "standard"
+
+
+def test_a_small_account_deploys_every_function_within_3008_mb(template: Template) -> None:
+    # New accounts are capped at 3008 MB per function ("'MemorySize' value failed to
+    # satisfy constraint: Member must have value less than or equal to 3008"): the stack
+    # would roll back.
+    small = {
+        lid: int(mb)
+        for lid, mb in _deployed(template, "MemorySize", AccountProfile="small").items()
+    }
+    assert max(small.values()) <= 3008, small
+    assert (small["ParseTier2Function"], small["ParseTier3Function"]) == (3008, 3008)
+    # The standard profile keeps the parameters' tiers.
+    standard = _deployed(template, "MemorySize")
+    parameters = template.sam["Parameters"]
+    for tier, logical_id in enumerate(PARSE_TIERS, start=1):
+        assert standard[logical_id] == str(parameters[f"ParseTier{tier}MemoryMB"]["Default"])
+    assert (
+        _deployed(template, "MemorySize", AccountProfile="small", ParseTier1MemoryMB="2048")[
+            "ParseTier1Function"
+        ]
+        == "2048"
+    )
 
 
 def test_the_starter_scales_to_a_bounded_concurrency(template: Template) -> None:
