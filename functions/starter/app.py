@@ -43,8 +43,22 @@ starter = Starter(
 )
 
 
+# One data point per ingest record the starter failed on: StarterErrorsAlarm counts these.
+# With partial batch responses a batch with failed records is a successful invocation, so
+# the function's own Errors metric sees only batches where every record failed.
+FAILED_RECORDS_METRIC = "IngestRecordsFailed"
+
+
 @tracer.capture_method
 def record_handler(record: SQSRecord) -> None:
+    try:
+        handle_record(record)
+    except Exception:
+        metrics.add_metric(name=FAILED_RECORDS_METRIC, unit=MetricUnit.Count, value=1)
+        raise
+
+
+def handle_record(record: SQSRecord) -> None:
     attributes = {name: attr.string_value or "" for name, attr in record.message_attributes.items()}
     try:
         results = starter.handle_message(record.body, attributes)

@@ -316,9 +316,23 @@ def test_stuck_jobs_and_failed_reconciles_alarm(template: Template) -> None:
     assert reconcile["Dimensions"][0]["Value"] == {
         "Fn::GetAtt": ["ReconcileFailureQueue", "QueueName"]
     }
-    starter = alarms["StarterErrorsAlarm"]
-    assert (starter["Namespace"], starter["MetricName"]) == ("AWS/Lambda", "Errors")
-    assert starter["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": "StarterFunction"}}]
+
+
+def test_starter_failures_alarm_on_every_failed_record(template: Template) -> None:
+    # With partial batch responses a batch with failed records is a successful invocation:
+    # the alarm counts the records (the starter's EMF metric, no dimensions: Powertools
+    # adds none without a service name) and the invocations that failed as a whole.
+    starter = _alarms(template)["StarterErrorsAlarm"]
+    stats = {m["Id"]: m["MetricStat"] for m in starter["Metrics"] if "MetricStat" in m}
+    records, errors = stats["failedrecords"]["Metric"], stats["errors"]["Metric"]
+    assert records == {"Namespace": "richdoc", "MetricName": "IngestRecordsFailed"}
+    assert (errors["Namespace"], errors["MetricName"]) == ("AWS/Lambda", "Errors")
+    assert errors["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": "StarterFunction"}}]
+    assert {stat["Stat"] for stat in stats.values()} == {"Sum"}
+    [expression] = [m for m in starter["Metrics"] if "Expression" in m]
+    assert expression["ReturnData"] is True
+    assert set(re.findall(r"[a-z]+", expression["Expression"].lower())) == {"sum", *stats}
+    assert (starter["Threshold"], starter["ComparisonOperator"]) == (0, "GreaterThanThreshold")
 
 
 def test_every_function_logs_to_its_own_group_with_the_retention_parameter(
