@@ -46,7 +46,10 @@ def handler(event: ParseInput, context: LambdaContext) -> ParseOutput:
 @stage_handler(PLAN)
 def plan(event: PlanInput, context: LambdaContext) -> PlanOutput:
     output = richdoc.parse.plan_step.plan_request(
-        event, store=clients.artifacts, memory_tier_mb=int(context.memory_limit_in_mb)
+        event,
+        store=clients.artifacts,
+        memory_tier_mb=int(context.memory_limit_in_mb),
+        remaining_s=context.get_remaining_time_in_millis() / 1000,
     )
     clients.jobs.record_shards(event.job_id, event.run, output.shard_count)
     metrics.add_metric(name="DocumentShards", unit=MetricUnit.Count, value=output.shard_count)

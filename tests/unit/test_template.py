@@ -657,6 +657,28 @@ def test_the_plan_function_is_the_parse_image_with_its_own_handler(template: Tem
     assert plan["EphemeralStorage"]["Size"] >= DEFAULT_MAX_OBJECT_MB
 
 
+def test_the_plans_inspection_ends_before_its_function_times_out(template: Template) -> None:
+    from richdoc.parse.plan_step import PLAN_RESERVE_S, plan_limits
+    from richdoc.parse.settings import ParseLimits
+    from richdoc.taxonomy import ResourceLimit
+
+    # The plan shares the tiers' RICHDOC_TIMEOUT_S, which may exceed its own timeout.
+    plan_timeout = _sam(template, "PlanFunction")["Timeout"]
+    most = template.sam["Parameters"]["ParseTimeoutSeconds"]["MaxValue"]
+    assert most > plan_timeout  # why plan_limits exists
+    configured = ParseLimits(max_pages=2000, timeout_s=most, mem_ceiling_mb=1536)
+    # At the start of an invocation the inspection may take the timeout less the reserve
+    # (which covers the download before it and the records after it) ...
+    limits = plan_limits(configured, remaining_s=plan_timeout)
+    assert limits.timeout_s == plan_timeout - PLAN_RESERVE_S >= 60
+    # ... never more than configured, and nothing once the reserve is reached: a typed
+    # ResourceLimit, never the platform's Sandbox.Timedout.
+    assert plan_limits(configured.within(30), remaining_s=plan_timeout).timeout_s == 30
+    with pytest.raises(ResourceLimit):
+        plan_limits(configured, remaining_s=PLAN_RESERVE_S)
+    assert plan_limits(configured, remaining_s=None) == configured  # the command line
+
+
 def test_state_machine_may_invoke_only_the_pipeline_functions(template: Template) -> None:
     invoked = {
         s["Resource"]["Fn::Sub"][1]["functionName"]["Ref"]
