@@ -15,7 +15,7 @@ from richdoc.contracts import ParseInput
 from richdoc.jobs import JobStatus
 from richdoc.taxonomy import ResourceLimit
 from tests.support.parse_inputs import docx_bytes
-from tests.support.stack_runs import dead_letters_for, execution, outcomes, run_one
+from tests.support.stack_runs import dead_letters_for, execution, run_one
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling, pytest.mark.xdist_group("stack")]
 
