@@ -46,6 +46,14 @@ def test_only_the_same_document_or_shard_and_earlier_tiers_count() -> None:
     assert no_bigger_tier(2, 3008, None, [plan]) is None
 
 
+def test_only_earlier_tiers_that_ran_out_count() -> None:
+    succeeded = _attempt(1, 3008).model_copy(update={"outcome": "ok"})
+    failed_otherwise = _attempt(1, 3008).model_copy(update={"outcome": "Transient"})
+    assert no_bigger_tier(2, 3008, None, [succeeded, failed_otherwise]) is None
+    killed = _attempt(1, 3008).model_copy(update={"outcome": "Sandbox.Timedout"})
+    assert no_bigger_tier(2, 3008, None, [killed]) is not None
+
+
 def test_an_unknown_earlier_memory_lets_the_tier_parse() -> None:
     # Recorded by the state machine for an attempt the platform ended before its handler
     # opened one: its memory is not known.

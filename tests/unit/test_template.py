@@ -515,6 +515,7 @@ EXPECTED_ACTIONS = {
     "MergeFunctionRole": {
         "s3:GetObject",
         "s3:PutObject",
+        "s3:AbortMultipartUpload",
         "s3:ListBucket",
         "dynamodb:GetItem",
         "dynamodb:PutItem",
@@ -526,6 +527,7 @@ EXPECTED_ACTIONS = {
             "s3:GetObject",
             "s3:GetObjectVersion",
             "s3:PutObject",
+            "s3:AbortMultipartUpload",
             "s3:ListBucket",
             "dynamodb:GetItem",
             "dynamodb:PutItem",
@@ -537,6 +539,7 @@ EXPECTED_ACTIONS = {
     "ProjectFunctionRole": {
         "s3:GetObject",
         "s3:PutObject",
+        "s3:AbortMultipartUpload",
         "dynamodb:GetItem",
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
@@ -545,6 +548,7 @@ EXPECTED_ACTIONS = {
     "DetectFunctionRole": {
         "s3:GetObject",
         "s3:PutObject",
+        "s3:AbortMultipartUpload",
         "dynamodb:GetItem",
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",

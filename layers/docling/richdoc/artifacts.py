@@ -20,11 +20,13 @@ States pass only these keys, never the documents.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
+from boto3.s3.transfer import TransferConfig
 from botocore.exceptions import ClientError
 
 from richdoc.awserrors import aws_errors
@@ -38,6 +40,13 @@ if TYPE_CHECKING:
 
 ARTIFACT_BUCKET_ENV = "ARTIFACT_BUCKET"
 MIB = 1 << 20
+# One PutObject takes at most 5 GB, and tiers 2 and 3 can build a bigger DoclingDocument
+# JSON: above this size an artifact goes up as a multipart upload (S3 allows 10,000 parts,
+# 640 GB at this part size), its parts several at a time.
+MULTIPART_THRESHOLD = 64 * MIB
+TRANSFER = TransferConfig(
+    multipart_threshold=MULTIPART_THRESHOLD, multipart_chunksize=MULTIPART_THRESHOLD
+)
 
 _MISSING_SOURCE_CODES = frozenset({"NoSuchKey", "NoSuchVersion", "404", "NotFound"})
 _MISSING_ARTIFACT_CODES = frozenset({"404", "NoSuchKey", "NotFound"})
@@ -84,9 +93,10 @@ class Downloaded:
 class ArtifactStore:
     """The artifact bucket, plus reading source objects from the ingest bucket."""
 
-    def __init__(self, s3: S3Client, bucket: str) -> None:
+    def __init__(self, s3: S3Client, bucket: str, transfer: TransferConfig = TRANSFER) -> None:
         self.s3 = s3
         self.bucket = bucket
+        self.transfer = transfer
 
     @classmethod
     def from_env(cls, s3: S3Client) -> ArtifactStore:
@@ -98,8 +108,13 @@ class ArtifactStore:
         return body
 
     def put_bytes(self, key: str, data: bytes, content_type: str = "application/json") -> None:
+        self._upload(key, data, {"ContentType": content_type})
+
+    def _upload(self, key: str, body: bytes | BinaryIO, extra: dict[str, Any]) -> None:
+        """One PutObject up to the transfer's threshold, a multipart upload above it."""
+        fileobj = io.BytesIO(body) if isinstance(body, bytes) else body
         with aws_errors(f"writing s3://{self.bucket}/{key}"):
-            self.s3.put_object(Bucket=self.bucket, Key=key, Body=data, ContentType=content_type)
+            self.s3.upload_fileobj(fileobj, self.bucket, key, ExtraArgs=extra, Config=self.transfer)
 
     def docling_pages(self, key: str) -> int | None:
         """The page count recorded on a stored DoclingDocument; None when there is none
@@ -118,14 +133,7 @@ class ArtifactStore:
     ) -> None:
         """Store a DoclingDocument with the metadata a later cache hit reports."""
         metadata = {META_PIPELINE: pipeline, META_PAGES: str(pages or 0)}
-        with aws_errors(f"writing s3://{self.bucket}/{key}"):
-            self.s3.put_object(
-                Bucket=self.bucket,
-                Key=key,
-                Body=body,
-                ContentType="application/json",
-                Metadata=metadata,
-            )
+        self._upload(key, body, {"ContentType": "application/json", "Metadata": metadata})
 
     def download_source(
         self, source: SourceObject, dest: Path, *, max_bytes: int | None = None

@@ -14,14 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from richdoc.jobs import Attempt
-from richdoc.taxonomy import ResourceLimit
+from richdoc.taxonomy import FailureKind, ResourceLimit, kind_of_error_name
 
 
 def no_bigger_tier(
     tier: int, memory_mb: int, pages: str | None, attempts: Iterable[Attempt]
 ) -> ResourceLimit | None:
     """The refusal for a parse at ``tier`` with ``memory_mb`` when an earlier tier of the
-    same run and document (or shard, ``pages``) already had at least that much memory;
+    same run and document (or shard, ``pages``) ran out with at least that much memory;
     None when this tier is bigger (or the earlier memory is unknown: an attempt the
     platform ended before its handler recorded one)."""
     earlier = [
@@ -32,6 +32,7 @@ def no_bigger_tier(
         and a.tier is not None
         and a.tier < tier
         and a.memory_mb is not None
+        and kind_of_error_name(a.outcome) is FailureKind.RESOURCE_LIMIT
     ]
     if not earlier or max(earlier) < memory_mb:
         return None
