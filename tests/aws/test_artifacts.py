@@ -64,6 +64,6 @@ def test_a_throttled_part_is_transient(s3: S3Client) -> None:
     store = ArtifactStore(s3, BUCKET, transfer=SMALL)
     with (
         failing(s3, "UploadPart", client_error("SlowDown", "UploadPart", 503)),
-        pytest.raises(Transient, match="docling/abc/big.json"),
+        pytest.raises(Transient, match=r"docling/abc/big\.json"),
     ):
         store.put_bytes("docling/abc/big.json", b"x" * (6 * MIB))
