@@ -4,8 +4,8 @@
 not, is pinned there: a new release of anything (pandas and numpy are most of the 250 MB
 budget) cannot change a deploy. The pins are the versions this environment runs (the
 tests run them: tests/unit/test_layer_lock.py checks it), resolved for the layer's
-platform, Lambda's Python 3.12 on x86_64 (manylinux up to glibc 2.34), by pip with no machine configuration
-(no local indexes or constraints of this machine).
+platform, Lambda's Python 3.12 on x86_64 (manylinux up to glibc 2.34), by pip with no
+machine configuration (no local indexes or constraints of this machine).
 
     .venv/bin/python scripts/lock_layer.py [--python PYTHON3.12]   # make lock
 """

@@ -81,7 +81,8 @@ def test_the_layer_ships_boto3_with_the_botocore_it_was_released_for() -> None:
 
 def test_pyproject_declares_what_the_layer_ships() -> None:
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    declared = {canonicalize_name(Requirement(r).name) for r in pyproject["project"]["dependencies"]}
+    dependencies = pyproject["project"]["dependencies"]
+    declared = {canonicalize_name(Requirement(r).name) for r in dependencies}
     layer = {canonicalize_name(r.name) for r in _requirements(LAYER / "requirements.in")}
     assert declared == layer
 
