@@ -323,3 +323,56 @@ def test_jobs_and_dlq_commands_against_the_embedded_stack(
         ),
         60,
     )
+
+
+@pytest.mark.e2e
+@pytest.mark.docling
+@pytest.mark.xdist_group("stack")
+def test_listing_the_dead_letter_queue_never_receives_its_messages(
+    stack: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # SQS leaves a message received three or more times out of the queue's
+    # ApproximateAgeOfOldestMessage: listings that received would silence
+    # DeadLetterAgeAlarm. The list comes from the job records instead.
+    from richdoc_tools.local.events import wait_until
+
+    from richdoc.jobs import JobStatus
+    from tests.support.stack_runs import execution
+
+    upload = stack.upload(tmp_path / "a.dwg", key="dlq/unlisted.dwg", body=b"AC1032" + bytes(9))
+    job = stack.wait_for_jobs([upload.job_id], 60)[upload.job_id]
+    assert job is not None and job.status is JobStatus.DEAD_LETTERED
+    assert job.dead_letter is not None
+    execution(stack, job)  # ended: the message is on the queue
+    capsys.readouterr()
+    for _ in range(4):
+        assert main(["dlq", "list"]) == 0
+    table = capsys.readouterr().out
+    assert upload.job_id in table and "from the job records" in table
+    assert main(["dlq", "list", "--json"]) == 0
+    listed = {d["message_id"]: d for d in json.loads(capsys.readouterr().out)}
+    letter = listed[job.dead_letter.message_id]
+    assert (letter["job_id"], letter["run"], letter["kind"]) == (
+        upload.job_id,
+        1,
+        "unsupported_feature",
+    )
+    assert (letter["feature"], letter["receive_count"]) == ("format:dwg", None)
+    assert json.loads(letter["body"])["Records"][0]["s3"]["object"]["key"] == "dlq%2Funlisted.dwg"
+
+    sqs, queue = stack.client("sqs"), stack.outputs["DeadLetterQueueUrl"]
+    counts: dict[str, int] = {}
+
+    def received_all() -> bool:
+        batch = sqs.receive_message(
+            QueueUrl=queue,
+            MaxNumberOfMessages=10,
+            AttributeNames=["ApproximateReceiveCount"],
+            VisibilityTimeout=0,
+        ).get("Messages", [])
+        for m in batch:
+            counts.setdefault(m["MessageId"], int(m["Attributes"]["ApproximateReceiveCount"]))
+        return job.dead_letter is not None and job.dead_letter.message_id in counts
+
+    assert wait_until(received_all, 10)
+    assert counts[job.dead_letter.message_id] == 1  # this receive is the first
