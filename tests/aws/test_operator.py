@@ -3,7 +3,6 @@ StartMessageMoveTask redrive (stubbed SQS, since no AWS account is at hand)."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from typing import Any
 
@@ -120,49 +119,6 @@ def _notification(key: str, version: str) -> str:
             ]
         }
     )
-
-
-def _dead_lettered(job_id: str, ended_at: str, **failure: Any) -> Any:
-    from richdoc.contracts import SourceObject
-    from richdoc.jobs import DeadLetterMark, Job, JobStatus
-    from richdoc.taxonomy import Failure, FailureKind
-
-    return Job(
-        job_id=job_id,
-        status=JobStatus.DEAD_LETTERED,
-        run=2,
-        source=SourceObject(bucket="ingest", key=f"{job_id}.pdf", version_id="v1"),
-        failure=Failure(FailureKind.UNSUPPORTED_FEATURE, "image-only pages", **failure),
-        dead_letter=DeadLetterMark(message_id=f"m-{job_id}", sent_by="state-machine"),
-        message=_notification(f"{job_id}.pdf", "v1"),
-        ended_at=ended_at,
-    )
-
-
-def test_the_dead_letter_list_comes_from_the_job_records_without_a_receive() -> None:
-    from datetime import UTC, datetime
-
-    from richdoc_tools.dlq import dead_lettered_runs
-
-    now = datetime(2026, 3, 20, tzinfo=UTC)
-    recent = _dead_lettered("recent", "2026-03-19T00:00:00.000+00:00", feature="ocr")
-    # Dead-lettered 15 days ago: SQS deleted its message after the 14-day retention.
-    old = _dead_lettered("old", "2026-03-05T00:00:00.000+00:00", feature="ocr")
-    listed = dead_lettered_runs([recent, old], retention_s=14 * 86400, now=now)
-    [letter] = listed.letters
-    assert (letter.message_id, letter.job_id, letter.run) == ("m-recent", "recent", 2)
-    assert (letter.kind, letter.feature, letter.reason) == (
-        "unsupported_feature",
-        "ocr",
-        "image-only pages",
-    )
-    assert letter.receive_count is None  # never received
-    assert letter.body == recent.message
-    assert listed.expired == 1
-    # The queue holds three messages: two that no job record names (SQS moved them).
-    on_queue = dataclasses.replace(listed, on_queue=3)
-    assert on_queue.others == 2
-    assert dataclasses.replace(listed, on_queue=0).others == 0  # counts are approximate
 
 
 def test_dead_letters_say_what_they_are_even_without_richdoc_attributes() -> None:

@@ -1,14 +1,4 @@
-"""The dead-letter queue, as operators see it: listed from the job records, and redriven.
-
-Listing never receives a message (``dead_lettered_runs``): SQS leaves a message received
-three or more times out of the queue's ``ApproximateAgeOfOldestMessage``, the metric
-``DeadLetterAgeAlarm`` watches, so a few listings that received would silence it until the
-messages expire. Every run the state machine (or a backstop) dead-lettered is on its job
-record (``dead_letter.message_id``, the failure, the original message), so the list is
-read from the records (the by-status index) and the queue's attributes say how many
-messages are there besides (``QueueDepth``). Only those, the messages SQS moved itself,
-need a receive to be seen: ``peek``, which the command line runs only when asked
-(``richdoc dlq list --peek``), with a warning.
+"""The dead-letter queue, as operators see it: read without consuming, and redrive.
 
 Against AWS, redrive is ``StartMessageMoveTask`` with the ingest queue as destination
 (messages the state machine sent have no SQS-recorded source queue). moto lacks that API,
@@ -26,9 +16,7 @@ too, as AWS's move task would, and it fails again and comes back).
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from richdoc.contracts import SourceObject
@@ -39,11 +27,9 @@ from richdoc.deadletter import (
     ATTR_REASON,
     ATTR_RUN,
     attribute_values,
-    failure_attributes,
 )
 from richdoc.ingest import MalformedMessage, body_preview, object_created_events
-from richdoc.jobs import Job, job_id_for
-from richdoc.taxonomy import Failure, FailureKind
+from richdoc.jobs import job_id_for
 
 if TYPE_CHECKING:
     from types_boto3_sqs import SQSClient
@@ -57,9 +43,7 @@ class DeadLetter:
     message_id: str
     body: str
     attributes: dict[str, str] = field(default_factory=dict)
-    # How often SQS says the message was received; None when it was read from its job
-    # record instead (not received to be listed).
-    receive_count: int | None = None
+    receive_count: int = 0
 
     @functools.cached_property
     def _contents(self) -> list[SourceObject] | MalformedMessage:
@@ -120,76 +104,8 @@ class DeadLetter:
         return self.attributes.get(ATTR_FEATURE)
 
 
-def dead_lettered_runs(jobs: Iterable[Job], *, retention_s: int, now: datetime) -> DeadLetters:
-    """The dead-letter messages of DEAD_LETTERED jobs, from their records: no receive.
-
-    A run's message left the queue when SQS's retention (``retention_s``) ran out; those
-    jobs are counted apart (``expired``)."""
-    letters: list[DeadLetter] = []
-    expired = 0
-    for job in jobs:
-        if job.dead_letter is None:
-            continue
-        if (
-            job.ended_at
-            and datetime.fromisoformat(job.ended_at) + timedelta(seconds=retention_s) < now
-        ):
-            expired += 1
-            continue
-        failure = job.failure or Failure(FailureKind.INTERNAL, "no failure recorded")
-        attributes = attribute_values(failure_attributes(job.job_id, job.run, failure))
-        letters.append(DeadLetter(job.dead_letter.message_id, job.message or "", attributes))
-    return DeadLetters(letters=letters, expired=expired)
-
-
-@dataclass(frozen=True)
-class DeadLetters:
-    """What ``richdoc dlq list`` shows without receiving: the dead-lettered runs from the
-    records, how many messages the queue holds besides them, and how many dead-lettered
-    jobs' messages SQS has already deleted."""
-
-    letters: list[DeadLetter]
-    expired: int = 0
-    on_queue: int = 0  # ApproximateNumberOfMessages (+ NotVisible) of the queue
-
-    @property
-    def others(self) -> int:
-        """Messages on the queue no job record names: notifications SQS moved there after
-        the starter failed on them (undelivered or malformed), or a second copy of a run's
-        message. Approximate, like the queue's own counts."""
-        return max(0, self.on_queue - len(self.letters))
-
-
-@dataclass(frozen=True)
-class QueueDepth:
-    """The queue's attributes a listing needs (GetQueueAttributes: no receive)."""
-
-    messages: int
-    retention_s: int
-
-
-def queue_depth(sqs: SQSClient, queue_url: str) -> QueueDepth:
-    attributes = sqs.get_queue_attributes(
-        QueueUrl=queue_url,
-        AttributeNames=[
-            "ApproximateNumberOfMessages",
-            "ApproximateNumberOfMessagesNotVisible",
-            "MessageRetentionPeriod",
-        ],
-    )["Attributes"]
-    return QueueDepth(
-        messages=int(attributes.get("ApproximateNumberOfMessages", 0))
-        + int(attributes.get("ApproximateNumberOfMessagesNotVisible", 0)),
-        retention_s=int(attributes.get("MessageRetentionPeriod", 345600)),
-    )
-
-
 def peek(sqs: SQSClient, queue_url: str, *, limit: int = 1000) -> list[DeadLetter]:
-    """Read DLQ messages by receiving them, then make them visible again at once.
-
-    Each receive counts: a message received three or more times no longer counts in the
-    queue's ``ApproximateAgeOfOldestMessage`` (``DeadLetterAgeAlarm``). Redrive, which
-    moves the messages off the queue right after, and ``richdoc dlq list --peek`` use it."""
+    """Read DLQ messages without consuming them (they become visible again at once)."""
     seen: dict[str, DeadLetter] = {}
     receipts: list[str] = []
     try:

@@ -7,25 +7,15 @@ resources are found from the stack's CloudFormation outputs in both cases.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import boto3
 from botocore.exceptions import ClientError
 
 from richdoc.jobs import Attempt, Job, JobStatus, JobStore
-from richdoc_tools.dlq import (
-    DeadLetter,
-    DeadLetters,
-    dead_lettered_runs,
-    move_messages,
-    peek,
-    queue_depth,
-    start_move_task,
-)
+from richdoc_tools.dlq import DeadLetter, move_messages, peek, start_move_task
 
 if TYPE_CHECKING:
     from types_boto3_sqs import SQSClient
@@ -185,21 +175,7 @@ class Operator:
             return None
         return job, self.jobs.attempts(job.job_id)
 
-    def dead_letters(self) -> DeadLetters:
-        """The dead-lettered runs from the job records and the queue's depth: nothing is
-        received (receiving would silence DeadLetterAgeAlarm: ``richdoc_tools.dlq``)."""
-        depth = queue_depth(self.sqs, self.resources.dead_letter_queue_url)
-        listed = dead_lettered_runs(
-            self.list_jobs(JobStatus.DEAD_LETTERED),
-            retention_s=depth.retention_s,
-            now=datetime.now(UTC),
-        )
-        return dataclasses.replace(listed, on_queue=depth.messages)
-
-    def peek_dead_letters(self) -> list[DeadLetter]:
-        """Every message on the queue, received and made visible again: each receive
-        counts toward the three after which SQS leaves a message out of the age alarm's
-        metric."""
+    def dead_letters(self) -> list[DeadLetter]:
         return peek(self.sqs, self.resources.dead_letter_queue_url)
 
     def redrive(self) -> RedriveResult:

@@ -6,7 +6,6 @@ the stack options and passes the stack's ``Operator``; its tables are in ``rende
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING
 
 import click
@@ -24,35 +23,16 @@ def dlq() -> None:
 
 @dlq.command(
     "list",
-    short_help="show dead-lettered runs (from the job records; nothing is received)",
+    short_help="show dead-lettered messages without consuming them",
     epilog=example("richdoc dlq list --stack richdoc"),
-)
-@click.option(
-    "--peek",
-    is_flag=True,
-    help="receive the messages to show every one, also those no job record names; "
-    "each receive counts, and SQS leaves a message received 3 times out of the age "
-    "DeadLetterAgeAlarm watches",
 )
 @json_option()
 @with_operator
-def list_messages(operator: Operator, peek: bool, as_json: bool) -> int:
-    """Show the dead-lettered runs waiting on the queue, read from the job records (no
-    message is received, so the queue's age alarm keeps counting them), and how many
-    other messages the queue holds: notifications SQS moved there itself, which only
-    --peek shows, by receiving them."""
+def list_messages(operator: Operator, as_json: bool) -> int:
+    """Show dead-lettered messages without consuming them."""
     from richdoc_tools.cli import render
 
-    if peek:
-        print(render.PEEK_WARNING, file=sys.stderr)
-        render.dead_letters(operator.peek_dead_letters(), as_json=as_json)
-        return 0
-    listed = operator.dead_letters()
-    counted = "dead-lettered run(s) on the dead-letter queue (from the job records)"
-    render.dead_letters(listed.letters, as_json=as_json, counted=counted)
-    note = render.dead_letters_note(listed)
-    if note:
-        print(note, file=sys.stderr if as_json else sys.stdout)
+    render.dead_letters(operator.dead_letters(), as_json=as_json)
     return 0
 
 
@@ -67,9 +47,7 @@ def redrive(operator: Operator) -> int:
     message."""
     from richdoc_tools.dlq import redrive_outlook
 
-    # Received once, just before every message leaves the queue: the age alarm has
-    # nothing left to watch afterwards.
-    outlook = redrive_outlook(operator.peek_dead_letters())
+    outlook = redrive_outlook(operator.dead_letters())
     result = operator.redrive()
     if result.mode == "message-move-task":
         print(

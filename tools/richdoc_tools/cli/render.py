@@ -18,7 +18,7 @@ from richdoc_tools.terminal import cell, markup, visible
 
 if TYPE_CHECKING:
     from richdoc.jobs import Attempt, Job
-    from richdoc_tools.dlq import DeadLetter, DeadLetters
+    from richdoc_tools.dlq import DeadLetter
     from richdoc_tools.operator import AmbiguousJobId
     from richdoc_tools.run import RunResult
 
@@ -189,12 +189,7 @@ def job_show(job: Job, attempts: Sequence[Attempt], *, as_json: bool) -> None:
 # ---- richdoc dlq ---------------------------------------------------------------------------
 
 
-def dead_letters(
-    letters: Sequence[DeadLetter],
-    *,
-    as_json: bool,
-    counted: str = "message(s) on the dead-letter queue",
-) -> None:
+def dead_letters(letters: Sequence[DeadLetter], *, as_json: bool) -> None:
     if as_json:
         _print_json(
             [
@@ -230,30 +225,4 @@ def dead_letters(
             cell(d.reason, limit=100),
         )
     Console().print(table)
-    print(f"{len(letters)} {counted}")
-
-
-PEEK_WARNING = (
-    "richdoc dlq list --peek: receiving the messages to show them; each receive counts, "
-    "and SQS leaves a message received three or more times out of the queue's "
-    "ApproximateAgeOfOldestMessage, which DeadLetterAgeAlarm watches"
-)
-
-
-def dead_letters_note(listed: DeadLetters) -> str | None:
-    """What the record-based list cannot show: messages no job record names, and
-    dead-lettered jobs whose message SQS has deleted."""
-    lines = []
-    if listed.others:
-        lines.append(
-            f"{listed.others} other message(s) on the queue that no job record names: "
-            "notifications SQS moved there after the starter failed on them 5 times "
-            "(undelivered or malformed), or a second copy of a run's message; "
-            "`richdoc dlq list --peek` shows them by receiving them"
-        )
-    if listed.expired:
-        lines.append(
-            f"{listed.expired} dead-lettered job(s) whose message SQS has deleted (older "
-            "than the queue's retention): upload the file again to run it"
-        )
-    return "\n".join(lines) or None
+    print(f"{len(letters)} message(s) on the dead-letter queue")
