@@ -29,33 +29,33 @@ def _lock() -> dict[str, str]:
         [spec] = requirement.specifier  # one exact pin, nothing else
         assert spec.operator == "==" and "*" not in spec.version, requirement
         assert not requirement.marker and not requirement.url, requirement
-        pinned[canonicalize_name(requirement.name)] = spec.version
+        pinned[str(canonicalize_name(requirement.name))] = spec.version
     return pinned
 
 
 def test_every_package_of_the_layer_is_pinned_including_its_direct_requirements() -> None:
     lock = _lock()
     for requirement in _requirements(LAYER / "requirements.in"):
-        name = canonicalize_name(requirement.name)
+        name = str(canonicalize_name(requirement.name))
         assert name in lock, f"{name} is in requirements.in but not locked"
         assert requirement.specifier.contains(lock[name], prereleases=True), requirement
         for extra in requirement.extras:  # the extra's packages are locked too
             for needed in importlib.metadata.requires(requirement.name) or []:
                 dependency = Requirement(needed)
                 if dependency.marker and dependency.marker.evaluate({"extra": extra}):
-                    assert canonicalize_name(dependency.name) in lock, dependency
+                    assert str(canonicalize_name(dependency.name)) in lock, dependency
     # The lock is closed: each locked package's own requirements are locked too.
     for name in lock:
         for needed in importlib.metadata.requires(name) or []:
             dependency = Requirement(needed)
             if dependency.marker and not dependency.marker.evaluate({"extra": ""}):
                 continue
-            assert canonicalize_name(dependency.name) in lock, (name, dependency)
+            assert str(canonicalize_name(dependency.name)) in lock, (name, dependency)
 
 
 def test_the_tests_run_the_versions_the_layer_ships() -> None:
     installed = {
-        canonicalize_name(dist.metadata["Name"]): dist.version
+        str(canonicalize_name(dist.metadata["Name"])): dist.version
         for dist in importlib.metadata.distributions()
     }
     mismatched = {
@@ -74,7 +74,7 @@ def test_the_layer_ships_boto3_with_the_botocore_it_was_released_for() -> None:
     assert {"boto3", "botocore", "s3transfer"} <= set(lock)
     for needed in importlib.metadata.requires("boto3") or []:
         dependency = Requirement(needed)
-        name = canonicalize_name(dependency.name)
+        name = str(canonicalize_name(dependency.name))
         if name in ("botocore", "s3transfer", "jmespath"):
             assert dependency.specifier.contains(lock[name]), (dependency, lock[name])
 
@@ -82,8 +82,8 @@ def test_the_layer_ships_boto3_with_the_botocore_it_was_released_for() -> None:
 def test_pyproject_declares_what_the_layer_ships() -> None:
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     dependencies = pyproject["project"]["dependencies"]
-    declared = {canonicalize_name(Requirement(r).name) for r in dependencies}
-    layer = {canonicalize_name(r.name) for r in _requirements(LAYER / "requirements.in")}
+    declared = {str(canonicalize_name(Requirement(r).name)) for r in dependencies}
+    layer = {str(canonicalize_name(r.name)) for r in _requirements(LAYER / "requirements.in")}
     assert declared == layer
 
 
