@@ -37,7 +37,7 @@ def handler(event: ParseInput, context: LambdaContext) -> ParseOutput:
         if refusal is not None:
             raise refusal
     output = richdoc.parse.step.parse_request(
-        event, store=clients.artifacts, memory_tier_mb=memory_mb
+        event, store=clients.artifacts_of(event.job_id), memory_tier_mb=memory_mb
     )
     metrics.add_metric(name="ParseCacheHit", unit=MetricUnit.Count, value=int(output.cached))
     return output

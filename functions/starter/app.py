@@ -1,4 +1,5 @@
-"""Starter: ingest-queue batches -> jobs and state machine executions.
+"""Starter: ingest-queue batches -> jobs and state machine executions; removed source
+objects -> their jobs deleted, with what was derived from them (richdoc.deletion).
 
 Only records that failed (throttling, service errors, malformed messages) are reported as
 batch item failures; SQS redelivers just those, and after maxReceiveCount moves them to
@@ -23,8 +24,11 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from richdoc.artifacts import ArtifactStore
+from richdoc.deletion import Deletion
 from richdoc.ingest import MalformedMessage, Starter, StartOutcome, body_preview
 from richdoc.jobs import JobStore
+from richdoc.jobs.references import DigestReferences
 from richdoc.logcontext import log_invocation
 from richdoc.taxonomy import Transient
 from richdoc.tracing import handler_tracer
@@ -34,12 +38,19 @@ tracer = handler_tracer()
 metrics = Metrics(namespace="richdoc")
 processor = BatchProcessor(event_type=EventType.SQS)
 
+s3 = boto3.client("s3")
+jobs = JobStore.from_env(boto3.resource("dynamodb"))
 starter = Starter(
-    s3=boto3.client("s3"),
+    s3=s3,
     sfn=boto3.client("stepfunctions"),
-    jobs=JobStore.from_env(boto3.resource("dynamodb")),
+    jobs=jobs,
     state_machine_arn=os.environ["STATE_MACHINE_ARN"],
     clarify_default=os.environ.get("CLARIFY_DEFAULT", "false").lower() == "true",
+    deletion=Deletion(
+        jobs=jobs,
+        references=DigestReferences.from_env(jobs.table),
+        artifacts=ArtifactStore.from_env(s3),
+    ),
 )
 
 
@@ -89,6 +100,8 @@ def handle_record(record: SQSRecord) -> None:
         )
         if result.outcome is StartOutcome.STARTED:
             metrics.add_metric(name="JobsStarted", unit=MetricUnit.Count, value=1)
+        elif result.outcome is StartOutcome.DELETED:
+            metrics.add_metric(name="JobsDeleted", unit=MetricUnit.Count, value=1)
         else:
             metrics.add_metric(name="DuplicateNotifications", unit=MetricUnit.Count, value=1)
 

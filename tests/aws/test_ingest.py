@@ -241,6 +241,7 @@ class _Context:
 def _starter_app(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("JOBS_TABLE", world["jobs"].table.name)
     monkeypatch.setenv("STATE_MACHINE_ARN", world["machine"])
+    monkeypatch.setenv("ARTIFACT_BUCKET", "artifacts")
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     path = Path(__file__).resolve().parents[2] / "functions" / "starter" / "app.py"
     spec = importlib.util.spec_from_file_location("starter_app", path)

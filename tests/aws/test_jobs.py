@@ -55,9 +55,14 @@ def test_status_vocabulary_is_closed_and_knows_terminal_states() -> None:
         "SUCCEEDED",
         "FAILED",
         "DEAD_LETTERED",
+        "DELETED",
     }
     # FAILED is not terminal: its dead-letter message is not confirmed yet.
-    assert {s for s in JobStatus if s.terminal} == {JobStatus.SUCCEEDED, JobStatus.DEAD_LETTERED}
+    assert {s for s in JobStatus if s.terminal} == {
+        JobStatus.SUCCEEDED,
+        JobStatus.DEAD_LETTERED,
+        JobStatus.DELETED,
+    }
 
 
 def test_create_keeps_the_message_and_the_execution_to_be(job_store: JobStore) -> None:

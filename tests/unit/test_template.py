@@ -110,11 +110,91 @@ def test_ingest_bucket_is_versioned_private_encrypted_and_notifies_the_queue(
     assert bucket["VersioningConfiguration"] == {"Status": "Enabled"}
     assert all(bucket["PublicAccessBlockConfiguration"].values())
     assert bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"]
-    [notification] = bucket["NotificationConfiguration"]["QueueConfigurations"]
-    assert notification == {
-        "Event": "s3:ObjectCreated:*",
-        "Queue": {"Fn::GetAtt": ["IngestQueue", "Arn"]},
+    notifications = bucket["NotificationConfiguration"]["QueueConfigurations"]
+    # Created objects start jobs; removed ones (deleted, or expired by the lifecycle)
+    # delete their jobs and what was derived from them.
+    assert notifications == [
+        {"Event": event, "Queue": {"Fn::GetAtt": ["IngestQueue", "Arn"]}}
+        for event in ("s3:ObjectCreated:*", "s3:ObjectRemoved:*", "s3:LifecycleExpiration:*")
+    ]
+
+
+def _lifecycle(template: Template, bucket: str, **parameters: str) -> dict[str, dict[str, Any]]:
+    """A bucket's lifecycle rules by id, as deployed with these parameters."""
+    from richdoc_tools.local.intrinsics import Deployed, Resolver
+
+    resolver = Resolver(
+        stack_name="richdoc",
+        stack_id="arn:aws:cloudformation:us-east-1:123456789012:stack/richdoc/0-1-2",
+        region="us-east-1",
+        account="123456789012",
+        parameters={**template.parameter_defaults(), **parameters},
+        deployed=Deployed(),
+        conditions=template.cfn["Conditions"],
+    )
+    rules = resolver.resolve(
+        template.resources[bucket]["Properties"]["LifecycleConfiguration"]["Rules"]
+    )
+    return {rule["Id"]: rule for rule in rules}
+
+
+def test_source_versions_parse_artifacts_and_run_outputs_expire(template: Template) -> None:
+    parameters = template.sam["Parameters"]
+    defaults = {
+        name: parameters[name]["Default"]
+        for name in ("SourceVersionRetentionDays", "ParseArtifactRetentionDays", "JobRetentionDays")
     }
+    assert defaults == {
+        "SourceVersionRetentionDays": 30,
+        "ParseArtifactRetentionDays": 90,
+        "JobRetentionDays": 365,
+    }
+    ingest = _lifecycle(template, "IngestBucket")
+    assert ingest["NoncurrentSourceVersions"]["NoncurrentVersionExpiration"] == {
+        "NoncurrentDays": "30"
+    }
+    assert ingest["SourceUploads"]["ExpiredObjectDeleteMarker"] is True
+    artifacts = _lifecycle(template, "ArtifactBucket")
+    assert (
+        artifacts["ParseArtifacts"]["Prefix"],
+        artifacts["ParseArtifacts"]["ExpirationInDays"],
+    ) == (
+        "docling/",
+        "90",
+    )
+    assert (artifacts["RunOutputs"]["Prefix"], artifacts["RunOutputs"]["ExpirationInDays"]) == (
+        "jobs/",
+        "365",
+    )
+    for rules in (ingest, artifacts):  # multipart uploads never left half done
+        assert any("AbortIncompleteMultipartUpload" in rule for rule in rules.values())
+        assert {rule["Status"] for rule in rules.values()} == {"Enabled"}
+    # 0 keeps them: the rule is left out.
+    kept = _lifecycle(
+        template, "ArtifactBucket", ParseArtifactRetentionDays="0", JobRetentionDays="0"
+    )
+    assert set(kept) == {"IncompleteUploads"}
+    assert "NoncurrentSourceVersions" not in _lifecycle(
+        template, "IngestBucket", SourceVersionRetentionDays="0"
+    )
+    for name in defaults:
+        assert parameters[name]["MinValue"] == 0, name
+
+
+def test_job_records_expire_as_long_after_as_their_run_outputs(template: Template) -> None:
+    from richdoc.jobs import JOB_RETENTION_ENV
+    from richdoc.jobs.model import TTL_ATTRIBUTE
+    from richdoc.jobs.references import PARSE_ARTIFACT_RETENTION_ENV
+
+    table = template.resources["JobsTable"]["Properties"]
+    assert table["TimeToLiveSpecification"] == {"AttributeName": TTL_ATTRIBUTE, "Enabled": True}
+    variables = template.sam["Globals"]["Function"]["Environment"]["Variables"]
+    # The records' TTL and the run outputs' lifecycle rule take the same parameter.
+    assert variables[JOB_RETENTION_ENV] == {"Ref": "JobRetentionDays"}
+    assert variables[PARSE_ARTIFACT_RETENTION_ENV] == {"Ref": "ParseArtifactRetentionDays"}
+    rules = template.sam["Resources"]["ArtifactBucket"]["Properties"]["LifecycleConfiguration"]
+    [outputs] = [r for r in rules["Rules"] if "Fn::If" in r and r["Fn::If"][0] == "ExpiresJobs"]
+    assert outputs["Fn::If"][1]["ExpirationInDays"] == {"Ref": "JobRetentionDays"}
 
 
 @pytest.mark.parametrize("bucket", ["IngestBucket", "ArtifactBucket"])
@@ -493,14 +573,19 @@ def test_the_starter_scales_to_a_bounded_concurrency(template: Template) -> None
 
 # ---- least privilege ------------------------------------------------------------------------
 
+# What a deleted job's purge needs: list and delete its artifacts, end a digest's lease.
+PURGE_ACTIONS = {"s3:ListBucket", "s3:DeleteObject", "dynamodb:DeleteItem"}
 EXPECTED_ACTIONS = {
+    # Also deletes the jobs of removed source objects (a delete marker: listing versions).
     "StarterFunctionRole": {
         "s3:GetObject",
         "s3:GetObjectVersion",
+        "s3:ListBucketVersions",
         "dynamodb:GetItem",
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
         "states:StartExecution",
+        *PURGE_ACTIONS,
     },
     # Reads the source object and records attempts; writes no artifact.
     "PlanFunctionRole": {
@@ -511,16 +596,19 @@ EXPECTED_ACTIONS = {
         "dynamodb:UpdateItem",
         "dynamodb:Query",
     },
-    # Reads the shards' DoclingDocuments and writes the merged one; never the source.
+    # Reads the shards' DoclingDocuments and writes the merged one; never the source. A
+    # merge that finds its job deleted deletes what it wrote (the digest's lease too).
     "MergeFunctionRole": {
         "s3:GetObject",
         "s3:PutObject",
         "s3:AbortMultipartUpload",
         "s3:ListBucket",
+        "s3:DeleteObject",
         "dynamodb:GetItem",
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
         "dynamodb:Query",
+        "dynamodb:DeleteItem",
     },
     **{
         f"{tier}Role": {
@@ -529,10 +617,12 @@ EXPECTED_ACTIONS = {
             "s3:PutObject",
             "s3:AbortMultipartUpload",
             "s3:ListBucket",
+            "s3:DeleteObject",
             "dynamodb:GetItem",
             "dynamodb:PutItem",
             "dynamodb:UpdateItem",
             "dynamodb:Query",
+            "dynamodb:DeleteItem",
         }
         for tier in PARSE_TIERS
     },
@@ -540,6 +630,8 @@ EXPECTED_ACTIONS = {
         "s3:GetObject",
         "s3:PutObject",
         "s3:AbortMultipartUpload",
+        "s3:ListBucket",
+        "s3:DeleteObject",
         "dynamodb:GetItem",
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
@@ -549,11 +641,14 @@ EXPECTED_ACTIONS = {
         "s3:GetObject",
         "s3:PutObject",
         "s3:AbortMultipartUpload",
+        "s3:ListBucket",
+        "s3:DeleteObject",
         "dynamodb:GetItem",
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
         "dynamodb:Query",
     },
+    # The reconciler also purges a deleted job's artifacts when its execution ends.
     "RecordsFunctionRole": {
         "dynamodb:GetItem",
         "dynamodb:PutItem",
@@ -562,6 +657,7 @@ EXPECTED_ACTIONS = {
         "sqs:SendMessage",
         "states:DescribeExecution",
         "states:GetExecutionHistory",
+        *PURGE_ACTIONS,
     },
 }
 # Log delivery to CloudWatch does not support resource-level permissions.

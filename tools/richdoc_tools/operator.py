@@ -1,4 +1,5 @@
-"""Operator tools against a stack: find its resources, read jobs, inspect and redrive the DLQ.
+"""Operator tools against a stack: find its resources, read and delete jobs, inspect and
+redrive the DLQ.
 
 The same code serves a deployed stack (AWS credentials, region and profile from the usual
 AWS settings) and the embedded stack of ``richdoc local serve`` (``--endpoint-url``):
@@ -8,16 +9,20 @@ resources are found from the stack's CloudFormation outputs in both cases.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import boto3
 from botocore.exceptions import ClientError
 
+from richdoc.artifacts import ArtifactStore
+from richdoc.deletion import Deleted, Deletion
 from richdoc.jobs import Attempt, Job, JobStatus, JobStore
+from richdoc.jobs.references import DigestReferences
 from richdoc_tools.dlq import DeadLetter, move_messages, peek, start_move_task
 
 if TYPE_CHECKING:
+    from types_boto3_s3 import S3Client
     from types_boto3_sqs import SQSClient
 
 
@@ -48,9 +53,16 @@ class StackResources:
     dead_letter_queue_arn: str
     jobs_table: str
     state_machine_arn: str
+    # The stack's parameters as deployed (DescribeStacks), e.g. the retention days.
+    parameters: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_outputs(cls, stack_name: str, outputs: dict[str, str]) -> StackResources:
+    def from_outputs(
+        cls,
+        stack_name: str,
+        outputs: dict[str, str],
+        parameters: dict[str, str] | None = None,
+    ) -> StackResources:
         return cls(
             stack_name=stack_name,
             ingest_bucket=outputs["IngestBucketName"],
@@ -61,7 +73,13 @@ class StackResources:
             dead_letter_queue_arn=outputs["DeadLetterQueueArn"],
             jobs_table=outputs["JobsTableName"],
             state_machine_arn=outputs["StateMachineArn"],
+            parameters=dict(parameters or {}),
         )
+
+    def days(self, parameter: str) -> int | None:
+        """A retention parameter's days (None: kept, or not known)."""
+        value = self.parameters.get(parameter, "").strip()
+        return int(value) if value.isdigit() and int(value) > 0 else None
 
 
 @dataclass(frozen=True)
@@ -140,18 +158,26 @@ class Operator:
         except ClientError as exc:
             raise StackNotFound(f"stack {stack_name!r} not found: {exc}") from exc
         outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
-        return cls(session, StackResources.from_outputs(stack_name, outputs), endpoint_url)
+        parameters = {
+            p["ParameterKey"]: p.get("ParameterValue", "") for p in stack.get("Parameters", [])
+        }
+        resources = StackResources.from_outputs(stack_name, outputs, parameters)
+        return cls(session, resources, endpoint_url)
 
     @functools.cached_property
     def sqs(self) -> SQSClient:
         return self.session.client("sqs", endpoint_url=self.endpoint_url)
+
+    @functools.cached_property
+    def s3(self) -> S3Client:
+        return self.session.client("s3", endpoint_url=self.endpoint_url)
 
     @property
     def jobs(self) -> JobStore:
         table = self.session.resource("dynamodb", endpoint_url=self.endpoint_url).Table(
             self.resources.jobs_table
         )
-        return JobStore(table)
+        return JobStore(table, retention_days=self.resources.days("JobRetentionDays"))
 
     def list_jobs(self, status: JobStatus | None = None) -> list[Job]:
         return self.jobs.list_jobs(status)
@@ -174,6 +200,29 @@ class Operator:
         if job is None:
             return None
         return job, self.jobs.attempts(job.job_id)
+
+    def delete_job(self, job_id: str, *, with_source: bool = False) -> Deleted | None:
+        """Delete a job (whole id or unique prefix) and what was derived from it, as the
+        removal of its source object does; ``with_source`` deletes that object version
+        too, for good (its notification then finds the job deleted already). None when
+        there is no such job."""
+        job = self.find_job(job_id)
+        if job is None:
+            return None
+        jobs = self.jobs
+        deletion = Deletion(
+            jobs=jobs,
+            references=DigestReferences(
+                jobs.table, retention_days=self.resources.days("ParseArtifactRetentionDays")
+            ),
+            artifacts=ArtifactStore(self.s3, self.resources.artifact_bucket),
+        )
+        command = "richdoc jobs delete" + (" --with-source" if with_source else "")
+        deleted = deletion.delete_job(job.job_id, by="operator", reason=command)
+        source = job.source
+        if with_source and source.version_id:
+            self.s3.delete_object(Bucket=source.bucket, Key=source.key, VersionId=source.version_id)
+        return deleted
 
     def dead_letters(self) -> list[DeadLetter]:
         return peek(self.sqs, self.resources.dead_letter_queue_url)

@@ -9,7 +9,9 @@ invocation: see ``richdoc.logcontext``), EMF metrics and
 X-Ray tracing, and records the invocation as an attempt item that is closed with ``ok``
 or the error name (a shard's attempt carries its page range, a parse answered from the
 artifact cache says ``cached``). Attempts the platform kills stay ``running`` until the
-state machine's catch path closes them.
+state machine's catch path closes them. A step that finds, once its work is done, that its
+job was deleted meanwhile deletes what it wrote and fails with ``StaleRun``
+(``richdoc.deletion``).
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from richdoc.artifacts import ArtifactStore
 from richdoc.contracts import InputT, OutputT, StageContract
+from richdoc.deletion import Deletion, Written
 from richdoc.jobs import JobStore
+from richdoc.jobs.references import DigestReferences
 from richdoc.logcontext import log_invocation
 from richdoc.tracing import handler_tracer
 
@@ -53,6 +57,19 @@ class Clients:
     def artifacts(self) -> ArtifactStore:
         return ArtifactStore.from_env(self.s3)
 
+    @functools.cached_property
+    def references(self) -> DigestReferences:
+        return DigestReferences.from_env(self.jobs.table)
+
+    @functools.cached_property
+    def deletion(self) -> Deletion:
+        return Deletion(jobs=self.jobs, references=self.references, artifacts=self.artifacts)
+
+    def artifacts_of(self, job_id: str) -> ArtifactStore:
+        """The artifact store for one job's parse: it registers the job as a user of its
+        bytes' parse artifacts before it reads or writes them (richdoc.jobs.references)."""
+        return self.artifacts.for_user(lambda sha256: self.references.register(sha256, job_id))
+
     def reset(self) -> None:
         """Forget the clients (the environment they were made from has changed)."""
         self.__dict__.clear()
@@ -61,6 +78,14 @@ class Clients:
 clients = Clients()
 
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
+
+# What each step writes to the artifact bucket (the plan writes nothing).
+WRITES: dict[str, Written] = {
+    "parse": "parse_artifacts",
+    "merge": "parse_artifacts",
+    "project": "run_outputs",
+    "detect": "run_outputs",
+}
 
 
 def stage_handler(
@@ -71,6 +96,7 @@ def stage_handler(
     ``contract.output`` as JSON."""
     stage = contract.name
     logger = Logger(service=stage)
+    writes = WRITES.get(stage)
 
     def decorate(body: Callable[[InputT, LambdaContext], OutputT]) -> Handler:
         @log_invocation(logger, correlation_id_path="job_id")
@@ -93,6 +119,9 @@ def stage_handler(
             ) as attempt:
                 output = body(event, context)
                 attempt.cached = output.attempt_cached()
+                if writes is not None:
+                    # Deleted while this ran? What it wrote goes now, and the run stops.
+                    clients.deletion.discard_if_deleted(event.job_id, writes)
             result = output.model_dump(mode="json")
             with single_metric(
                 name="StageSeconds",

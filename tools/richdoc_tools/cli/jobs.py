@@ -65,3 +65,36 @@ def show(operator: Operator, job_id: str, as_json: bool) -> int:
     job, attempts = found
     render.job_show(job, attempts, as_json=as_json)
     return 0
+
+
+@jobs.command(
+    short_help="delete a job and every artifact derived only from its source",
+    epilog=example("richdoc jobs delete 4c7b41c722e6 --with-source"),
+)
+@click.argument("job_id", metavar="JOB_ID")
+@click.option(
+    "--with-source",
+    is_flag=True,
+    help="also delete the job's source object version from the ingest bucket, for good",
+)
+@json_option()
+@with_operator
+def delete(operator: Operator, job_id: str, with_source: bool, as_json: bool) -> int:
+    """Delete a job as deleting its source object does: the job becomes DELETED, its
+    runs' outputs are deleted, and its parse artifacts too unless another job with the
+    same bytes uses them. A run still going stops at its next step and what it writes is
+    deleted. Deleting again changes nothing. JOB_ID may be any unique prefix; no such job
+    exits 1."""
+    from richdoc_tools.cli import render
+    from richdoc_tools.operator import AmbiguousJobId
+    from richdoc_tools.terminal import visible
+
+    try:
+        deleted = operator.delete_job(job_id, with_source=with_source)
+    except AmbiguousJobId as exc:
+        raise UsageError(render.ambiguous_job_id(exc)) from exc
+    if deleted is None:
+        print(f"richdoc jobs delete: no job {visible(job_id)}", file=sys.stderr)
+        return EXIT_FAILED
+    render.job_deleted(deleted, with_source=with_source, as_json=as_json)
+    return 0

@@ -17,6 +17,7 @@ from rich.table import Column, Table
 from richdoc_tools.terminal import cell, markup, visible
 
 if TYPE_CHECKING:
+    from richdoc.deletion import Deleted
     from richdoc.jobs import Attempt, Job
     from richdoc_tools.dlq import DeadLetter
     from richdoc_tools.operator import AmbiguousJobId
@@ -184,6 +185,34 @@ def job_show(job: Job, attempts: Sequence[Attempt], *, as_json: bool) -> None:
             cell(a.reason, limit=80),
         )
     console.print(table)
+
+
+def job_deleted(deleted: Deleted, *, with_source: bool, as_json: bool) -> None:
+    job, purged = deleted.job, deleted.purged
+    source = job.source
+    source_deleted = with_source and source.version_id is not None
+    if as_json:
+        _print_json(
+            {
+                "job": job.to_dict(),
+                "deleted": {
+                    "run_outputs": purged.run_outputs,
+                    "parse_artifacts": purged.parse_artifacts,
+                    "parse_artifacts_kept": purged.shared_kept,
+                    "source": source_deleted,
+                },
+            }
+        )
+        return
+    where = f"s3://{source.bucket}/{source.key}"
+    print(f"job {job.job_id} ({visible(where)}) is {job.status}")
+    print(f"  run outputs deleted: {purged.run_outputs}")
+    if purged.shared_kept:
+        print("  parse artifacts kept: another job with the same bytes uses them")
+    else:
+        print(f"  parse artifacts deleted: {purged.parse_artifacts}")
+    if source_deleted:
+        print(f"  source version {visible(source.version_id)} deleted from the ingest bucket")
 
 
 # ---- richdoc dlq ---------------------------------------------------------------------------

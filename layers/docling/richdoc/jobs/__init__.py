@@ -26,6 +26,7 @@ job is terminal without the message an operator redrives.
 from richdoc.jobs.keys import (
     attempt_key,
     attempts_prefix,
+    digest_key,
     execution_name,
     job_id_for,
     job_key,
@@ -38,15 +39,18 @@ from richdoc.jobs.model import (
     AttemptStage,
     DeadLetterMark,
     DeadLetterSender,
+    DeletedBy,
+    DeletionMark,
     Job,
     JobStatus,
     timestamp,
 )
-from richdoc.jobs.store import JOBS_TABLE_ENV, STATUS_INDEX, JobStore
+from richdoc.jobs.store import JOB_RETENTION_ENV, JOBS_TABLE_ENV, STATUS_INDEX, JobStore
 from richdoc.jobs.table import StaleRun
 
 __all__ = [
     "JOBS_TABLE_ENV",
+    "JOB_RETENTION_ENV",
     "OK_OUTCOME",
     "RUNNING_OUTCOME",
     "STATUS_INDEX",
@@ -54,12 +58,15 @@ __all__ = [
     "AttemptStage",
     "DeadLetterMark",
     "DeadLetterSender",
+    "DeletedBy",
+    "DeletionMark",
     "Job",
     "JobStatus",
     "JobStore",
     "StaleRun",
     "attempt_key",
     "attempts_prefix",
+    "digest_key",
     "execution_name",
     "job_id_for",
     "job_key",

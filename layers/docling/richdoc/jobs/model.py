@@ -46,6 +46,8 @@ DeadLetterSender = Literal["state-machine", "reconciler", "sweep"]
 # Who recorded an attempt: its handler, or the state machine's catch path for a handler
 # the platform never ran.
 RecordedBy = Literal["handler", "state-machine"]
+# Who deleted a job: the source object's removal (an S3 notification), or an operator.
+DeletedBy = Literal["source-removed", "operator"]
 
 Item = dict[str, "TableAttributeValueTypeDef"]
 
@@ -61,16 +63,35 @@ class JobStatus(StrEnum):
     # sends it (once) and marks the job DEAD_LETTERED.
     FAILED = "FAILED"
     DEAD_LETTERED = "DEAD_LETTERED"  # failed; the ingest message is on the dead-letter queue
+    # Its source object was deleted (or an operator deleted the job): every artifact
+    # derived only from it is deleted, and no run of it writes again (richdoc.deletion).
+    DELETED = "DELETED"
 
     @property
     def terminal(self) -> bool:
-        return self in (JobStatus.SUCCEEDED, JobStatus.DEAD_LETTERED)
+        return self in TERMINAL_STATUSES
+
+
+TERMINAL_STATUSES = frozenset({JobStatus.SUCCEEDED, JobStatus.DEAD_LETTERED, JobStatus.DELETED})
 
 
 def timestamp(moment: datetime) -> str:
     """How records store a moment (UTC, milliseconds): strings that sort in time order, so
     the by-status index can range over ``updated_at``."""
     return moment.astimezone(UTC).isoformat(timespec="milliseconds")
+
+
+# The jobs table's time-to-live attribute (template.yaml: TimeToLiveSpecification): epoch
+# seconds after which DynamoDB deletes the item, in the days after (at no cost).
+TTL_ATTRIBUTE = "expires_at"
+
+
+def expires_at(moment: str, days: int | None) -> int | None:
+    """The TTL of an item written at ``moment`` (a ``timestamp``) and kept ``days``; None
+    keeps it."""
+    if not days:
+        return None
+    return int(datetime.fromisoformat(moment).timestamp()) + days * 86400
 
 
 def _without_nulls(value: object, handler: SerializerFunctionWrapHandler) -> object:
@@ -91,6 +112,17 @@ class DeadLetterMark(BaseModel):
 
     message_id: str
     sent_by: DeadLetterSender
+
+
+class DeletionMark(BaseModel):
+    """Why and when a job was deleted."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    at: str
+    by: DeletedBy
+    # What deleted it: the S3 event name and object version, or the command.
+    reason: str
 
 
 class Job(BaseModel):
@@ -118,6 +150,7 @@ class Job(BaseModel):
     started_at: str | None = None
     ended_at: str | None = None
     dead_letter: DeadLetterMark | None = None
+    deletion: DeletionMark | None = None  # a DELETED job's (printed only then)
     message: str | None = None  # the ingest message body that created the job (not printed)
 
     @field_serializer("outputs", "counts", mode="wrap")
@@ -135,8 +168,10 @@ class Job(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
     def to_dict(self) -> dict[str, object]:
-        """The job as the command line prints it (``status``; nulls shown; no message)."""
-        return self.model_dump(mode="json", exclude={"message"})
+        """The job as the command line prints it (``status``; nulls shown; no message;
+        ``deletion`` only for a deleted job, so other jobs keep their keys)."""
+        hidden = {"message"} if self.deletion else {"message", "deletion"}
+        return self.model_dump(mode="json", exclude=hidden)
 
 
 class Attempt(BaseModel):
