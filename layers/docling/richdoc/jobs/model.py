@@ -63,16 +63,11 @@ class JobStatus(StrEnum):
     # sends it (once) and marks the job DEAD_LETTERED.
     FAILED = "FAILED"
     DEAD_LETTERED = "DEAD_LETTERED"  # failed; the ingest message is on the dead-letter queue
-    # Its source object was deleted (or an operator deleted the job): every artifact
-    # derived only from it is deleted, and no run of it writes again (richdoc.deletion).
-    DELETED = "DELETED"
+    DELETED = "DELETED"  # its source was deleted, with what derives only from it (deletion.py)
 
     @property
     def terminal(self) -> bool:
-        return self in TERMINAL_STATUSES
-
-
-TERMINAL_STATUSES = frozenset({JobStatus.SUCCEEDED, JobStatus.DEAD_LETTERED, JobStatus.DELETED})
+        return self in (JobStatus.SUCCEEDED, JobStatus.DEAD_LETTERED, JobStatus.DELETED)
 
 
 def timestamp(moment: datetime) -> str:
