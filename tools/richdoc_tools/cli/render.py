@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Column, Table
@@ -255,3 +255,22 @@ def dead_letters(letters: Sequence[DeadLetter], *, as_json: bool) -> None:
         )
     Console().print(table)
     print(f"{len(letters)} message(s) on the dead-letter queue")
+
+
+# ---- richdoc deploy --------------------------------------------------------------------------
+
+
+def deploy_check(report: dict[str, Any], *, as_json: bool) -> None:
+    """``richdoc_tools.preflight.report``: one line per check, what fixes a failing one."""
+    if as_json:
+        _print_json(report)
+        return
+    marks = {"ok": "ok   ", "fail": "FAIL ", "check": "CHECK"}
+    for finding in report["findings"]:
+        print(f"{marks[finding['status']]} {finding['check']}: {visible(finding['says'])}")
+        if finding["fix"] and finding["status"] != "ok":
+            print(f"      fix: {visible(finding['fix'])}")
+    if report["deployable"]:
+        print("nothing found that would make the deploy fail")
+    else:
+        print("the deploy would fail: apply the fixes above, then run this check again")
