@@ -112,7 +112,7 @@ def check(
         parameters=parameters,
     )
     findings = preflight.assess(readings, sizing)
-    render.deploy_check(preflight.report(readings, sizing, findings), as_json=as_json)
+    render.deploy_check(findings, preflight.report(readings, sizing, findings), as_json=as_json)
     failed = any(f.status is preflight.Status.FAIL for f in findings)
     return EXIT_FAILED if failed else 0
 

@@ -8,8 +8,8 @@ them. Every user-controlled value reaches the terminal through ``richdoc_tools.t
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Column, Table
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from richdoc.jobs import Attempt, Job
     from richdoc_tools.dlq import DeadLetter
     from richdoc_tools.operator import AmbiguousJobId
+    from richdoc_tools.preflight import Finding
     from richdoc_tools.run import RunResult
 
 RUN_COLUMNS = (
@@ -260,17 +261,20 @@ def dead_letters(letters: Sequence[DeadLetter], *, as_json: bool) -> None:
 # ---- richdoc deploy --------------------------------------------------------------------------
 
 
-def deploy_check(report: dict[str, Any], *, as_json: bool) -> None:
-    """``richdoc_tools.preflight.report``: one line per check, what fixes a failing one."""
+def deploy_check(
+    findings: Sequence[Finding], report: Mapping[str, object], *, as_json: bool
+) -> None:
+    """``richdoc deploy check``: ``report`` as JSON, or one line per finding and what
+    fixes a failing one."""
     if as_json:
         _print_json(report)
         return
     marks = {"ok": "ok   ", "fail": "FAIL ", "check": "CHECK"}
-    for finding in report["findings"]:
-        print(f"{marks[finding['status']]} {finding['check']}: {visible(finding['says'])}")
-        if finding["fix"] and finding["status"] != "ok":
-            print(f"      fix: {visible(finding['fix'])}")
-    if report["deployable"]:
+    for finding in findings:
+        print(f"{marks[finding.status]} {finding.check}: {visible(finding.says)}")
+        if finding.fix and finding.status != "ok":
+            print(f"      fix: {visible(finding.fix)}")
+    if all(finding.status != "fail" for finding in findings):
         print("nothing found that would make the deploy fail")
     else:
         print("the deploy would fail: apply the fixes above, then run this check again")
