@@ -121,17 +121,9 @@ def test_ingest_bucket_is_versioned_private_encrypted_and_notifies_the_queue(
 
 def _lifecycle(template: Template, bucket: str, **parameters: str) -> dict[str, dict[str, Any]]:
     """A bucket's lifecycle rules by id, as deployed with these parameters."""
-    from richdoc_tools.local.intrinsics import Deployed, Resolver
+    from richdoc_tools.local.intrinsics import parameters_resolver
 
-    resolver = Resolver(
-        stack_name="richdoc",
-        stack_id="arn:aws:cloudformation:us-east-1:123456789012:stack/richdoc/0-1-2",
-        region="us-east-1",
-        account="123456789012",
-        parameters={**template.parameter_defaults(), **parameters},
-        deployed=Deployed(),
-        conditions=template.cfn["Conditions"],
-    )
+    resolver = parameters_resolver(template, parameters)
     rules = resolver.resolve(
         template.resources[bucket]["Properties"]["LifecycleConfiguration"]["Rules"]
     )
@@ -482,17 +474,9 @@ def _deployed(template: Template, prop: str, **parameters: str) -> dict[str, Any
     """A property of every function as CloudFormation deploys the translated template with
     these parameters (defaults for the rest): conditions and ``AWS::NoValue`` applied;
     functions without it are left out."""
-    from richdoc_tools.local.intrinsics import Deployed, Resolver
+    from richdoc_tools.local.intrinsics import parameters_resolver
 
-    resolver = Resolver(
-        stack_name="richdoc",
-        stack_id="arn:aws:cloudformation:us-east-1:123456789012:stack/richdoc/0-1-2",
-        region="us-east-1",
-        account="123456789012",
-        parameters={**template.parameter_defaults(), **parameters},
-        deployed=Deployed(),
-        conditions=template.cfn["Conditions"],
-    )
+    resolver = parameters_resolver(template, parameters)
     values = {}
     for logical_id in template.handlers:
         properties = template.resources[logical_id]["Properties"]

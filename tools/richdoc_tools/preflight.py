@@ -135,17 +135,9 @@ def check_parameters(template: Template, values: Mapping[str, str]) -> None:
 def sizing(template: Template, parameters: Mapping[str, str]) -> Sizing:
     """Each function's memory and reserved concurrency with these parameter values (the
     template's defaults for the rest), as CloudFormation resolves them."""
-    from richdoc_tools.local.intrinsics import Deployed, Resolver
+    from richdoc_tools.local.intrinsics import parameters_resolver
 
-    resolver = Resolver(
-        stack_name="richdoc",
-        stack_id="preflight",
-        region="us-east-1",
-        account="123456789012",
-        parameters={**template.parameter_defaults(), **parameters},
-        deployed=Deployed(),
-        conditions=template.cfn.get("Conditions", {}),
-    )
+    resolver = parameters_resolver(template, parameters)
     memory: dict[str, int] = {}
     reserved: dict[str, int] = {}
     for logical_id, resource in template.resources.items():
