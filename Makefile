@@ -12,7 +12,7 @@ export SAM_CLI_TELEMETRY := 0
 export AWS_DEFAULT_REGION ?= us-east-1
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: setup demo test quick lint typecheck static pytest bench clean chromium screenshots
+.PHONY: setup demo test quick lint typecheck static pytest bench clean chromium screenshots lock preflight
 
 $(VENV)/.installed: pyproject.toml tools/richdoc_tools/torchvision_compat.py
 	$(PYTHON) -m venv $(VENV)
@@ -68,6 +68,16 @@ static: setup $(SAM_VENV)/.installed node_modules/.installed $(CHECKOV_VENV)/.in
 	node_modules/.bin/asl-validator --json-path statemachine/pipeline.asl.json
 	PATH="$(dir $(PYTHON312)):$$PATH" $(SAM) build $(PARSE_IMAGES) --build-dir .aws-sam/build
 	$(VENV)/bin/python scripts/check_package_size.py .aws-sam/build
+
+# Before deploying: what would fail on this account and what fixes it (docs/operations.md).
+# ARGS passes options, e.g. make preflight ARGS="--parameter-overrides AccountProfile=small".
+preflight: setup
+	$(VENV)/bin/richdoc deploy check $(ARGS)
+
+# The layer's lock (layers/docling/requirements.txt) from requirements.in, at the versions
+# .venv runs, for Lambda's Python 3.12 (tests/unit/test_layer_lock.py holds them equal).
+lock: setup $(SAM_VENV)/.installed
+	$(VENV)/bin/python scripts/lock_layer.py --python $(SAM_VENV)/bin/python
 
 # Every lane (tests/unit, aws, parse, e2e, browser).
 pytest: setup node_modules/.installed chromium

@@ -15,4 +15,4 @@ from richdoc.stage import clients, stage_handler
 
 @stage_handler(MERGE)
 def handler(event: MergeInput, context: LambdaContext) -> ParseOutput:
-    return richdoc.parse.merge_step.merge_request(event, store=clients.artifacts)
+    return richdoc.parse.merge_step.merge_request(event, store=clients.artifacts_of(event.job_id))

@@ -24,13 +24,20 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 import richdoc.parse.plan_step
 import richdoc.parse.step
 from richdoc.contracts import PARSE, PLAN, ParseInput, ParseOutput, PlanInput, PlanOutput
+from richdoc.parse.escalation import no_bigger_tier
 from richdoc.stage import clients, metrics, stage_handler
 
 
 @stage_handler(PARSE)
 def handler(event: ParseInput, context: LambdaContext) -> ParseOutput:
+    memory_mb = int(context.memory_limit_in_mb)
+    if event.tier > 1:  # an escalation: never parse again at the memory that ran out
+        earlier = clients.jobs.attempts(event.job_id, event.run)
+        refusal = no_bigger_tier(event.tier, memory_mb, event.attempt_pages(), earlier)
+        if refusal is not None:
+            raise refusal
     output = richdoc.parse.step.parse_request(
-        event, store=clients.artifacts, memory_tier_mb=int(context.memory_limit_in_mb)
+        event, store=clients.artifacts_of(event.job_id), memory_tier_mb=memory_mb
     )
     metrics.add_metric(name="ParseCacheHit", unit=MetricUnit.Count, value=int(output.cached))
     return output
@@ -39,7 +46,10 @@ def handler(event: ParseInput, context: LambdaContext) -> ParseOutput:
 @stage_handler(PLAN)
 def plan(event: PlanInput, context: LambdaContext) -> PlanOutput:
     output = richdoc.parse.plan_step.plan_request(
-        event, store=clients.artifacts, memory_tier_mb=int(context.memory_limit_in_mb)
+        event,
+        store=clients.artifacts,
+        memory_tier_mb=int(context.memory_limit_in_mb),
+        remaining_s=context.get_remaining_time_in_millis() / 1000,
     )
     clients.jobs.record_shards(event.job_id, event.run, output.shard_count)
     metrics.add_metric(name="DocumentShards", unit=MetricUnit.Count, value=output.shard_count)

@@ -12,8 +12,11 @@ import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from richdoc.artifacts import ArtifactStore
 from richdoc.contracts import ScheduledSweep
+from richdoc.deletion import Deletion
 from richdoc.jobs import JobStore
+from richdoc.jobs.references import DigestReferences
 from richdoc.logcontext import log_invocation
 from richdoc.records import (
     DEFAULT_WORKFLOW_TIMEOUT_S,
@@ -27,14 +30,20 @@ from richdoc.tracing import handler_tracer
 logger = Logger(service="records")
 tracer = handler_tracer()
 metrics = Metrics(namespace="richdoc")
+jobs = JobStore.from_env(boto3.resource("dynamodb"))
 records = Records(
-    jobs=JobStore.from_env(boto3.resource("dynamodb")),
+    jobs=jobs,
     sqs=boto3.client("sqs"),
     sfn=boto3.client("stepfunctions"),
     dead_letter_queue_url=os.environ["DEAD_LETTER_QUEUE_URL"],
     logger=logger,
     metrics=metrics,
     workflow_timeout_s=int(os.environ.get(WORKFLOW_TIMEOUT_ENV, DEFAULT_WORKFLOW_TIMEOUT_S)),
+    deletion=Deletion(
+        jobs=jobs,
+        references=DigestReferences.from_env(jobs.table),
+        artifacts=ArtifactStore.from_env(boto3.client("s3")),
+    ),
 )
 
 

@@ -1,4 +1,5 @@
-"""Starter: ingest-queue batches -> jobs and state machine executions.
+"""Starter: ingest-queue batches -> jobs and state machine executions; removed source
+objects -> their jobs deleted, with what was derived from them (richdoc.deletion).
 
 Only records that failed (throttling, service errors, malformed messages) are reported as
 batch item failures; SQS redelivers just those, and after maxReceiveCount moves them to
@@ -23,8 +24,11 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from richdoc.artifacts import ArtifactStore
+from richdoc.deletion import Deletion
 from richdoc.ingest import MalformedMessage, Starter, StartOutcome, body_preview
 from richdoc.jobs import JobStore
+from richdoc.jobs.references import DigestReferences
 from richdoc.logcontext import log_invocation
 from richdoc.taxonomy import Transient
 from richdoc.tracing import handler_tracer
@@ -34,17 +38,38 @@ tracer = handler_tracer()
 metrics = Metrics(namespace="richdoc")
 processor = BatchProcessor(event_type=EventType.SQS)
 
+s3 = boto3.client("s3")
+jobs = JobStore.from_env(boto3.resource("dynamodb"))
 starter = Starter(
-    s3=boto3.client("s3"),
+    s3=s3,
     sfn=boto3.client("stepfunctions"),
-    jobs=JobStore.from_env(boto3.resource("dynamodb")),
+    jobs=jobs,
     state_machine_arn=os.environ["STATE_MACHINE_ARN"],
     clarify_default=os.environ.get("CLARIFY_DEFAULT", "false").lower() == "true",
+    deletion=Deletion(
+        jobs=jobs,
+        references=DigestReferences.from_env(jobs.table),
+        artifacts=ArtifactStore.from_env(s3),
+    ),
 )
+
+
+# One data point per ingest record the starter failed on: StarterErrorsAlarm counts these.
+# With partial batch responses a batch with failed records is a successful invocation, so
+# the function's own Errors metric sees only batches where every record failed.
+FAILED_RECORDS_METRIC = "IngestRecordsFailed"
 
 
 @tracer.capture_method
 def record_handler(record: SQSRecord) -> None:
+    try:
+        handle_record(record)
+    except Exception:
+        metrics.add_metric(name=FAILED_RECORDS_METRIC, unit=MetricUnit.Count, value=1)
+        raise
+
+
+def handle_record(record: SQSRecord) -> None:
     attributes = {name: attr.string_value or "" for name, attr in record.message_attributes.items()}
     try:
         results = starter.handle_message(record.body, attributes)
@@ -75,6 +100,8 @@ def record_handler(record: SQSRecord) -> None:
         )
         if result.outcome is StartOutcome.STARTED:
             metrics.add_metric(name="JobsStarted", unit=MetricUnit.Count, value=1)
+        elif result.outcome is StartOutcome.DELETED:
+            metrics.add_metric(name="JobsDeleted", unit=MetricUnit.Count, value=1)
         else:
             metrics.add_metric(name="DuplicateNotifications", unit=MetricUnit.Count, value=1)
 

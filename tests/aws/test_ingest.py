@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import boto3
 import pytest
+from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 
 from richdoc.contracts import ExecutionInput, JobOptions, SourceObject
 from richdoc.deadletter import failure_attributes
@@ -220,3 +225,84 @@ def test_a_failed_run_restarts_only_from_its_redriven_message(world: dict[str, A
     job = world["jobs"].get(first.job_id)
     assert (job.run, job.status) == (2, JobStatus.QUEUED)
     assert job.execution_arn is not None and job.execution_arn.endswith(f"{first.job_id}-r2")
+
+
+# ---- the starter's failed-record metric (StarterErrorsAlarm) ------------------------------------
+
+
+@dataclass
+class _Context:
+    function_name: str = "richdoc-starter"
+    memory_limit_in_mb: int = 256
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:richdoc-starter"
+    aws_request_id: str = "request-1"
+
+
+def _starter_app(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("JOBS_TABLE", world["jobs"].table.name)
+    monkeypatch.setenv("STATE_MACHINE_ARN", world["machine"])
+    monkeypatch.setenv("ARTIFACT_BUCKET", "artifacts")
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    path = Path(__file__).resolve().parents[2] / "functions" / "starter" / "app.py"
+    spec = importlib.util.spec_from_file_location("starter_app", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _sqs_event(*bodies: str) -> dict[str, Any]:
+    return {
+        "Records": [
+            {
+                "messageId": f"m-{i}",
+                "receiptHandle": f"r-{i}",
+                "body": body,
+                "attributes": {"ApproximateReceiveCount": "1"},
+                "messageAttributes": {},
+                "md5OfBody": "",
+                "eventSource": "aws:sqs",
+                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:ingest",
+                "awsRegion": "us-east-1",
+            }
+            for i, body in enumerate(bodies)
+        ]
+    }
+
+
+def _failed_records(capsys: pytest.CaptureFixture[str], name: str) -> list[float]:
+    """The values of ``name`` in the EMF lines the handler printed (namespace richdoc, no
+    dimensions)."""
+    values: list[float] = []
+    for line in capsys.readouterr().out.splitlines():
+        if not line.startswith("{"):
+            continue
+        emf = json.loads(line)
+        if name in emf:
+            [directive] = emf["_aws"]["CloudWatchMetrics"]
+            assert directive["Namespace"] == "richdoc"
+            assert directive["Dimensions"] == [[]]  # what StarterErrorsAlarm matches
+            values.extend(emf[name])
+    return values
+
+
+def test_every_failed_record_is_a_data_point_of_the_starters_alarm_metric(
+    world: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    app = _starter_app(world, monkeypatch)
+    version = _upload(world, "a.docx")
+    capsys.readouterr()
+    # One record fails, two succeed: a successful invocation (no Errors data point).
+    event = _sqs_event("not json", s3_notification("a.docx", version), _test_event())
+    response = app.handler(event, _Context())
+    assert response == {"batchItemFailures": [{"itemIdentifier": "m-0"}]}
+    assert _failed_records(capsys, app.FAILED_RECORDS_METRIC) == [1.0]
+    # Every record fails: the invocation fails too, and each record still counts.
+    with pytest.raises(BatchProcessingError):
+        app.handler(_sqs_event("not json", "[1, 2]"), _Context())
+    assert _failed_records(capsys, app.FAILED_RECORDS_METRIC) == [1.0, 1.0]
+
+
+def _test_event() -> str:
+    return json.dumps({"Service": "Amazon S3", "Event": "s3:TestEvent", "Bucket": BUCKET})

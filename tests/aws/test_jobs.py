@@ -56,12 +56,14 @@ def test_status_vocabulary_is_closed_and_knows_terminal_states() -> None:
         "FAILED",
         "DEAD_LETTERED",
         "CANCELLED",
+        "DELETED",
     }
     # FAILED is not terminal: its dead-letter message is not confirmed yet.
     assert {s for s in JobStatus if s.terminal} == {
         JobStatus.SUCCEEDED,
         JobStatus.DEAD_LETTERED,
         JobStatus.CANCELLED,
+        JobStatus.DELETED,
     }
     assert {s for s in JobStatus if s.redrivable} == {
         JobStatus.DEAD_LETTERED,

@@ -864,6 +864,7 @@ class FakeContext:
 def _load_handler(monkeypatch: pytest.MonkeyPatch, table: str, dead_letters: str) -> Any:
     monkeypatch.setenv("JOBS_TABLE", table)
     monkeypatch.setenv("DEAD_LETTER_QUEUE_URL", dead_letters)
+    monkeypatch.setenv("ARTIFACT_BUCKET", "artifacts")
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     spec = importlib.util.spec_from_file_location("records_app", ROOT / "functions/records/app.py")
     assert spec and spec.loader

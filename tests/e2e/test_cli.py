@@ -25,9 +25,11 @@ def test_every_command_has_help_with_an_example(capsys: pytest.CaptureFixture[st
         ["local", "serve"],
         ["jobs", "list"],
         ["jobs", "show"],
+        ["jobs", "delete"],
         ["dlq", "list"],
         ["dlq", "redrive"],
         ["console"],
+        ["deploy", "check"],
     ]
     for command in commands:
         with pytest.raises(SystemExit) as exit_info:

@@ -68,8 +68,14 @@ def test_ingest_bucket_is_versioned_and_notifies_the_ingest_queue(stack: Any) ->
     s3 = stack.client("s3")
     bucket = stack.outputs["IngestBucketName"]
     assert s3.get_bucket_versioning(Bucket=bucket)["Status"] == "Enabled"
-    [config] = s3.get_bucket_notification_configuration(Bucket=bucket)["QueueConfigurations"]
-    assert config["QueueArn"] == stack.outputs["IngestQueueArn"]
+    configs = s3.get_bucket_notification_configuration(Bucket=bucket)["QueueConfigurations"]
+    # Created objects start jobs; removed or expired ones delete them.
+    assert sorted(event for config in configs for event in config["Events"]) == [
+        "s3:LifecycleExpiration:*",
+        "s3:ObjectCreated:*",
+        "s3:ObjectRemoved:*",
+    ]
+    assert {config["QueueArn"] for config in configs} == {stack.outputs["IngestQueueArn"]}
     assert s3.get_public_access_block(Bucket=bucket)["PublicAccessBlockConfiguration"][
         "BlockPublicAcls"
     ]

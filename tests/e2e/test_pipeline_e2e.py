@@ -277,6 +277,47 @@ def test_throttling_by_the_platform_is_retried(stack: Any) -> None:
     assert job.status is JobStatus.SUCCEEDED, job.failure
 
 
+def test_an_inactive_tier_is_waited_for_not_dead_lettered(stack: Any) -> None:
+    # After a quiet spell tier 2's image function is Inactive: the escalation's invokes
+    # fail, as Lambda answers while it restores the function, then work.
+    stack.faults.add(
+        "ParseTier1Function",
+        PlatformError("Runtime.OutOfMemory", "Runtime exited with error: signal: killed"),
+    )
+    stack.faults.add(
+        "ParseTier2Function",
+        PlatformError(
+            "Lambda.ResourceNotReadyException",
+            "The function is inactive and its VPC connection is no longer available.",
+        ),
+        PlatformError(
+            "Lambda.CodeArtifactUserPendingException",
+            "The Lambda function couldn't be invoked because its code artifact user is "
+            "still being provisioned.",
+        ),
+    )
+    job = run_one(stack, "e2e/quiet-spell.docx", docx_bytes(["inactive test"]))
+    assert job.status is JobStatus.SUCCEEDED, job.failure
+    assert job.dead_letter is None
+    events = history(stack, execution(stack, job)["executionArn"])
+    failed = [
+        e["lambdaFunctionFailedEventDetails"]["error"]
+        for e in events
+        if "lambdaFunctionFailedEventDetails" in e
+    ]
+    assert failed == [
+        "Runtime.OutOfMemory",
+        "Lambda.ResourceNotReadyException",
+        "Lambda.CodeArtifactUserPendingException",
+    ]
+    # Retried in place at tier 2: no failure route, no third tier.
+    entered = states_entered(events)
+    assert entered.count("ParseTier2") == 1
+    assert "ParseTier2Failed" not in entered and "ParseTier3" not in entered
+    assert outcomes(stack, job)[1:3] == [("parse", 1, "Runtime.OutOfMemory"), ("parse", 2, "ok")]
+    assert dead_letters_for(stack, job.job_id) == []
+
+
 def test_transient_errors_that_never_clear_are_dead_lettered_and_redrive_starts_run_2(
     stack: Any, patch_parse: Callable[..., None]
 ) -> None:

@@ -22,7 +22,7 @@ from richdoc.formats import DocFormat
 from richdoc.parse.merge import merge_shard_json
 from richdoc.parse.merge_step import merge_objects
 from richdoc.parse.page_ranges import PageRange, plan_shards
-from richdoc.parse.plan_step import plan_object
+from richdoc.parse.plan_step import PLAN_RESERVE_S, plan_limits, plan_object
 from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
 from richdoc.parse.step import ParseWorker, parse_file, parse_object, shared_worker
 from richdoc.projection import load_docling, project
@@ -346,6 +346,20 @@ def test_a_pdf_the_inspection_refuses_fails_at_the_plan_once(
     with pytest.raises(error) as info:
         _plan(store, source, 1, worker)
     assert getattr(info.value, "feature", None) == feature
+
+
+def test_an_inspection_longer_than_the_plan_invocation_is_a_typed_resource_limit(
+    blocking_parse_worker, s3, tmp_path
+) -> None:
+    # The plan function's timeout (300 s) is below the worker's RICHDOC_TIMEOUT_S (600 s
+    # by default): the inspection gets the invocation's remaining time less the reserve,
+    # so it ends as the worker's ResourceLimit, never as the platform's Sandbox.Timedout.
+    # The blocking worker's inspection never finishes: only that cut can end it.
+    store, source = _store_with(s3, "in/slow.pdf", parse_inputs.pdf(tmp_path / "slow.pdf"))
+    limits = plan_limits(LIMITS, remaining_s=PLAN_RESERVE_S + 0.5)
+    assert limits.timeout_s == 0.5
+    with pytest.raises(ResourceLimit, match=r"timeout_s=0\.5"):
+        _plan(store, source, 1, blocking_parse_worker, limits)
 
 
 def test_a_pdf_over_max_pages_fails_at_the_plan(worker, s3, tmp_path) -> None:

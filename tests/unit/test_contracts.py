@@ -50,7 +50,8 @@ from richdoc.contracts import (
     StageInput,
 )
 
-SEND_MESSAGE = "arn:aws:states:::sqs:sendMessage"
+# The dead-letter send: the sqs:sendMessage integration, its ARN substituted whole.
+SEND_MESSAGE = "${SqsSendMessage}"
 # Which contract each function's code implements (by its directory under functions/ and its
 # handler function there: the plan is a second handler of the parse image).
 STAGE_CONTRACTS: dict[str, StageContract[Any, Any]] = {

@@ -26,6 +26,7 @@ def test_the_vocabulary_is_closed_and_in_run_order() -> None:
         JobPhase.SUCCEEDED,
         JobPhase.DEAD_LETTERED,
         JobPhase.CANCELLED,
+        JobPhase.DELETED,
     ]
 
 

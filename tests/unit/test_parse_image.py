@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
+import re
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -179,3 +181,79 @@ def test_every_third_party_import_is_installed_by_the_requirements():
         if not {canonicalize_name(d) for d in distributions.get(module, [])} & installed
     }
     assert not missing
+
+
+# ---- the build context ------------------------------------------------------------------------
+
+
+def _dockerignore_pattern(pattern: str) -> re.Pattern[str]:
+    """A .dockerignore pattern as Docker matches it: Go's filepath.Match per path segment
+    (``*`` and ``?`` stop at ``/``), ``**`` across segments."""
+    regex = ""
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**", i):
+            regex += ".*"
+            i += 2
+        elif pattern[i] == "*":
+            regex += "[^/]*"
+            i += 1
+        elif pattern[i] == "?":
+            regex += "[^/]"
+            i += 1
+        else:
+            regex += re.escape(pattern[i])
+            i += 1
+    return re.compile(regex + r"\Z")
+
+
+def _sent_to_docker(path: str, patterns: list[str]) -> bool:
+    """Whether a path of the context is sent: the last pattern matching the path, or one
+    of its parent directories, decides; ``!`` patterns include again."""
+    parts = path.split("/")
+    sent = True
+    for line in patterns:
+        negated = line.startswith("!")
+        pattern = line.lstrip("!").strip("/")
+        regex = _dockerignore_pattern(pattern)
+        prefixes = ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]
+        if any(regex.match(prefix) for prefix in prefixes):
+            sent = negated
+    return sent
+
+
+def _dockerignore() -> list[str]:
+    lines = (ROOT / ".dockerignore").read_text().splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+
+
+def test_the_build_context_sends_only_what_the_image_copies() -> None:
+    patterns = _dockerignore()
+    # What a checkout holds besides the tracked files: environments, caches, builds.
+    local = [
+        ".venv/lib/python3.11/site-packages/torch/__init__.py",
+        ".venv-sam/bin/sam",
+        ".venv-checkov/bin/checkov",
+        "node_modules/asl-validator/package.json",
+        ".aws-sam/build/template.yaml",
+        ".git/HEAD",
+        ".pytest_cache/v/cache/lastfailed",
+        "layers/docling/richdoc/__pycache__/artifacts.cpython-312.pyc",
+        "bench/reports/latest.json",
+    ]
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    sent = {path for path in [*tracked, *local] if _sent_to_docker(path, patterns)}
+    for path in local:
+        assert path not in sent, path
+    # Every COPY source (and the Dockerfile) is in the context, and nothing else is.
+    copied = {source.rstrip("/") for source in _copies()}
+    expected = {
+        path
+        for path in tracked
+        if path == "functions/parse/Dockerfile"
+        or any(path == source or path.startswith(source + "/") for source in copied)
+    }
+    assert sent == expected
+    assert any(path.startswith("layers/docling/richdoc/") for path in sent)

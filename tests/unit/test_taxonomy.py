@@ -134,6 +134,9 @@ def test_platform_kills_are_resource_limits(name):
         "Lambda.AWSLambdaException",
         "Lambda.SdkClientException",
         "Lambda.TooManyRequestsException",
+        # An Inactive function while Lambda restores it: retried, never internal.
+        "Lambda.ResourceNotReadyException",
+        "Lambda.CodeArtifactUserPendingException",
     ],
 )
 def test_lambda_service_errors_are_transient(name):

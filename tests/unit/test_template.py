@@ -19,7 +19,12 @@ import pytest
 from richdoc_tools.local.template import Template, repository_root
 
 from richdoc.parse.settings import DEFAULT_MAX_OBJECT_MB, ceiling_for_tier
-from richdoc.taxonomy import ERROR_NAMES_BY_KIND, PLATFORM_RESOURCE_LIMIT_ERRORS, FailureKind
+from richdoc.taxonomy import (
+    ERROR_NAMES_BY_KIND,
+    PLATFORM_INACTIVE_FUNCTION_ERRORS,
+    PLATFORM_RESOURCE_LIMIT_ERRORS,
+    FailureKind,
+)
 from tests.support.paths import DEFINITION_PATH
 
 ROOT = repository_root()
@@ -83,6 +88,21 @@ def test_definition_placeholders_match_definition_substitutions(template: Templa
     assert placeholders == substitutions
 
 
+def test_the_definition_takes_the_partition_from_the_template(
+    template: Template, definition: dict[str, Any]
+) -> None:
+    # aws-cn and aws-us-gov have ARNs of their own: the definition spells none. Its one
+    # service integration comes in whole (asl-validator checks a Resource is an ARN or one
+    # placeholder), built in the stack's partition.
+    assert "arn:" not in DEFINITION_PATH.read_text()
+    [send] = [s for s in _tasks(definition).values() if s["Resource"] == "${SqsSendMessage}"]
+    assert send["Parameters"]["QueueUrl"] == "${DeadLetterQueueUrl}"
+    substitutions = _sam(template, "PipelineStateMachine")["DefinitionSubstitutions"]
+    assert substitutions["SqsSendMessage"] == {
+        "Fn::Sub": "arn:${AWS::Partition}:states:::sqs:sendMessage"
+    }
+
+
 def test_ingest_bucket_is_versioned_private_encrypted_and_notifies_the_queue(
     template: Template,
 ) -> None:
@@ -90,11 +110,83 @@ def test_ingest_bucket_is_versioned_private_encrypted_and_notifies_the_queue(
     assert bucket["VersioningConfiguration"] == {"Status": "Enabled"}
     assert all(bucket["PublicAccessBlockConfiguration"].values())
     assert bucket["BucketEncryption"]["ServerSideEncryptionConfiguration"]
-    [notification] = bucket["NotificationConfiguration"]["QueueConfigurations"]
-    assert notification == {
-        "Event": "s3:ObjectCreated:*",
-        "Queue": {"Fn::GetAtt": ["IngestQueue", "Arn"]},
+    notifications = bucket["NotificationConfiguration"]["QueueConfigurations"]
+    # Created objects start jobs; removed ones (deleted, or expired by the lifecycle)
+    # delete their jobs and what was derived from them.
+    assert notifications == [
+        {"Event": event, "Queue": {"Fn::GetAtt": ["IngestQueue", "Arn"]}}
+        for event in ("s3:ObjectCreated:*", "s3:ObjectRemoved:*", "s3:LifecycleExpiration:*")
+    ]
+
+
+def _lifecycle(template: Template, bucket: str, **parameters: str) -> dict[str, dict[str, Any]]:
+    """A bucket's lifecycle rules by id, as deployed with these parameters."""
+    from richdoc_tools.local.intrinsics import parameters_resolver
+
+    resolver = parameters_resolver(template, parameters)
+    rules = resolver.resolve(
+        template.resources[bucket]["Properties"]["LifecycleConfiguration"]["Rules"]
+    )
+    return {rule["Id"]: rule for rule in rules}
+
+
+def test_source_versions_parse_artifacts_and_run_outputs_expire(template: Template) -> None:
+    parameters = template.sam["Parameters"]
+    defaults = {
+        name: parameters[name]["Default"]
+        for name in ("SourceVersionRetentionDays", "ParseArtifactRetentionDays", "JobRetentionDays")
     }
+    assert defaults == {
+        "SourceVersionRetentionDays": 30,
+        "ParseArtifactRetentionDays": 90,
+        "JobRetentionDays": 365,
+    }
+    ingest = _lifecycle(template, "IngestBucket")
+    assert ingest["NoncurrentSourceVersions"]["NoncurrentVersionExpiration"] == {
+        "NoncurrentDays": "30"
+    }
+    assert ingest["SourceUploads"]["ExpiredObjectDeleteMarker"] is True
+    artifacts = _lifecycle(template, "ArtifactBucket")
+    assert (
+        artifacts["ParseArtifacts"]["Prefix"],
+        artifacts["ParseArtifacts"]["ExpirationInDays"],
+    ) == (
+        "docling/",
+        "90",
+    )
+    assert (artifacts["RunOutputs"]["Prefix"], artifacts["RunOutputs"]["ExpirationInDays"]) == (
+        "jobs/",
+        "365",
+    )
+    for rules in (ingest, artifacts):  # multipart uploads never left half done
+        assert any("AbortIncompleteMultipartUpload" in rule for rule in rules.values())
+        assert {rule["Status"] for rule in rules.values()} == {"Enabled"}
+    # 0 keeps them: the rule is left out.
+    kept = _lifecycle(
+        template, "ArtifactBucket", ParseArtifactRetentionDays="0", JobRetentionDays="0"
+    )
+    assert set(kept) == {"IncompleteUploads"}
+    assert "NoncurrentSourceVersions" not in _lifecycle(
+        template, "IngestBucket", SourceVersionRetentionDays="0"
+    )
+    for name in defaults:
+        assert parameters[name]["MinValue"] == 0, name
+
+
+def test_job_records_expire_as_long_after_as_their_run_outputs(template: Template) -> None:
+    from richdoc.jobs import JOB_RETENTION_ENV
+    from richdoc.jobs.model import TTL_ATTRIBUTE
+    from richdoc.jobs.references import PARSE_ARTIFACT_RETENTION_ENV
+
+    table = template.resources["JobsTable"]["Properties"]
+    assert table["TimeToLiveSpecification"] == {"AttributeName": TTL_ATTRIBUTE, "Enabled": True}
+    variables = template.sam["Globals"]["Function"]["Environment"]["Variables"]
+    # The records' TTL and the run outputs' lifecycle rule take the same parameter.
+    assert variables[JOB_RETENTION_ENV] == {"Ref": "JobRetentionDays"}
+    assert variables[PARSE_ARTIFACT_RETENTION_ENV] == {"Ref": "ParseArtifactRetentionDays"}
+    rules = template.sam["Resources"]["ArtifactBucket"]["Properties"]["LifecycleConfiguration"]
+    [outputs] = [r for r in rules["Rules"] if "Fn::If" in r and r["Fn::If"][0] == "ExpiresJobs"]
+    assert outputs["Fn::If"][1]["ExpirationInDays"] == {"Ref": "JobRetentionDays"}
 
 
 @pytest.mark.parametrize("bucket", ["IngestBucket", "ArtifactBucket"])
@@ -139,6 +231,10 @@ def test_jobs_table_has_status_index_recovery_and_encryption(template: Template)
     assert index["KeySchema"][0] == {"AttributeName": "job_status", "KeyType": "HASH"}
     assert table["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
     assert table["SSESpecification"] == {"SSEEnabled": True}
+    # SSEEnabled true is the AWS managed key (aws/dynamodb); false or absent, an AWS owned
+    # key. The security scan's skip says which the table has.
+    [skip] = template.sam["Resources"]["JobsTable"]["Metadata"]["checkov"]["skip"]
+    assert "AWS managed key" in skip["comment"] and "AWS-owned" not in skip["comment"]
 
 
 def test_parse_tiers_share_one_image_with_growing_memory(template: Template) -> None:
@@ -149,7 +245,11 @@ def test_parse_tiers_share_one_image_with_growing_memory(template: Template) -> 
     assert memories == sorted(memories) and len(set(memories)) == 3
     for tier, logical_id in enumerate(PARSE_TIERS, start=1):
         assert sam[logical_id]["Properties"]["PackageType"] == "Image"
-        assert sam[logical_id]["Properties"]["MemorySize"] == {"Ref": f"ParseTier{tier}MemoryMB"}
+        memory = sam[logical_id]["Properties"]["MemorySize"]
+        if tier == 1:
+            assert memory == {"Ref": "ParseTier1MemoryMB"}
+        else:  # capped by the small account profile
+            assert memory == {"Fn::If": ["SmallAccount", 3008, {"Ref": f"ParseTier{tier}MemoryMB"}]}
         assert sam[logical_id]["Metadata"]["Dockerfile"] == "functions/parse/Dockerfile"
         assert sam[logical_id]["Properties"]["Timeout"] == 900
 
@@ -288,9 +388,23 @@ def test_stuck_jobs_and_failed_reconciles_alarm(template: Template) -> None:
     assert reconcile["Dimensions"][0]["Value"] == {
         "Fn::GetAtt": ["ReconcileFailureQueue", "QueueName"]
     }
-    starter = alarms["StarterErrorsAlarm"]
-    assert (starter["Namespace"], starter["MetricName"]) == ("AWS/Lambda", "Errors")
-    assert starter["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": "StarterFunction"}}]
+
+
+def test_starter_failures_alarm_on_every_failed_record(template: Template) -> None:
+    # With partial batch responses a batch with failed records is a successful invocation:
+    # the alarm counts the records (the starter's EMF metric, no dimensions: Powertools
+    # adds none without a service name) and the invocations that failed as a whole.
+    starter = _alarms(template)["StarterErrorsAlarm"]
+    stats = {m["Id"]: m["MetricStat"] for m in starter["Metrics"] if "MetricStat" in m}
+    records, errors = stats["failedrecords"]["Metric"], stats["errors"]["Metric"]
+    assert records == {"Namespace": "richdoc", "MetricName": "IngestRecordsFailed"}
+    assert (errors["Namespace"], errors["MetricName"]) == ("AWS/Lambda", "Errors")
+    assert errors["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": "StarterFunction"}}]
+    assert {stat["Stat"] for stat in stats.values()} == {"Sum"}
+    [expression] = [m for m in starter["Metrics"] if "Expression" in m]
+    assert expression["ReturnData"] is True
+    assert set(re.findall(r"[a-z]+", expression["Expression"].lower())) == {"sum", *stats}
+    assert (starter["Threshold"], starter["ComparisonOperator"]) == (0, "GreaterThanThreshold")
 
 
 def test_every_function_logs_to_its_own_group_with_the_retention_parameter(
@@ -344,27 +458,91 @@ def test_the_sweep_runs_on_a_schedule_with_the_workflow_timeout(
 # ---- bounded concurrency --------------------------------------------------------------------
 
 
+RESERVED_CONCURRENCY = {
+    "PlanFunction": "PlanReservedConcurrency",
+    "ParseTier1Function": "ParseTier1ReservedConcurrency",
+    "ParseTier2Function": "ParseTier2ReservedConcurrency",
+    "ParseTier3Function": "ParseTier3ReservedConcurrency",
+    "MergeFunction": "StepReservedConcurrency",
+    "ProjectFunction": "StepReservedConcurrency",
+    "DetectFunction": "StepReservedConcurrency",
+    "RecordsFunction": "RecordsReservedConcurrency",
+}
+
+
+def _deployed(template: Template, prop: str, **parameters: str) -> dict[str, Any]:
+    """A property of every function as CloudFormation deploys the translated template with
+    these parameters (defaults for the rest): conditions and ``AWS::NoValue`` applied;
+    functions without it are left out."""
+    from richdoc_tools.local.intrinsics import parameters_resolver
+
+    resolver = parameters_resolver(template, parameters)
+    values = {}
+    for logical_id in template.handlers:
+        properties = template.resources[logical_id]["Properties"]
+        resolved = resolver.resolve({prop: properties[prop]} if prop in properties else {})
+        if prop in resolved:
+            values[logical_id] = resolved[prop]
+    return values
+
+
 def test_parse_project_detect_and_records_have_reserved_concurrency(template: Template) -> None:
-    reserved = {
-        lid: _sam(template, lid).get("ReservedConcurrentExecutions") for lid in template.handlers
-    }
-    assert reserved == {
-        "StarterFunction": None,  # bounded by its event source's MaximumConcurrency instead
-        "PlanFunction": {"Ref": "PlanReservedConcurrency"},
-        "ParseTier1Function": {"Ref": "ParseTier1ReservedConcurrency"},
-        "ParseTier2Function": {"Ref": "ParseTier2ReservedConcurrency"},
-        "ParseTier3Function": {"Ref": "ParseTier3ReservedConcurrency"},
-        "MergeFunction": {"Ref": "StepReservedConcurrency"},
-        "ProjectFunction": {"Ref": "StepReservedConcurrency"},
-        "DetectFunction": {"Ref": "StepReservedConcurrency"},
-        "RecordsFunction": {"Ref": "RecordsReservedConcurrency"},
-    }
     parameters = template.sam["Parameters"]
-    total = sum(parameters[r["Ref"]]["Default"] for r in reserved.values() if r is not None)
+    reserved = _deployed(template, "ReservedConcurrentExecutions")
+    # Not the starter: it is bounded by its event source's MaximumConcurrency instead.
+    assert reserved == {
+        lid: str(parameters[name]["Default"]) for lid, name in RESERVED_CONCURRENCY.items()
+    }
+    total = sum(int(value) for value in reserved.values())
     assert total == 125  # docs/architecture.md, "Bounded concurrency"
     # The defaults deploy in an account with the default quota (1,000), which keeps 100
     # unreserved.
     assert total <= 900
+
+
+def test_reserved_concurrency_switches_off_per_function_and_for_a_small_account(
+    template: Template,
+) -> None:
+    # Lambda keeps 100 executions unreserved: an account whose quota is below the sum plus
+    # 100 (a new account's can be 10) cannot deploy any reservation at all.
+    parameters = template.sam["Parameters"]
+    for name in set(RESERVED_CONCURRENCY.values()):
+        assert parameters[name]["MinValue"] == 0, name  # 0: none reserved
+    off = _deployed(template, "ReservedConcurrentExecutions", ParseTier1ReservedConcurrency="0")
+    assert "ParseTier1Function" not in off  # not a reservation of 0, which would stop it
+    assert set(off) == set(RESERVED_CONCURRENCY) - {"ParseTier1Function"}
+    steps_off = _deployed(template, "ReservedConcurrentExecutions", StepReservedConcurrency="0")
+    assert set(steps_off) == set(RESERVED_CONCURRENCY) - {
+        "MergeFunction",
+        "ProjectFunction",
+        "DetectFunction",
+    }
+    assert _deployed(template, "ReservedConcurrentExecutions", AccountProfile="small") == {}
+    assert set(parameters["AccountProfile"]["AllowedValues"]) == {"standard", "small"}
+    assert parameters["AccountProfile"]["Default"] == "standard"
+
+
+def test_a_small_account_deploys_every_function_within_3008_mb(template: Template) -> None:
+    # New accounts are capped at 3008 MB per function ("'MemorySize' value failed to
+    # satisfy constraint: Member must have value less than or equal to 3008"): the stack
+    # would roll back.
+    small = {
+        lid: int(mb)
+        for lid, mb in _deployed(template, "MemorySize", AccountProfile="small").items()
+    }
+    assert max(small.values()) <= 3008, small
+    assert (small["ParseTier2Function"], small["ParseTier3Function"]) == (3008, 3008)
+    # The standard profile keeps the parameters' tiers.
+    standard = _deployed(template, "MemorySize")
+    parameters = template.sam["Parameters"]
+    for tier, logical_id in enumerate(PARSE_TIERS, start=1):
+        assert standard[logical_id] == str(parameters[f"ParseTier{tier}MemoryMB"]["Default"])
+    assert (
+        _deployed(template, "MemorySize", AccountProfile="small", ParseTier1MemoryMB="2048")[
+            "ParseTier1Function"
+        ]
+        == "2048"
+    )
 
 
 def test_the_starter_scales_to_a_bounded_concurrency(template: Template) -> None:
@@ -379,14 +557,19 @@ def test_the_starter_scales_to_a_bounded_concurrency(template: Template) -> None
 
 # ---- least privilege ------------------------------------------------------------------------
 
+# What a deleted job's purge needs: list and delete its artifacts, end a digest's lease.
+PURGE_ACTIONS = {"s3:ListBucket", "s3:DeleteObject", "dynamodb:DeleteItem"}
 EXPECTED_ACTIONS = {
+    # Also deletes the jobs of removed source objects (a delete marker: listing versions).
     "StarterFunctionRole": {
         "s3:GetObject",
         "s3:GetObjectVersion",
+        "s3:ListBucketVersions",
         "dynamodb:GetItem",
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
         "states:StartExecution",
+        *PURGE_ACTIONS,
     },
     # Reads the source object and records attempts; writes no artifact.
     "PlanFunctionRole": {
@@ -397,32 +580,42 @@ EXPECTED_ACTIONS = {
         "dynamodb:UpdateItem",
         "dynamodb:Query",
     },
-    # Reads the shards' DoclingDocuments and writes the merged one; never the source.
+    # Reads the shards' DoclingDocuments and writes the merged one; never the source. A
+    # merge that finds its job deleted deletes what it wrote (the digest's lease too).
     "MergeFunctionRole": {
         "s3:GetObject",
         "s3:PutObject",
+        "s3:AbortMultipartUpload",
         "s3:ListBucket",
+        "s3:DeleteObject",
         "dynamodb:GetItem",
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
         "dynamodb:Query",
+        "dynamodb:DeleteItem",
     },
     **{
         f"{tier}Role": {
             "s3:GetObject",
             "s3:GetObjectVersion",
             "s3:PutObject",
+            "s3:AbortMultipartUpload",
             "s3:ListBucket",
+            "s3:DeleteObject",
             "dynamodb:GetItem",
             "dynamodb:PutItem",
             "dynamodb:UpdateItem",
             "dynamodb:Query",
+            "dynamodb:DeleteItem",
         }
         for tier in PARSE_TIERS
     },
     "ProjectFunctionRole": {
         "s3:GetObject",
         "s3:PutObject",
+        "s3:AbortMultipartUpload",
+        "s3:ListBucket",
+        "s3:DeleteObject",
         "dynamodb:GetItem",
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
@@ -431,11 +624,15 @@ EXPECTED_ACTIONS = {
     "DetectFunctionRole": {
         "s3:GetObject",
         "s3:PutObject",
+        "s3:AbortMultipartUpload",
+        "s3:ListBucket",
+        "s3:DeleteObject",
         "dynamodb:GetItem",
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
         "dynamodb:Query",
     },
+    # The reconciler also purges a deleted job's artifacts when its execution ends.
     "RecordsFunctionRole": {
         "dynamodb:GetItem",
         "dynamodb:PutItem",
@@ -444,6 +641,7 @@ EXPECTED_ACTIONS = {
         "sqs:SendMessage",
         "states:DescribeExecution",
         "states:GetExecutionHistory",
+        *PURGE_ACTIONS,
     },
 }
 # Log delivery to CloudWatch does not support resource-level permissions.
@@ -543,6 +741,28 @@ def test_the_plan_function_is_the_parse_image_with_its_own_handler(template: Tem
     assert plan["EphemeralStorage"]["Size"] >= DEFAULT_MAX_OBJECT_MB
 
 
+def test_the_plans_inspection_ends_before_its_function_times_out(template: Template) -> None:
+    from richdoc.parse.plan_step import PLAN_RESERVE_S, plan_limits
+    from richdoc.parse.settings import ParseLimits
+    from richdoc.taxonomy import ResourceLimit
+
+    # The plan shares the tiers' RICHDOC_TIMEOUT_S, which may exceed its own timeout.
+    plan_timeout = _sam(template, "PlanFunction")["Timeout"]
+    most = template.sam["Parameters"]["ParseTimeoutSeconds"]["MaxValue"]
+    assert most > plan_timeout  # why plan_limits exists
+    configured = ParseLimits(max_pages=2000, timeout_s=most, mem_ceiling_mb=1536)
+    # At the start of an invocation the inspection may take the timeout less the reserve
+    # (which covers the download before it and the records after it) ...
+    limits = plan_limits(configured, remaining_s=plan_timeout)
+    assert limits.timeout_s == plan_timeout - PLAN_RESERVE_S >= 60
+    # ... never more than configured, and nothing once the reserve is reached: a typed
+    # ResourceLimit, never the platform's Sandbox.Timedout.
+    assert plan_limits(configured.within(30), remaining_s=plan_timeout).timeout_s == 30
+    with pytest.raises(ResourceLimit):
+        plan_limits(configured, remaining_s=PLAN_RESERVE_S)
+    assert plan_limits(configured, remaining_s=None) == configured  # the command line
+
+
 def test_state_machine_may_invoke_only_the_pipeline_functions(template: Template) -> None:
     invoked = {
         s["Resource"]["Fn::Sub"][1]["functionName"]["Ref"]
@@ -592,20 +812,23 @@ THROTTLE = "Lambda.TooManyRequestsException"
 
 
 def _lambda_tasks(definition: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {n: s for n, s in _tasks(definition).items() if s["Resource"].startswith("${")}
+    return {n: s for n, s in _tasks(definition).items() if s["Resource"].endswith("FunctionArn}")}
 
 
 def test_every_task_retries_transient_errors_with_backoff_and_jitter_only(
     definition: dict[str, Any],
 ) -> None:
     for name, state in _lambda_tasks(definition).items():
-        throttles, transient = state["Retry"]
-        assert set(throttles["ErrorEquals"]) | set(transient["ErrorEquals"]) == TRANSIENT_NAMES
+        throttles, inactive, transient = state["Retry"]
+        retried = [*throttles["ErrorEquals"], *inactive["ErrorEquals"], *transient["ErrorEquals"]]
+        assert sorted(retried) == sorted(TRANSIENT_NAMES), name  # each name in one retrier
         assert throttles["ErrorEquals"] == [THROTTLE], name
+        assert inactive["ErrorEquals"] == list(PLATFORM_INACTIVE_FUNCTION_ERRORS), name
         assert transient["BackoffRate"] > 1 and transient["JitterStrategy"] == "FULL", name
         assert 1 < transient["MaxAttempts"] <= 6, name
-    sends = [s for s in _tasks(definition).values() if s["Resource"].endswith(":sqs:sendMessage")]
-    assert len(sends) == 1  # the dead-letter send, which retries any SDK error
+    others = [s for s in _tasks(definition).values() if not s["Resource"].endswith("FunctionArn}")]
+    # The only other task: the dead-letter send, which retries any SDK error.
+    assert [s["Resource"] for s in others] == ["${SqsSendMessage}"]
 
 
 def _retry_delays(retrier: dict[str, Any]) -> list[float]:
@@ -626,8 +849,24 @@ def test_throttles_are_retried_for_about_a_quarter_of_an_hour_on_every_task(
         # FULL jitter waits a uniform share of each delay: half of the schedule on average.
         assert 12 * 60 <= sum(delays) / 2 <= 20 * 60, (name, sum(delays))
         # The other transient errors keep their short window.
-        [transient] = [r for r in state["Retry"] if THROTTLE not in r["ErrorEquals"]]
+        [transient] = [r for r in state["Retry"] if "Transient" in r["ErrorEquals"]]
         assert sum(_retry_delays(transient)) <= 60, name
+
+
+def test_an_inactive_function_is_waited_for_longer_than_aws_waiters_wait(
+    definition: dict[str, Any],
+) -> None:
+    # Lambda restores an Inactive function after the first invoke fails; AWS's SDK waiters
+    # for a function to become Active give up after 5 minutes (FunctionActive: 60 x 5 s).
+    # The retrier waits at least that long, un-jittered (a deterministic floor), and not
+    # much more: a function that stays unavailable is dead-lettered as transient.
+    for name, state in _lambda_tasks(definition).items():
+        [inactive] = [
+            r for r in state["Retry"] if r["ErrorEquals"] == list(PLATFORM_INACTIVE_FUNCTION_ERRORS)
+        ]
+        assert inactive.get("JitterStrategy", "NONE") == "NONE", name
+        assert inactive["BackoffRate"] > 1, name
+        assert 5 * 60 <= sum(_retry_delays(inactive)) <= 10 * 60, (name, _retry_delays(inactive))
 
 
 def test_resource_limits_and_permanent_failures_are_never_retried(

@@ -146,7 +146,7 @@ def _stop(operator: Operator, job: Job) -> ExecutionStop:
     cause = f"cancelled by {cancel.by}" if cancel else "cancelled"
     if cancel and cancel.reason:
         cause += f": {cancel.reason}"
-    sfn = operator.sfn
+    sfn = operator.stepfunctions
     try:
         sfn.stop_execution(
             executionArn=job.execution_arn, error=STOP_ERROR, cause=cause[:MAX_CAUSE_CHARS]

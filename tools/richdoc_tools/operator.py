@@ -1,4 +1,5 @@
-"""Operator tools against a stack: find its resources, read jobs, inspect and redrive the DLQ.
+"""Operator tools against a stack: find its resources, read and delete jobs, inspect and
+redrive the DLQ.
 
 The same code serves a deployed stack (AWS credentials, region and profile from the usual
 AWS settings) and the embedded stack of ``richdoc local serve`` (``--endpoint-url``):
@@ -12,7 +13,7 @@ import getpass
 import json
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
 import boto3
@@ -20,7 +21,9 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from richdoc.artifacts import ArtifactStore
 from richdoc.contracts import SourceObject
+from richdoc.deletion import Deleted, Deletion
 from richdoc.jobs import Attempt, Job, JobFilter, JobPage, JobStatus, JobStore, Position
+from richdoc.jobs.references import DigestReferences
 from richdoc_tools.dlq import (
     DeadLetter,
     DeadLetterListing,
@@ -69,9 +72,16 @@ class StackResources:
     dead_letter_queue_arn: str
     jobs_table: str
     state_machine_arn: str
+    # The stack's parameters as deployed (DescribeStacks), e.g. the retention days.
+    parameters: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_outputs(cls, stack_name: str, outputs: dict[str, str]) -> StackResources:
+    def from_outputs(
+        cls,
+        stack_name: str,
+        outputs: dict[str, str],
+        parameters: dict[str, str] | None = None,
+    ) -> StackResources:
         return cls(
             stack_name=stack_name,
             ingest_bucket=outputs["IngestBucketName"],
@@ -82,7 +92,13 @@ class StackResources:
             dead_letter_queue_arn=outputs["DeadLetterQueueArn"],
             jobs_table=outputs["JobsTableName"],
             state_machine_arn=outputs["StateMachineArn"],
+            parameters=dict(parameters or {}),
         )
+
+    def days(self, parameter: str) -> int | None:
+        """A retention parameter's days (None: kept, or not known)."""
+        value = self.parameters.get(parameter, "").strip()
+        return int(value) if value.isdigit() and int(value) > 0 else None
 
 
 @dataclass(frozen=True)
@@ -168,7 +184,11 @@ class Operator:
         except ClientError as exc:
             raise StackNotFound(f"stack {stack_name!r} not found: {exc}") from exc
         outputs = {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])}
-        return cls(session, StackResources.from_outputs(stack_name, outputs), endpoint_url)
+        parameters = {
+            p["ParameterKey"]: p.get("ParameterValue", "") for p in stack.get("Parameters", [])
+        }
+        resources = StackResources.from_outputs(stack_name, outputs, parameters)
+        return cls(session, resources, endpoint_url)
 
     @functools.cached_property
     def sqs(self) -> SQSClient:
@@ -184,10 +204,6 @@ class Operator:
     def stepfunctions(self) -> SFNClient:
         with self._lock:
             return self.session.client("stepfunctions", endpoint_url=self.endpoint_url)
-
-    @functools.cached_property
-    def sfn(self) -> SFNClient:
-        return self.session.client("stepfunctions", endpoint_url=self.endpoint_url)
 
     def caller(self) -> str:
         """Who is acting, for the records a command leaves (a cancel, a redrive): the
@@ -214,7 +230,10 @@ class Operator:
         if store is None:
             with self._lock:
                 resource = self.session.resource("dynamodb", endpoint_url=self.endpoint_url)
-            store = self._local.jobs = JobStore(resource.Table(self.resources.jobs_table))
+            store = self._local.jobs = JobStore(
+                resource.Table(self.resources.jobs_table),
+                retention_days=self.resources.days("JobRetentionDays"),
+            )
         return store
 
     def list_jobs(self, status: JobStatus | None = None) -> list[Job]:
@@ -287,6 +306,31 @@ class Operator:
         return put_source(
             self.s3, self.resources.ingest_bucket, key, body, clarify_metadata(clarify)
         )
+
+    # ---- deletion ----------------------------------------------------------------------
+
+    def delete_job(self, job_id: str, *, with_source: bool = False) -> Deleted | None:
+        """Delete a job (whole id or unique prefix) and what was derived from it, as the
+        removal of its source object does; ``with_source`` deletes that object version
+        too, for good (its notification then finds the job deleted already). None when
+        there is no such job."""
+        job = self.find_job(job_id)
+        if job is None:
+            return None
+        jobs = self.jobs
+        deletion = Deletion(
+            jobs=jobs,
+            references=DigestReferences(
+                jobs.table, retention_days=self.resources.days("ParseArtifactRetentionDays")
+            ),
+            artifacts=ArtifactStore(self.s3, self.resources.artifact_bucket),
+        )
+        command = "richdoc jobs delete" + (" --with-source" if with_source else "")
+        deleted = deletion.delete_job(job.job_id, by="operator", reason=command)
+        source = job.source
+        if with_source and source.version_id:
+            self.s3.delete_object(Bucket=source.bucket, Key=source.key, VersionId=source.version_id)
+        return deleted
 
     # ---- the dead-letter queue ---------------------------------------------------------
 

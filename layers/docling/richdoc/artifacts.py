@@ -14,22 +14,27 @@ Layout of the artifact bucket::
     jobs/<job_id>/run-<NNN>/projection.json   per run, so a re-upload or a redrive never
     jobs/<job_id>/run-<NNN>/detection.json    serves another run's output
 
-States pass only these keys, never the documents.
+States pass only these keys, never the documents. Deleting a job deletes its
+``jobs/<job_id>/`` and, when no other job uses them, its bytes' ``docling/<sha256>/``
+(``richdoc.deletion``); lifecycle rules expire both prefixes (template.yaml).
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
+from boto3.s3.transfer import TransferConfig
 from botocore.exceptions import ClientError
 
 from richdoc.awserrors import aws_errors
 from richdoc.contracts import SourceObject
-from richdoc.taxonomy import CorruptInput, UnsupportedFeature
+from richdoc.taxonomy import CorruptInput, Transient, UnsupportedFeature
 
 if TYPE_CHECKING:
     from types_boto3_s3 import S3Client
@@ -38,6 +43,13 @@ if TYPE_CHECKING:
 
 ARTIFACT_BUCKET_ENV = "ARTIFACT_BUCKET"
 MIB = 1 << 20
+# One PutObject takes at most 5 GB, and tiers 2 and 3 can build a bigger DoclingDocument
+# JSON: above this size an artifact goes up as a multipart upload (S3 allows 10,000 parts,
+# 640 GB at this part size), its parts several at a time.
+MULTIPART_THRESHOLD = 64 * MIB
+TRANSFER = TransferConfig(
+    multipart_threshold=MULTIPART_THRESHOLD, multipart_chunksize=MULTIPART_THRESHOLD
+)
 
 _MISSING_SOURCE_CODES = frozenset({"NoSuchKey", "NoSuchVersion", "404", "NotFound"})
 _MISSING_ARTIFACT_CODES = frozenset({"404", "NoSuchKey", "NotFound"})
@@ -66,6 +78,23 @@ def run_prefix(job_id: str, run: int) -> str:
     return f"jobs/{job_id}/run-{run:03d}/"
 
 
+def job_prefix(job_id: str) -> str:
+    """Every run's outputs of a job."""
+    return f"jobs/{job_id}/"
+
+
+def digest_prefix(sha256: str) -> str:
+    """Every parse artifact of one document's bytes (any contract, whole or shards)."""
+    return f"docling/{sha256}/"
+
+
+def digest_of(key: str) -> str | None:
+    """The content digest a parse artifact's key is stored under; None for other keys."""
+    folder, _, rest = key.partition("/")
+    sha256 = rest.partition("/")[0]
+    return sha256 if folder == "docling" and rest.count("/") >= 1 and sha256 else None
+
+
 def projection_key(job_id: str, run: int) -> str:
     return run_prefix(job_id, run) + "projection.json"
 
@@ -82,28 +111,83 @@ class Downloaded:
 
 
 class ArtifactStore:
-    """The artifact bucket, plus reading source objects from the ingest bucket."""
+    """The artifact bucket, plus reading source objects from the ingest bucket.
 
-    def __init__(self, s3: S3Client, bucket: str) -> None:
+    ``uses_digest``, when given, is called with a parse artifact's digest before this
+    store first reads or writes one of its keys (``docling/<sha256>/...``): a job's store
+    registers the job as a user of them there (``richdoc.jobs.references``), so that
+    deleting another job with the same bytes keeps them.
+    """
+
+    def __init__(
+        self,
+        s3: S3Client,
+        bucket: str,
+        transfer: TransferConfig = TRANSFER,
+        *,
+        uses_digest: Callable[[str], None] | None = None,
+    ) -> None:
         self.s3 = s3
         self.bucket = bucket
+        self.transfer = transfer
+        self.uses_digest = uses_digest
+        self._digests: set[str] = set()
+
+    def for_user(self, uses_digest: Callable[[str], None]) -> ArtifactStore:
+        """The same bucket, calling ``uses_digest`` before a digest's artifacts are used."""
+        return ArtifactStore(self.s3, self.bucket, self.transfer, uses_digest=uses_digest)
+
+    def _using(self, key: str) -> None:
+        sha256 = digest_of(key)
+        if self.uses_digest is None or sha256 is None or sha256 in self._digests:
+            return
+        self.uses_digest(sha256)
+        self._digests.add(sha256)
+
+    def delete_prefix(self, prefix: str) -> int:
+        """Delete every object under ``prefix``; how many there were."""
+        deleted = 0
+        where = f"s3://{self.bucket}/{prefix}"
+        with aws_errors(f"deleting {where}"):
+            for page in self.s3.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=prefix
+            ):
+                keys = [obj["Key"] for obj in page.get("Contents", [])]
+                if not keys:
+                    continue
+                answer = self.s3.delete_objects(
+                    Bucket=self.bucket,
+                    Delete={"Objects": [{"Key": key} for key in keys], "Quiet": True},
+                )
+                if answer.get("Errors"):
+                    first = answer["Errors"][0]
+                    raise Transient(f"deleting {where}: {first.get('Code')} for {first.get('Key')}")
+                deleted += len(keys)
+        return deleted
 
     @classmethod
     def from_env(cls, s3: S3Client) -> ArtifactStore:
         return cls(s3, os.environ[ARTIFACT_BUCKET_ENV])
 
     def get_bytes(self, key: str) -> bytes:
+        self._using(key)
         with aws_errors(f"reading s3://{self.bucket}/{key}"):
             body: bytes = self.s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
         return body
 
     def put_bytes(self, key: str, data: bytes, content_type: str = "application/json") -> None:
+        self._upload(key, data, {"ContentType": content_type})
+
+    def _upload(self, key: str, body: bytes | BinaryIO, extra: dict[str, Any]) -> None:
+        """One PutObject up to the transfer's threshold, a multipart upload above it."""
+        fileobj = io.BytesIO(body) if isinstance(body, bytes) else body
         with aws_errors(f"writing s3://{self.bucket}/{key}"):
-            self.s3.put_object(Bucket=self.bucket, Key=key, Body=data, ContentType=content_type)
+            self.s3.upload_fileobj(fileobj, self.bucket, key, ExtraArgs=extra, Config=self.transfer)
 
     def docling_pages(self, key: str) -> int | None:
         """The page count recorded on a stored DoclingDocument; None when there is none
         (a cache miss)."""
+        self._using(key)
         with aws_errors(f"checking s3://{self.bucket}/{key}"):
             try:
                 head = self.s3.head_object(Bucket=self.bucket, Key=key)
@@ -117,15 +201,24 @@ class ArtifactStore:
         self, key: str, body: bytes | BinaryIO, *, pipeline: str, pages: int | None
     ) -> None:
         """Store a DoclingDocument with the metadata a later cache hit reports."""
+        self._using(key)
         metadata = {META_PIPELINE: pipeline, META_PAGES: str(pages or 0)}
-        with aws_errors(f"writing s3://{self.bucket}/{key}"):
-            self.s3.put_object(
-                Bucket=self.bucket,
-                Key=key,
-                Body=body,
-                ContentType="application/json",
-                Metadata=metadata,
-            )
+        self._upload(key, body, {"ContentType": "application/json", "Metadata": metadata})
+
+    def source_versions(self, bucket: str, key: str) -> list[str]:
+        """The ids of the object versions (not delete markers) a versioned bucket keeps
+        under ``key``."""
+        versions: list[str] = []
+        with aws_errors(f"listing the versions of s3://{bucket}/{key}"):
+            for page in self.s3.get_paginator("list_object_versions").paginate(
+                Bucket=bucket, Prefix=key
+            ):
+                versions.extend(
+                    str(v["VersionId"])
+                    for v in page.get("Versions", [])
+                    if v.get("Key") == key and v.get("VersionId") not in (None, "null")
+                )
+        return versions
 
     def download_source(
         self, source: SourceObject, dest: Path, *, max_bytes: int | None = None

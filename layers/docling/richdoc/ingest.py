@@ -1,11 +1,12 @@
 """From an ingest-queue message to a job and a running execution (the starter's logic).
 
-Accepted message bodies: S3 event notifications (``Records`` with ``ObjectCreated:*``),
-EventBridge "Object Created" events from S3, and either of those redriven from the
-dead-letter queue (they then carry the ``richdoc.*`` failure attributes). S3 test events
-are skipped. Object keys arrive URL-encoded (``+`` for space) and are decoded here. Each
-created object becomes a ``richdoc.contracts.SourceObject``, the execution input an
-``ExecutionInput``.
+Accepted message bodies: S3 event notifications (``Records`` with ``ObjectCreated:*``,
+``ObjectRemoved:*`` or ``LifecycleExpiration:*``), EventBridge "Object Created" and
+"Object Deleted" events from S3, and either of those redriven from the dead-letter queue
+(they then carry the ``richdoc.*`` failure attributes). S3 test events are skipped.
+Object keys arrive URL-encoded (``+`` for space) and are decoded here. Each created
+object becomes a ``richdoc.contracts.SourceObject``, the execution input an
+``ExecutionInput``; each removed one deletes its jobs (``richdoc.deletion``).
 
 Failures: AWS throttling, 5xx and connection errors (S3, DynamoDB, Step Functions) are
 ``Transient`` (``richdoc.awserrors``); any exception fails just its record, which SQS
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_plus
@@ -36,6 +37,7 @@ from botocore.exceptions import ClientError
 from richdoc.awserrors import aws_errors
 from richdoc.contracts import ExecutionInput, JobOptions, SourceObject
 from richdoc.deadletter import RedriveMarker
+from richdoc.deletion import Deletion, RemovedObject
 from richdoc.jobs import JobStatus, JobStore, StaleRun, execution_name, job_id_for
 
 if TYPE_CHECKING:
@@ -60,8 +62,21 @@ def body_preview(body: str, limit: int = PREVIEW_CHARS) -> str:
     return shown + "..." if len(body) > limit else shown
 
 
-def object_created_events(body: str) -> list[SourceObject]:
-    """The objects one message body says were created; [] for S3 test events."""
+@dataclass(frozen=True)
+class ObjectEvents:
+    """What one message says happened to source objects."""
+
+    created: list[SourceObject] = field(default_factory=list)
+    removed: list[RemovedObject] = field(default_factory=list)
+
+
+# S3's removal events: a version deleted for good, or a delete marker hiding the key.
+_REMOVED_PREFIXES = ("ObjectRemoved:", "LifecycleExpiration:")
+
+
+def object_events(body: str) -> ObjectEvents:
+    """The objects one message body says were created or removed; nothing for S3 test
+    events and other S3 events."""
     try:
         data = json.loads(body)
     except ValueError as exc:
@@ -69,43 +84,75 @@ def object_created_events(body: str) -> list[SourceObject]:
     if not isinstance(data, dict):
         raise MalformedMessage("message body is not a JSON object")
     if data.get("Event") == "s3:TestEvent":
-        return []
+        return ObjectEvents()
     if "Records" in data:
-        events = []
+        events = ObjectEvents()
         for record in S3Event(data).records:
-            if record.event_source != "aws:s3" or not record.event_name.startswith(
-                "ObjectCreated:"
-            ):
+            if record.event_source != "aws:s3":
                 continue
             obj = record.s3.get_object
-            events.append(
-                SourceObject(
-                    bucket=record.s3.bucket.name,
-                    key=unquote_plus(obj.key),
-                    version_id=obj.version_id or None,
-                    etag=obj.etag.strip('"') or None,
-                    size=obj.get("size"),
+            key = unquote_plus(obj.key)
+            if record.event_name.startswith("ObjectCreated:"):
+                events.created.append(
+                    SourceObject(
+                        bucket=record.s3.bucket.name,
+                        key=key,
+                        version_id=obj.version_id or None,
+                        etag=obj.etag.strip('"') or None,
+                        size=obj.get("size"),
+                    )
                 )
-            )
+            elif record.event_name.startswith(_REMOVED_PREFIXES):
+                events.removed.append(
+                    RemovedObject(
+                        bucket=record.s3.bucket.name,
+                        key=key,
+                        version_id=obj.get("versionId") or None,
+                        event=record.event_name,
+                        delete_marker=record.event_name.endswith(":DeleteMarkerCreated"),
+                    )
+                )
         return events
     if data.get("source") == "aws.s3" and data.get("detail-type") == "Object Created":
         detail = S3EventBridgeNotificationEvent(data).detail
-        return [
-            SourceObject(
-                bucket=detail.bucket.name,
-                key=detail.object.key,  # Powertools decodes it
-                version_id=detail.object.get("version-id") or None,
-                etag=detail.object.etag.strip('"') or None,
-                size=detail.object.size,
-            )
-        ]
-    raise MalformedMessage("not an S3 object-created notification")
+        return ObjectEvents(
+            created=[
+                SourceObject(
+                    bucket=detail.bucket.name,
+                    key=detail.object.key,  # Powertools decodes it
+                    version_id=detail.object.get("version-id") or None,
+                    etag=detail.object.etag.strip('"') or None,
+                    size=detail.object.size,
+                )
+            ]
+        )
+    if data.get("source") == "aws.s3" and data.get("detail-type") == "Object Deleted":
+        detail = S3EventBridgeNotificationEvent(data).detail
+        marker = detail.raw_event.get("deletion-type") == "Delete Marker Created"
+        return ObjectEvents(
+            removed=[
+                RemovedObject(
+                    bucket=detail.bucket.name,
+                    key=detail.object.key,
+                    version_id=detail.object.get("version-id") or None,
+                    event="ObjectRemoved:" + ("DeleteMarkerCreated" if marker else "Delete"),
+                    delete_marker=marker,
+                )
+            ]
+        )
+    raise MalformedMessage("not an S3 object notification")
+
+
+def object_created_events(body: str) -> list[SourceObject]:
+    """The objects one message body says were created; [] for S3 test events."""
+    return object_events(body).created
 
 
 class StartOutcome(StrEnum):
     STARTED = "started"  # a new execution for a new run
     ALREADY_STARTED = "already_started"  # duplicate delivery; the execution exists
     DUPLICATE_IGNORED = "duplicate_ignored"  # the job ended; only a redrive restarts it
+    DELETED = "deleted"  # the source object was removed: the job and its artifacts went
 
 
 @dataclass(frozen=True)
@@ -134,18 +181,34 @@ class Starter:
         jobs: JobStore,
         state_machine_arn: str,
         clarify_default: bool,
+        deletion: Deletion | None = None,
     ) -> None:
         self.s3 = s3
         self.sfn = sfn
         self.jobs = jobs
         self.state_machine_arn = state_machine_arn
         self.clarify_default = clarify_default
+        # Removal notifications delete their jobs through it (None: they are ignored).
+        self.deletion = deletion
 
     def handle_message(
         self, body: str, attributes: Mapping[str, str] | None = None
     ) -> list[StartResult]:
         redrive = RedriveMarker.from_attributes(attributes or {})
-        return [self._start(event, body, redrive) for event in object_created_events(body)]
+        events = object_events(body)
+        results = [self._start(event, body, redrive) for event in events.created]
+        if self.deletion is not None:
+            for removed in events.removed:
+                results.extend(
+                    StartResult(
+                        job.job_id,
+                        job.run,
+                        execution_name(job.job_id, job.run),
+                        StartOutcome.DELETED,
+                    )
+                    for job in self.deletion.source_removed(removed)
+                )
+        return results
 
     def _head(self, created: SourceObject) -> Mapping[str, Any]:
         try:
@@ -195,8 +258,12 @@ class Starter:
         )
         if not new_run:
             job = self.jobs.get(job_id)
-            assert job is not None  # created earlier; jobs are never deleted
+            assert job is not None  # created earlier; records are never removed here
             run = job.run
+            if job.status is JobStatus.DELETED:
+                # Its source was removed (or an operator deleted it): nothing starts again,
+                # neither a late notification nor a redriven dead letter.
+                return self._ignored(job_id, run)
             if redrive is not None and redrive.job_id == job_id and redrive.run < job.run:
                 # A dead-letter message of an older run, redriven again: already handled.
                 return self._ignored(job_id, run)

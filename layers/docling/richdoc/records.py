@@ -17,6 +17,8 @@ Two backstops finish what the definition could not:
   of an execution that ended FAILED, TIMED_OUT or ABORTED; if the job of that run is still
   open it is recorded as failed (internal, ``Execution.<STATUS>``) unless already FAILED,
   dead-lettered with its original message, and marked;
+* (for a DELETED job, the end of its execution is when nothing of the run writes any
+  more: the reconciler purges its artifacts once more, ``richdoc.deletion``);
 * the sweep: a schedule runs it; jobs QUEUED, RUNNING or FAILED whose record has not
   changed for longer than the workflow timeout, and whose execution is not running (or
   never started), are closed the same way, and the number found is the ``StuckJobs``
@@ -73,6 +75,7 @@ from richdoc.contracts import (
     Swept,
 )
 from richdoc.deadletter import failure_attributes
+from richdoc.deletion import Deletion
 from richdoc.jobs import (
     CANCELLED_OUTCOME,
     OPEN_STATUSES,
@@ -166,8 +169,11 @@ class Records:
         logger: Logger,
         metrics: Metrics,
         workflow_timeout_s: int = DEFAULT_WORKFLOW_TIMEOUT_S,
+        deletion: Deletion | None = None,
     ) -> None:
         self.jobs = jobs
+        # Purges a deleted job's artifacts once its run's execution has ended.
+        self.deletion = deletion
         self.sqs = sqs
         self.sfn = sfn  # execution status and history
         self.dead_letter_queue_url = dead_letter_queue_url
@@ -280,6 +286,11 @@ class Records:
         detail = event.detail
         execution = detail.execution_input()
         job = self.jobs.get(execution.job_id) if execution else None
+        if job is not None and job.status is JobStatus.DELETED and self.deletion is not None:
+            # The job was deleted while this run was going: nothing of the run writes any
+            # more, so this last purge takes whatever it wrote after the earlier ones.
+            purged = self.deletion.purge(job)
+            self.logger.info("deleted job's run ended; purged", extra={"purged": str(purged)})
         if execution is None or job is None or job.run != execution.run:
             return Reconciled(reconciled=False)
         if job.status is JobStatus.CANCELLED:

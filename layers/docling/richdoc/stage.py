@@ -10,7 +10,9 @@ X-Ray tracing, and records the invocation as an attempt item that is closed with
 or the error name (a shard's attempt carries its page range, a parse answered from the
 artifact cache says ``cached``, a parse child's memory ceiling and peak resident set are
 on its attempt); a finished step then tells the job's progress (``step_done``). Attempts
-the platform kills stay ``running`` until the state machine's catch path closes them.
+the platform kills stay ``running`` until the state machine's catch path closes them. A
+step that finds, once its work is done, that its job was deleted meanwhile deletes what it
+wrote and fails with ``StaleRun`` (``richdoc.deletion``).
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from richdoc.artifacts import ArtifactStore
 from richdoc.contracts import InputT, OutputT, StageContract, StageInput, StepName
+from richdoc.deletion import Deletion, Written
 from richdoc.jobs import JobStore
 from richdoc.jobs.attempts import record_memory
+from richdoc.jobs.references import DigestReferences
 from richdoc.logcontext import log_invocation
 from richdoc.tracing import handler_tracer
 
@@ -55,6 +59,19 @@ class Clients:
     def artifacts(self) -> ArtifactStore:
         return ArtifactStore.from_env(self.s3)
 
+    @functools.cached_property
+    def references(self) -> DigestReferences:
+        return DigestReferences.from_env(self.jobs.table)
+
+    @functools.cached_property
+    def deletion(self) -> Deletion:
+        return Deletion(jobs=self.jobs, references=self.references, artifacts=self.artifacts)
+
+    def artifacts_of(self, job_id: str) -> ArtifactStore:
+        """The artifact store for one job's parse: it registers the job as a user of its
+        bytes' parse artifacts before it reads or writes them (richdoc.jobs.references)."""
+        return self.artifacts.for_user(lambda sha256: self.references.register(sha256, job_id))
+
     def reset(self) -> None:
         """Forget the clients (the environment they were made from has changed)."""
         self.__dict__.clear()
@@ -63,6 +80,14 @@ class Clients:
 clients = Clients()
 
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
+
+# What each step writes to the artifact bucket (the plan writes nothing).
+WRITES: dict[str, Written] = {
+    "parse": "parse_artifacts",
+    "merge": "parse_artifacts",
+    "project": "run_outputs",
+    "detect": "run_outputs",
+}
 
 
 def step_done(jobs: JobStore, event: StageInput, stage: StepName) -> None:
@@ -84,6 +109,7 @@ def stage_handler(
     ``contract.output`` as JSON."""
     stage = contract.name
     logger = Logger(service=stage)
+    writes = WRITES.get(stage)
 
     def decorate(body: Callable[[InputT, LambdaContext], OutputT]) -> Handler:
         @log_invocation(logger, correlation_id_path="job_id")
@@ -109,6 +135,9 @@ def stage_handler(
                 memory = output.attempt_memory()
                 if memory is not None:
                     record_memory(attempt, memory)
+                if writes is not None:
+                    # Deleted while this ran? What it wrote goes now, and the run stops.
+                    clients.deletion.discard_if_deleted(event.job_id, writes)
             step_done(clients.jobs, event, stage)
             result = output.model_dump(mode="json")
             with single_metric(

@@ -125,12 +125,24 @@ PLATFORM_TRANSIENT_ERRORS: tuple[str, ...] = (
     "Lambda.TooManyRequestsException",
     "Lambda.ClientExecutionTimeoutException",
 )
+# A function idle long enough becomes Inactive: the next invoke fails with these while
+# Lambda restores it (an image function's code, its VPC connection), then works again.
+# Transient, with a Retry of their own that waits longer than the SDK's FunctionActive
+# waiters do (5 minutes): docs/operations.md.
+PLATFORM_INACTIVE_FUNCTION_ERRORS: tuple[str, ...] = (
+    "Lambda.ResourceNotReadyException",
+    "Lambda.CodeArtifactUserPendingException",
+)
 
 ERROR_NAMES_BY_KIND: dict[FailureKind, tuple[str, ...]] = {
     FailureKind.CORRUPT_INPUT: ("CorruptInput",),
     FailureKind.UNSUPPORTED_FEATURE: ("UnsupportedFeature",),
     FailureKind.RESOURCE_LIMIT: ("ResourceLimit", *PLATFORM_RESOURCE_LIMIT_ERRORS),
-    FailureKind.TRANSIENT: ("Transient", *PLATFORM_TRANSIENT_ERRORS),
+    FailureKind.TRANSIENT: (
+        "Transient",
+        *PLATFORM_TRANSIENT_ERRORS,
+        *PLATFORM_INACTIVE_FUNCTION_ERRORS,
+    ),
 }
 
 

@@ -34,6 +34,8 @@ EXIT_USAGE = 2
 EXIT_REFUSED = 3
 # `richdoc jobs watch` of a job that ended CANCELLED.
 EXIT_CANCELLED = 4
+# `richdoc jobs watch` of a job that ended DELETED (its source was deleted meanwhile).
+EXIT_DELETED = 5
 # A shell's codes for SIGINT and SIGPIPE.
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
@@ -53,7 +55,8 @@ class Failed(Exception):
 def outcome_code(job: Job) -> int:
     """How a finished job exits ``richdoc jobs watch``: 0 when it succeeded, its failure
     kind's code when dead-lettered (10 corrupt_input, 20 unsupported_feature, 30
-    resource_limit, 75 transient, 70 internal: as ``richdoc parse``), 4 when cancelled."""
+    resource_limit, 75 transient, 70 internal: as ``richdoc parse``), 4 when cancelled, 5
+    when deleted."""
     from richdoc.jobs import JobStatus
     from richdoc.taxonomy import ERRORS_BY_KIND, FailureKind
 
@@ -61,6 +64,8 @@ def outcome_code(job: Job) -> int:
         return 0
     if job.status is JobStatus.CANCELLED:
         return EXIT_CANCELLED
+    if job.status is JobStatus.DELETED:
+        return EXIT_DELETED
     kind = job.failure.kind if job.failure else FailureKind.INTERNAL
     return ERRORS_BY_KIND[kind].exit_code
 

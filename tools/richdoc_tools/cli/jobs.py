@@ -265,7 +265,7 @@ def watch(operator: Operator, job_id: str, timeout: float | None, as_json: bool)
     """Print the job's status and progress (its phase: queued, planning, parsing at a tier,
     shards k of n done, merging, projecting, detecting, recording, dead-lettering) each
     time it changes, until the job is terminal. Exit 0 when it succeeded, 4 when it was
-    cancelled, its failure kind's code when dead-lettered (10 corrupt_input, 20
+    cancelled, 5 when deleted, its failure kind's code when dead-lettered (10 corrupt_input, 20
     unsupported_feature, 30 resource_limit, 75 transient, 70 internal), 1 on --timeout."""
     from richdoc_tools.cli import render
     from richdoc_tools.terminal import visible
@@ -290,6 +290,35 @@ def watch(operator: Operator, job_id: str, timeout: float | None, as_json: bool)
         )
         return EXIT_FAILED
     return outcome_code(job)
+
+
+@jobs.command(
+    short_help="delete a job and every artifact derived only from its source",
+    epilog=example("richdoc jobs delete 4c7b41c722e6 --with-source"),
+)
+@click.argument("job_id", metavar="JOB_ID")
+@click.option(
+    "--with-source",
+    is_flag=True,
+    help="also delete the job's source object version from the ingest bucket, for good",
+)
+@json_option()
+@with_operator
+def delete(operator: Operator, job_id: str, with_source: bool, as_json: bool) -> int:
+    """Delete a job as deleting its source object does: the job becomes DELETED, its
+    runs' outputs are deleted, and its parse artifacts too unless another job with the
+    same bytes uses them. A run still going stops at its next step and what it writes is
+    deleted. Deleting again changes nothing. JOB_ID may be any unique prefix; no such job
+    exits 1."""
+    from richdoc_tools.cli import render
+    from richdoc_tools.terminal import visible
+
+    deleted = _resolving(lambda: operator.delete_job(job_id, with_source=with_source))
+    if deleted is None:
+        print(f"richdoc jobs delete: no job {visible(job_id)}", file=sys.stderr)
+        return EXIT_FAILED
+    render.job_deleted(deleted, with_source=with_source, as_json=as_json)
+    return 0
 
 
 def _resolving(action: Callable[[], T]) -> T:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,11 +23,13 @@ from rich.table import Column, Table
 from richdoc_tools.terminal import cell, markup, visible
 
 if TYPE_CHECKING:
+    from richdoc.deletion import Deleted
     from richdoc.jobs import Attempt, Job, Progress
     from richdoc_tools.cancel import CancelResult
     from richdoc_tools.dlq import DeadLetterListing
     from richdoc_tools.failures import FailureGroup
     from richdoc_tools.operator import AmbiguousJobId
+    from richdoc_tools.preflight import Finding
     from richdoc_tools.redrive import RedriveFilter, RedriveReport, RedriveResult
     from richdoc_tools.run import RunResult
     from richdoc_tools.tiers import Spread, TierReport
@@ -392,6 +394,34 @@ def tier_report(report: TierReport, *, as_json: bool) -> None:
     print(f"{report.jobs} job(s) read; {report.succeeded} succeeded with a known parse tier")
 
 
+def job_deleted(deleted: Deleted, *, with_source: bool, as_json: bool) -> None:
+    job, purged = deleted.job, deleted.purged
+    source = job.source
+    source_deleted = with_source and source.version_id is not None
+    if as_json:
+        _print_json(
+            {
+                "job": job.to_dict(),
+                "deleted": {
+                    "run_outputs": purged.run_outputs,
+                    "parse_artifacts": purged.parse_artifacts,
+                    "parse_artifacts_kept": purged.shared_kept,
+                    "source": source_deleted,
+                },
+            }
+        )
+        return
+    where = f"s3://{source.bucket}/{source.key}"
+    print(f"job {job.job_id} ({visible(where)}) is {job.status}")
+    print(f"  run outputs deleted: {purged.run_outputs}")
+    if purged.shared_kept:
+        print("  parse artifacts kept: another job with the same bytes uses them")
+    else:
+        print(f"  parse artifacts deleted: {purged.parse_artifacts}")
+    if source_deleted:
+        print(f"  source version {visible(source.version_id)} deleted from the ingest bucket")
+
+
 # ---- richdoc dlq ---------------------------------------------------------------------------
 
 
@@ -442,3 +472,25 @@ def dead_letters(listing: DeadLetterListing, *, as_json: bool) -> None:
         print(f"{len(letters)} dead-lettered run(s) waiting on the dead-letter queue")
     if others:
         print(others)
+
+
+# ---- richdoc deploy --------------------------------------------------------------------------
+
+
+def deploy_check(
+    findings: Sequence[Finding], report: Mapping[str, object], *, as_json: bool
+) -> None:
+    """``richdoc deploy check``: ``report`` as JSON, or one line per finding and what
+    fixes a failing one."""
+    if as_json:
+        _print_json(report)
+        return
+    marks = {"ok": "ok   ", "fail": "FAIL ", "check": "CHECK"}
+    for finding in findings:
+        print(f"{marks[finding.status]} {finding.check}: {visible(finding.says)}")
+        if finding.fix and finding.status != "ok":
+            print(f"      fix: {visible(finding.fix)}")
+    if all(finding.status != "fail" for finding in findings):
+        print("nothing found that would make the deploy fail")
+    else:
+        print("the deploy would fail: apply the fixes above, then run this check again")

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import click
 
-from richdoc_tools.cli import console, dlq, errors, jobs, local, run, steps
+from richdoc_tools.cli import console, deploy, dlq, errors, jobs, local, run, steps
 
 
 class _InOrder(click.Group):
@@ -36,6 +36,7 @@ for command in (
     jobs.jobs,
     dlq.dlq,
     console.console,
+    deploy.deploy,
 ):
     richdoc.add_command(command)
 

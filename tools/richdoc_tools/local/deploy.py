@@ -78,16 +78,24 @@ class Deployment:
         }
 
     def publish(self, outputs: Mapping[str, str]) -> None:
-        """Publish the stack's outputs under its name, as CloudFormation does on AWS, so
-        operator commands find the resources the same way locally and deployed."""
+        """Publish the stack's outputs and parameters under its name, as CloudFormation does
+        on AWS, so operator commands find the resources (and settings) the same way locally
+        and deployed."""
         body = {
+            "Parameters": {name: {"Type": "String"} for name in self.resolver.parameters},
             "Resources": {"Outputs": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
             "Outputs": {name: {"Value": value} for name, value in outputs.items()},
         }
         with warnings.catch_warnings():  # moto notes it does not model the placeholder
             warnings.simplefilter("ignore", UserWarning)
             self.client("cloudformation").create_stack(
-                StackName=self.stack_name, TemplateBody=json.dumps(body)
+                StackName=self.stack_name,
+                TemplateBody=json.dumps(body),
+                # As on AWS, DescribeStacks says what the stack was deployed with.
+                Parameters=[
+                    {"ParameterKey": name, "ParameterValue": str(value)}
+                    for name, value in self.resolver.parameters.items()
+                ],
             )
 
     # ---- for the provisioners ----------------------------------------------------------

@@ -13,9 +13,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from graphlib import TopologicalSorter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from richdoc_tools.local.template import TemplateError
+
+if TYPE_CHECKING:
+    from richdoc_tools.local.template import Template
 
 
 @dataclass
@@ -173,3 +176,18 @@ def deployment_order(resources: Mapping[str, Any]) -> list[str]:
         deps |= set([depends_on] if isinstance(depends_on, str) else depends_on)
         graph[logical_id] = {d for d in deps if d in resources}
     return list(TopologicalSorter(graph).static_order())
+
+
+def parameters_resolver(template: Template, parameters: Mapping[str, str]) -> Resolver:
+    """A resolver of the template's parameter-only properties (memory, reserved
+    concurrency, lifecycle rules) with these parameter values and the defaults for the
+    rest, as CloudFormation would deploy them (nothing deployed yet: no GetAtt)."""
+    return Resolver(
+        stack_name="richdoc",
+        stack_id="arn:aws:cloudformation:us-east-1:123456789012:stack/richdoc/0-1-2",
+        region="us-east-1",
+        account="123456789012",
+        parameters={**template.parameter_defaults(), **parameters},
+        deployed=Deployed(),
+        conditions=template.cfn.get("Conditions", {}),
+    )

@@ -157,6 +157,7 @@ class EmbeddedStack:
         patches.task_clients.install(exit_stack)
         patches.execution_status.install(exit_stack)
         patches.s3_notifications.install(exit_stack)
+        patches.s3_delete_notifications.install(exit_stack)
         patches.dynamodb_lock.install(exit_stack)
         patches.metrics_lock.install(exit_stack)
         patches.condition_builder.install(exit_stack)

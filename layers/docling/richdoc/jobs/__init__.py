@@ -31,6 +31,7 @@ from richdoc.jobs.keys import (
     STATUS_INDEX,
     attempt_key,
     attempts_prefix,
+    digest_key,
     execution_name,
     job_id_for,
     job_key,
@@ -48,18 +49,21 @@ from richdoc.jobs.model import (
     CancelRecord,
     DeadLetterMark,
     DeadLetterSender,
+    DeletedBy,
+    DeletionMark,
     Job,
     JobStatus,
     RedriveRequest,
     timestamp,
 )
 from richdoc.jobs.phase import JobPhase, Progress
-from richdoc.jobs.store import JOBS_TABLE_ENV, JobStore
+from richdoc.jobs.store import JOB_RETENTION_ENV, JOBS_TABLE_ENV, JobStore
 from richdoc.jobs.table import JobCancelled, StaleRun
 
 __all__ = [
     "CANCELLED_OUTCOME",
     "JOBS_TABLE_ENV",
+    "JOB_RETENTION_ENV",
     "OK_OUTCOME",
     "OPEN_STATUSES",
     "REDRIVABLE_STATUSES",
@@ -70,6 +74,8 @@ __all__ = [
     "CancelRecord",
     "DeadLetterMark",
     "DeadLetterSender",
+    "DeletedBy",
+    "DeletionMark",
     "Job",
     "JobCancelled",
     "JobFilter",
@@ -83,6 +89,7 @@ __all__ = [
     "StaleRun",
     "attempt_key",
     "attempts_prefix",
+    "digest_key",
     "execution_name",
     "job_id_for",
     "job_key",

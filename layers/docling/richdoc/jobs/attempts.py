@@ -38,11 +38,13 @@ from richdoc.jobs.model import (
     MAX_REASON_CHARS,
     OK_OUTCOME,
     RUNNING_OUTCOME,
+    TTL_ATTRIBUTE,
     Attempt,
     AttemptStage,
     Item,
     JobStatus,
     RecordedBy,
+    expires_at,
 )
 from richdoc.jobs.phase import phase_of_step
 from richdoc.jobs.table import Update, conditional_check_failed, fenced_update, query_all
@@ -96,6 +98,8 @@ class AttemptRecords:
 
     table: Table
     clock: Callable[[], str]
+    # Days an item is kept after it is written (the jobs table's TTL); None keeps it.
+    retention_days: int | None
 
     def attempts(self, job_id: str, run: int | None = None) -> list[Attempt]:
         """A job's attempts (of one run, or of all), in the order they were opened."""
@@ -267,6 +271,10 @@ class AttemptRecords:
         seq, number = self._number(job_id, run, stage, fields.get("pages"), update, fenced=fenced)
         attempt = Attempt(job_id=job_id, run=run, seq=seq, stage=stage, attempt=number, **fields)
         item = {**attempt_key(job_id, run, seq), **attempt.to_item()}
+        # Kept as long as the job's outcome (the job item expires that long after it ends).
+        expiry = expires_at(attempt.started_at, self.retention_days)
+        if expiry is not None:
+            item[TTL_ATTRIBUTE] = expiry
         with aws_errors("recording attempt"):
             self.table.put_item(Item=item)
         return attempt

@@ -2,8 +2,9 @@
 
 Every item of a job shares its partition, ``pk = JOB#<job id>``; the job itself is
 ``sk = JOB`` and each attempt ``sk = ATTEMPT#r<run>#<seq>`` (zero-padded, so a run's
-attempts sort in the order they were opened). These functions are the only spelling of
-those keys.
+attempts sort in the order they were opened). The jobs using one document's bytes are
+listed apart, ``pk = DOC#<sha256>``, ``sk = REFS``. These functions are the only spelling
+of those keys.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ _PARTITION_PREFIX = "JOB#"
 _ATTEMPT_PREFIX = "ATTEMPT#"
 # The sparse index of job items by status (``job_status``) and ``updated_at``.
 STATUS_INDEX = "by-status"
+_DIGEST_PREFIX = "DOC#"
+_REFERENCES_SK = "REFS"
 
 # The primary key of an item (``pk``, ``sk``).
 ItemKey = dict[str, str]
@@ -56,3 +59,9 @@ def attempt_slot(run: int, stage: str, pages: str | None) -> str:
     """What attempts are numbered within: a stage of a run, and the shard (``pages``) in
     it; the job item counts each slot's attempts under this name."""
     return f"r{run}#{stage}#{pages}" if pages else f"r{run}#{stage}"
+
+
+def digest_key(sha256: str) -> ItemKey:
+    """The item that says which jobs use the artifacts of one document's bytes
+    (``docling/<sha256>/...``): its own partition, never a job's."""
+    return {"pk": f"{_DIGEST_PREFIX}{sha256}", "sk": _REFERENCES_SK}

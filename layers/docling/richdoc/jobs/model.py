@@ -49,6 +49,8 @@ DeadLetterSender = Literal["state-machine", "reconciler", "sweep"]
 # Who recorded an attempt: its handler, or the state machine's catch path for a handler
 # the platform never ran.
 RecordedBy = Literal["handler", "state-machine"]
+# Who deleted a job: the source object's removal (an S3 notification), or an operator.
+DeletedBy = Literal["source-removed", "operator"]
 
 Item = dict[str, "TableAttributeValueTypeDef"]
 
@@ -66,6 +68,7 @@ class JobStatus(StrEnum):
     FAILED = "FAILED"
     DEAD_LETTERED = "DEAD_LETTERED"  # failed; the ingest message is on the dead-letter queue
     CANCELLED = "CANCELLED"  # an operator cancelled the run (``cancel`` says who, when, why)
+    DELETED = "DELETED"  # its source was deleted, with what derives only from it (deletion.py)
 
     @property
     def terminal(self) -> bool:
@@ -80,7 +83,8 @@ class JobStatus(StrEnum):
 # A run is under way (or its dead-letter message is): what the backstops close.
 OPEN_STATUSES = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.FAILED)
 # What ``richdoc jobs redrive`` starts the next run of (FAILED: the dead-letter message
-# of the run is not confirmed yet; the starter accepts the next run all the same).
+# of the run is not confirmed yet; the starter accepts the next run all the same). A
+# DELETED job has no source left to run again.
 REDRIVABLE_STATUSES = (JobStatus.DEAD_LETTERED, JobStatus.FAILED, JobStatus.CANCELLED)
 
 
@@ -88,6 +92,19 @@ def timestamp(moment: datetime) -> str:
     """How records store a moment (UTC, milliseconds): strings that sort in time order, so
     the by-status index can range over ``updated_at``."""
     return moment.astimezone(UTC).isoformat(timespec="milliseconds")
+
+
+# The jobs table's time-to-live attribute (template.yaml: TimeToLiveSpecification): epoch
+# seconds after which DynamoDB deletes the item, in the days after (at no cost).
+TTL_ATTRIBUTE = "expires_at"
+
+
+def expires_at(moment: str, days: int | None) -> int | None:
+    """The TTL of an item written at ``moment`` (a ``timestamp``) and kept ``days``; None
+    keeps it."""
+    if not days:
+        return None
+    return int(datetime.fromisoformat(moment).timestamp()) + days * 86400
 
 
 def _without_nulls(value: object, handler: SerializerFunctionWrapHandler) -> object:
@@ -137,6 +154,17 @@ class RedriveRequest(BaseModel):
     by: str
 
 
+class DeletionMark(BaseModel):
+    """Why and when a job was deleted."""
+
+    model_config = ConfigDict(frozen=True, defer_build=True)
+
+    at: str
+    by: DeletedBy
+    # What deleted it: the S3 event name and object version, or the command.
+    reason: str
+
+
 class Job(BaseModel):
     """The job item (``sk = JOB``): one object version, its current run and what the run
     recorded."""
@@ -169,6 +197,7 @@ class Job(BaseModel):
     shards_done: frozenset[str] | None = None
     cancel: CancelRecord | None = None
     redrive: RedriveRequest | None = None
+    deletion: DeletionMark | None = None  # a DELETED job's (printed only then)
     message: str | None = None  # the ingest message body that created the job (not printed)
 
     @field_serializer("outputs", "counts", mode="wrap")
@@ -195,8 +224,12 @@ class Job(BaseModel):
 
     def to_dict(self) -> dict[str, object]:
         """The job as the command line prints it (``status``; nulls shown; no message; the
-        phase and the finished shards as ``progress``)."""
-        printed = self.model_dump(mode="json", exclude={"message", "phase", "shards_done"})
+        phase and the finished shards as ``progress``; ``deletion`` only for a deleted job,
+        so other jobs keep their keys)."""
+        hidden = {"message", "phase", "shards_done"}
+        if not self.deletion:
+            hidden.add("deletion")
+        printed = self.model_dump(mode="json", exclude=hidden)
         return {**printed, "progress": self.progress().model_dump(mode="json")}
 
 

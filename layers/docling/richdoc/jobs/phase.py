@@ -35,6 +35,7 @@ class JobPhase(StrEnum):
     SUCCEEDED = "succeeded"
     DEAD_LETTERED = "dead_lettered"
     CANCELLED = "cancelled"
+    DELETED = "deleted"
 
 
 _OPENED: dict[StepName, JobPhase] = {

@@ -27,13 +27,16 @@ from richdoc.jobs.listing import JobFilter, JobPage, Position, count_jobs, page_
 from richdoc.jobs.model import (
     MAX_REASON_CHARS,
     REDRIVABLE_STATUSES,
+    TTL_ATTRIBUTE,
     CancelRecord,
     DeadLetterMark,
     DeadLetterSender,
+    DeletionMark,
     Item,
     Job,
     JobStatus,
     RedriveRequest,
+    expires_at,
     stored,
     timestamp,
 )
@@ -56,6 +59,9 @@ if TYPE_CHECKING:
     )
 
 JOBS_TABLE_ENV = "JOBS_TABLE"
+# Days a job's record (and its attempts) is kept after the job ends: JobRetentionDays, the
+# run outputs' retention too (template.yaml). Unset or 0 keeps them.
+JOB_RETENTION_ENV = "RICHDOC_JOB_RETENTION_DAYS"
 BATCH_GET_LIMIT = 100
 
 
@@ -81,15 +87,31 @@ class _JobState(BaseModel):
 
 
 class JobStore(AttemptRecords):
-    """Conditional, run-fenced writes of job and attempt items."""
+    """Conditional, run-fenced writes of job and attempt items.
 
-    def __init__(self, table: Table, clock: Callable[[], str] = _now) -> None:
+    A job that ends (SUCCEEDED, DEAD_LETTERED, DELETED) expires ``retention_days`` later
+    (the table's TTL), as long as its run outputs are kept; a redriven run takes the
+    expiry away until it ends in turn. Attempts expire that long after they open.
+    """
+
+    def __init__(
+        self,
+        table: Table,
+        clock: Callable[[], str] = _now,
+        *,
+        retention_days: int | None = None,
+    ) -> None:
         self.table = table
         self.clock = clock
+        self.retention_days = retention_days or None
 
     @classmethod
     def from_env(cls, dynamodb: DynamoDBServiceResource) -> JobStore:
-        return cls(dynamodb.Table(os.environ[JOBS_TABLE_ENV]))
+        retention = os.environ.get(JOB_RETENTION_ENV, "").strip()
+        return cls(
+            dynamodb.Table(os.environ[JOBS_TABLE_ENV]),
+            retention_days=int(retention) if retention else None,
+        )
 
     # ---- reads -------------------------------------------------------------------------
 
@@ -482,6 +504,67 @@ class JobStore(AttemptRecords):
                 also=Attr("redrive.requested_at").eq(requested_at),
             )
 
+    def mark_deleted(
+        self, job_id: str, mark: DeletionMark, *, source: SourceObject | None = None
+    ) -> Job | None:
+        """The job is DELETED, whatever its run and status (terminal; its outputs' keys
+        dropped): the job as written. Repeated, the job is returned as it is. A job not
+        recorded yet is created DELETED when ``source`` is given (a tombstone, so that
+        the object's notification, arriving later, starts nothing); else None.
+
+        Not run-fenced: a running run then finds the job DELETED at its next write
+        (StaleRun), and what it wrote is deleted after it (richdoc.deletion)."""
+        now = self.clock()
+        update = (
+            Update()
+            .set("job_status", str(JobStatus.DELETED))
+            .set("deletion", stored(mark))
+            .set("updated_at", now)
+            .set("ended_at", now)
+            .set("phase", JobPhase.DELETED)
+            .set(TTL_ATTRIBUTE, expires_at(now, self.retention_days))
+            .remove("stage", "outputs")
+        )
+        try:
+            with aws_errors("deleting job"):
+                written = self.table.update_item(
+                    Key=job_key(job_id),
+                    ConditionExpression=Attr("pk").exists()
+                    & Attr("job_status").ne(str(JobStatus.DELETED)),
+                    ReturnValues="ALL_NEW",
+                    **update.args(),
+                )
+            return Job.from_item(written["Attributes"])
+        except ClientError as exc:
+            if not conditional_check_failed(exc):
+                raise
+        found = self.get(job_id)
+        if found is not None or source is None:
+            return found  # deleted already, or never recorded
+        tombstone = Job(
+            job_id=job_id,
+            status=JobStatus.DELETED,
+            run=1,
+            source=source,
+            deletion=mark,
+            phase=JobPhase.DELETED,
+            created_at=now,
+            updated_at=now,
+            ended_at=now,
+        )
+        item = {**job_key(job_id), **tombstone.to_item()}
+        expiry = expires_at(now, self.retention_days)
+        if expiry is not None:
+            item[TTL_ATTRIBUTE] = expiry
+        try:
+            with aws_errors("recording a deleted job"):
+                self.table.put_item(Item=item, ConditionExpression=Attr("pk").not_exists())
+        except ClientError as exc:
+            if not conditional_check_failed(exc):
+                raise
+            return self.mark_deleted(job_id, mark)  # the job was created meanwhile
+        return tombstone
+
     def _transition(
         self,
         job_id: str,
@@ -491,6 +574,11 @@ class JobStore(AttemptRecords):
         status: JobStatus,
         update: Update,
     ) -> Job:
-        """One fenced update to ``status``; the job as written."""
-        update.set("job_status", str(status)).set("updated_at", self.clock())
+        """One fenced update to ``status``; the job as written. A terminal status sets
+        the record's expiry, any other takes it away (a redriven run is kept while it
+        runs)."""
+        now = self.clock()
+        update.set("job_status", str(status)).set("updated_at", now)
+        expiry = expires_at(now, self.retention_days) if status.terminal else None
+        update.set(TTL_ATTRIBUTE, expiry)
         return Job.from_item(fenced_update(self.table, job_id, update, run=run, allowed=allowed))

@@ -19,6 +19,7 @@ from richdoc.formats import format_of
 from richdoc.parse.page_ranges import PAGINATED_FORMATS, plan_shards
 from richdoc.parse.settings import ParseLimits, shard_concurrency_setting, shard_pages_setting
 from richdoc.parse.step import ParseWorker, shared_worker, staged_path
+from richdoc.taxonomy import ResourceLimit
 
 
 def plan_object(
@@ -66,19 +67,44 @@ def plan_object(
     )
 
 
+# The plan function's timeout (template.yaml: 300 s) is shorter than the parse tiers'
+# (900 s), while its worker takes the tiers' RICHDOC_TIMEOUT_S (ParseTimeoutSeconds, up
+# to 840 s). So the inspection gets what the invocation has left less this reserve, which
+# covers the download before it and the records after it: a slow inspection ends as the
+# worker's typed ResourceLimit, not as the platform's Sandbox.Timedout.
+PLAN_RESERVE_S = 60.0
+
+
+def plan_limits(limits: ParseLimits, remaining_s: float | None) -> ParseLimits:
+    """The limits of the plan's inspection in an invocation with ``remaining_s`` left
+    (None: no deadline, as on the command line)."""
+    if remaining_s is None:
+        return limits
+    left = remaining_s - PLAN_RESERVE_S
+    if left <= 0:
+        raise ResourceLimit(
+            f"the plan has {remaining_s:.0f} s left, within the {PLAN_RESERVE_S:.0f} s it "
+            "keeps for the download and the records: no time to inspect the document"
+        )
+    return limits.within(left)
+
+
 def plan_request(
     request: PlanInput,
     *,
     store: ArtifactStore,
     memory_tier_mb: int | None = None,
     environ: Mapping[str, str] | None = None,
+    remaining_s: float | None = None,
 ) -> PlanOutput:
     """The plan Lambda's whole job: ``RICHDOC_SHARD_PAGES`` and
-    ``RICHDOC_SHARD_CONCURRENCY`` (template parameters) decide the fan-out."""
+    ``RICHDOC_SHARD_CONCURRENCY`` (template parameters) decide the fan-out; the
+    inspection ends before the invocation does (``remaining_s``, ``plan_limits``)."""
+    limits = ParseLimits.resolve(memory_tier_mb=memory_tier_mb, environ=environ)
     return plan_object(
         store,
         request.source,
-        ParseLimits.resolve(memory_tier_mb=memory_tier_mb, environ=environ),
+        plan_limits(limits, remaining_s),
         shard_pages=shard_pages_setting(environ),
         max_concurrency=shard_concurrency_setting(environ),
     )

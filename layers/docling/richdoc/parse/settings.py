@@ -6,6 +6,7 @@ child: nothing here imports docling.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.metadata
 import json
@@ -94,6 +95,11 @@ class ParseLimits:
     @property
     def max_object_bytes(self) -> int:
         return self.max_object_mb << 20
+
+    def within(self, seconds: float) -> ParseLimits:
+        """These limits with the worker's wall clock cut to ``seconds`` when that is
+        shorter (the time an invocation has left for it)."""
+        return dataclasses.replace(self, timeout_s=min(self.timeout_s, seconds))
 
     @classmethod
     def resolve(

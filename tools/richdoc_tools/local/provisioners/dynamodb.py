@@ -21,6 +21,9 @@ if TYPE_CHECKING:
         "SSESpecification",
         "PointInTimeRecoverySpecification",
     ),
+    not_emulated={
+        "TimeToLiveSpecification": "items past expires_at are not deleted locally",
+    },
 )
 def _dynamodb_table(deployment: Deployment, logical_id: str, props: dict[str, Any]) -> None:
     ddb = deployment.client("dynamodb")

@@ -28,6 +28,10 @@ if TYPE_CHECKING:
         "OwnershipControls",
         "NotificationConfiguration",
     ),
+    not_emulated={
+        "LifecycleConfiguration": "lifecycle rules are not applied: nothing expires locally "
+        "(deleting a source object still deletes its jobs' artifacts)",
+    },
 )
 def _s3_bucket(deployment: Deployment, logical_id: str, props: dict[str, Any]) -> None:
     s3 = deployment.client("s3")

@@ -1,0 +1,162 @@
+"""Deleting jobs against emulated S3 and DynamoDB: the digest references that keep a
+shared parse artifact while another job uses it, the purge, the DELETED record and its
+expiry, and the removal notifications the starter reads."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+import boto3
+import pytest
+
+from richdoc.artifacts import ArtifactStore
+from richdoc.contracts import JobCounts, JobOptions, JobOutputs
+from richdoc.deletion import Deletion
+from richdoc.ingest import object_events
+from richdoc.jobs import DeletionMark, JobPhase, JobStatus, JobStore, StaleRun, job_key
+from richdoc.jobs.model import TTL_ATTRIBUTE
+from richdoc.jobs.references import DigestReferences
+from richdoc.taxonomy import Transient
+from tests.support.records import SOURCE
+from tests.support.s3_events import s3_notification
+
+SHA = "ab" * 32
+BUCKET = "artifacts"
+
+
+@pytest.fixture
+def world(aws: None, jobs_table: Any) -> dict[str, Any]:
+    s3 = boto3.client("s3")
+    s3.create_bucket(Bucket=BUCKET)
+    jobs = JobStore(jobs_table, retention_days=30)
+    references = DigestReferences(jobs_table, retention_days=90)
+    artifacts = ArtifactStore(s3, BUCKET)
+    return {
+        "s3": s3,
+        "jobs": jobs,
+        "references": references,
+        "deletion": Deletion(jobs=jobs, references=references, artifacts=artifacts),
+    }
+
+
+def _job_with_outputs(world: dict[str, Any], job_id: str) -> None:
+    """A succeeded job that parsed SHA and wrote one run's outputs."""
+    jobs: JobStore = world["jobs"]
+    assert jobs.create(job_id, SOURCE, JobOptions(clarify=False))
+    jobs.mark_running(job_id, 1, f"arn:execution:{job_id}-r1")
+    world["references"].register(SHA, job_id)
+    for key in (f"docling/{SHA}/doc.json", f"jobs/{job_id}/run-001/projection.json"):
+        world["s3"].put_object(Bucket=BUCKET, Key=key, Body=b"the text")
+    outputs = JobOutputs(
+        docling_key=f"docling/{SHA}/doc.json",
+        projection_key=f"jobs/{job_id}/run-001/projection.json",
+        detection_key=f"jobs/{job_id}/run-001/detection.json",
+    )
+    counts = JobCounts(nodes=1, edges=0, spans=1, ambiguities=0, ambiguities_suppressed=0)
+    jobs.succeed(job_id, 1, outputs=outputs, counts=counts, pipeline="standard", sha256=SHA)
+
+
+def _keys(world: dict[str, Any]) -> set[str]:
+    listed = world["s3"].list_objects_v2(Bucket=BUCKET)
+    return {obj["Key"] for obj in listed.get("Contents", [])}
+
+
+def test_a_shared_parse_artifact_goes_with_its_last_user(world: dict[str, Any]) -> None:
+    _job_with_outputs(world, "job-a")
+    _job_with_outputs(world, "job-b")
+    deletion: Deletion = world["deletion"]
+    first = deletion.delete_job("job-a", by="operator", reason="test")
+    assert first is not None and first.job.status is JobStatus.DELETED
+    assert first.job.progress().phase is JobPhase.DELETED  # what jobs show and watch print
+    assert (first.purged.run_outputs, first.purged.shared_kept) == (1, True)
+    assert _keys(world) == {f"docling/{SHA}/doc.json", "jobs/job-b/run-001/projection.json"}
+    assert world["references"].users(SHA) == {"job-b"}
+
+    second = deletion.delete_job("job-b", by="source-removed", reason="test")
+    assert second is not None and second.purged.parse_artifacts == 1
+    assert _keys(world) == set()
+    # Again: nothing changes, nothing fails.
+    again = deletion.delete_job("job-b", by="operator", reason="again")
+    assert again is not None and again.job.deletion == second.job.deletion
+    assert (again.purged.run_outputs, again.purged.parse_artifacts) == (0, 0)
+    assert deletion.delete_job("no-such-job", by="operator", reason="test") is None
+
+
+def test_a_deleted_job_cannot_register_and_a_purge_in_progress_holds_registrations(
+    world: dict[str, Any],
+) -> None:
+    references: DigestReferences = world["references"]
+    _job_with_outputs(world, "job-a")
+    world["deletion"].delete_job("job-a", by="operator", reason="test")
+    with pytest.raises(StaleRun):
+        references.register(SHA, "job-a")  # a late parse of the deleted job
+
+    jobs: JobStore = world["jobs"]
+    assert jobs.create("job-c", SOURCE, JobOptions(clarify=False))
+    token = references.begin_purge(SHA)
+    assert token is not None
+    assert references.begin_purge(SHA) is None  # one purge at a time
+    with pytest.raises(Transient):
+        references.register(SHA, "job-c")  # retried once the purge is over
+    references.end_purge(SHA, token)
+    references.register(SHA, "job-c")
+    assert references.users(SHA) == {"job-c"}
+    assert references.begin_purge(SHA) is None  # a job uses them: no purge
+
+
+def test_a_step_that_ends_after_the_delete_removes_what_it_wrote(world: dict[str, Any]) -> None:
+    _job_with_outputs(world, "job-a")
+    deletion: Deletion = world["deletion"]
+    deletion.delete_job("job-a", by="source-removed", reason="test")
+    # The run's detect step was still going: it writes after the purge.
+    world["s3"].put_object(Bucket=BUCKET, Key="jobs/job-a/run-001/detection.json", Body=b"x")
+    with pytest.raises(StaleRun):
+        deletion.discard_if_deleted("job-a", "run_outputs")
+    assert _keys(world) == set()
+
+
+def _expires_days_after_end(jobs: JobStore, job_id: str) -> float:
+    item = jobs.table.get_item(Key=job_key(job_id))["Item"]
+    ended = datetime.fromisoformat(str(item["ended_at"])).timestamp()
+    return (int(str(item[TTL_ATTRIBUTE])) - int(ended)) / 86400
+
+
+def test_deleted_and_ended_jobs_expire_after_the_retention(world: dict[str, Any]) -> None:
+    jobs: JobStore = world["jobs"]
+    _job_with_outputs(world, "job-a")
+    assert _expires_days_after_end(jobs, "job-a") == 30
+    # A version with no job yet: a DELETED record, so that its creation starts nothing.
+    mark = DeletionMark(at="2026-12-01T00:00:00.000+00:00", by="source-removed", reason="t")
+    tombstone = jobs.mark_deleted("job-new", mark, source=SOURCE)
+    assert tombstone is not None and tombstone.status is JobStatus.DELETED
+    assert tombstone.phase is JobPhase.DELETED
+    assert _expires_days_after_end(jobs, "job-new") == 30
+    assert jobs.mark_deleted("job-none", mark) is None  # no source: nothing recorded
+
+
+def test_removal_notifications_name_the_version_or_the_delete_marker() -> None:
+    marker = object_events(
+        s3_notification("a+b.pdf", "m1", event="ObjectRemoved:DeleteMarkerCreated")
+    )
+    [removed] = marker.removed
+    assert (removed.key, removed.version_id, removed.delete_marker) == ("a b.pdf", "m1", True)
+    assert marker.created == []
+    [version] = object_events(s3_notification("a.pdf", "v1", event="ObjectRemoved:Delete")).removed
+    assert (version.version_id, version.delete_marker) == ("v1", False)
+    [expired] = object_events(
+        s3_notification("a.pdf", "v2", event="LifecycleExpiration:Delete")
+    ).removed
+    assert expired.event == "LifecycleExpiration:Delete"
+    deleted = {
+        "detail-type": "Object Deleted",
+        "source": "aws.s3",
+        "detail": {
+            "bucket": {"name": "ingest"},
+            "object": {"key": "a.pdf", "version-id": "m2"},
+            "deletion-type": "Delete Marker Created",
+        },
+    }
+    [bridged] = object_events(json.dumps(deleted)).removed
+    assert (bridged.version_id, bridged.delete_marker) == ("m2", True)

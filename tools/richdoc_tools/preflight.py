@@ -1,0 +1,321 @@
+"""``richdoc deploy check``: what would make ``sam build && sam deploy`` of template.yaml
+fail on this account, said in plain words, with the parameter values or the quota
+increase that fix it.
+
+What it reads: the region; Docker (``sam build`` builds the parse tiers' container image
+with it); the template's parameters (defaults, then samconfig.toml's
+``parameter_overrides``, then the deployed stack's values, then ``--parameter-overrides``,
+as ``sam deploy`` applies them); and Lambda's account settings (GetAccountSettings: the
+concurrency quota and what is left unreserved). No API shows the function memory quota
+(new accounts may be held at 3,008 MB until AWS raises it), so that check says how to find
+it unless ``--memory-quota-mb`` states it.
+
+``assess`` is pure: the readings in, the findings out.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tomllib
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+if TYPE_CHECKING:
+    import boto3
+
+    from richdoc_tools.local.template import Template
+
+# Lambda always keeps this many concurrent executions unreserved: reservations that would
+# leave fewer fail (https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html).
+UNRESERVED_MINIMUM = 100
+# What a new account's functions may be given at most, until AWS raises it.
+NEW_ACCOUNT_MEMORY_MB = 3008
+# Service Quotas' code of Lambda's "Concurrent executions".
+CONCURRENCY_QUOTA_CODE = "L-B99A9384"
+
+
+class Status(StrEnum):
+    OK = "ok"
+    FAIL = "fail"  # the deploy would fail (or cannot run)
+    CHECK = "check"  # cannot be told from here: the finding says how to find out
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    status: Status
+    says: str
+    fix: str | None = None
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """What the template's functions ask for with a set of parameter values."""
+
+    memory_mb: dict[str, int]  # function logical id -> MemorySize
+    reserved: dict[str, int]  # function logical id -> ReservedConcurrentExecutions
+
+    @property
+    def total_reserved(self) -> int:
+        return sum(self.reserved.values())
+
+
+@dataclass(frozen=True)
+class Readings:
+    """What the command found out about the account and the machine."""
+
+    region: str | None
+    docker: str | None  # why Docker cannot build, None when it can
+    concurrency_limit: int | None  # AccountLimit.ConcurrentExecutions
+    unreserved: int | None  # AccountLimit.UnreservedConcurrentExecutions
+    settings_error: str | None = None  # why the account settings could not be read
+    memory_quota_mb: int | None = None  # as the user stated it
+    # The stack's own reservations now, when it is deployed: an update frees them.
+    reserved_by_stack: int = 0
+    parameters: dict[str, str] = field(default_factory=dict)
+
+
+class BadParameters(ValueError):
+    """Parameter values the template refuses (unknown name, out of range, not allowed)."""
+
+
+def parse_overrides(pairs: list[str]) -> dict[str, str]:
+    """``Key=Value`` items (sam's ``--parameter-overrides`` shorthand; quotes dropped)."""
+    values: dict[str, str] = {}
+    for pair in pairs:
+        for item in pair.split():
+            name, sep, value = item.partition("=")
+            if not sep or not name:
+                raise BadParameters(f"not Key=Value: {item!r}")
+            values[name] = value.strip("\"'")
+    return values
+
+
+def samconfig(path: Path) -> tuple[dict[str, str], str | None]:
+    """samconfig.toml's deploy ``parameter_overrides`` and region (default environment)."""
+    if not path.is_file():
+        return {}, None
+    config = tomllib.loads(path.read_text())
+    default = config.get("default", {})
+    deploy = {**default.get("global", {}).get("parameters", {})}
+    deploy.update(default.get("deploy", {}).get("parameters", {}))
+    overrides = deploy.get("parameter_overrides", "")
+    items = overrides if isinstance(overrides, list) else [overrides]
+    region = deploy.get("region")
+    return parse_overrides([str(i) for i in items]), str(region) if region else None
+
+
+def check_parameters(template: Template, values: Mapping[str, str]) -> None:
+    """Refuse what CloudFormation would refuse before creating anything."""
+    specs: dict[str, Any] = template.cfn.get("Parameters", {})
+    for name, value in values.items():
+        spec = specs.get(name)
+        if spec is None:
+            raise BadParameters(f"{name} is not a parameter of template.yaml")
+        allowed = [str(a) for a in spec.get("AllowedValues", [])]
+        if allowed and value not in allowed:
+            raise BadParameters(f"{name}={value}: must be one of {', '.join(allowed)}")
+        if spec.get("Type") == "Number":
+            try:
+                number = float(value)
+            except ValueError:
+                raise BadParameters(f"{name}={value}: not a number") from None
+            if "MinValue" in spec and number < float(spec["MinValue"]):
+                raise BadParameters(f"{name}={value}: at least {spec['MinValue']}")
+            if "MaxValue" in spec and number > float(spec["MaxValue"]):
+                raise BadParameters(f"{name}={value}: at most {spec['MaxValue']}")
+
+
+def sizing(template: Template, parameters: Mapping[str, str]) -> Sizing:
+    """Each function's memory and reserved concurrency with these parameter values (the
+    template's defaults for the rest), as CloudFormation resolves them."""
+    from richdoc_tools.local.intrinsics import parameters_resolver
+
+    resolver = parameters_resolver(template, parameters)
+    memory: dict[str, int] = {}
+    reserved: dict[str, int] = {}
+    for logical_id, resource in template.resources.items():
+        if resource.get("Type") != "AWS::Lambda::Function":
+            continue
+        props = resource.get("Properties", {})
+        asked = resolver.resolve(
+            {k: props[k] for k in ("MemorySize", "ReservedConcurrentExecutions") if k in props}
+        )
+        memory[logical_id] = int(asked.get("MemorySize", 128))
+        if "ReservedConcurrentExecutions" in asked:
+            reserved[logical_id] = int(asked["ReservedConcurrentExecutions"])
+    return Sizing(memory, reserved)
+
+
+def docker_problem() -> str | None:
+    """Why Docker cannot build the parse image here; None when its engine answers."""
+    docker = shutil.which("docker")
+    if docker is None:
+        return "docker is not installed (not on PATH)"
+    try:
+        subprocess.run(
+            [docker, "info", "--format", "{{.ServerVersion}}"],
+            check=True,
+            capture_output=True,
+            timeout=20,
+        )
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired, OSError):
+        return "docker is installed but its engine does not answer (is it running?)"
+    return None
+
+
+def read_account(session: boto3.Session, endpoint_url: str | None) -> dict[str, Any]:
+    """GetAccountSettings' AccountLimit, or ``{"error": why}``."""
+    try:
+        client = session.client("lambda", endpoint_url=endpoint_url)
+        limit = client.get_account_settings()["AccountLimit"]
+    except (ClientError, BotoCoreError) as exc:
+        return {"error": str(exc)}
+    return {
+        "concurrency_limit": limit.get("ConcurrentExecutions"),
+        "unreserved": limit.get("UnreservedConcurrentExecutions"),
+    }
+
+
+def _largest(sizing: Sizing) -> tuple[str, int]:
+    name = max(sizing.memory_mb, key=lambda n: (sizing.memory_mb[n], n))
+    return name, sizing.memory_mb[name]
+
+
+def assess(readings: Readings, sizing: Sizing) -> list[Finding]:
+    """What would fail, in plain words, and what fixes it."""
+    return [
+        _region(readings),
+        _docker(readings),
+        _concurrency(readings, sizing),
+        _memory(readings, sizing),
+    ]
+
+
+def _region(readings: Readings) -> Finding:
+    if readings.region is None:
+        return Finding(
+            "region",
+            Status.FAIL,
+            "no AWS region is set: sam deploy would not know where to deploy",
+            "pass --region, set AWS_REGION, or give the profile a region",
+        )
+    return Finding("region", Status.OK, f"deploying to {readings.region}")
+
+
+def _docker(readings: Readings) -> Finding:
+    if readings.docker is not None:
+        return Finding(
+            "docker",
+            Status.FAIL,
+            f"sam build builds the parse tiers' container image with Docker: {readings.docker}",
+            "install and start Docker (or build on a machine that has it)",
+        )
+    return Finding("docker", Status.OK, "Docker answers: sam build can build the parse image")
+
+
+def _concurrency(readings: Readings, sizing: Sizing) -> Finding:
+    wanted = sizing.total_reserved
+    if readings.unreserved is None or readings.concurrency_limit is None:
+        return Finding(
+            "concurrency",
+            Status.CHECK,
+            f"the functions reserve {wanted} concurrent executions; the account's settings "
+            f"could not be read ({readings.settings_error or 'no answer'})",
+            "allow lambda:GetAccountSettings, or run: aws lambda get-account-settings",
+        )
+    limit = readings.concurrency_limit
+    # What this stack may reserve: what is unreserved now (plus its own reservations, which
+    # an update replaces), less the 100 Lambda keeps unreserved.
+    room = readings.unreserved + readings.reserved_by_stack - UNRESERVED_MINIMUM
+    if wanted == 0:
+        return Finding(
+            "concurrency",
+            Status.OK,
+            f"no function reserves concurrency: they share the account's {limit} concurrent "
+            "executions (with a small quota, throttled steps are retried: they wait, not fail)",
+        )
+    if wanted <= room:
+        return Finding(
+            "concurrency",
+            Status.OK,
+            f"the functions reserve {wanted} of the {limit} concurrent executions the "
+            f"account has; {max(room, 0)} can be reserved",
+        )
+    needed = limit + wanted - room
+    return Finding(
+        "concurrency",
+        Status.FAIL,
+        f"the functions reserve {wanted} concurrent executions, but the account has "
+        f"{limit} and Lambda keeps {UNRESERVED_MINIMUM} unreserved, so at most "
+        f"{max(room, 0)} can be reserved: the deploy would fail and roll back",
+        "deploy with --parameter-overrides AccountProfile=small (no function reserves "
+        "any; nothing caps a runaway tier), or set the *ReservedConcurrency parameters "
+        f"to 0 or lower, or ask for a quota increase of Lambda 'Concurrent executions' "
+        f"({CONCURRENCY_QUOTA_CODE}) to {needed} or more in Service Quotas",
+    )
+
+
+def _memory(readings: Readings, sizing: Sizing) -> Finding:
+    name, largest = _largest(sizing)
+    if largest <= NEW_ACCOUNT_MEMORY_MB:
+        return Finding(
+            "memory",
+            Status.OK,
+            f"no function asks for more than {largest} MB, which every account allows",
+        )
+    fix = (
+        "deploy with --parameter-overrides AccountProfile=small (parse tiers 2 and 3 get "
+        f"{NEW_ACCOUNT_MEMORY_MB} MB: a document that needs more memory fails as "
+        "resource_limit), or open an AWS Support case to raise the function memory limit"
+    )
+    quota = readings.memory_quota_mb
+    if quota is None:
+        return Finding(
+            "memory",
+            Status.CHECK,
+            f"{name} asks for {largest} MB; new accounts may be held at "
+            f"{NEW_ACCOUNT_MEMORY_MB} MB, and no API shows this limit. To find out, set a "
+            f"test function's memory above {NEW_ACCOUNT_MEMORY_MB} MB (console or aws "
+            "lambda update-function-configuration --memory-size 10240); 'Member must have "
+            f"value less than or equal to {NEW_ACCOUNT_MEMORY_MB}' means the limit holds. "
+            "Then run this check again with --memory-quota-mb",
+            "if the limit holds: " + fix,
+        )
+    over = sorted(n for n, mb in sizing.memory_mb.items() if mb > quota)
+    if not over:
+        return Finding(
+            "memory", Status.OK, f"the largest function ({largest} MB) fits the {quota} MB limit"
+        )
+    return Finding(
+        "memory",
+        Status.FAIL,
+        f"{', '.join(over)} ask for more than the account's {quota} MB (largest: {name}, "
+        f"{largest} MB): the deploy would fail and roll back",
+        fix,
+    )
+
+
+def report(readings: Readings, sizing: Sizing, findings: list[Finding]) -> dict[str, object]:
+    """The check as the ``--json`` output prints it."""
+    return {
+        "region": readings.region,
+        "parameters": readings.parameters,
+        "account": {
+            "concurrency_limit": readings.concurrency_limit,
+            "unreserved": readings.unreserved,
+            "memory_quota_mb": readings.memory_quota_mb,
+        },
+        "template": {
+            "reserved_concurrency": sizing.total_reserved,
+            "largest_memory_mb": _largest(sizing)[1],
+        },
+        "findings": [asdict(f) for f in findings],
+        "deployable": all(f.status is not Status.FAIL for f in findings),
+    }
