@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from richdoc_tools.local.template import Template, repository_root
 
-from richdoc.parse.settings import DEFAULT_MAX_OBJECT_MB, ceiling_for_tier
+from richdoc.parse.settings import DEFAULT_MAX_OBJECT_MB, largest_document_json_mb
 from richdoc.taxonomy import ERROR_NAMES_BY_KIND, PLATFORM_RESOURCE_LIMIT_ERRORS, FailureKind
 from tests.support.paths import DEFINITION_PATH
 
@@ -166,7 +166,7 @@ def test_each_parse_tier_has_local_storage_for_the_biggest_object_and_its_json(
     for tier, logical_id in enumerate(PARSE_TIERS, start=1):
         memory_mb = int(parameters[f"ParseTier{tier}MemoryMB"]["Default"])
         size = _sam(template, logical_id)["EphemeralStorage"]["Size"]
-        assert size >= max_object_mb + ceiling_for_tier(memory_mb), logical_id
+        assert size >= max_object_mb + largest_document_json_mb(memory_mb), logical_id
         assert size <= 10240  # Lambda's limit
         storage.append(size)
     # A full disk is a resource limit: the next tier must have more room to escalate to.
