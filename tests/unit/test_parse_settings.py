@@ -3,6 +3,7 @@ processor contract that keys the artifact cache."""
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -21,10 +22,12 @@ from richdoc.parse.settings import (
     ParserSettings,
     Pipeline,
     ZygoteMemory,
+    available_cpus,
     ceiling_for_tier,
     largest_document_json_mb,
     processor_contract,
     select_pdf_pipeline,
+    threads_for,
 )
 from richdoc.taxonomy import ResourceLimit
 
@@ -251,3 +254,18 @@ def test_the_checked_folders_are_where_docling_tools_downloads_the_models():
     layout_repo = LayoutObjectDetectionOptions().model_spec.repo_id
     assert layout_repo.replace("/", "--") == LAYOUT_MODEL_DIR
     assert TableStructureModel._model_repo_folder == TABLE_MODEL_DIR
+
+
+# Threads ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("running", "cpus", "threads"),
+    [(1, 2, 2), (2, 2, 1), (3, 2, 1), (1, 6, 6), (2, 6, 3), (4, 6, 1), (0, 1, 1)],
+)
+def test_a_conversion_gets_its_share_of_the_cpus_and_at_least_one_thread(running, cpus, threads):
+    assert threads_for(running, cpus) == threads
+
+
+def test_available_cpus_are_the_ones_this_process_may_run_on():
+    assert 1 <= available_cpus() <= (os.cpu_count() or 1)
