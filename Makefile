@@ -12,7 +12,7 @@ export SAM_CLI_TELEMETRY := 0
 export AWS_DEFAULT_REGION ?= us-east-1
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: setup demo test quick lint typecheck static pytest bench clean
+.PHONY: setup system-packages demo test quick lint typecheck static pytest bench clean
 
 $(VENV)/.installed: pyproject.toml tools/richdoc_tools/torchvision_compat.py
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,15 @@ node_modules/.installed: package.json package-lock.json
 
 setup: $(VENV)/.installed
 
+# Debian packages the tests use: bubblewrap runs the parse handlers on a read-only root
+# (tests/parse/test_lambda_filesystem.py). Installed when missing and apt-get is there;
+# without it that one test is skipped, and says so.
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+system-packages:
+	@command -v bwrap >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 \
+		&& $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq bubblewrap; } \
+		|| echo "bubblewrap is not installed: the read-only filesystem test will be skipped"
+
 # Runs every sample through the embedded stack. richdoc exits 1 when any job failed,
 # and samples/ holds deliberately broken files, so 1 is the expected outcome here;
 # anything else (2 usage, crashes) fails the target.
@@ -64,7 +73,7 @@ static: setup $(SAM_VENV)/.installed node_modules/.installed $(CHECKOV_VENV)/.in
 	$(VENV)/bin/python scripts/check_package_size.py .aws-sam/build
 
 # Every lane (tests/unit, aws, parse, e2e, browser).
-pytest: setup node_modules/.installed
+pytest: setup system-packages node_modules/.installed
 	$(VENV)/bin/pytest -n 2 --dist loadfile
 
 test: lint typecheck static pytest
