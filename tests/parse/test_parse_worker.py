@@ -428,3 +428,29 @@ def test_close_stops_the_zygote(tmp_path):
     assert fs.zygote_pid is None
     with pytest.raises(ProcessLookupError):
         os.kill(zygote, 0)
+
+
+def test_the_zygote_reports_its_own_memory_not_its_starters() -> None:
+    """Linux keeps a process's peak RSS across exec: a zygote started by a caller that once
+    held a lot of memory must still report only what its own warm-up used, since the
+    children's memory ceiling is derived from it."""
+    script = f"""
+import sys, tempfile, pathlib
+from richdoc.worker.client import ForkServer
+ballast = bytearray(600 << 20)  # touched: 600 MB resident in the caller
+for i in range(0, len(ballast), 4096):
+    ballast[i] = 1
+fs = ForkServer(warmup="{TARGETS}:warm_up", target="{TARGETS}:behave", config={{}})
+try:
+    result = pathlib.Path(tempfile.mkdtemp()) / "r.json"
+    fs.run({{"action": "echo"}}, timeout_s=30, mem_ceiling_mb=1024, result_path=result)
+    print(fs.hello.rss_mb)
+finally:
+    fs.close()
+"""
+    import subprocess
+
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert 0 < float(run.stdout.strip()) < 400, run.stdout + run.stderr

@@ -72,6 +72,23 @@ def max_rss_mb(usage: resource.struct_rusage) -> float:
     return usage.ru_maxrss / (MIB if sys.platform == "darwin" else 1024)
 
 
+def own_peak_rss_mb() -> float:
+    """This process's peak resident set since it started (its exec).
+
+    Not ``getrusage``: Linux carries ``ru_maxrss`` across ``execve``, so a zygote started
+    from a process that once held gigabytes (a test runner that built model weights, a
+    handler that just downloaded a big file) would report that process's peak as its own.
+    ``VmHWM`` belongs to the address space the exec created."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return max_rss_mb(resource.getrusage(resource.RUSAGE_SELF))
+
+
 def resident_mb() -> tuple[float, float]:
     """This process's resident set now: (anonymous, file-backed and shared memory), MB.
     Without /proc (macOS) all of it counts as anonymous: the larger share for a ceiling."""
@@ -306,7 +323,7 @@ def main(ctl_fd: int) -> int:
         Hello(
             pid=os.getpid(),
             threads=threads,
-            rss_mb=max_rss_mb(resource.getrusage(resource.RUSAGE_SELF)),
+            rss_mb=own_peak_rss_mb(),
             anon_mb=anon_mb,
             file_mb=file_mb,
             warmup_s=time.monotonic() - started,
