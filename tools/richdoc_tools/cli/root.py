@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import click
 
-from richdoc_tools.cli import dlq, errors, jobs, local, run, steps
+from richdoc_tools.cli import dlq, errors, jobs, local, models, run, steps
 
 
 class _InOrder(click.Group):
@@ -35,6 +35,7 @@ for command in (
     local.local,
     jobs.jobs,
     dlq.dlq,
+    models.models,
 ):
     richdoc.add_command(command)
 
