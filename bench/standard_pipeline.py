@@ -53,7 +53,7 @@ def write_pdf(path: Path, kind: str, pages: int) -> Path:
     return page_pdf(path, pages=pages, tables=kind == "tables")
 
 
-def _cpu_of_children(pid: int) -> float:
+def cpu_of_children(pid: int) -> float:
     """CPU seconds of ``pid``'s reaped children (``cutime + cstime`` of /proc/PID/stat)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
@@ -75,7 +75,7 @@ def measure_worker(
             staged.parent.mkdir(parents=True, exist_ok=True)
             staged.write_bytes(source.read_bytes())
             zygote = worker.server.zygote_pid
-            before = _cpu_of_children(zygote) if zygote else 0.0
+            before = cpu_of_children(zygote) if zygote else 0.0
             started = time.perf_counter()
             report, outcome = worker.convert(
                 staged, DocFormat.PDF, staged.with_name("out.json"), limits, accept_partial=True
@@ -83,7 +83,7 @@ def measure_worker(
             wall = time.perf_counter() - started
             zygote = worker.server.zygote_pid
             assert zygote is not None
-            cpu = _cpu_of_children(zygote) - before
+            cpu = cpu_of_children(zygote) - before
             hello = worker.server.hello
             assert hello is not None
             rows.append(
