@@ -207,8 +207,11 @@ def run_shards(mode: Mode) -> ItemResult:
     os.environ.pop(PDF_PIPELINE_ENV, None)
     clock = Clock()
     runs = []
-    # One tier large enough for the whole document on both sides: no escalation.
+    # One tier large enough for the whole document on both sides, and the longest parse
+    # timeout the template allows (docling stops at 80 % of it: 672 s, about 300 pages
+    # on 2 cores): no escalation, no partial result.
     tiers = {f"ParseTier{n}MemoryMB": "10240" for n in (1, 2, 3)}
+    tiers["ParseTimeoutSeconds"] = "840"
     with tempfile.TemporaryDirectory(prefix="richdoc-bench-std-shards-") as tmp:
         work = Path(tmp)
         pdf = write_pdf(work / "long.pdf", "text", pages)
