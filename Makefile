@@ -12,7 +12,7 @@ export SAM_CLI_TELEMETRY := 0
 export AWS_DEFAULT_REGION ?= us-east-1
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: setup demo test quick lint typecheck static pytest bench clean chromium screenshots lock preflight
+.PHONY: setup system-packages demo test quick lint typecheck static pytest bench clean chromium screenshots lock preflight
 
 $(VENV)/.installed: pyproject.toml tools/richdoc_tools/torchvision_compat.py
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,15 @@ node_modules/.installed: package.json package-lock.json
 	touch $@
 
 setup: $(VENV)/.installed
+
+# Debian packages the tests use: bubblewrap runs the parse handlers on a read-only root
+# (tests/parse/test_lambda_filesystem.py). Installed when missing and apt-get is there;
+# without it that one test is skipped, and says so.
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+system-packages:
+	@command -v bwrap >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 \
+		&& $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq bubblewrap; } \
+		|| echo "bubblewrap is not installed: the read-only filesystem test will be skipped"
 
 # Runs every sample through the embedded stack. richdoc exits 1 when any job failed,
 # and samples/ holds deliberately broken files, so 1 is the expected outcome here;
@@ -80,7 +89,7 @@ lock: setup $(SAM_VENV)/.installed
 	$(VENV)/bin/python scripts/lock_layer.py --python $(SAM_VENV)/bin/python
 
 # Every lane (tests/unit, aws, parse, e2e, browser).
-pytest: setup node_modules/.installed chromium
+pytest: setup system-packages node_modules/.installed chromium
 	$(VENV)/bin/pytest -n 2 --dist loadfile
 
 test: chromium lint typecheck static pytest

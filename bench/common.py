@@ -23,6 +23,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 LAYER = ROOT / "layers" / "docling"
+TOOLS = ROOT / "tools"
 
 
 class Mode(StrEnum):

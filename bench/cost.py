@@ -187,12 +187,20 @@ class Assumptions:
     handler_compute_s: float = 0.005  # starter and records: Python around their calls
     invocations_per_environment: int = 100  # documents served per cold start
     parse_init_s: float = 10.0  # container start + docling import in the zygote
-    # Standard PDF pipeline (layout model + TableFormer), not runnable here: the Docling
-    # Technical Report (arXiv 2408.09869, Table 1) measured 0.60 pages/s on 4 threads
-    # (docling-parse backend, Xeon E5-2690). Lambda gives 1 vCPU per 1,769 MB; the
-    # model assumes throughput proportional to vCPUs up to those 4 threads.
-    standard_pages_per_s_4_threads: float = 0.60
+    # Standard PDF pipeline (layout model + TableFormer), measured here on synthesised
+    # weights with the real architectures (docs/parse.md, "Sizing"): CPU seconds a text
+    # page at one torch thread; two threads spend 1.74 times the CPU of one on the same
+    # pages, so a function with 2 vCPUs or more converts a page in 2.15 x 1.74 / 2 s.
+    # Lambda gives 1 vCPU per 1,769 MB; its cores are taken as fast as this machine's.
+    standard_cpu_s_per_page: float = 2.15
+    standard_two_thread_cpu: float = 1.74
     mb_per_vcpu: int = 1769
+    # A child's peak RSS on text pages: base + per page (1, 10, 50, 200 pages measured),
+    # against the ceiling a tier leaves beside the measured warm zygote.
+    standard_child_base_mb: float = 1900.0
+    standard_child_mb_per_page: float = 15.0
+    standard_zygote_anon_mb: float = 599.0
+    standard_zygote_file_mb: float = 164.0
     parse_timeout_s: float = 600.0  # RICHDOC_TIMEOUT_S default; docling stops at 80 %
     # The merge of a sharded document: bench item 8 merged 1,000 native-pipeline pages
     # (67 items a page) in 2.6 s; the standard pipeline has fewer items a page.
@@ -200,7 +208,7 @@ class Assumptions:
     log_retention_note: str = "log storage after ingestion is not included"
 
 
-TIERS_MB = (3008, 6144, 10240)  # template.yaml ParseTier{1,2,3}MemoryMB defaults
+TIERS_MB = (4096, 6144, 10240)  # template.yaml ParseTier{1,2,3}MemoryMB defaults
 SHARD_PAGES = 50  # template.yaml ShardPages default: longer PDFs are parsed as shards
 PLAN_MB = 2048  # template.yaml PlanFunction
 MERGE_MB = 1769  # template.yaml MergeFunction
@@ -374,25 +382,34 @@ def document_cost(
 
 
 def standard_parse_attempts(pages: int, a: Assumptions) -> tuple[list[tuple[int, float]], str]:
-    """Parse attempts of the standard pipeline under the published throughput: each tier
-    either finishes or stops at docling's document timeout (80 % of the parse timeout),
-    which below the biggest tier is a resource limit and escalates."""
+    """Parse attempts of the standard pipeline under the measured figures: each tier
+    either finishes, or its child is killed at the tier's memory ceiling (after the pages
+    that fit), or stops at docling's document timeout (80 % of the parse timeout); below
+    the biggest tier both are resource limits and escalate."""
+    from richdoc.parse.settings import Pipeline, ZygoteMemory, ceiling_for_tier
+
+    zygote = ZygoteMemory(a.standard_zygote_anon_mb, a.standard_zygote_file_mb)
     stop_s = 0.8 * a.parse_timeout_s
     attempts = []
     for tier_mb in TIERS_MB:
-        vcpus = min(tier_mb / a.mb_per_vcpu, 4.0)
-        seconds = pages / (a.standard_pages_per_s_4_threads * vcpus / 4.0)
-        if seconds <= stop_s:
+        two_threads = tier_mb / a.mb_per_vcpu >= 2
+        per_page = a.standard_cpu_s_per_page * (a.standard_two_thread_cpu / 2 if two_threads else 1)
+        ceiling = ceiling_for_tier(tier_mb, zygote, Pipeline.STANDARD)
+        fit = (ceiling - a.standard_child_base_mb) / a.standard_child_mb_per_page
+        seconds = pages * per_page
+        if pages <= fit and seconds <= stop_s:
             attempts.append((tier_mb, seconds))
             return attempts, f"finishes at {tier_mb} MB"
-        attempts.append((tier_mb, stop_s))
-    return attempts, "partial at 10,240 MB (accepted at the biggest tier)"
+        attempts.append((tier_mb, min(stop_s, fit * per_page)))
+    if pages * per_page > stop_s and pages <= fit:
+        return attempts, "partial at 10,240 MB (accepted at the biggest tier)"
+    return attempts, "resource limit at 10,240 MB (over its memory ceiling)"
 
 
 def sharded_standard_parse_attempts(
     pages: int, a: Assumptions
 ) -> tuple[list[tuple[int, float]], int, str]:
-    """Every shard's parse attempts (the standard pipeline's estimate for its pages):
+    """Every shard's parse attempts (the standard pipeline's measured figures for its pages):
     ``ShardPages``-sized shards, balanced, as ``richdoc.parse.page_ranges.plan_shards`` makes
     them."""
     shards = math.ceil(pages / SHARD_PAGES)
@@ -437,7 +454,7 @@ def compute(
             scenarios.append(
                 {
                     "document": doc["label"],
-                    "pipeline": "standard (estimated)"
+                    "pipeline": "standard (measured)"
                     + (", whole (ShardPages 0)" if longer else ""),
                     "pages": doc["pages"],
                     "parse_outcome": outcome,
@@ -458,7 +475,7 @@ def compute(
                 scenarios.append(
                     {
                         "document": doc["label"],
-                        "pipeline": f"standard (estimated), {shards} shards",
+                        "pipeline": f"standard (measured), {shards} shards",
                         "pages": doc["pages"],
                         "parse_outcome": outcome,
                         "parse_attempts": attempts,

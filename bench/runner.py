@@ -27,15 +27,20 @@ ITEMS: dict[str, str] = {
     "e2e": "bench.e2e_bench",
     "scaling": "bench.scaling_bench",
     "shards": "bench.shards_bench",
+    "standard_isolation": "bench.standard_bench:run_isolation",
+    "standard_shards": "bench.standard_bench:run_shards",
+    "standard_coldstart": "bench.standard_bench:run_coldstart",
 }
 
 
 def main(argv: list[str]) -> int:
     name, mode, out = argv
-    module = importlib.import_module(ITEMS[name])
+    # "module" (its run) or "module:function".
+    module_name, _, function = ITEMS[name].partition(":")
+    run = getattr(importlib.import_module(module_name), function or "run")
     load_before = os.getloadavg()
     started = time.perf_counter()
-    result = module.run(Mode(mode))
+    result = run(Mode(mode))
     payload = {
         **result.to_dict(),
         "seconds": round(time.perf_counter() - started, 1),

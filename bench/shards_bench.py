@@ -102,11 +102,12 @@ def _history(stack: Any, execution_arn: str) -> list[dict[str, Any]]:
     return events
 
 
-def _one_run(stack: Any, pdf: Path, variant: str, clock: Any) -> Run:
+def one_run(stack: Any, pdf: Path, variant: str, clock: Any, shard_pages: int = SHARD_PAGES) -> Run:
+    """``pdf`` through ``richdoc run`` on ``stack``, sharded or whole, cache emptied."""
     from richdoc_tools.run import run_files
 
     _empty_cache(stack)
-    os.environ["RICHDOC_SHARD_PAGES"] = str(SHARD_PAGES if variant == "sharded" else 0)
+    os.environ["RICHDOC_SHARD_PAGES"] = str(shard_pages if variant == "sharded" else 0)
     t0 = clock.now()
     [result] = run_files(stack, [pdf], clarify=True, timeout_s=1800)
     t1 = clock.now()
@@ -189,7 +190,7 @@ def run(mode: Mode) -> ItemResult:
             variants = ["sharded", "whole"]
             for round_ in range(config.rounds):
                 for variant in variants if round_ % 2 == 0 else reversed(variants):
-                    runs.append(_one_run(stack, pdf, variant, clock))
+                    runs.append(one_run(stack, pdf, variant, clock))
             process_peak_mb = peak_rss_mb()
 
     sharded = [r for r in runs if r.variant == "sharded"]

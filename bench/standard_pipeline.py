@@ -48,40 +48,12 @@ WEIGHTS_CACHE = ROOT / "bench" / "reports" / "tmp" / "models"
 
 
 def write_pdf(path: Path, kind: str, pages: int) -> Path:
-    """``text``: 40 lines of running text a page under a heading. ``tables``: a heading
-    and a ruled 16 x 5 table of short cells a page."""
-    from reportlab.lib.pagesizes import A4
-    from reportlab.pdfgen import canvas
+    from tests.support.parse_inputs import page_pdf
 
-    page = canvas.Canvas(str(path), pagesize=A4, invariant=True)
-    for n in range(1, pages + 1):
-        page.setFont("Helvetica-Bold", 14)
-        page.drawString(72, 780, f"{n}. Section {n}")
-        page.setFont("Helvetica", 10)
-        if kind == "text":
-            for line in range(40):
-                page.drawString(
-                    72,
-                    750 - 16 * line,
-                    f"Line {line + 1} of page {n}: the parties agree that the terms "
-                    "apply from the effective date until termination.",
-                )
-        else:
-            left, top, width, height = 72, 740, 90, 22
-            for row in range(17):
-                page.line(left, top - row * height, left + 5 * width, top - row * height)
-            for col in range(6):
-                page.line(left + col * width, top, left + col * width, top - 16 * height)
-            for row in range(16):
-                for col in range(5):
-                    text = "Item" if row == 0 else f"{n}.{row}.{col} {100 * row + col} EUR"
-                    page.drawString(left + col * width + 4, top - row * height - 15, text)
-        page.showPage()
-    page.save()
-    return path
+    return page_pdf(path, pages=pages, tables=kind == "tables")
 
 
-def _cpu_of_children(pid: int) -> float:
+def cpu_of_children(pid: int) -> float:
     """CPU seconds of ``pid``'s reaped children (``cutime + cstime`` of /proc/PID/stat)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
@@ -103,7 +75,7 @@ def measure_worker(
             staged.parent.mkdir(parents=True, exist_ok=True)
             staged.write_bytes(source.read_bytes())
             zygote = worker.server.zygote_pid
-            before = _cpu_of_children(zygote) if zygote else 0.0
+            before = cpu_of_children(zygote) if zygote else 0.0
             started = time.perf_counter()
             report, outcome = worker.convert(
                 staged, DocFormat.PDF, staged.with_name("out.json"), limits, accept_partial=True
@@ -111,7 +83,7 @@ def measure_worker(
             wall = time.perf_counter() - started
             zygote = worker.server.zygote_pid
             assert zygote is not None
-            cpu = _cpu_of_children(zygote) - before
+            cpu = cpu_of_children(zygote) - before
             hello = worker.server.hello
             assert hello is not None
             rows.append(

@@ -48,11 +48,9 @@ def template() -> Template:
     return load_template()
 
 
-@pytest.fixture(scope="session")
-def model_weights(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Seeded random weights for docling's standard PDF pipeline (``richdoc_tools.models``),
-    synthesised once into pytest's cache directory and shared by the xdist workers; a
-    folder for ``DOCLING_ARTIFACTS_PATH``."""
+def _weights(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, label: str
+) -> Path:
     from richdoc_tools.models import cached
 
     cache = getattr(request.config, "cache", None)  # None with -p no:cacheprovider
@@ -60,7 +58,25 @@ def model_weights(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
         root = Path(cache.mkdir("richdoc-models"))
     else:  # the cache plugin is off: the session's temporary root, shared by workers
         root = tmp_path_factory.getbasetemp().parent / "richdoc-models"
-    return cached(root)
+    return cached(root, label=label)
+
+
+@pytest.fixture(scope="session")
+def model_weights(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Seeded random weights for docling's standard PDF pipeline (``richdoc_tools.models``),
+    synthesised once into pytest's cache directory and shared by the xdist workers; a
+    folder for ``DOCLING_ARTIFACTS_PATH``. The layout model finds text on every page."""
+    return _weights(request, tmp_path_factory, "text")
+
+
+@pytest.fixture(scope="session")
+def table_model_weights(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """The same, with a layout model that finds a table on every page: TableFormer's random
+    decoder then runs every table to its 1,024 steps, about 110 CPU seconds a table here.
+    Work that cannot finish within a short timeout, on any machine."""
+    return _weights(request, tmp_path_factory, "table")
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,7 @@ def test_every_command_has_help_with_an_example(capsys: pytest.CaptureFixture[st
         ["dlq", "redrive"],
         ["console"],
         ["deploy", "check"],
+        ["models", "synthesize"],
     ]
     for command in commands:
         with pytest.raises(SystemExit) as exit_info:
@@ -50,6 +51,24 @@ def test_the_command_modules_defer_what_their_commands_need() -> None:
     )
     deferred = {"rich", "boto3", "botocore", "pydantic", "richdoc", "moto", "docling"}
     assert {name.split(".")[0] for name in listed.stdout.split()} & deferred == set()
+
+
+def test_models_synthesize_writes_the_weights_the_tests_use_byte_for_byte(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, model_weights: Path
+) -> None:
+    """The same seed gives the same bytes, in the folders docling's download creates."""
+    assert main(["models", "synthesize", str(tmp_path / "weights"), "--seed", "0"]) == 0
+    assert capsys.readouterr().out == f"{tmp_path / 'weights'}\n"
+    written = sorted(p.relative_to(tmp_path / "weights") for p in (tmp_path / "weights").rglob("*"))
+    assert written == sorted(p.relative_to(model_weights) for p in model_weights.rglob("*"))
+    for name in written:
+        if (model_weights / name).is_file():
+            assert (tmp_path / "weights" / name).read_bytes() == (model_weights / name).read_bytes()
+    with pytest.raises(SystemExit) as exit_info:
+        main(["models", "synthesize", str(tmp_path / "other"), "--label", "tabel"])
+    assert exit_info.value.code == 2
+    assert "'tabel' is not one of" in capsys.readouterr().err
+    assert not (tmp_path / "other").exists()
 
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

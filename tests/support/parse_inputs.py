@@ -123,6 +123,41 @@ def pdf_with_lines(path: Path, lines: list[str]) -> Path:
     return path
 
 
+def page_pdf(path: Path, *, pages: int, tables: bool = False) -> Path:
+    """The standard pipeline's measuring documents (bench/standard_pipeline.py): a heading a
+    page, then 40 lines of running text or, with ``tables``, a ruled 16 x 5 table of short
+    cells."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    page = canvas.Canvas(str(path), pagesize=A4, invariant=True)
+    for n in range(1, pages + 1):
+        page.setFont("Helvetica-Bold", 14)
+        page.drawString(72, 780, f"{n}. Section {n}")
+        page.setFont("Helvetica", 10)
+        if not tables:
+            for line in range(40):
+                page.drawString(
+                    72,
+                    750 - 16 * line,
+                    f"Line {line + 1} of page {n}: the parties agree that the terms "
+                    "apply from the effective date until termination.",
+                )
+        else:
+            left, top, width, height = 72, 740, 90, 22
+            for row in range(17):
+                page.line(left, top - row * height, left + 5 * width, top - row * height)
+            for col in range(6):
+                page.line(left + col * width, top, left + col * width, top - 16 * height)
+            for row in range(16):
+                for col in range(5):
+                    text = "Item" if row == 0 else f"{n}.{row}.{col} {100 * row + col} EUR"
+                    page.drawString(left + col * width + 4, top - row * height - 15, text)
+        page.showPage()
+    page.save()
+    return path
+
+
 def encrypted_pdf(path: Path) -> Path:
     from pypdf import PdfWriter
 

@@ -16,8 +16,9 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from richdoc.parse.settings import ARTIFACTS_ENV
-from richdoc.parse.step import CONVERT_TARGET, WARMUP
+from richdoc.parse.step import CONVERT_TARGET, INSPECTION_WARMUP, WARMUP
 from richdoc.worker.client import ZYGOTE_MODULE
+from tests.support.parse_image import image_env, instructions
 from tests.support.runtime_imports import runtime_imports
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,28 +28,10 @@ PACKAGE_SOURCE = ROOT / "layers" / "docling"
 BASE_IMAGE_DISTRIBUTIONS = {"boto3", "botocore", "s3transfer", "jmespath", "urllib3"}
 
 
-def _instructions() -> list[tuple[str, str]]:
-    text = (FUNCTION / "Dockerfile").read_text().replace("\\\n", " ")
-    lines = [line.strip() for line in text.splitlines()]
-    return [
-        (line.split(None, 1)[0].upper(), line.split(None, 1)[1])
-        for line in lines
-        if line and not line.startswith("#")
-    ]
-
-
-def _env() -> dict[str, str]:
-    env: dict[str, str] = {}
-    for op, rest in _instructions():
-        if op == "ENV":
-            env.update(item.partition("=")[::2] for item in shlex.split(rest))
-    return env
-
-
 def _copies() -> dict[str, str]:
     """Source path in the build context -> destination in the image."""
     copies = {}
-    for op, rest in _instructions():
+    for op, rest in instructions():
         if op == "COPY":
             *sources, dest = shlex.split(rest)
             for source in sources:
@@ -62,7 +45,10 @@ def _module_file(module: str) -> Path:
 
 # What the image runs besides the handler: the worker's zygote (`python -m`) and the
 # warm-up and target it resolves by name.
-WORKER_MODULES = [ZYGOTE_MODULE, *(ref.partition(":")[0] for ref in (WARMUP, CONVERT_TARGET))]
+WORKER_MODULES = [
+    ZYGOTE_MODULE,
+    *(ref.partition(":")[0] for ref in (WARMUP, INSPECTION_WARMUP, CONVERT_TARGET)),
+]
 
 
 def _handler_closure() -> tuple[set[Path], set[str]]:
@@ -118,11 +104,11 @@ def _requirements() -> list[Requirement]:
 
 
 def test_the_image_builds_on_the_lambda_python_base_image():
-    assert _instructions()[0] == ("FROM", "public.ecr.aws/lambda/python:3.12")
+    assert instructions()[0] == ("FROM", "public.ecr.aws/lambda/python:3.12")
 
 
 def test_the_image_runs_the_handler():
-    assert _instructions()[-1] == ("CMD", '["app.handler"]')
+    assert instructions()[-1] == ("CMD", '["app.handler"]')
     assert _copies()["functions/parse/app.py"] == "/var/task/"
     assert "handler" in {
         node.name
@@ -132,8 +118,8 @@ def test_the_image_runs_the_handler():
 
 
 def test_model_weights_are_downloaded_at_build_time_where_the_handler_looks():
-    env = _env()
-    runs = [rest for op, rest in _instructions() if op == "RUN"]
+    env = image_env()
+    runs = [rest for op, rest in instructions() if op == "RUN"]
     download = [run for run in runs if "docling-tools models download" in run]
     assert len(download) == 1
     words = shlex.split(download[0])
@@ -146,14 +132,14 @@ def test_model_weights_are_downloaded_at_build_time_where_the_handler_looks():
 def test_hub_access_is_switched_off_only_after_the_download():
     order = [
         ("download" if "models download" in rest else "offline" if "HF_HUB_OFFLINE" in rest else "")
-        for _, rest in _instructions()
+        for _, rest in instructions()
     ]
     assert order.index("download") < order.index("offline")
 
 
 def test_torch_comes_from_the_cpu_index_pinned_like_the_requirements():
     pins = {str(canonicalize_name(req.name)): str(req.specifier) for req in _requirements()}
-    [torch_run] = [rest for op, rest in _instructions() if op == "RUN" and "torch==" in rest]
+    [torch_run] = [rest for op, rest in instructions() if op == "RUN" and "torch==" in rest]
     assert "--index-url https://download.pytorch.org/whl/cpu" in torch_run
     for name in ("torch", "torchvision"):
         assert f"{name}{pins[name]}" in torch_run.split()

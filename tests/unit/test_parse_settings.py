@@ -3,6 +3,7 @@ processor contract that keys the artifact cache."""
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -11,15 +12,24 @@ import richdoc.parse.settings as parse
 from richdoc.formats import DocFormat, format_of
 from richdoc.parse.convert import pdf_format_option
 from richdoc.parse.settings import (
+    HANDLER_MB,
     LAYOUT_MODEL_DIR,
+    ONE_PAGE_MB,
+    OVERSHOOT_MB,
+    SMALLEST_ZYGOTE,
     TABLE_MODEL_DIR,
     ParseLimits,
     ParserSettings,
     Pipeline,
+    ZygoteMemory,
+    available_cpus,
     ceiling_for_tier,
+    largest_document_json_mb,
     processor_contract,
     select_pdf_pipeline,
+    threads_for,
 )
+from richdoc.taxonomy import ResourceLimit
 
 
 def _weights(root, *dirs):
@@ -44,28 +54,81 @@ def test_environment_variables_override_defaults_and_arguments_override_both():
     )
 
 
-def test_a_lambda_memory_tier_derives_the_ceiling_unless_one_is_configured():
-    assert ParseLimits.resolve(memory_tier_mb=3008, environ={}).mem_ceiling_mb == ceiling_for_tier(
-        3008
+# A standard-pipeline zygote once warm, as measured (docs/parse.md).
+STANDARD_ZYGOTE = ZygoteMemory(anon_mb=615.0, file_mb=168.0)
+
+
+def test_a_lambda_memory_tier_derives_the_ceiling_at_run_time_unless_one_is_configured():
+    limits = ParseLimits.resolve(memory_tier_mb=3008, environ={})
+    assert (limits.mem_ceiling_mb, limits.memory_tier_mb) == (None, 3008)
+    assert limits.ceiling(STANDARD_ZYGOTE, Pipeline.STANDARD) == ceiling_for_tier(
+        3008, STANDARD_ZYGOTE, Pipeline.STANDARD
     )
-    configured = {"RICHDOC_MEM_CEILING_MB": "1000"}
-    assert ParseLimits.resolve(memory_tier_mb=3008, environ=configured).mem_ceiling_mb == 1000
+    configured = ParseLimits.resolve(
+        memory_tier_mb=3008, environ={"RICHDOC_MEM_CEILING_MB": "1000"}
+    )
+    assert configured.ceiling(STANDARD_ZYGOTE, Pipeline.STANDARD) == 1000
+    assert (
+        ParseLimits.resolve(memory_tier_mb=3008, mem_ceiling_mb=900, environ={}).ceiling(
+            STANDARD_ZYGOTE, Pipeline.NATIVE
+        )
+        == 900
+    )
 
 
-@pytest.mark.parametrize("tier", [1024, 2048, 3008, 6144, 10240])
+def test_the_ceiling_is_the_tier_less_the_handler_the_zygotes_unshared_pages_and_margins():
+    # tier - handler - (file-backed + 10 % of the anonymous pages) - overshoot - 5 % tier
+    zygote = ZygoteMemory(anon_mb=600.0, file_mb=160.0)
+    expected = int(3008 - HANDLER_MB - (160 + 60) - OVERSHOOT_MB - 0.05 * 3008)
+    assert ceiling_for_tier(3008, zygote, Pipeline.STANDARD) == expected
+    # A child's RSS counts the zygote's anonymous pages itself: only a tenth of them (its
+    # copies on write) comes off the tier, and all of the file-backed ones.
+    more_anon = ZygoteMemory(anon_mb=700.0, file_mb=160.0)
+    more_file = ZygoteMemory(anon_mb=600.0, file_mb=260.0)
+    assert expected - ceiling_for_tier(3008, more_anon, Pipeline.STANDARD) == 10
+    assert expected - ceiling_for_tier(3008, more_file, Pipeline.STANDARD) == 100
+
+
+@pytest.mark.parametrize("tier", [2048, 3008, 6144, 10240])
 def test_the_derived_ceiling_leaves_headroom_for_the_handler_and_the_zygote(tier):
-    ceiling = ceiling_for_tier(tier)
-    assert 256 <= ceiling <= tier - 512
+    ceiling = ceiling_for_tier(tier, STANDARD_ZYGOTE, Pipeline.STANDARD)
+    assert ceiling <= tier - HANDLER_MB - STANDARD_ZYGOTE.file_mb - OVERSHOOT_MB
+    assert ceiling >= STANDARD_ZYGOTE.anon_mb + ONE_PAGE_MB[Pipeline.STANDARD]
 
 
 def test_bigger_tiers_give_bigger_ceilings():
-    ceilings = [ceiling_for_tier(tier) for tier in (1024, 2048, 3008, 6144, 10240)]
+    ceilings = [
+        ceiling_for_tier(tier, STANDARD_ZYGOTE, Pipeline.STANDARD)
+        for tier in (2048, 3008, 6144, 10240)
+    ]
     assert ceilings == sorted(set(ceilings))
+
+
+def test_a_tier_that_cannot_hold_one_page_is_refused_as_a_resource_limit():
+    # 1,536 MB leaves about 1,040 MB; the standard pipeline's child starts at the
+    # zygote's 615 MB of anonymous pages and needs more for a page.
+    with pytest.raises(ResourceLimit, match="below the 1255 MB one page needs"):
+        ceiling_for_tier(1536, STANDARD_ZYGOTE, Pipeline.STANDARD)
+    # The same tier holds a page of the pipelines without models.
+    assert ceiling_for_tier(1536, ZygoteMemory(250.0, 120.0), Pipeline.NATIVE) > 250 + 64
+
+
+def test_a_configured_ceiling_is_never_refused():
+    # An operator's (or a test's) ceiling is used as given: only a tier's is judged.
+    limits = ParseLimits(max_pages=10, timeout_s=1.0, mem_ceiling_mb=300, memory_tier_mb=1024)
+    assert limits.ceiling(STANDARD_ZYGOTE, Pipeline.STANDARD) == 300
+
+
+def test_the_largest_json_is_the_smallest_converting_zygotes_ceiling_less_its_pages():
+    ceiling = ceiling_for_tier(3008, SMALLEST_ZYGOTE, Pipeline.SIMPLE)
+    assert largest_document_json_mb(3008) == ceiling - SMALLEST_ZYGOTE.anon_mb
+    standard = ceiling_for_tier(3008, STANDARD_ZYGOTE, Pipeline.STANDARD)
+    assert largest_document_json_mb(3008) > standard - STANDARD_ZYGOTE.anon_mb
 
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"max_pages": 0}, {"timeout_s": -1.0}, {"mem_ceiling_mb": 10}],
+    [{"max_pages": 0}, {"timeout_s": -1.0}, {"mem_ceiling_mb": 10}, {"mem_ceiling_mb": None}],
 )
 def test_limits_out_of_range_are_refused(kwargs):
     with pytest.raises(ValueError, match="out of range"):
@@ -191,3 +254,18 @@ def test_the_checked_folders_are_where_docling_tools_downloads_the_models():
     layout_repo = LayoutObjectDetectionOptions().model_spec.repo_id
     assert layout_repo.replace("/", "--") == LAYOUT_MODEL_DIR
     assert TableStructureModel._model_repo_folder == TABLE_MODEL_DIR
+
+
+# Threads ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("running", "cpus", "threads"),
+    [(1, 2, 2), (2, 2, 1), (3, 2, 1), (1, 6, 6), (2, 6, 3), (4, 6, 1), (0, 1, 1)],
+)
+def test_a_conversion_gets_its_share_of_the_cpus_and_at_least_one_thread(running, cpus, threads):
+    assert threads_for(running, cpus) == threads
+
+
+def test_available_cpus_are_the_ones_this_process_may_run_on():
+    assert 1 <= available_cpus() <= (os.cpu_count() or 1)

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from richdoc_tools.local.template import Template, repository_root
 
-from richdoc.parse.settings import DEFAULT_MAX_OBJECT_MB, ceiling_for_tier
+from richdoc.parse.settings import DEFAULT_MAX_OBJECT_MB, largest_document_json_mb
 from richdoc.taxonomy import (
     ERROR_NAMES_BY_KIND,
     PLATFORM_INACTIVE_FUNCTION_ERRORS,
@@ -246,10 +246,8 @@ def test_parse_tiers_share_one_image_with_growing_memory(template: Template) -> 
     for tier, logical_id in enumerate(PARSE_TIERS, start=1):
         assert sam[logical_id]["Properties"]["PackageType"] == "Image"
         memory = sam[logical_id]["Properties"]["MemorySize"]
-        if tier == 1:
-            assert memory == {"Ref": "ParseTier1MemoryMB"}
-        else:  # capped by the small account profile
-            assert memory == {"Fn::If": ["SmallAccount", 3008, {"Ref": f"ParseTier{tier}MemoryMB"}]}
+        # Every tier capped by the small account profile (tier 1's default is above it).
+        assert memory == {"Fn::If": ["SmallAccount", 3008, {"Ref": f"ParseTier{tier}MemoryMB"}]}
         assert sam[logical_id]["Metadata"]["Dockerfile"] == "functions/parse/Dockerfile"
         assert sam[logical_id]["Properties"]["Timeout"] == 900
 
@@ -266,7 +264,7 @@ def test_each_parse_tier_has_local_storage_for_the_biggest_object_and_its_json(
     for tier, logical_id in enumerate(PARSE_TIERS, start=1):
         memory_mb = int(parameters[f"ParseTier{tier}MemoryMB"]["Default"])
         size = _sam(template, logical_id)["EphemeralStorage"]["Size"]
-        assert size >= max_object_mb + ceiling_for_tier(memory_mb), logical_id
+        assert size >= max_object_mb + largest_document_json_mb(memory_mb), logical_id
         assert size <= 10240  # Lambda's limit
         storage.append(size)
     # A full disk is a resource limit: the next tier must have more room to escalate to.
@@ -531,7 +529,7 @@ def test_a_small_account_deploys_every_function_within_3008_mb(template: Templat
         for lid, mb in _deployed(template, "MemorySize", AccountProfile="small").items()
     }
     assert max(small.values()) <= 3008, small
-    assert (small["ParseTier2Function"], small["ParseTier3Function"]) == (3008, 3008)
+    assert [small[logical_id] for logical_id in PARSE_TIERS] == [3008, 3008, 3008]
     # The standard profile keeps the parameters' tiers.
     standard = _deployed(template, "MemorySize")
     parameters = template.sam["Parameters"]

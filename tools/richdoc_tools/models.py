@@ -25,7 +25,8 @@ several labels; TableFormer's random decoder ends a table after however many tag
 argmax happens to take. The stages after the layout model therefore cost what that load
 costs, not what a real document would, and the documents say nothing about headings or
 tables. The same seed and label give the same bytes (on the same torch and transformers
-versions). Never committed: ``cached`` makes them into a cache in a few seconds.
+versions). Never committed: ``cached`` makes them into a cache in a few seconds;
+``richdoc models synthesize DIR`` writes them for people.
 
 Not written: the ONNX export of heron and the "fast" TableFormer, which the download also
 fetches but the standard pipeline (transformers engine, accurate mode) never reads.
@@ -33,21 +34,19 @@ fetches but the standard pipeline (transformers engine, accurate mode) never rea
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import hashlib
 import importlib.metadata
 import json
 import os
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from richdoc.parse.settings import LAYOUT_MODEL_DIR, TABLE_MODEL_DIR
-from richdoc_tools.terminal import visible
 
 # docling's layout labels in heron's class order; each upper-cases to a DocItemLabel name
 # (docling's LayoutObjectDetectionModel maps them so).
@@ -307,24 +306,3 @@ def cached(root: Path, seed: int = 0, *, label: str = "text") -> Path:
         if stale.name != key:
             shutil.rmtree(stale, ignore_errors=True)
     return final
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m richdoc_tools.models",
-        description="Write seeded random weights for docling's layout model and "
-        "TableFormer where DOCLING_ARTIFACTS_PATH expects them.",
-    )
-    parser.add_argument("directory", type=Path)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--label", choices=LAYOUT_LABELS, default="text", help="what the layout model detects"
-    )
-    args = parser.parse_args(argv)
-    synthesize(args.directory, args.seed, label=args.label)
-    print(visible(str(args.directory)))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

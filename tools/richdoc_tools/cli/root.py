@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import click
 
-from richdoc_tools.cli import console, deploy, dlq, errors, jobs, local, run, steps
+from richdoc_tools.cli import console, deploy, dlq, errors, jobs, local, models, run, steps
 
 
 class _InOrder(click.Group):
@@ -37,6 +37,7 @@ for command in (
     dlq.dlq,
     console.console,
     deploy.deploy,
+    models.models,
 ):
     richdoc.add_command(command)
 

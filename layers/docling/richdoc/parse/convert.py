@@ -4,7 +4,7 @@ conversion of one document in a forked child. The only parse module that imports
 
 from __future__ import annotations
 
-import os
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -91,12 +91,28 @@ def build_converters(settings: ParserSettings) -> dict[DocFormat, DocumentConver
     return converters
 
 
-def warm_up(config: Mapping[str, Any]) -> None:
-    """Runs once in the zygote: import docling and build every pipeline."""
+def warm_up(config: Mapping[str, Any]) -> dict[str, JsonValue]:
+    """Runs once in the zygote: import docling and build every pipeline (the standard
+    one loads both models, with one torch thread). Says how many threads torch has."""
     global _warm
     _no_progress_monitor()
     settings = ParserSettings(Pipeline(config["pdf_pipeline"]), config.get("artifacts"))
     _warm = _Warm(settings, build_converters(settings))
+    return {"torch_threads": _torch_threads()}
+
+
+def warm_up_inspection(config: Mapping[str, Any]) -> dict[str, JsonValue]:
+    """The plan's zygote: it only inspects (pdfium counts a PDF's pages), so it loads
+    neither docling's converters nor the models."""
+    import pypdfium2  # noqa: F401
+
+    return {"torch_threads": _torch_threads()}
+
+
+def _torch_threads() -> int | None:
+    """torch's intra-op threads in this process; None where torch is not loaded."""
+    torch = sys.modules.get("torch")
+    return None if torch is None else int(torch.get_num_threads())
 
 
 def _no_progress_monitor() -> None:
@@ -108,10 +124,12 @@ def _no_progress_monitor() -> None:
     tqdm.tqdm.monitor_interval = 0
 
 
-def _use_all_cores() -> None:
+def _use_threads(threads: int) -> None:
+    """Raise torch's threads for this child's conversion. Safe here only: the zygote never
+    ran a parallel operation, so no half-alive OpenMP pool was forked."""
     import torch
 
-    torch.set_num_threads(os.cpu_count() or 1)
+    torch.set_num_threads(threads)
 
 
 def set_document_timeout(converter: DocumentConverter, seconds: float) -> None:
@@ -215,9 +233,11 @@ def convert_document(task: ConvertTask) -> ChildReport:
         raise ValueError(f"{pages} is beyond the document's {inspection.pages} pages")
     inspected = time.monotonic()
     converter = _warm.converters[fmt]
+    threads = None
     if pipeline is Pipeline.STANDARD:
         set_document_timeout(converter, DOCUMENT_TIMEOUT_FRACTION * task.timeout_s)
-        _use_all_cores()
+        threads = task.threads
+        _use_threads(threads)
     outcomes = _PageOutcomes()
     try:
         if pages is None:
@@ -254,6 +274,7 @@ def convert_document(task: ConvertTask) -> ChildReport:
         failed_pages=failed,
         inspect_s=inspected - started,
         convert_s=time.monotonic() - inspected,
+        threads=threads,
     )
 
 

@@ -42,7 +42,8 @@ def plan_object(
     """
     started = time.monotonic()
     fmt = format_of(source.key)
-    worker = worker or shared_worker()
+    # Its own worker: counting pages needs pdfium, not docling's converters or models.
+    worker = worker or shared_worker(inspect_only=True)
     sha256 = size = pages = None
     if fmt in PAGINATED_FORMATS and shard_pages > 0:
         with tempfile.TemporaryDirectory(prefix="richdoc-plan-") as tmp:

@@ -21,6 +21,7 @@ class ChildReport(BaseModel):
     failed_pages: list[int]
     inspect_s: float
     convert_s: float
+    threads: int | None = None  # torch's threads in the conversion; None: no model ran
 
 
 class Inspected(BaseModel):
@@ -59,7 +60,8 @@ class ParseReport(BaseModel):
     partial: bool
     failed_pages: list[int]
     peak_rss_mb: float | None  # the child's; None when the cache answered
-    mem_ceiling_mb: int | None = None  # the child's ceiling; None when the cache answered
+    mem_ceiling_mb: int | None = None  # the child's RSS ceiling; None when the cache answered
+    threads: int | None = None  # torch's threads in the child's conversion
     timings: Timings
     docling_key: str | None = None
     output: str | None = None

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from richdoc.formats import DocFormat
+from richdoc.taxonomy import ResourceLimit
 
 # Bump when anything here changes what the DoclingDocument JSON of the same bytes is.
 PARSE_SCHEMA = "richdoc.parse/1"
@@ -63,31 +64,99 @@ TABLE_MODEL_DIR = "docling-project--docling-models"
 
 # Limits ---------------------------------------------------------------------------------
 
+# The child's memory ceiling in a Lambda function (docs/parse.md, "The memory ceiling").
+# What else the function's memory holds: the handler process and the runtime around it
+# (50 to 60 MB measured, plus boto3's upload buffers) ...
+HANDLER_MB = 128
+# ... what a child allocates between two RSS samples (50 ms; 25 MB measured for Python
+# allocations, more for a model's activations) ...
+OVERSHOOT_MB = 64
+# ... the zygote's anonymous pages a child copies on write (its reference counts touch
+# the zygote's Python heap; measured 26 MB of 615 MB over 10 pages) ...
+COPY_ON_WRITE_SHARE = 0.1
+# ... and allocator slack, page tables and page cache, as a share of the function.
+SLACK_SHARE = 0.05
 
-def ceiling_for_tier(memory_mb: int) -> int:
-    """The child's RSS ceiling inside a Lambda function of ``memory_mb``.
 
-    The function's memory also holds the handler process (about 60 MB measured, plus
-    the runtime), the zygote (about 385 MB with docling imported; its pages count in a
-    child's RSS only once touched) and the ceiling's overshoot (the RSS is sampled every
-    50 ms; at most 25 MB measured). 512 MB plus 5 % of the tier covers them
-    (measurements in docs/parse.md).
+class Pipeline(StrEnum):
+    STANDARD = "standard"  # PDF: layout model + table structure (needs model weights)
+    NATIVE = "native"  # PDF: text cells as docling-parse reports them, no models
+    SIMPLE = "simple"  # DOCX, PPTX, XLSX, HTML, Markdown: the declarative backends
+
+
+# What a child needs above the zygote's anonymous pages to convert a one-page document,
+# with some room (measured: standard pipeline 470 MB at one torch thread, 560 MB at two;
+# the others under 40 MB). A tier whose ceiling is smaller is refused before a child starts.
+ONE_PAGE_MB: dict[Pipeline, int] = {
+    Pipeline.STANDARD: 640,
+    Pipeline.NATIVE: 64,
+    Pipeline.SIMPLE: 64,
+}
+
+
+@dataclass(frozen=True)
+class ZygoteMemory:
+    """A warm zygote's resident set, MB: anonymous (a child's RSS counts these from its
+    first instruction: fork copies their page-table entries) and file-backed (counted
+    only once a child touches them: library code, mapped files)."""
+
+    anon_mb: float
+    file_mb: float
+
+
+def ceiling_for_tier(memory_mb: int, zygote: ZygoteMemory, pipeline: Pipeline) -> int:
+    """The child's RSS ceiling inside a Lambda function of ``memory_mb``, given the warm
+    zygote beside it; ``ResourceLimit`` when that ceiling cannot hold one page.
+
+    The function holds the handler, the zygote and the child's own pages. A child's RSS
+    already counts the zygote's anonymous pages, so only the zygote's pages it does not
+    count come off the tier: the file-backed ones and the copies a child may make of the
+    anonymous ones. Then the sampling overshoot and a slack share (docs/parse.md)::
+
+        ceiling = tier - handler - (file + 10 % anon) - overshoot - 5 % tier
     """
-    return max(256, memory_mb - 512 - memory_mb // 20)
+    zygote_share = zygote.file_mb + COPY_ON_WRITE_SHARE * zygote.anon_mb
+    ceiling = int(memory_mb - HANDLER_MB - zygote_share - OVERSHOOT_MB - SLACK_SHARE * memory_mb)
+    needed = int(zygote.anon_mb + ONE_PAGE_MB[pipeline])
+    if ceiling < needed:
+        raise ResourceLimit(
+            f"a {memory_mb} MB function leaves the parse worker a {ceiling} MB memory "
+            f"ceiling, below the {needed} MB one page needs on the {pipeline} pipeline; "
+            "a bigger tier may parse it"
+        )
+    return ceiling
+
+
+# The smallest zygote that converts: the native pipeline's (docling and torch imported, no
+# models; measured 268 MB anonymous, 117 MB file-backed).
+SMALLEST_ZYGOTE = ZygoteMemory(anon_mb=256.0, file_mb=96.0)
+
+
+def largest_document_json_mb(memory_mb: int) -> int:
+    """The largest DoclingDocument JSON a child can build in a function of ``memory_mb``:
+    its ceiling less the zygote's pages its RSS counts from the start, with the smallest
+    zygote that converts. The function's local storage holds it beside the source."""
+    ceiling = ceiling_for_tier(memory_mb, SMALLEST_ZYGOTE, Pipeline.SIMPLE)
+    return ceiling - int(SMALLEST_ZYGOTE.anon_mb)
 
 
 @dataclass(frozen=True)
 class ParseLimits:
+    """``mem_ceiling_mb`` is the child's RSS ceiling when set; None derives it from
+    ``memory_tier_mb`` and the warm zygote (``ceiling``), as in Lambda."""
+
     max_pages: int
     timeout_s: float
-    mem_ceiling_mb: int
+    mem_ceiling_mb: int | None
     max_object_mb: int = DEFAULT_MAX_OBJECT_MB
+    memory_tier_mb: int | None = None
 
     def __post_init__(self) -> None:
         if (
             self.max_pages < 1
             or self.timeout_s <= 0
-            or self.mem_ceiling_mb < 64
+            or (self.mem_ceiling_mb is None and self.memory_tier_mb is None)
+            or (self.mem_ceiling_mb is not None and self.mem_ceiling_mb < 64)
             or self.max_object_mb < 1
         ):
             raise ValueError(f"parse limits out of range: {self}")
@@ -101,6 +170,14 @@ class ParseLimits:
         shorter (the time an invocation has left for it)."""
         return dataclasses.replace(self, timeout_s=min(self.timeout_s, seconds))
 
+    def ceiling(self, zygote: ZygoteMemory, pipeline: Pipeline) -> int:
+        """The child's ceiling for a document on ``pipeline``: the configured one, else
+        the tier's (``ceiling_for_tier``, which refuses a tier too small for one page)."""
+        if self.mem_ceiling_mb is not None:
+            return self.mem_ceiling_mb
+        assert self.memory_tier_mb is not None  # __post_init__
+        return ceiling_for_tier(self.memory_tier_mb, zygote, pipeline)
+
     @classmethod
     def resolve(
         cls,
@@ -113,22 +190,36 @@ class ParseLimits:
         environ: Mapping[str, str] | None = None,
     ) -> ParseLimits:
         """Arguments win, then the RICHDOC_* variables, then defaults; without an
-        explicit ceiling a Lambda memory tier derives one."""
+        explicit ceiling a Lambda memory tier derives one at run time."""
         env = os.environ if environ is None else environ
-        ceiling_default = ceiling_for_tier(memory_tier_mb) if memory_tier_mb else None
+        ceiling = mem_ceiling_mb
+        if ceiling is None and env.get(MEM_CEILING_ENV):
+            ceiling = int(env[MEM_CEILING_ENV])
+        if ceiling is None and not memory_tier_mb:
+            ceiling = DEFAULT_MEM_CEILING_MB
         return cls(
             max_pages=_first(max_pages, env.get(MAX_PAGES_ENV), DEFAULT_MAX_PAGES, int),
             timeout_s=_first(timeout_s, env.get(TIMEOUT_ENV), DEFAULT_TIMEOUT_S, float),
-            mem_ceiling_mb=_first(
-                mem_ceiling_mb,
-                env.get(MEM_CEILING_ENV),
-                ceiling_default or DEFAULT_MEM_CEILING_MB,
-                int,
-            ),
+            mem_ceiling_mb=ceiling,
             max_object_mb=_first(
                 max_object_mb, env.get(MAX_OBJECT_ENV), DEFAULT_MAX_OBJECT_MB, int
             ),
+            memory_tier_mb=memory_tier_mb or None,
         )
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on (a Lambda function sees the vCPUs its memory buys)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def threads_for(running: int, cpus: int) -> int:
+    """torch's threads for a conversion that starts while ``running`` conversions (itself
+    included) share ``cpus``: its share of them, at least one. In Lambda a function runs
+    one at a time and gets all; the embedded stack runs several side by side."""
+    return max(1, cpus // max(1, running))
 
 
 def shard_pages_setting(environ: Mapping[str, str] | None = None) -> int:
@@ -177,12 +268,6 @@ def _first(
 
 
 # Pipelines and the processor contract ---------------------------------------------------
-
-
-class Pipeline(StrEnum):
-    STANDARD = "standard"  # PDF: layout model + table structure (needs model weights)
-    NATIVE = "native"  # PDF: text cells as docling-parse reports them, no models
-    SIMPLE = "simple"  # DOCX, PPTX, XLSX, HTML, Markdown: the declarative backends
 
 
 def has_model_weights(artifacts_path: str | None) -> bool:

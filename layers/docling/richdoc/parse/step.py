@@ -26,14 +26,22 @@ from richdoc.contracts import ParseInput, ParseOutput, SourceObject
 from richdoc.formats import DocFormat, format_of
 from richdoc.parse.page_ranges import PAGINATED_FORMATS, PageRange
 from richdoc.parse.reports import ChildReport, Inspected, ParseReport, Timings
-from richdoc.parse.settings import ParseLimits, ParserSettings
+from richdoc.parse.settings import (
+    ParseLimits,
+    ParserSettings,
+    ZygoteMemory,
+    available_cpus,
+    threads_for,
+)
 from richdoc.parse.tasks import ConvertTask, InspectTask
 from richdoc.taxonomy import local_disk_errors
 from richdoc.worker.client import ChildOutcome, ForkServer
 
 _STAGED_STEM = "document"
-# What the worker's zygote runs once, and each child per document.
+# What the worker's zygote runs once (every converter, or what the inspection needs), and
+# each child per document.
 WARMUP = "richdoc.parse.convert:warm_up"
+INSPECTION_WARMUP = "richdoc.parse.convert:warm_up_inspection"
 CONVERT_TARGET = "richdoc.parse.convert:run_task"
 
 
@@ -46,14 +54,21 @@ class ParseWorker:
     ``target`` is the ``"module:function"`` each child runs on a document. It is
     ``run_task`` everywhere but in tests that need a conversion that never
     finishes (a timeout must not depend on how fast the machine converts).
+    ``inspect_only`` (the plan's worker) warms up without docling's converters and
+    models: it can inspect, not convert.
     """
 
     def __init__(
-        self, settings: ParserSettings, *, quiet: bool = False, target: str = CONVERT_TARGET
+        self,
+        settings: ParserSettings,
+        *,
+        quiet: bool = False,
+        target: str = CONVERT_TARGET,
+        inspect_only: bool = False,
     ) -> None:
         self.settings = settings
         self.server = ForkServer(
-            warmup=WARMUP,
+            warmup=INSPECTION_WARMUP if inspect_only else WARMUP,
             target=target,
             config={
                 "pdf_pipeline": str(settings.pdf_pipeline),
@@ -63,6 +78,19 @@ class ParseWorker:
             env_overrides={"HF_HUB_OFFLINE": "1"},
             quiet=quiet,
         )
+        self._running = 0  # conversions in flight, which share this machine's CPUs
+        self._running_lock = threading.Lock()
+
+    def ceiling(self, limits: ParseLimits, fmt: DocFormat) -> int:
+        """The child's memory ceiling for a document of ``fmt``: the configured one, or
+        the one a Lambda tier leaves beside this worker's warm zygote (started here when
+        it is not running; ``richdoc.parse.settings.ceiling_for_tier``, which raises
+        ``ResourceLimit`` for a tier too small for one page)."""
+        if limits.mem_ceiling_mb is not None:
+            return limits.mem_ceiling_mb
+        hello = self.server.start()
+        zygote = ZygoteMemory(anon_mb=hello.anon_mb, file_mb=hello.file_mb)
+        return limits.ceiling(zygote, self.settings.pipeline_for(fmt))
 
     def convert(
         self,
@@ -77,37 +105,47 @@ class ParseWorker:
         """Convert ``staged`` (only ``pages`` of it, when given) into ``output``."""
         if pages is not None and fmt not in PAGINATED_FORMATS:
             raise ValueError(f"a {fmt} has no pages to convert by range")
-        task = ConvertTask(
-            source=staged,
-            format=fmt,
-            output=output,
-            max_pages=limits.max_pages,
-            timeout_s=limits.timeout_s,
-            mem_ceiling_mb=limits.mem_ceiling_mb,
-            accept_partial=accept_partial,
-            page_range=pages.as_list() if pages else None,
-        )
-        outcome = self.server.run(
-            task.model_dump(mode="json"),
-            timeout_s=limits.timeout_s,
-            mem_ceiling_mb=limits.mem_ceiling_mb,
-            result_path=output.with_name("result.json"),
-        )
+        ceiling = self.ceiling(limits, fmt)
+        with self._running_lock:
+            self._running += 1
+            threads = threads_for(self._running, available_cpus())
+        try:
+            task = ConvertTask(
+                source=staged,
+                format=fmt,
+                output=output,
+                max_pages=limits.max_pages,
+                timeout_s=limits.timeout_s,
+                mem_ceiling_mb=ceiling,
+                accept_partial=accept_partial,
+                page_range=pages.as_list() if pages else None,
+                threads=threads,
+            )
+            outcome = self.server.run(
+                task.model_dump(mode="json"),
+                timeout_s=limits.timeout_s,
+                mem_ceiling_mb=ceiling,
+                result_path=output.with_name("result.json"),
+            )
+        finally:
+            with self._running_lock:
+                self._running -= 1
         return ChildReport.model_validate(outcome.value), outcome
 
     def inspect(self, staged: Path, fmt: DocFormat, limits: ParseLimits) -> int | None:
         """The page count from the pre-parse inspection, in a child like a conversion;
         raises what the inspection refuses (corrupt, encrypted, over max_pages, no text)."""
+        ceiling = self.ceiling(limits, fmt)
         task = InspectTask(
             source=staged,
             format=fmt,
             max_pages=limits.max_pages,
-            mem_ceiling_mb=limits.mem_ceiling_mb,
+            mem_ceiling_mb=ceiling,
         )
         outcome = self.server.run(
             task.model_dump(mode="json"),
             timeout_s=limits.timeout_s,
-            mem_ceiling_mb=limits.mem_ceiling_mb,
+            mem_ceiling_mb=ceiling,
             result_path=staged.with_name("inspection.json"),
         )
         return Inspected.model_validate(outcome.value).pages
@@ -116,19 +154,23 @@ class ParseWorker:
         self.server.close()
 
 
-_workers: dict[ParserSettings, ParseWorker] = {}
+_workers: dict[tuple[ParserSettings, bool], ParseWorker] = {}
 _workers_lock = threading.Lock()
 
 
-def shared_worker(settings: ParserSettings | None = None, *, quiet: bool = False) -> ParseWorker:
+def shared_worker(
+    settings: ParserSettings | None = None, *, quiet: bool = False, inspect_only: bool = False
+) -> ParseWorker:
     """The process-wide worker for these settings: one zygote per process, started on
     first use, so a warm Lambda pays docling's import once. ``quiet`` (silence the
-    worker's own output, for the CLI) is decided by whoever creates it."""
+    worker's own output, for the CLI) is decided by whoever creates it; ``inspect_only``
+    is the plan's worker (no converters, no models)."""
     settings = settings or ParserSettings.from_env()
     with _workers_lock:
-        worker = _workers.get(settings)
+        worker = _workers.get((settings, inspect_only))
         if worker is None:
-            worker = _workers[settings] = ParseWorker(settings, quiet=quiet)
+            worker = ParseWorker(settings, quiet=quiet, inspect_only=inspect_only)
+            _workers[(settings, inspect_only)] = worker
         return worker
 
 
@@ -176,6 +218,7 @@ def _converted(
         failed_pages=report.failed_pages,
         peak_rss_mb=outcome.peak_rss_mb,
         mem_ceiling_mb=outcome.mem_ceiling_mb,
+        threads=report.threads,
         timings=Timings(
             fetch_s=fetched - started,
             inspect_s=report.inspect_s,

@@ -27,6 +27,7 @@ class ConvertTask(_Task):
     task: Literal["convert"] = "convert"
     output: Path
     timeout_s: float  # the standard pipeline's own document timeout derives from it
+    threads: int = 1  # torch's threads for the conversion (richdoc.parse.settings.threads_for)
     accept_partial: bool
     page_range: list[int] | None = None  # [start, end] of a shard
 

@@ -18,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Mapping
@@ -67,8 +68,16 @@ _log = logging.getLogger(__name__)
 # parsing hostile bytes gets none of them.
 _SCRUBBED_PREFIXES = ("AWS_", "_AWS_", "_X_AMZN_")
 # BLAS and OpenMP start thread pools at import time unless told otherwise; a zygote must
-# not have threads when it forks. Children may raise their own thread counts.
-_SINGLE_THREADED = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+# not have threads when it forks. Children may raise their own thread counts; OpenMP's
+# threads then sleep between parallel regions instead of spinning (GNU OpenMP spins by
+# default: measured, a child that raised torch to 2 threads spent twice the CPU seconds
+# of one thread, and 13 % fewer with the passive policy; docs/parse.md).
+_SINGLE_THREADED = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OMP_WAIT_POLICY": "PASSIVE",
+}
 
 
 def child_environment(
@@ -76,6 +85,9 @@ def child_environment(
 ) -> dict[str, str]:
     env = {k: v for k, v in environ.items() if not k.startswith(_SCRUBBED_PREFIXES)}
     env.update(_SINGLE_THREADED)
+    # Lambda sets no HOME and its user has no passwd entry, so Path.home() raises (docling
+    # calls it at import); /tmp is the one writable place there.
+    env.setdefault("HOME", tempfile.gettempdir())
     # The caller's import path (pytest's pythonpath, Lambda's /var/task) must reach the
     # fresh interpreter.
     env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
@@ -125,7 +137,7 @@ class ChildOutcome:
     value: Any  # what the target returned, as JSON
     seconds: float  # task handed to the child to its exit, as the zygote measured it
     peak_rss_mb: float  # the child's peak resident set
-    mem_ceiling_mb: int  # the ceiling the child ran under
+    mem_ceiling_mb: int  # the RSS ceiling it ran under
 
 
 class ForkServer:
@@ -171,6 +183,14 @@ class ForkServer:
     def hello(self) -> Hello | None:
         """What the current (or last) zygote reported once warm."""
         return self._hello
+
+    def start(self) -> Hello:
+        """Start the zygote unless it runs, and wait until it is warm: what it reported.
+        Raises as a task would when it cannot start."""
+        with self._lock:
+            self._ensure_started_locked()
+            assert self._hello is not None
+            return self._hello
 
     def run(
         self, args: JsonValue, *, timeout_s: float, mem_ceiling_mb: int, result_path: Path
@@ -299,6 +319,8 @@ class ForkServer:
                     "start_s": round(start_s, 3),
                     "warmup_s": round(hello.warmup_s, 3),
                     "rss_mb": round(hello.rss_mb, 1),
+                    "anon_mb": round(hello.anon_mb, 1),
+                    "file_mb": round(hello.file_mb, 1),
                     "threads": hello.threads,
                 }
             },

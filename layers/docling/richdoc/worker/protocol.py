@@ -41,7 +41,8 @@ class Message(BaseModel):
 
 class Spec(Message):
     """``"module:function"`` references resolved in the zygote: ``warmup(config)`` runs
-    once there, ``target(args)`` in each child."""
+    once there (what it returns, a dict or None, is ``Hello.details``), ``target(args)``
+    in each child."""
 
     warmup: str
     target: str
@@ -54,7 +55,15 @@ class Hello(Message):
     pid: int
     threads: int  # OS threads after the warm-up: 1, or it refuses to fork
     rss_mb: float  # peak resident set through the warm-up
+    # Its resident set once warm, in the two parts a child's RSS counts differently: the
+    # anonymous pages (fork copies their page-table entries, so a child's RSS counts them
+    # from its first instruction) and the file-backed ones (counted only once a child
+    # touches them). richdoc.parse.settings.ceiling_for_tier reads both.
+    anon_mb: float
+    file_mb: float
     warmup_s: float  # from the zygote's first instruction to this message
+    # What the warm-up function returned about itself (the parse worker: torch's threads).
+    details: dict[str, JsonValue] = {}
 
 
 class StartFailed(Message):

@@ -89,6 +89,21 @@ def own_peak_rss_mb() -> float:
     return max_rss_mb(resource.getrusage(resource.RUSAGE_SELF))
 
 
+def resident_mb() -> tuple[float, float]:
+    """This process's resident set now: (anonymous, file-backed and shared memory), MB.
+    Without /proc (macOS) all of it counts as anonymous: the larger share for a ceiling."""
+    kib: dict[str, int] = {}
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                name, _, value = line.partition(":")
+                if name in ("RssAnon", "RssFile", "RssShmem"):
+                    kib[name] = int(value.split()[0])
+    except (OSError, ValueError):
+        return max_rss_mb(resource.getrusage(resource.RUSAGE_SELF)), 0.0
+    return kib.get("RssAnon", 0) / 1024, (kib.get("RssFile", 0) + kib.get("RssShmem", 0)) / 1024
+
+
 # The server -----------------------------------------------------------------------------
 
 
@@ -285,7 +300,7 @@ def main(ctl_fd: int) -> int:
             return 0
         spec = frame[0]
         warmup, target = _resolve(spec.warmup), _resolve(spec.target)
-        warmup(spec.config)
+        details = warmup(spec.config) or {}
     except BaseException as exc:
         # A warm-up that raises is a broken install or configuration (an import that
         # fails, model weights that are missing): internal, unless it ran out of memory.
@@ -302,13 +317,17 @@ def main(ctl_fd: int) -> int:
     # Objects that exist now are shared with every child; keep the collector from
     # touching (and so copying) their pages.
     gc.freeze()
+    anon_mb, file_mb = resident_mb()
     send(
         ctl,
         Hello(
             pid=os.getpid(),
             threads=threads,
             rss_mb=own_peak_rss_mb(),
+            anon_mb=anon_mb,
+            file_mb=file_mb,
             warmup_s=time.monotonic() - started,
+            details=details,
         ),
     )
     Zygote(ctl, target).serve()

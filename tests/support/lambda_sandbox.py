@@ -1,0 +1,81 @@
+"""The parse image's two handlers, run as Lambda runs them, for the read-only filesystem
+test (tests/parse/test_lambda_filesystem.py), which starts this module inside bubblewrap:
+``python -m tests.support.lambda_sandbox`` prints one JSON line, the plan's and the
+parse's state outputs for a 3-page PDF.
+
+AWS is moto in this process (its state in memory), the job record is created as the
+starter would, and ``functions/parse/app.py`` is imported the way the runtime imports it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+INGEST, ARTIFACTS, KEY = "ingest", "artifacts", "in/report.pdf"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class Context:
+    function_name: str = "richdoc-parse-tier1"
+    memory_limit_in_mb: int = 3008
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:richdoc-parse"
+    aws_request_id: str = "request-1"
+
+
+def _handlers() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("app", ROOT / "functions/parse/app.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def main() -> int:
+    import boto3
+    from moto import mock_aws
+    from richdoc_tools.local.template import load_template
+
+    from richdoc.contracts import JobOptions, SourceObject
+    from richdoc.stage import clients
+    from tests.support import parse_inputs
+    from tests.support.aws import provision_one
+
+    os.environ.update(
+        {
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "ARTIFACT_BUCKET": ARTIFACTS,
+            "POWERTOOLS_TRACE_DISABLED": "true",
+            "POWERTOOLS_METRICS_DISABLED": "true",
+        }
+    )
+    with mock_aws():
+        s3 = boto3.client("s3")
+        s3.create_bucket(Bucket=INGEST)
+        s3.create_bucket(Bucket=ARTIFACTS)
+        pdf = parse_inputs.pdf(Path(tempfile.mkdtemp()) / "report.pdf", pages=3)
+        s3.put_object(Bucket=INGEST, Key=KEY, Body=pdf.read_bytes())
+        os.environ["JOBS_TABLE"] = provision_one(load_template(), "JobsTable")
+        source = SourceObject(bucket=INGEST, key=KEY)
+        clients.jobs.create("job-ro", source, JobOptions())
+        clients.jobs.mark_running("job-ro", 1, "arn:execution:job-ro-r1")
+        app = _handlers()
+        event = {"job_id": "job-ro", "run": 1, "source": source.model_dump(mode="json")}
+        plan = app.plan(event, Context(function_name="richdoc-plan", memory_limit_in_mb=2048))
+        parse = app.handler({**event, "tier": 1, "accept_partial": False}, Context())
+    print(json.dumps({"plan": plan, "parse": parse}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
