@@ -1,6 +1,7 @@
 """The console for the browser tests and the screenshot script
-(scripts/console_screenshots.py): a real ``richdoc console`` process; Debian's Chromium
-driven by Playwright, and what it did.
+(scripts/console_screenshots.py): a real ``richdoc console`` process, or the console's
+application served from a thread of the test's own process (over a stack whose steps the
+test holds); Debian's Chromium driven by Playwright, and what it did.
 
 Playwright's own browser builds come from a CDN this machine cannot reach, so Playwright
 launches the system's Chromium (``make chromium`` installs it with apt).
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
         Page,
         Playwright,
     )
+    from richdoc_tools.operator import Operator
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -146,8 +148,44 @@ class Watch:
             self.errors.append(message.text)
 
 
+@dataclass(frozen=True)
+class ServedConsole:
+    url: str  # with the access token, as ``richdoc console`` prints it
+
+    @property
+    def base(self) -> str:
+        return self.url.split("/?", 1)[0]
+
+
 @contextmanager
-def signed_in(browser: Browser, console: ConsoleProcess) -> Iterator[tuple[Page, Watch]]:
+def console_thread(operator: Operator, label: str) -> Iterator[ServedConsole]:
+    """The console's application over ``operator``, served by werkzeug's threaded server
+    on 127.0.0.1 (a free port) from a thread of this process, as ``richdoc console`` serves
+    it: a test can hold the stack's steps while Chromium talks HTTP to it."""
+    from richdoc_tools.console.app import ConsoleSettings, create_app
+    from richdoc_tools.console.server import bind, console_url, listen
+
+    made: list[ConsoleSettings] = []
+
+    def make_app(port: int) -> Any:
+        made.append(ConsoleSettings(operator=operator, port=port, stack_label=label))
+        return create_app(made[0])
+
+    server = bind(listen(0), make_app)
+    thread = threading.Thread(target=server.serve_forever, name="console-server", daemon=True)
+    thread.start()
+    try:
+        yield ServedConsole(url=console_url(server.port, made[0].token))
+    finally:
+        server.shutdown()
+        thread.join()
+        server.server_close()
+
+
+@contextmanager
+def signed_in(
+    browser: Browser, console: ConsoleProcess | ServedConsole
+) -> Iterator[tuple[Page, Watch]]:
     """A page of a fresh browser context, signed in to the console, and its watch."""
     from playwright.sync_api import expect
 
