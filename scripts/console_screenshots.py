@@ -26,6 +26,8 @@ SHOTS = {
     "console-job.png": "one job: the state machine coloured by the execution, a state's input",
     "console-document.png": "a PDF with the graph's boxes drawn over its page",
     "console-dead-letters.png": "the dead-letter workbench",
+    "console-failures.png": "failures grouped by signature, each group redriven at once",
+    "console-tiers.png": "the parse tier ladder over the fleet",
 }
 WAIT_S = 600
 
@@ -59,6 +61,11 @@ def main() -> int:
             page.screenshot(path=DOCS / "console-document.png")
             page.goto(console.base + "/dead-letters")
             page.screenshot(path=DOCS / "console-dead-letters.png")
+            page.goto(console.base + "/failures")
+            page.screenshot(path=DOCS / "console-failures.png", full_page=True)
+            page.goto(console.base + "/tiers")
+            page.locator("#tier-chart").wait_for()
+            page.screenshot(path=DOCS / "console-tiers.png", full_page=True)
             browser.close()
     finally:
         console.stop()

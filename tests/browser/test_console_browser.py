@@ -16,17 +16,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import (
-    Browser,
-    BrowserContext,
-    ConsoleMessage,
-    Dialog,
-    Page,
-    expect,
-    sync_playwright,
-)
+from playwright.sync_api import Browser, Page, expect
 
-from tests.support.browser import ConsoleProcess, launch, twin, wait_for_twin
+from tests.support.browser import ConsoleProcess, Watch, signed_in, twin, wait_for_twin
 from tests.support.parse_inputs import pdf_with_lines
 from tests.support.paths import SAMPLES
 
@@ -51,49 +43,9 @@ def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleProcess
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    expect.set_options(timeout=60_000)
-    with sync_playwright() as playwright:
-        chromium = launch(playwright)
-        yield chromium
-        chromium.close()
-
-
-class Watch:
-    """What the browser did: every request, dialogs, console errors, script errors."""
-
-    def __init__(self, context: BrowserContext) -> None:
-        self.requests: list[str] = []
-        self.dialogs: list[str] = []
-        self.errors: list[str] = []
-        context.on("request", lambda request: self.requests.append(request.url))
-
-    def page(self, context: BrowserContext) -> Page:
-        page = context.new_page()
-        page.on("dialog", self._dialog)
-        page.on("pageerror", lambda error: self.errors.append(str(error)))
-        page.on("console", self._console)
-        return page
-
-    def _dialog(self, dialog: Dialog) -> None:
-        self.dialogs.append(dialog.message)  # alert() ran: a script got in
-        dialog.dismiss()
-
-    def _console(self, message: ConsoleMessage) -> None:
-        if message.type == "error":  # a CSP violation or a script error
-            self.errors.append(message.text)
-
-
-@pytest.fixture(scope="module")
 def session(console: ConsoleProcess, browser: Browser) -> Iterator[tuple[Page, Watch]]:
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.set_default_timeout(60_000)
-    watch = Watch(context)
-    page = watch.page(context)
-    page.goto(console.url)  # the printed address signs in and drops the token
-    expect(page).to_have_url(console.base + "/jobs")
-    yield page, watch
-    context.close()
+    with signed_in(browser, console) as signed:
+        yield signed
 
 
 def _job_url(page: Page, key: str) -> str:
@@ -316,5 +268,4 @@ def test_every_request_stayed_on_the_console(
 ) -> None:
     _, watch = session
     assert watch.requests
-    strangers = [u for u in watch.requests if not u.startswith(console.base + "/")]
-    assert strangers == []
+    assert watch.strangers(console.base) == []

@@ -2,9 +2,9 @@
 
 The socket is bound first (``listen``; port 0 picks a free one), so a port in use is an
 error before a stack starts, and the application is made knowing the port its Host
-allowlist must name. ``serve`` then hands the port to ``ready`` (the command prints the
-address with the access token) and serves until interrupted (Ctrl-C, or SIGTERM turned
-into the same).
+allowlist must name (``bind``: the browser tests serve that from a thread of their own).
+``serve`` then hands the port to ``ready`` (the command prints the address with the
+access token) and serves until interrupted (Ctrl-C, or SIGTERM turned into the same).
 """
 
 from __future__ import annotations
@@ -13,8 +13,12 @@ import contextlib
 import logging
 import socket
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from flask import Flask
+
+if TYPE_CHECKING:
+    from werkzeug.serving import BaseWSGIServer
 
 HOST = "127.0.0.1"  # never another interface: the console holds the operator's credentials
 
@@ -41,21 +45,27 @@ def listen(port: int) -> socket.socket:
     return listener
 
 
+def bind(listener: socket.socket, make_app: Callable[[int], Flask]) -> BaseWSGIServer:
+    """werkzeug's threaded server on the listener, running the application made for its
+    port (the listener is the server's from then on)."""
+    from werkzeug.serving import make_server
+
+    try:
+        bound = int(listener.getsockname()[1])
+        return make_server(HOST, bound, make_app(bound), threaded=True, fd=listener.fileno())
+    finally:
+        listener.close()  # the server holds its own duplicate
+
+
 def serve(
     listener: socket.socket, make_app: Callable[[int], Flask], ready: Callable[[int], None]
 ) -> None:
     """Make the application for the listener's port, call ``ready`` with that port and
     serve until interrupted (the listener is the server's from then on)."""
-    from werkzeug.serving import make_server
-
-    try:
-        bound = int(listener.getsockname()[1])
-        server = make_server(HOST, bound, make_app(bound), threaded=True, fd=listener.fileno())
-    finally:
-        listener.close()  # the server holds its own duplicate
+    server = bind(listener, make_app)
     try:
         with _quiet_requests():
-            ready(bound)
+            ready(server.port)
             server.serve_forever()
     finally:
         server.server_close()
