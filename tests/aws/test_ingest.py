@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +22,7 @@ from richdoc.ingest import (
 )
 from richdoc.jobs import JobStatus, JobStore, job_id_for
 from richdoc.taxonomy import Failure, FailureKind
+from tests.support.lambda_context import FakeLambdaContext
 from tests.support.s3_events import BUCKET, eventbridge_notification, s3_notification
 
 if TYPE_CHECKING:
@@ -230,14 +230,6 @@ def test_a_failed_run_restarts_only_from_its_redriven_message(world: dict[str, A
 # ---- the starter's failed-record metric (StarterErrorsAlarm) ------------------------------------
 
 
-@dataclass
-class _Context:
-    function_name: str = "richdoc-starter"
-    memory_limit_in_mb: int = 256
-    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:richdoc-starter"
-    aws_request_id: str = "request-1"
-
-
 def _starter_app(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("JOBS_TABLE", world["jobs"].table.name)
     monkeypatch.setenv("STATE_MACHINE_ARN", world["machine"])
@@ -287,6 +279,9 @@ def _failed_records(capsys: pytest.CaptureFixture[str], name: str) -> list[float
     return values
 
 
+STARTER_CONTEXT = FakeLambdaContext(function_name="richdoc-starter", memory_limit_in_mb=256)
+
+
 def test_every_failed_record_is_a_data_point_of_the_starters_alarm_metric(
     world: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -295,12 +290,12 @@ def test_every_failed_record_is_a_data_point_of_the_starters_alarm_metric(
     capsys.readouterr()
     # One record fails, two succeed: a successful invocation (no Errors data point).
     event = _sqs_event("not json", s3_notification("a.docx", version), _test_event())
-    response = app.handler(event, _Context())
+    response = app.handler(event, STARTER_CONTEXT)
     assert response == {"batchItemFailures": [{"itemIdentifier": "m-0"}]}
     assert _failed_records(capsys, app.FAILED_RECORDS_METRIC) == [1.0]
     # Every record fails: the invocation fails too, and each record still counts.
     with pytest.raises(BatchProcessingError):
-        app.handler(_sqs_event("not json", "[1, 2]"), _Context())
+        app.handler(_sqs_event("not json", "[1, 2]"), STARTER_CONTEXT)
     assert _failed_records(capsys, app.FAILED_RECORDS_METRIC) == [1.0, 1.0]
 
 

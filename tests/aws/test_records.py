@@ -58,6 +58,7 @@ from richdoc.records import (
     parse_request,
 )
 from richdoc.taxonomy import Failure, FailureKind
+from tests.support.lambda_context import FakeLambdaContext
 
 ROOT = Path(__file__).resolve().parents[2]
 JOB = "job-1"
@@ -853,14 +854,6 @@ def test_requests_are_parsed_by_action_or_as_the_status_change_event() -> None:
 # ---- the Lambda adapter --------------------------------------------------------------------------
 
 
-@dataclass
-class FakeContext:
-    function_name: str = "richdoc-records"
-    memory_limit_in_mb: int = 256
-    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:richdoc-records"
-    aws_request_id: str = "request-1"
-
-
 def _load_handler(monkeypatch: pytest.MonkeyPatch, table: str, dead_letters: str) -> Any:
     monkeypatch.setenv("JOBS_TABLE", table)
     monkeypatch.setenv("DEAD_LETTER_QUEUE_URL", dead_letters)
@@ -874,12 +867,15 @@ def _load_handler(monkeypatch: pytest.MonkeyPatch, table: str, dead_letters: str
     return module
 
 
+RECORDS_CONTEXT = FakeLambdaContext(function_name="richdoc-records", memory_limit_in_mb=256)
+
+
 def test_the_handler_answers_each_request_as_json(
     world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     app = _load_handler(monkeypatch, world.jobs.table.name, world.dead_letter_queue_url)
     start = {"job_id": JOB, "run": 1, "action": "start", "execution_arn": "arn:x"}
-    assert app.handler(start, FakeContext()) == {"recorded": "start"}
+    assert app.handler(start, RECORDS_CONTEXT) == {"recorded": "start"}
     fail = {
         "job_id": JOB,
         "run": 1,
@@ -887,19 +883,19 @@ def test_the_handler_answers_each_request_as_json(
         "failed_at": {"stage": "detect"},
         "error": {"Error": "CorruptInput", "Cause": "projection.json is not JSON"},
     }
-    answer = app.handler(fail, FakeContext())
+    answer = app.handler(fail, RECORDS_CONTEXT)
     assert (answer["kind"], answer["reason"]) == ("corrupt_input", "projection.json is not JSON")
     assert answer["message_attributes"]["richdoc.kind"] == {
         "DataType": "String",
         "StringValue": "corrupt_input",
     }
     mark = {"job_id": JOB, "run": 1, "action": "mark_dead_lettered", "message_id": "m-1"}
-    assert app.handler(mark, FakeContext()) == {"recorded": "mark_dead_lettered"}
-    assert app.handler(status_change("FAILED"), FakeContext()) == {
+    assert app.handler(mark, RECORDS_CONTEXT) == {"recorded": "mark_dead_lettered"}
+    assert app.handler(status_change("FAILED"), RECORDS_CONTEXT) == {
         "reconciled": False,
         "cancelled": False,
     }
-    assert app.handler(scheduled(CREATED), FakeContext()) == {
+    assert app.handler(scheduled(CREATED), RECORDS_CONTEXT) == {
         "stuck": 0,
         "closed": 0,
         "cancelled": 0,

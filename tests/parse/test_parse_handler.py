@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -24,19 +23,12 @@ from richdoc.stage import clients
 from richdoc.taxonomy import CorruptInput, ResourceLimit, Transient, UnsupportedFeature
 from tests.support import parse_inputs
 from tests.support.aws import provision_one
+from tests.support.lambda_context import FakeLambdaContext
 
 pytestmark = [pytest.mark.docling, pytest.mark.xdist_group("parse-docling")]
 
 ROOT = Path(__file__).resolve().parents[2]
 INGEST, ARTIFACTS = "ingest", "artifacts"
-
-
-@dataclass
-class FakeContext:
-    function_name: str = "richdoc-parse-tier1"
-    memory_limit_in_mb: int = 3008
-    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:richdoc-parse"
-    aws_request_id: str = "request-1"
 
 
 def _load_handler():
@@ -92,7 +84,7 @@ def _upload(s3, tmp_path: Path, key: str, path: Path) -> None:
 
 def test_the_handler_returns_only_the_small_state_and_stores_the_document(app, aws, tmp_path):
     _upload(aws, tmp_path, "in/contract.docx", parse_inputs.docx(tmp_path / "c.docx"))
-    state = app.handler(_event("in/contract.docx"), FakeContext())
+    state = app.handler(_event("in/contract.docx"), FakeLambdaContext())
     assert ParseOutput.model_validate(state).model_dump(mode="json") == state
     assert (state["pipeline"], state["cached"], state["partial"], state["failed_pages"]) == (
         "simple",
@@ -113,9 +105,9 @@ def test_identical_bytes_are_parsed_once_and_reused(app, aws, tmp_path):
     path = parse_inputs.pdf(tmp_path / "a.pdf", pages=2)
     _upload(aws, tmp_path, "one.pdf", path)
     _upload(aws, tmp_path, "elsewhere/two.pdf", path)
-    first = app.handler(_event("one.pdf"), FakeContext())
-    again = app.handler(_event("one.pdf", tier=2), FakeContext())
-    other_key = app.handler(_event("elsewhere/two.pdf"), FakeContext())
+    first = app.handler(_event("one.pdf"), FakeLambdaContext())
+    again = app.handler(_event("one.pdf", tier=2), FakeLambdaContext())
+    other_key = app.handler(_event("elsewhere/two.pdf"), FakeLambdaContext())
     assert first["cached"] is False
     assert again["cached"] is other_key["cached"] is True
     assert first["docling_key"] == again["docling_key"] == other_key["docling_key"]
@@ -127,11 +119,13 @@ def test_identical_bytes_are_parsed_once_and_reused(app, aws, tmp_path):
 def test_a_partial_parse_at_the_biggest_tier_is_stored_apart_and_never_reused(app, aws, tmp_path):
     path = parse_inputs.pdf_with_broken_page(tmp_path / "broken.pdf", pages=4, broken=3)
     _upload(aws, tmp_path, "broken.pdf", path)
-    state = app.handler(_event("broken.pdf", tier=3, accept_partial=True), FakeContext())
+    state = app.handler(_event("broken.pdf", tier=3, accept_partial=True), FakeLambdaContext())
     assert (state["partial"], state["failed_pages"], state["pages"]) == (True, [3], 4)
     assert state["docling_key"].endswith("-partial.json")
     assert (
-        app.handler(_event("broken.pdf", tier=3, accept_partial=True), FakeContext())["cached"]
+        app.handler(_event("broken.pdf", tier=3, accept_partial=True), FakeLambdaContext())[
+            "cached"
+        ]
         is False
     )
 
@@ -139,13 +133,13 @@ def test_a_partial_parse_at_the_biggest_tier_is_stored_apart_and_never_reused(ap
 def test_a_corrupt_object_raises_the_lambda_error_named_corrupt_input(app, aws, tmp_path):
     _upload(aws, tmp_path, "noise.docx", parse_inputs.random_bytes(tmp_path / "n.docx"))
     with pytest.raises(CorruptInput) as info:
-        app.handler(_event("noise.docx"), FakeContext())
+        app.handler(_event("noise.docx"), FakeLambdaContext())
     assert type(info.value).__name__ == "CorruptInput"
 
 
 def test_an_object_deleted_before_parsing_is_corrupt_input(app, aws):
     with pytest.raises(CorruptInput, match="no longer exists"):
-        app.handler(_event("gone.docx"), FakeContext())
+        app.handler(_event("gone.docx"), FakeLambdaContext())
 
 
 def test_an_object_above_max_object_mb_is_refused_before_its_body_is_read(
@@ -158,7 +152,7 @@ def test_an_object_above_max_object_mb_is_refused_before_its_body_is_read(
     monkeypatch.setattr(richdoc.parse.step, "staged_path", lambda workdir, fmt: staged)
     aws.put_object(Bucket=INGEST, Key="big.md", Body=b"# Big\n\n" + b"x" * (2 << 20))
     with pytest.raises(UnsupportedFeature) as info:
-        app.handler(_event("big.md"), FakeContext())
+        app.handler(_event("big.md"), FakeLambdaContext())
     # The same at every tier: a permanent refusal, not an escalation.
     assert type(info.value).__name__ == "UnsupportedFeature"
     assert str(info.value).startswith("[max_size] the object is 2.0 MiB")
@@ -172,7 +166,7 @@ def test_a_full_local_disk_is_a_resource_limit_for_a_bigger_tier(app, aws, tmp_p
     monkeypatch.setattr(richdoc.parse.step, "staged_path", lambda workdir, fmt: Path("/dev/full"))
     _upload(aws, tmp_path, "in/contract.docx", parse_inputs.docx(tmp_path / "c.docx"))
     with pytest.raises(ResourceLimit, match="no space left on the local disk"):
-        app.handler(_event("in/contract.docx"), FakeContext())
+        app.handler(_event("in/contract.docx"), FakeLambdaContext())
 
 
 class ThrottledS3:

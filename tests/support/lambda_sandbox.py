@@ -14,23 +14,13 @@ import json
 import os
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from tests.support.lambda_context import FakeLambdaContext
+
 INGEST, ARTIFACTS, KEY = "ingest", "artifacts", "in/report.pdf"
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@dataclass
-class Context:
-    function_name: str = "richdoc-parse-tier1"
-    memory_limit_in_mb: int = 3008
-    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:richdoc-parse"
-    aws_request_id: str = "request-1"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 900_000  # a fresh invocation of a 900 s function: the plan's clock reads it
 
 
 def _handlers() -> ModuleType:
@@ -74,8 +64,9 @@ def main() -> int:
         clients.jobs.mark_running("job-ro", 1, "arn:execution:job-ro-r1")
         app = _handlers()
         event = {"job_id": "job-ro", "run": 1, "source": source.model_dump(mode="json")}
-        plan = app.plan(event, Context(function_name="richdoc-plan", memory_limit_in_mb=2048))
-        parse = app.handler({**event, "tier": 1, "accept_partial": False}, Context())
+        planner = FakeLambdaContext(function_name="richdoc-plan", memory_limit_in_mb=2048)
+        plan = app.plan(event, planner)
+        parse = app.handler({**event, "tier": 1, "accept_partial": False}, FakeLambdaContext())
     print(json.dumps({"plan": plan, "parse": parse}))
     return 0
 
