@@ -27,6 +27,13 @@ BWRAP = shutil.which("bwrap")
 LAMBDA_UID, LAMBDA_GID = "993", "990"
 
 
+def _kept(weights: Path) -> list[str]:
+    """The paths the sandbox needs that may lie under /tmp: the weights, the checkout the
+    handlers import from and the interpreter's environment (deduplicated, outermost)."""
+    paths = sorted({str(p.resolve()) for p in (weights, ROOT, Path(sys.prefix))})
+    return [p for p in paths if not any(p.startswith(q + os.sep) for q in paths if q != p)]
+
+
 def lambda_sandbox(weights: Path) -> list[str]:
     """bubblewrap's arguments for Lambda's filesystem; the weights stay readable."""
     assert BWRAP is not None
@@ -40,7 +47,9 @@ def lambda_sandbox(weights: Path) -> list[str]:
         # A /dev with the usual devices and no shm, read-only like the rest.
         "--tmpfs", "/dev", *devices, "--remount-ro", "/dev",
         "--tmpfs", "/tmp",
-        "--ro-bind", str(weights), str(weights),
+        # What the empty /tmp would hide, read-only: a checkout (and its .venv) or the
+        # weights' cache under /tmp, as in a CI clone.
+        *[arg for path in _kept(weights) for arg in ("--ro-bind", path, path)],
         "--unshare-user", "--uid", LAMBDA_UID, "--gid", LAMBDA_GID,
         "--unsetenv", "HOME",
         "--chdir", "/tmp",
