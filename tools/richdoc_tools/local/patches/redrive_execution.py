@@ -15,10 +15,13 @@ the call, so that this refusal is replaced by the real thing.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import TYPE_CHECKING, NoReturn
 from unittest import mock
 
 from richdoc_tools.local.patches.target import owner
+
+if TYPE_CHECKING:
+    from moto.stepfunctions.responses import StepFunctionResponse
 
 TARGET = "moto.stepfunctions.responses.StepFunctionResponse.redrive_execution"
 PATCHED = (TARGET,)
@@ -48,7 +51,7 @@ def refusal(status: str, execution_arn: str) -> str:
     )
 
 
-def _redrive_execution(self: Any) -> Any:
+def _redrive_execution(self: StepFunctionResponse) -> NoReturn:
     arn = self._get_param("executionArn")
     execution = self.stepfunction_backend.describe_execution(arn)  # or ExecutionDoesNotExist
     raise _not_redrivable(refusal(str(execution.status), arn))

@@ -17,9 +17,20 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
 
 from richdoc_tools.local.patches.target import original, replace
+
+if TYPE_CHECKING:
+    from moto.core.responses import ActionResult
+    from moto.stepfunctions.parser.backend.execution import (
+        BaseExecutionWorkerCommunication,
+        Execution,
+    )
+    from moto.stepfunctions.responses import StepFunctionResponse
+
+    Reflect = Callable[[BaseExecutionWorkerCommunication], None]
 
 TARGET = "moto.stepfunctions.responses.StepFunctionResponse.stop_execution"
 REFLECT = (
@@ -29,13 +40,15 @@ REFLECT = (
 PATCHED = (TARGET, REFLECT)
 
 
-def _stop_execution(self: Any) -> Any:
+def _stop_execution(self: StepFunctionResponse) -> ActionResult:
     from moto.core.responses import ActionResult
     from moto.stepfunctions.parser.api import ExecutionStatus
 
     arn = self._get_param("executionArn")
     error, cause = self._get_param("error"), self._get_param("cause")
-    execution = self.stepfunction_backend.describe_execution(arn)  # or ExecutionDoesNotExist
+    # The embedded stack runs moto's interpreter (the parser backend): its own Execution.
+    described = self.stepfunction_backend.describe_execution(arn)  # or ExecutionDoesNotExist
+    execution = cast("Execution", described)
     if execution.status == ExecutionStatus.RUNNING:
         stopped = datetime.datetime.now(tz=datetime.UTC)
         execution.stop(stop_date=stopped, error=error, cause=cause)
@@ -44,8 +57,8 @@ def _stop_execution(self: Any) -> Any:
     return ActionResult({"stopDate": execution.stop_date})
 
 
-def _stays_aborted(reflect: Any) -> Any:
-    def reflect_status(comm: Any) -> None:
+def _stays_aborted(reflect: Reflect) -> Reflect:
+    def reflect_status(comm: BaseExecutionWorkerCommunication) -> None:
         from moto.stepfunctions.parser.api import ExecutionStatus
 
         if comm.execution.exec_status == ExecutionStatus.ABORTED:
