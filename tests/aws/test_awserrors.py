@@ -13,8 +13,16 @@ from botocore import exceptions as boto
 from botocore.retries.standard import ThrottledRetryableChecker, TransientRetryableChecker
 from botocore.stub import Stubber
 
+import richdoc.awserrors
 from richdoc.artifacts import ArtifactStore
-from richdoc.awserrors import TRANSIENT_CODES, TRANSIENT_EXCEPTIONS, aws_errors, is_transient
+from richdoc.awserrors import (
+    TRANSIENT_CODES,
+    TRANSIENT_EXCEPTIONS,
+    ConflictRetry,
+    aws_errors,
+    is_transaction_conflict,
+    is_transient,
+)
 from richdoc.contracts import JobOptions, SourceObject
 from richdoc.ingest import Starter
 from richdoc.jobs import JobStore, StaleRun
@@ -314,3 +322,82 @@ def test_a_failure_to_close_an_attempt_never_replaces_the_handler_s_error(
     job_store.record_platform_failure("job-1", 1, "project", None, failure)
     [attempt] = job_store.attempts("job-1", 1)
     assert attempt.outcome == "KeyError"
+
+
+# ---- DynamoDB transaction conflicts: retried here, then transient ------------------------------
+
+
+def _cancelled(*reasons: str) -> boto.ClientError:
+    """A TransactWriteItems cancelled with these per-item reasons, as DynamoDB answers."""
+    response: Any = {
+        "Error": {"Code": "TransactionCanceledException", "Message": "Transaction cancelled"},
+        "CancellationReasons": [{"Code": reason} for reason in reasons],
+        "ResponseMetadata": {"HTTPStatusCode": 400},
+    }
+    return boto.ClientError(response, "TransactWriteItems")
+
+
+@pytest.mark.parametrize(
+    ("error", "conflict", "transient"),
+    [
+        (client_error("TransactionConflictException", "UpdateItem"), True, True),
+        (_cancelled("None", "TransactionConflict"), True, True),
+        (_cancelled("TransactionConflict", "ThrottlingError"), True, True),
+        (_cancelled("None", "ThrottlingError"), False, True),
+        (_cancelled("ConditionalCheckFailed", "TransactionConflict"), False, False),
+        (_cancelled("None", "ValidationError"), False, False),
+        (client_error("ConditionalCheckFailedException", "UpdateItem"), False, False),
+    ],
+    ids=["write", "cancelled", "throttled", "throttle-only", "condition", "invalid", "ccf"],
+)
+def test_transaction_conflicts_are_transient_and_a_failed_condition_is_not(
+    error: boto.ClientError, conflict: bool, transient: bool
+) -> None:
+    assert is_transaction_conflict(error) is conflict
+    assert is_transient(error) is transient
+
+
+@pytest.fixture
+def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The in-process retry's sleeps, recorded instead of slept (the draw is fixed at its
+    maximum, so each is its bound)."""
+    slept: list[float] = []
+    policy = ConflictRetry(sleep=slept.append, draw=lambda: 1.0)
+    monkeypatch.setattr(richdoc.awserrors, "CONFLICT_RETRY", policy)
+    return slept
+
+
+def test_a_job_write_that_meets_a_transaction_is_retried_with_jittered_backoff(
+    job_store: JobStore, sleeps: list[float]
+) -> None:
+    job_store.create("job-1", SourceObject(bucket="b", key="k"), JobOptions())
+    job_store.mark_running("job-1", 1, "arn:execution")
+    conflict = client_error("TransactionConflictException", "UpdateItem")
+    with failing(job_store.table.meta.client, "UpdateItem", conflict, times=3) as failed:
+        job_store.shard_done("job-1", 1, "1-50")
+    assert len(failed) == 3
+    assert sleeps == [0.025, 0.05, 0.1]  # base * 2**n, each the top of its jitter range
+    job = job_store.get("job-1")
+    assert job is not None and job.shards_done == frozenset({"1-50"})
+
+
+def test_a_conflict_that_outlasts_the_retries_is_transient_for_the_state_machine(
+    job_store: JobStore, sleeps: list[float]
+) -> None:
+    job_store.create("job-1", SourceObject(bucket="b", key="k"), JobOptions())
+    job_store.mark_running("job-1", 1, "arn:execution")
+    conflict = client_error("TransactionConflictException", "UpdateItem")
+    with (
+        failing(job_store.table.meta.client, "UpdateItem", conflict, times=100) as failed,
+        pytest.raises(Transient, match="TransactionConflictException"),
+    ):
+        job_store.shard_done("job-1", 1, "1-50")
+    assert len(failed) == ConflictRetry().attempts  # bounded: 5 tries, 4 sleeps
+    assert len(sleeps) == ConflictRetry().attempts - 1
+    assert sum(sleeps) <= 1.0
+
+
+def test_the_jitter_spreads_retries_below_the_capped_exponential_bound() -> None:
+    draws = iter([0.5, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+    policy = ConflictRetry(draw=lambda: next(draws))
+    assert [policy.delay(n) for n in range(7)] == [0.0125, 0.0, 0.1, 0.2, 0.4, 0.4, 0.4]

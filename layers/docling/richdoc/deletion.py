@@ -18,7 +18,9 @@ execution has ended, after which nothing of that run writes. Every step is idemp
 deleting twice, or a purge racing another, leaves the same bucket. A stage that registers
 on a digest after the job is DELETED is refused (StaleRun), and one that registers while
 the digest is being purged is retried (Transient), so the purge cannot delete artifacts
-another job has started to use.
+another job has started to use. A job deleted while it registers may join the digest's
+users after the delete's purge: it records the digest first, so the purge after its
+stage (or the reconciler's) releases it (``richdoc.jobs.references`` has the argument).
 
 The source object's removal (S3 ``ObjectRemoved`` and ``LifecycleExpiration`` events,
 through the ingest queue and the starter) names the jobs: a version deleted for good is
