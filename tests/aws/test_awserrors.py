@@ -27,7 +27,7 @@ from richdoc.contracts import JobOptions, SourceObject
 from richdoc.ingest import Starter
 from richdoc.jobs import JobStore, StaleRun
 from richdoc.jobs.keys import is_attempt_key
-from richdoc.taxonomy import Failure, FailureKind, Transient
+from richdoc.taxonomy import CorruptInput, Failure, FailureKind, SourceAccessDenied, Transient
 from tests.support.s3_events import s3_notification
 from tests.support.sdk_faults import client_error, connection_error, failing
 
@@ -266,6 +266,28 @@ def test_s3_connection_and_read_failures_in_the_artifact_store_are_transient() -
         store.get_bytes("docling/x.json")  # permanent errors are left to the caller
 
 
+def test_a_refused_source_read_is_an_internal_access_fault_not_corrupt_input() -> None:
+    s3 = _client("s3")
+    store = ArtifactStore(s3, "artifacts")
+    source = SourceObject(bucket="ingest", key="a.pdf", version_id="v1")
+    with (
+        failing(s3, "GetObject", client_error("AccessDenied", "GetObject", 403)),
+        pytest.raises(SourceAccessDenied) as raised,
+    ):
+        store.download_source(source, Path("/nonexistent/never"))
+    denied = raised.value
+    assert denied.kind is FailureKind.INTERNAL and type(denied).__name__ == "SourceAccessDenied"
+    assert "s3://ingest/a.pdf version v1" in denied.reason and "s3:ListBucket" in denied.reason
+    # The state machine's catch path classifies it by its error name the same way.
+    assert Failure.from_error("SourceAccessDenied", None).kind is FailureKind.INTERNAL
+    # With s3:ListBucket a deleted version is a 404: the source is gone, not refused.
+    with (
+        failing(s3, "GetObject", client_error("NoSuchVersion", "GetObject", 404)),
+        pytest.raises(CorruptInput, match="no longer exists"),
+    ):
+        store.download_source(source, Path("/nonexistent/never"))
+
+
 def test_the_parse_cache_lookup_classifies_the_same_way() -> None:
     s3 = _client("s3")
     store = ArtifactStore(s3, "artifacts")
@@ -290,7 +312,7 @@ def test_the_starter_reports_throttled_starts_and_unreachable_s3_as_transient(
     with failing(s3, "HeadObject", connection_error("s3")), pytest.raises(Transient):
         starter.handle_message(s3_notification("a.docx", "v1"))
     with (
-        failing(s3, "HeadObject", client_error("404", "HeadObject", 404)),
+        failing(s3, "HeadObject", client_error("403", "HeadObject", 403)),
         failing(sfn, "StartExecution", client_error("ThrottlingException", "StartExecution")),
         pytest.raises(Transient, match="starting execution"),
     ):

@@ -13,9 +13,17 @@ import pytest
 
 from richdoc.artifacts import ArtifactStore
 from richdoc.contracts import JobCounts, JobOptions, JobOutputs
-from richdoc.deletion import Deletion
+from richdoc.deletion import Deletion, RemovedObject
 from richdoc.ingest import object_events
-from richdoc.jobs import DeletionMark, JobPhase, JobStatus, JobStore, StaleRun, job_key
+from richdoc.jobs import (
+    DeletionMark,
+    JobPhase,
+    JobStatus,
+    JobStore,
+    StaleRun,
+    job_id_for,
+    job_key,
+)
 from richdoc.jobs.model import TTL_ATTRIBUTE
 from richdoc.jobs.references import DigestReferences
 from richdoc.taxonomy import Transient
@@ -250,3 +258,27 @@ def test_a_job_deleted_between_recording_the_digest_and_joining_is_released_by_i
         deletion.discard_if_deleted("job-a", "parse_artifacts")
     assert world["references"].users(SHA) == set()
     assert _keys(world) == set()
+
+
+def test_a_version_deleted_for_good_before_its_job_exists_leaves_a_tombstone(
+    world: dict[str, Any],
+) -> None:
+    # S3 does not order its notifications: the removal of a version may be handled before
+    # its creation. The version's job is then recorded DELETED, so the creation (which
+    # the starter checks against the record) starts nothing.
+    removed = RemovedObject(
+        bucket="ingest",
+        key="a.pdf",
+        version_id="v7",
+        event="ObjectRemoved:Delete",
+        delete_marker=False,
+    )
+    [tombstone] = world["deletion"].source_removed(removed)
+    job = world["jobs"].get(job_id_for("ingest", "a.pdf", "v7"))
+    assert job is not None and job == tombstone and job.status is JobStatus.DELETED
+    assert (job.source.key, job.source.version_id) == ("a.pdf", "v7")
+    assert job.deletion is not None and job.deletion.by == "source-removed"
+    assert job.deletion.reason == "s3:ObjectRemoved:Delete of s3://ingest/a.pdf version v7"
+    # The removal delivered again changes nothing.
+    [again] = world["deletion"].source_removed(removed)
+    assert again.deletion == job.deletion

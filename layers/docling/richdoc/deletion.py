@@ -25,8 +25,11 @@ stage (or the reconciler's) releases it (``richdoc.jobs.references`` has the arg
 The source object's removal (S3 ``ObjectRemoved`` and ``LifecycleExpiration`` events,
 through the ingest queue and the starter) names the jobs: a version deleted for good is
 one job; a delete marker hides every version of the key, so each of their jobs is
-deleted (a version with no job yet gets a DELETED record, so that its creation
-notification, if it arrives later, starts nothing).
+deleted. A version with no job yet gets a DELETED record (a tombstone), so that its
+creation notification, if it arrives later (S3 does not order its notifications), starts
+nothing; and a creation notification whose object is already gone (S3 answers 404: the
+roles that read sources may list the bucket) records the same tombstone instead of
+starting a run (``richdoc.ingest``).
 """
 
 from __future__ import annotations
@@ -154,8 +157,16 @@ class Deletion:
             if removed.version_id is None:
                 return []  # an unversioned bucket's object: no version names its job
             job_id = job_id_for(removed.bucket, removed.key, removed.version_id)
+            # A version deleted before its creation notification was handled has no job
+            # yet: it gets a DELETED record, so that notification starts nothing.
+            source = SourceObject(
+                bucket=removed.bucket, key=removed.key, version_id=removed.version_id
+            )
             deleted = self.delete_job(
-                job_id, by="source-removed", reason=f"{reason} version {removed.version_id}"
+                job_id,
+                by="source-removed",
+                reason=f"{reason} version {removed.version_id}",
+                source=source,
             )
             return [deleted.job] if deleted is not None else []
         jobs = []

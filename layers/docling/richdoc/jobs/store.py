@@ -550,6 +550,13 @@ class JobStore(AttemptRecords):
         found = self.get(job_id)
         if found is not None or source is None:
             return found  # deleted already, or never recorded
+        tombstone = self.create_deleted(job_id, source, mark)
+        return tombstone if tombstone is not None else self.mark_deleted(job_id, mark)
+
+    def create_deleted(self, job_id: str, source: SourceObject, mark: DeletionMark) -> Job | None:
+        """Record a job that never ran as DELETED (a tombstone: the object's creation
+        notification, if it arrives later, starts nothing); None when the job exists."""
+        now = self.clock()
         tombstone = Job(
             job_id=job_id,
             status=JobStatus.DELETED,
@@ -573,7 +580,7 @@ class JobStore(AttemptRecords):
         except ClientError as exc:
             if not conditional_check_failed(exc):
                 raise
-            return self.mark_deleted(job_id, mark)  # the job was created meanwhile
+            return None  # the job was created meanwhile
         return tombstone
 
     def _transition(
