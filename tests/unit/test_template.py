@@ -761,6 +761,19 @@ def test_the_fan_out_parameters_reach_the_plan_function_only(template: Template)
         assert found == (expected if logical_id == "PlanFunction" else {}), logical_id
 
 
+def test_the_small_profile_caps_the_shards_at_what_its_3008_mb_tiers_hold(
+    template: Template,
+) -> None:
+    from richdoc_tools.local.intrinsics import parameters_resolver
+
+    variables = template.resources["PlanFunction"]["Properties"]["Environment"]["Variables"]
+    shards = {k: variables[k] for k in ("RICHDOC_SHARD_PAGES", "RICHDOC_MAX_SHARD_PAGES")}
+    small = parameters_resolver(template, {"AccountProfile": "small"}).resolve(shards)
+    assert small == {"RICHDOC_SHARD_PAGES": "50", "RICHDOC_MAX_SHARD_PAGES": "25"}
+    standard = parameters_resolver(template, {}).resolve(shards)
+    assert standard == {"RICHDOC_SHARD_PAGES": "50"}  # no cap: ShardPages as given
+
+
 def test_the_plan_function_is_the_parse_image_with_its_own_handler(template: Template) -> None:
     plan, tier1 = _sam(template, "PlanFunction"), _sam(template, "ParseTier1Function")
     assert plan["PackageType"] == "Image" and plan["ImageConfig"] == {"Command": ["app.plan"]}

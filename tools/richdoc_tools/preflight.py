@@ -271,9 +271,10 @@ def _memory(readings: Readings, sizing: Sizing) -> Finding:
             f"no function asks for more than {largest} MB, which every account allows",
         )
     fix = (
-        "deploy with --parameter-overrides AccountProfile=small ShardPages=25 (every parse "
-        f"tier gets {NEW_ACCOUNT_MEMORY_MB} MB: a document that needs more memory fails as "
-        "resource_limit), or open an AWS Support case to raise the function memory limit"
+        "deploy with --parameter-overrides AccountProfile=small (every parse tier gets "
+        f"{NEW_ACCOUNT_MEMORY_MB} MB and shards 25 pages at most: a document that needs "
+        "more memory fails as resource_limit), or open an AWS Support case to raise the "
+        "function memory limit"
     )
     quota = readings.memory_quota_mb
     if quota is None:

@@ -30,6 +30,10 @@ MEM_CEILING_ENV = "RICHDOC_MEM_CEILING_MB"
 MAX_OBJECT_ENV = "RICHDOC_MAX_OBJECT_MB"
 PDF_PIPELINE_ENV = "RICHDOC_PDF_PIPELINE"
 SHARD_PAGES_ENV = "RICHDOC_SHARD_PAGES"
+# The most pages a shard may have, whatever RICHDOC_SHARD_PAGES says: the small account
+# profile's (template.yaml) 25, what a 3,008 MB parse tier holds of the standard
+# pipeline (docs/parse.md, "Sizing").
+MAX_SHARD_PAGES_ENV = "RICHDOC_MAX_SHARD_PAGES"
 SHARD_CONCURRENCY_ENV = "RICHDOC_SHARD_CONCURRENCY"
 ARTIFACTS_ENV = "DOCLING_ARTIFACTS_PATH"
 
@@ -223,17 +227,24 @@ def threads_for(running: int, cpus: int) -> int:
 
 
 def shard_pages_setting(environ: Mapping[str, str] | None = None) -> int:
-    """``RICHDOC_SHARD_PAGES``: the most pages per shard, 0 for no sharding."""
+    """``RICHDOC_SHARD_PAGES``: the most pages per shard, 0 for no sharding; no more than
+    ``RICHDOC_MAX_SHARD_PAGES`` when that is set (the small profile's cap)."""
     env = os.environ if environ is None else environ
-    raw = env.get(SHARD_PAGES_ENV, "").strip()
+    value = _pages(env, SHARD_PAGES_ENV, DEFAULT_SHARD_PAGES)
+    cap = _pages(env, MAX_SHARD_PAGES_ENV, 0)
+    return min(value, cap) if value and cap else value
+
+
+def _pages(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name, "").strip()
     if not raw:
-        return DEFAULT_SHARD_PAGES
+        return default
     try:
         value = int(raw)
     except ValueError:
         value = -1
     if value < 0:
-        raise ValueError(f"{SHARD_PAGES_ENV} must be a whole number of pages >= 0, not {raw!r}")
+        raise ValueError(f"{name} must be a whole number of pages >= 0, not {raw!r}")
     return value
 
 
