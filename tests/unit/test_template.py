@@ -799,8 +799,8 @@ def test_the_plans_inspection_ends_before_its_function_times_out(template: Templ
     most = template.sam["Parameters"]["ParseTimeoutSeconds"]["MaxValue"]
     assert most > plan_timeout  # why plan_limits exists
     configured = ParseLimits(max_pages=2000, timeout_s=most, mem_ceiling_mb=1536)
-    # At the start of an invocation the inspection may take the timeout less the reserve
-    # (which covers the download before it and the records after it) ...
+    # An inspection that starts with the whole invocation left may take it less the
+    # reserve (which covers the records after it) ...
     limits = plan_limits(configured, remaining_s=plan_timeout)
     assert limits.timeout_s == plan_timeout - PLAN_RESERVE_S >= 60
     # ... never more than configured, and nothing once the reserve is reached: a typed
@@ -809,6 +809,23 @@ def test_the_plans_inspection_ends_before_its_function_times_out(template: Templ
     with pytest.raises(ResourceLimit):
         plan_limits(configured, remaining_s=PLAN_RESERVE_S)
     assert plan_limits(configured, remaining_s=None) == configured  # the command line
+
+
+def test_a_parse_tier_s_conversion_ends_before_its_function_times_out(
+    template: Template,
+) -> None:
+    from richdoc.parse.settings import ParseLimits
+    from richdoc.parse.step import PARSE_RESERVE_S
+
+    most = template.sam["Parameters"]["ParseTimeoutSeconds"]["MaxValue"]
+    configured = ParseLimits(max_pages=2000, timeout_s=most, mem_ceiling_mb=1536)
+    for tier in PARSE_TIERS:
+        timeout = _sam(template, tier)["Timeout"]
+        # A conversion that starts after a 30 s download keeps the reserve for storing
+        # its document and the records: the configured 840 s would not.
+        started_late = configured.within_invocation(timeout - 30, PARSE_RESERVE_S, "parse")
+        assert started_late.timeout_s == timeout - 30 - PARSE_RESERVE_S < most, tier
+        assert configured.within_invocation(timeout, PARSE_RESERVE_S, "parse").timeout_s <= most
 
 
 def test_state_machine_may_invoke_only_the_pipeline_functions(template: Template) -> None:

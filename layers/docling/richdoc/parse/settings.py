@@ -174,6 +174,20 @@ class ParseLimits:
         shorter (the time an invocation has left for it)."""
         return dataclasses.replace(self, timeout_s=min(self.timeout_s, seconds))
 
+    def within_invocation(self, remaining_s: float, reserve_s: float, step: str) -> ParseLimits:
+        """These limits for a worker that starts with ``remaining_s`` left in its Lambda
+        invocation: its wall clock ends ``reserve_s`` before the invocation does (what
+        ``step`` does after the worker: storing, the records), so a slow document ends
+        as the worker's typed ``ResourceLimit``, not as the platform's
+        ``Sandbox.Timedout``; ``ResourceLimit`` at once when that leaves nothing."""
+        left = remaining_s - reserve_s
+        if left <= 0:
+            raise ResourceLimit(
+                f"{step} has {remaining_s:.0f} s left, within the {reserve_s:.0f} s it keeps "
+                "for its work after the worker's: no time for the worker"
+            )
+        return self.within(left)
+
     def ceiling(self, zygote: ZygoteMemory, pipeline: Pipeline) -> int:
         """The child's ceiling for a document on ``pipeline``: the configured one, else
         the tier's (``ceiling_for_tier``, which refuses a tier too small for one page)."""
