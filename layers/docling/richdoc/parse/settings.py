@@ -233,6 +233,26 @@ def available_cpus() -> int:
     return os.cpu_count() or 1
 
 
+# Lambda gives a function CPU in proportion to its memory: one vCPU's worth at 1,769 MB
+# (Lambda's memory and computing power page), about 2.3 at 4,096 MB. The vCPUs it shows
+# are more (3 at 4,096 MB; 6 at 10,240 MB, for 5.8 vCPUs of time): a thread for each
+# of those would wait on the quota, and torch's parallel regions wait for their slowest
+# thread.
+MB_PER_VCPU = 1769
+
+
+def lambda_vcpus(memory_mb: int) -> int:
+    """The whole vCPUs of time a function of ``memory_mb`` gets (at least one)."""
+    return max(1, memory_mb // MB_PER_VCPU)
+
+
+def cpu_budget(memory_tier_mb: int | None) -> int:
+    """The CPUs a conversion may use: the ones this process may run on, and in a Lambda
+    tier (``memory_tier_mb``) no more than its memory buys."""
+    cpus = available_cpus()
+    return cpus if memory_tier_mb is None else min(cpus, lambda_vcpus(memory_tier_mb))
+
+
 def threads_for(running: int, cpus: int) -> int:
     """torch's threads for a conversion that starts while ``running`` conversions (itself
     included) share ``cpus``: its share of them, at least one. In Lambda a function runs

@@ -31,7 +31,7 @@ from richdoc.parse.settings import (
     ParseLimits,
     ParserSettings,
     ZygoteMemory,
-    available_cpus,
+    cpu_budget,
     threads_for,
 )
 from richdoc.parse.tasks import ConvertTask, InspectTask
@@ -109,7 +109,7 @@ class ParseWorker:
         ceiling = self.ceiling(limits, fmt)
         with self._running_lock:
             self._running += 1
-            threads = threads_for(self._running, available_cpus())
+            threads = threads_for(self._running, cpu_budget(limits.memory_tier_mb))
         try:
             task = ConvertTask(
                 source=staged,
