@@ -237,6 +237,18 @@ def test_jobs_table_has_status_index_recovery_and_encryption(template: Template)
     assert "AWS managed key" in skip["comment"] and "AWS-owned" not in skip["comment"]
 
 
+@pytest.mark.parametrize("logical_id", ["JobsTable", "DeadLetterQueue"])
+def test_the_job_records_and_the_dead_letters_outlive_the_stack(
+    template: Template, logical_id: str
+) -> None:
+    # What no redeploy can recreate: every job's record, and the only way to redrive a
+    # failed upload. Deleting the stack (or a replacing update) leaves them.
+    resource = template.sam["Resources"][logical_id]
+    assert (resource["DeletionPolicy"], resource["UpdateReplacePolicy"]) == ("Retain", "Retain")
+    if logical_id == "JobsTable":
+        assert resource["Properties"]["DeletionProtectionEnabled"] is True
+
+
 def test_parse_tiers_share_one_image_with_growing_memory(template: Template) -> None:
     sam = template.sam["Resources"]
     memories = [
@@ -401,7 +413,11 @@ def test_starter_failures_alarm_on_every_failed_record(template: Template) -> No
     assert {stat["Stat"] for stat in stats.values()} == {"Sum"}
     [expression] = [m for m in starter["Metrics"] if "Expression" in m]
     assert expression["ReturnData"] is True
-    assert set(re.findall(r"[a-z]+", expression["Expression"].lower())) == {"sum", *stats}
+    assert set(re.findall(r"[a-z]+", expression["Expression"].lower())) == {"sum", "fill", *stats}
+    # IngestRecordsFailed exists only in periods with a failed record, Errors only while
+    # the starter runs: each filled with 0, so a period missing one still counts the other.
+    for metric in stats:
+        assert f"FILL({metric}, 0)" in expression["Expression"]
     assert (starter["Threshold"], starter["ComparisonOperator"]) == (0, "GreaterThanThreshold")
 
 
@@ -666,6 +682,52 @@ def test_function_roles_grant_exactly_the_actions_their_code_needs(
 ) -> None:
     actions = {a for s in _statements(template, role) for a in _actions(s)}
     assert actions == EXPECTED_ACTIONS[role]
+
+
+# What the operator commands call (tests/e2e/test_operator_policy_e2e.py checks every
+# call of a run of them against the deployed policy), by statement.
+OPERATOR_ACTIONS = {
+    "FindTheStack": {"cloudformation:DescribeStacks"},
+    "JobRecords": {
+        "dynamodb:GetItem",
+        "dynamodb:BatchGetItem",
+        "dynamodb:Query",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:DeleteItem",
+    },
+    "Sources": {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "s3:DeleteObjectVersion"},
+    "ListSources": {"s3:ListBucket", "s3:ListBucketVersions"},
+    "Artifacts": {"s3:GetObject", "s3:DeleteObject"},
+    "ListArtifacts": {"s3:ListBucket"},
+    "DeadLetters": {
+        "sqs:ReceiveMessage",
+        "sqs:DeleteMessage",
+        "sqs:ChangeMessageVisibility",
+        "sqs:GetQueueAttributes",
+        "sqs:StartMessageMoveTask",
+    },
+    "NextRuns": {"sqs:SendMessage"},
+    "Executions": {
+        "states:DescribeExecution",
+        "states:GetExecutionHistory",
+        "states:DescribeStateMachineForExecution",
+        "states:StopExecution",
+    },
+    "Definition": {"states:DescribeStateMachine"},
+}
+
+
+def test_the_stack_ships_an_operator_policy_of_exactly_what_the_commands_call(
+    template: Template,
+) -> None:
+    policy = template.resources["OperatorPolicy"]
+    assert policy["Type"] == "AWS::IAM::ManagedPolicy"
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert {s["Sid"]: set(_actions(s)) for s in statements} == OPERATOR_ACTIONS
+    for statement in statements:
+        assert statement["Effect"] == "Allow" and statement["Resource"] != "*", statement
+    assert template.sam["Outputs"]["OperatorPolicyArn"]["Value"] == {"Ref": "OperatorPolicy"}
 
 
 def test_no_policy_uses_wildcard_actions_or_unscoped_resources(template: Template) -> None:
