@@ -11,21 +11,11 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from richdoc_client.schemas import PUBLISHED, Published, schema_bytes
-from scripts.generate_schemas import SCHEMAS
 from scripts.generate_schemas import main as generate
 from tests.support.consumer_examples import CONSUMERS
 from tests.support.paths import DATA
-
-BY_NAME = {published.name: published for published in PUBLISHED}
-
-
-def _validator(name: str) -> Draft202012Validator:
-    schema = json.loads((SCHEMAS / BY_NAME[name].file_name).read_bytes())
-    return Draft202012Validator(schema)
-
-
-def _errors(name: str, document: Any) -> list[str]:
-    return [error.message for error in _validator(name).iter_errors(document)]
+from tests.support.published_schemas import SCHEMAS
+from tests.support.published_schemas import schema_errors as _errors
 
 
 def _documents(pattern: str) -> list[Path]:
