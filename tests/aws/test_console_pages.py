@@ -31,6 +31,7 @@ from tests.support.console import (
     make_console,
     outputs_for,
 )
+from tests.support.outline_projection import Heading, Paragraph, outline
 from tests.support.paths import DEFINITION_PATH, SAMPLES
 
 EXECUTION_ARN = "arn:aws:states:us-east-1:123456789012:execution:pipeline:{job}-r{run}"
@@ -419,23 +420,8 @@ def test_other_formats_get_the_structure_tree(console: Console) -> None:
     job_id = f"{1:032x}"
     outputs = outputs_for(job_id)
     console.put_job(job(1, source, outputs=outputs))
-    projection = {
-        "schema": "richdoc.projection/v1",
-        "source": {"name": "memo.md", "sha256": None, "pipeline": None},
-        "canonical_text": "Mémo\n\nÜber 2024-01-01.",
-        "nodes": [
-            {"id": 0, "label": "DOCUMENT", "props": {"name": "memo.md"}},
-            {"id": 1, "label": "SECTION", "props": {"title": "Mémo", "level": 1}},
-            {"id": 2, "label": "PARAGRAPH", "props": {"text": "Über 2024-01-01."}},
-        ],
-        "edges": [{"src": 0, "dst": 1, "ord": 0}, {"src": 1, "dst": 2, "ord": 0}],
-        "spans": [
-            {"node": 1, "start": 0, "end": 5, "kind": "heading"},
-            {"node": 2, "start": 7, "end": 24, "kind": "paragraph"},
-        ],
-        "stats": {},
-    }
-    console.put_artifact(outputs.projection_key, json.dumps(projection).encode())
+    projection = outline(Heading(1, "Mémo"), Paragraph("Über 2024-01-01."), name="memo.md")
+    console.put_artifact(outputs.projection_key, projection.to_json_bytes())
     console.put_artifact(
         outputs.detection_key,
         Detection(

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from richdoc_tools.cli import main
 
+from tests.support.published_schemas import schema_errors
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
 
@@ -224,6 +226,10 @@ def test_run_json_has_the_design_fields_and_out_writes_every_artifact(
         "projection.json",
     ]
     assert sorted(p.name for p in (tmp_path / "broken.docx").iterdir()) == ["job.json"]
+    for name in ("projection", "detection"):  # what the pipeline wrote meets its schema
+        written = sorted(tmp_path.glob(f"*/{name}.json"))
+        assert len(written) == 2
+        assert [schema_errors(name, json.loads(p.read_bytes())) for p in written] == [[], []]
     job = json.loads((tmp_path / "broken.docx" / "job.json").read_text())
     assert job["status"] == "DEAD_LETTERED" and job["attempts"]
     assert job["input"] == str(SAMPLES / "broken.docx")

@@ -18,6 +18,7 @@ from richdoc.jobs import DeadLetterMark, JobStatus
 from richdoc.taxonomy import ResourceLimit, Transient
 from tests.support.parse_inputs import docx_bytes
 from tests.support.paths import SAMPLES
+from tests.support.published_schemas import schema_errors
 from tests.support.sdk_faults import connection_error, failing
 from tests.support.stack_runs import (
     dead_letters_for,
@@ -72,6 +73,8 @@ def test_a_docx_succeeds_with_records_outputs_and_no_dead_letter(stack: Any) -> 
     assert projection["source"]["sha256"] == job.source.sha256
     detection = json.loads(stack.artifact(job.outputs.detection_key))
     assert detection["ambiguities"][0]["kind"] == "conflicting_dates"
+    assert schema_errors("projection", projection) == []
+    assert schema_errors("detection", detection) == []
     assert dead_letters_for(stack, job.job_id) == []
 
 

@@ -12,14 +12,26 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 from richdoc_tools.console.diagram import MAP_HEADER, draw
 from richdoc_tools.console.execution import StateStatus, state_runs
 from richdoc_tools.console.overlay import overlay
 from richdoc_tools.statemachine import SEPARATOR, Machine
 
-from richdoc.contracts import SourceInfo
 from richdoc.detection import Ambiguity, AmbiguityKind, Candidate, Detection, DetectionStats
-from richdoc.graph import Edge, Node, NodeLabel, Projection, Span
+from richdoc_client.projection import (
+    DocumentNode,
+    DocumentProps,
+    Edge,
+    Node,
+    ParagraphNode,
+    ParagraphProps,
+    Projection,
+    ProjectionSource,
+    ProjectionStats,
+    Span,
+    SpanKind,
+)
 from tests.support.paths import DATA
 
 HISTORIES = DATA / "console"
@@ -159,24 +171,23 @@ def test_no_history_leaves_every_state_not_run() -> None:
 
 def _projection(blocks: list[str], separator: str = "\n\n") -> Projection:
     text = separator.join(blocks)
-    nodes = [Node(id=0, label=NodeLabel.DOCUMENT, props={"name": "doc.pdf"})]
+    nodes: list[Node] = [DocumentNode(id=0, props=DocumentProps(name="doc.pdf"))]
     spans, edges, offset = [], [], 0
     for i, block in enumerate(blocks, start=1):
         start = len(text[:offset].encode())
         end = start + len(block.encode())
         bbox = [10.0, 20.0 * i, 110.0, 20.0 * i + 12]
-        nodes.append(
-            Node(id=i, label=NodeLabel.PARAGRAPH, props={"text": block, "page": 1, "bbox": bbox})
-        )
+        nodes.append(ParagraphNode(id=i, props=ParagraphProps(text=block, page=1, bbox=bbox)))
         edges.append(Edge(src=0, dst=i, ord=i - 1))
-        spans.append(Span(node=i, start=start, end=end, kind="paragraph"))
+        spans.append(Span(node=i, start=start, end=end, kind=SpanKind.PARAGRAPH))
         offset += len(block) + len(separator)
     return Projection(
-        source=SourceInfo(name="doc.pdf"),
+        source=ProjectionSource(name="doc.pdf"),
         canonical_text=text,
         nodes=nodes,
         edges=edges,
         spans=spans,
+        stats=ProjectionStats.of_graph(nodes, edges, spans, text),
     )
 
 
@@ -202,7 +213,9 @@ def test_multibyte_text_gets_character_offsets() -> None:
 
 def test_boxes_land_on_their_pages_and_ambiguities_on_their_evidence() -> None:
     projection = _projection(["first", "second", "third"])
-    projection.nodes[3].props["page"] = 2
+    moved = projection.nodes[3]
+    assert isinstance(moved, ParagraphNode)
+    moved.props.page = 2
     detection = Detection(
         ambiguities=[
             Ambiguity(
@@ -229,9 +242,18 @@ def test_boxes_land_on_their_pages_and_ambiguities_on_their_evidence() -> None:
     assert overlay(projection, detection).pages == []  # nothing rendered: no pages
 
 
-@pytest.mark.parametrize("bbox", [[1, 2, 3], ["a", 1, 2, 3], [True, 1, 2, 3], None])
-def test_a_malformed_bbox_draws_no_box(bbox: object) -> None:
+@pytest.mark.parametrize("bbox", [[1, 2, 3], ["a", 1, 2, 3], [1, 2, 3, 4, 5]])
+def test_a_malformed_bbox_is_refused_when_the_projection_is_read(bbox: object) -> None:
+    data = json.loads(_projection(["only"]).to_json_bytes())
+    data["nodes"][1]["props"]["bbox"] = bbox
+    with pytest.raises(ValidationError, match="bbox"):
+        Projection.model_validate(data)
+
+
+def test_a_node_without_a_bbox_draws_no_box() -> None:
     projection = _projection(["only"])
-    projection.nodes[1].props["bbox"] = bbox
+    only = projection.nodes[1]
+    assert isinstance(only, ParagraphNode)
+    only.props.bbox = None
     graph = overlay(projection, None, [(100.0, 100.0)])
     assert graph.pages[0].boxes == [] and graph.nodes[1].bbox is None

@@ -48,6 +48,7 @@ from typing import (
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from richdoc.taxonomy import Failure, FailureKind, MemoryUse
+from richdoc_client.projection import ProjectionSource
 
 if TYPE_CHECKING:
     from docling_core.types.doc.document import DoclingDocument
@@ -90,12 +91,11 @@ class SourceObject(Contract):
         return kwargs
 
 
-class SourceInfo(Contract):
-    """What a projection records about its source (``projection.json``'s ``source``)."""
+class SourceInfo(ProjectionSource):
+    """What the project step is told about its source: ``projection.json``'s ``source``
+    (the published model), as a state payload."""
 
-    name: str
-    sha256: str | None = None
-    pipeline: str | None = None
+    model_config = Contract.model_config
 
     @classmethod
     def for_document(
