@@ -59,7 +59,7 @@ class Contract(BaseModel):
     ignored, so the definition may pass more than a step reads."""
 
     # Schemas are built on first use: each handler pays only for the models it uses.
-    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="ignore")
 
 
 class ObjectAddress(TypedDict):
@@ -545,6 +545,4 @@ RecordsActions = (
     | RecordDeadLettered
 )
 RecordsAction = Annotated[RecordsActions, Field(discriminator="action")]
-RECORDS_ACTION: TypeAdapter[RecordsActions] = TypeAdapter(
-    RecordsAction, config=ConfigDict(defer_build=True)
-)
+RECORDS_ACTION: TypeAdapter[RecordsActions] = TypeAdapter(RecordsAction)
