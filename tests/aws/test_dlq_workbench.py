@@ -1,6 +1,7 @@
-"""The dead-letter queue worked message by message (``richdoc_tools.dlq``): listed from the
-job records without receiving, chosen messages redriven or discarded with a recorded
-reason, the rest left where they were."""
+"""The dead-letter queue worked message by message
+(``richdoc_tools.ops.dead_letter_queue``): listed from the job records without receiving,
+chosen messages redriven or discarded with a recorded reason, the rest left where they
+were."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import boto3
 import pytest
-from richdoc_tools.dlq import (
+from richdoc_tools.ops.dead_letter_queue import (
     discard_chosen,
     list_dead_letters,
     peek,

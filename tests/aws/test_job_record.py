@@ -14,8 +14,8 @@ import pytest
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from richdoc_tools.ops.uploads import Upload
 from richdoc_tools.run import _result
-from richdoc_tools.uploads import Upload
 
 from richdoc.contracts import JobCounts, JobOptions, JobOutputs, SourceObject, StepName
 from richdoc.jobs import (

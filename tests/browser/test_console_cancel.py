@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 from richdoc_tools.local.events import wait_until
-from richdoc_tools.operator import Operator
+from richdoc_tools.ops.operator import Operator
 
 from richdoc.contracts import ParseInput
 from richdoc.jobs import JobPhase, JobStatus

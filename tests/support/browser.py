@@ -33,7 +33,7 @@ if TYPE_CHECKING:
         Page,
         Playwright,
     )
-    from richdoc_tools.operator import Operator
+    from richdoc_tools.ops.operator import Operator
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [

@@ -13,7 +13,7 @@ import boto3
 from flask import Flask
 from flask.testing import FlaskClient
 from richdoc_tools.console.app import ConsoleSettings, create_app
-from richdoc_tools.operator import Operator, StackResources
+from richdoc_tools.ops.operator import Operator, StackResources
 from werkzeug.test import TestResponse
 
 from richdoc.contracts import JobOutputs, SourceObject

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from richdoc_tools.console.diagram import MAP_HEADER, draw
 from richdoc_tools.console.execution import StateStatus, state_runs
 from richdoc_tools.console.overlay import overlay
-from richdoc_tools.statemachine import SEPARATOR, Machine
+from richdoc_tools.ops.statemachine import SEPARATOR, Machine
 
 from richdoc.contracts import SourceInfo
 from richdoc.detection import Ambiguity, AmbiguityKind, Candidate, Detection, DetectionStats

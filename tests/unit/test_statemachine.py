@@ -1,11 +1,11 @@
-"""The definition as a graph (``richdoc_tools.statemachine``): every transition of
+"""The definition as a graph (``richdoc_tools.ops.statemachine``): every transition of
 statemachine/pipeline.asl.json, with its kind, and the Map's iterator."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from richdoc_tools.statemachine import Machine, TransitionKind, describe_rule
+from richdoc_tools.ops.statemachine import Machine, TransitionKind, describe_rule
 
 
 def test_the_checkout_definition_loads_as_the_fixture_reads_it(definition: dict[str, Any]) -> None:

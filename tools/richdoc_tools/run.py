@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from richdoc.jobs import Attempt, Job, JobStatus, Progress
 from richdoc_tools.local.stack import EmbeddedStack
-from richdoc_tools.uploads import Upload, clarify_metadata
+from richdoc_tools.ops.uploads import Upload, clarify_metadata
 
 
 class Counts(BaseModel):

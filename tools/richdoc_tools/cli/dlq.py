@@ -15,7 +15,7 @@ import click
 from richdoc_tools.cli.options import example, json_option, with_operator
 
 if TYPE_CHECKING:
-    from richdoc_tools.operator import Operator
+    from richdoc_tools.ops.operator import Operator
 
 
 @click.group(short_help="the dead-letter queue of a stack")
@@ -65,7 +65,7 @@ def redrive(operator: Operator) -> int:
     """On AWS: an SQS StartMessageMoveTask from the dead-letter queue to the ingest queue.
     On the embedded stack (which lacks that API): the same move done message by
     message."""
-    from richdoc_tools.dlq import redrive_outlook
+    from richdoc_tools.ops.dead_letter_queue import redrive_outlook
 
     outlook = redrive_outlook(operator.dead_letters())
     result = operator.redrive()

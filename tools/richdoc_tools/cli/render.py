@@ -25,14 +25,14 @@ from richdoc_tools.terminal import cell, markup, visible
 if TYPE_CHECKING:
     from richdoc.deletion import Deleted
     from richdoc.jobs import Attempt, Job, Progress
-    from richdoc_tools.cancel import CancelResult
-    from richdoc_tools.dlq import DeadLetterListing
-    from richdoc_tools.failures import FailureGroup
-    from richdoc_tools.operator import AmbiguousJobId
+    from richdoc_tools.ops.cancel import CancelResult
+    from richdoc_tools.ops.dead_letter_queue import DeadLetterListing
+    from richdoc_tools.ops.failures import FailureGroup
+    from richdoc_tools.ops.operator import AmbiguousJobId
+    from richdoc_tools.ops.redrive import RedriveFilter, RedriveReport, RedriveResult
+    from richdoc_tools.ops.tiers import Spread, TierReport
     from richdoc_tools.preflight import Finding
-    from richdoc_tools.redrive import RedriveFilter, RedriveReport, RedriveResult
     from richdoc_tools.run import RunResult
-    from richdoc_tools.tiers import Spread, TierReport
 
 RUN_COLUMNS = (
     "file",
@@ -213,7 +213,7 @@ def _attempt_row(a: Attempt) -> list[object]:
 
 
 def job_show(job: Job, attempts: Sequence[Attempt], *, as_json: bool) -> None:
-    from richdoc_tools.operator import shard_parses
+    from richdoc_tools.ops.operator import shard_parses
 
     if as_json:
         _print_json({**job.to_dict(), "attempts": [a.to_dict() for a in attempts]})

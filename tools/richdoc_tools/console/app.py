@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from flask import Flask, current_app
 
 if TYPE_CHECKING:
-    from richdoc_tools.operator import Operator
+    from richdoc_tools.ops.operator import Operator
 
 EXTENSION = "richdoc_console"
 

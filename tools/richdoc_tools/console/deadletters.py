@@ -23,7 +23,7 @@ from richdoc_tools.console.app import settings
 from richdoc_tools.console.jobs import cursor
 from richdoc_tools.console.summaries import JobSummary
 from richdoc_tools.console.twins import page, respond
-from richdoc_tools.dlq import (
+from richdoc_tools.ops.dead_letter_queue import (
     DeadLetter,
     ListedLetter,
     Taken,

@@ -20,8 +20,8 @@ from richdoc.jobs import Job
 from richdoc_tools.console.app import settings
 from richdoc_tools.console.jobs import moment
 from richdoc_tools.console.twins import page, respond
-from richdoc_tools.failures import FAILED_STATUSES, FailureGroup, fleet_failures
-from richdoc_tools.redrive import (
+from richdoc_tools.ops.failures import FAILED_STATUSES, FailureGroup, fleet_failures
+from richdoc_tools.ops.redrive import (
     DEFAULT_RATE_PER_S,
     Pacer,
     RedriveFilter,
@@ -29,7 +29,7 @@ from richdoc_tools.redrive import (
     redrive_selected,
     select,
 )
-from richdoc_tools.tiers import TierReport, fleet_tiers
+from richdoc_tools.ops.tiers import TierReport, fleet_tiers
 
 blueprint = Blueprint("fleet", __name__)
 

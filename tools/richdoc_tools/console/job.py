@@ -25,17 +25,17 @@ from werkzeug.wrappers import Response
 
 from richdoc.jobs import OK_OUTCOME, RUNNING_OUTCOME, Attempt, Job, JobStatus, execution_name
 from richdoc.taxonomy import kind_of_error_name
-from richdoc_tools.cancel import cancel_jobs, finished_detail
 from richdoc_tools.console.app import settings
 from richdoc_tools.console.diagram import Diagram, draw
 from richdoc_tools.console.execution import StateRun, state_runs
 from richdoc_tools.console.security import attachment
 from richdoc_tools.console.summaries import JobSummary
 from richdoc_tools.console.twins import page, respond
-from richdoc_tools.operator import AmbiguousJobId, shard_parses
-from richdoc_tools.redrive import not_redrivable, redrive_ids
+from richdoc_tools.ops.cancel import cancel_jobs, finished_detail
+from richdoc_tools.ops.operator import AmbiguousJobId, shard_parses
+from richdoc_tools.ops.redrive import not_redrivable, redrive_ids
+from richdoc_tools.ops.statemachine import Machine
 from richdoc_tools.run import OUTPUT_FILES
-from richdoc_tools.statemachine import Machine
 
 blueprint = Blueprint("job", __name__)
 

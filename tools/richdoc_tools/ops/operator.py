@@ -24,7 +24,7 @@ from richdoc.contracts import SourceObject
 from richdoc.deletion import Deleted, Deletion
 from richdoc.jobs import Attempt, Job, JobFilter, JobPage, JobStatus, JobStore, Position
 from richdoc.jobs.references import DigestReferences
-from richdoc_tools.dlq import (
+from richdoc_tools.ops.dead_letter_queue import (
     DeadLetter,
     DeadLetterListing,
     list_dead_letters,
@@ -33,7 +33,7 @@ from richdoc_tools.dlq import (
     peek_listing,
     start_move_task,
 )
-from richdoc_tools.uploads import Upload, clarify_metadata, put_source
+from richdoc_tools.ops.uploads import Upload, clarify_metadata, put_source
 
 if TYPE_CHECKING:
     from types_boto3_s3 import S3Client
