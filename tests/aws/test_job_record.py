@@ -17,7 +17,14 @@ from hypothesis import strategies as st
 from richdoc_tools.ops.uploads import Upload
 from richdoc_tools.run import _result
 
-from richdoc.contracts import JobCounts, JobOptions, JobOutputs, SourceObject, StepName
+from richdoc.contracts import (
+    OUTPUT_FILES,
+    JobCounts,
+    JobOptions,
+    JobOutputs,
+    SourceObject,
+    StepName,
+)
 from richdoc.jobs import (
     Attempt,
     DeadLetterMark,
@@ -181,6 +188,17 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
     printed = _result(Path("contract.docx"), upload, job, [stored]).model_dump(mode="json")
     assert [list(a.items()) for a in printed["attempts"]] == [list(expected_attempt.items())]
     assert printed["outputs"] == expected_job["outputs"]
+
+
+def test_every_output_of_a_job_has_its_own_file_name() -> None:
+    """What `richdoc run --out` writes and the console downloads: one file per output."""
+    assert list(OUTPUT_FILES) == list(JobOutputs.model_fields)
+    assert len(set(OUTPUT_FILES.values())) == len(OUTPUT_FILES)
+    assert OUTPUTS.files() == {
+        "docling.json": OUTPUTS.docling_key,
+        "projection.json": OUTPUTS.projection_key,
+        "detection.json": OUTPUTS.detection_key,
+    }
 
 
 def test_a_dead_lettered_job_prints_its_failure_as_stored(jobs_table: Any) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from richdoc.contracts import OUTPUT_FILES
 from richdoc.jobs import Attempt, Job, JobStatus, Progress
 from richdoc_tools.local.stack import EmbeddedStack
 from richdoc_tools.ops.uploads import Upload, clarify_metadata
@@ -164,12 +165,6 @@ def run_files(
     return results
 
 
-# What --out writes per input: output key in the job record -> file name.
-OUTPUT_FILES = {
-    "docling_key": "docling.json",
-    "projection_key": "projection.json",
-    "detection_key": "detection.json",
-}
 JOB_FILE = "job.json"
 
 

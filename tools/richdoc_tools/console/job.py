@@ -23,6 +23,7 @@ from flask import Blueprint, abort, request, url_for
 from pydantic import BaseModel, ConfigDict, Field
 from werkzeug.wrappers import Response
 
+from richdoc.contracts import OUTPUT_FILES
 from richdoc.jobs import OK_OUTCOME, RUNNING_OUTCOME, Attempt, Job, JobStatus, execution_name
 from richdoc.taxonomy import kind_of_error_name
 from richdoc_tools.console.app import settings
@@ -35,7 +36,6 @@ from richdoc_tools.ops.cancel import cancel_jobs, finished_detail
 from richdoc_tools.ops.operator import AmbiguousJobId, shard_parses
 from richdoc_tools.ops.redrive import not_redrivable, redrive_ids
 from richdoc_tools.ops.statemachine import Machine
-from richdoc_tools.run import OUTPUT_FILES
 
 blueprint = Blueprint("job", __name__)
 
@@ -206,8 +206,8 @@ def _view(job: Job) -> JobView:
 def artifact(job_id: str, name: str) -> Response:
     """docling.json, projection.json or detection.json of the job's run: a download."""
     job = job_or_abort(job_id)
-    keys = {file: getattr(job.outputs, key) for key, file in OUTPUT_FILES.items()}
-    if job.outputs is None or name not in keys:
+    keys = job.outputs.files() if job.outputs else {}
+    if name not in keys:
         abort(404, f"the job has no {name}")
     data = settings().operator.artifact(keys[name])
     return attachment(data, f"{job.job_id[:12]}-{name}", "application/json")
