@@ -12,8 +12,9 @@ from urllib.parse import quote
 
 import pytest
 from flask.testing import FlaskClient
-from richdoc_tools.console.app import ConsoleSettings, create_app
+from richdoc_tools.console.app import create_app
 from richdoc_tools.console.security import CONTENT_SECURITY_POLICY
+from richdoc_tools.console.settings import ConsoleSettings
 
 from richdoc.jobs import DeadLetterMark, JobStatus
 from richdoc.taxonomy import Failure, FailureKind

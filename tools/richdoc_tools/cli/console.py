@@ -133,8 +133,9 @@ def _serve(
 ) -> None:
     from flask import Flask
 
-    from richdoc_tools.console.app import ConsoleSettings, create_app
+    from richdoc_tools.console.app import create_app
     from richdoc_tools.console.server import console_url, serve
+    from richdoc_tools.console.settings import ConsoleSettings
     from richdoc_tools.run import input_keys
     from richdoc_tools.terminal import visible
 

@@ -19,8 +19,8 @@ from werkzeug.wrappers import Response
 
 from richdoc.jobs import JobFilter, JobStatus, StaleRun
 from richdoc.taxonomy import FailureKind
-from richdoc_tools.console.app import settings
-from richdoc_tools.console.jobs import cursor
+from richdoc_tools.console.forms import cursor, form_reason, wants_dry_run
+from richdoc_tools.console.settings import settings
 from richdoc_tools.console.summaries import JobSummary
 from richdoc_tools.console.twins import page, respond
 from richdoc_tools.ops.dead_letter_queue import (
@@ -35,8 +35,6 @@ from richdoc_tools.ops.dead_letter_queue import (
 )
 
 blueprint = Blueprint("deadletters", __name__)
-
-MAX_REASON = 1000
 
 
 class DeadLetterRow(BaseModel):
@@ -184,8 +182,8 @@ def _act(action: str) -> Response:
     config = settings()
     operator = config.operator
     choice = _choice()
-    dry_run = request.form.get("dry_run", "1") != "0"
-    reason = request.form.get("reason", "").strip()[:MAX_REASON]
+    dry_run = wants_dry_run()
+    reason = form_reason()
     if action == "discard" and not reason:
         abort(400, "say why the messages are discarded: the reason is kept on each job")
     if choice.everything:

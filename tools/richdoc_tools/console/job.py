@@ -26,20 +26,19 @@ from werkzeug.wrappers import Response
 from richdoc.contracts import OUTPUT_FILES
 from richdoc.jobs import OK_OUTCOME, RUNNING_OUTCOME, Attempt, Job, JobStatus, execution_name
 from richdoc.taxonomy import kind_of_error_name
-from richdoc_tools.console.app import settings
 from richdoc_tools.console.diagram import Diagram, draw
 from richdoc_tools.console.execution import StateRun, state_runs
+from richdoc_tools.console.forms import form_reason, job_or_abort
 from richdoc_tools.console.security import attachment
+from richdoc_tools.console.settings import settings
 from richdoc_tools.console.summaries import JobSummary
 from richdoc_tools.console.twins import page, respond
 from richdoc_tools.ops.cancel import cancel_jobs, finished_detail
-from richdoc_tools.ops.operator import AmbiguousJobId, shard_parses
+from richdoc_tools.ops.operator import shard_parses
 from richdoc_tools.ops.redrive import not_redrivable, redrive_ids
 from richdoc_tools.ops.statemachine import Machine
 
 blueprint = Blueprint("job", __name__)
-
-MAX_REASON = 1000
 
 
 class AttemptRow(BaseModel):
@@ -225,8 +224,7 @@ def source(job_id: str) -> Response:
 def cancel(job_id: str) -> Response:
     """``richdoc jobs cancel JOB_ID --reason ...``: the record first, then the execution."""
     job = job_or_abort(job_id)
-    reason = request.form.get("reason", "").strip()[:MAX_REASON] or None
-    [done] = cancel_jobs(settings().operator, [job.job_id], reason=reason)
+    [done] = cancel_jobs(settings().operator, [job.job_id], reason=form_reason() or None)
     return _answer(
         job.job_id, ActionResult(action="cancel", outcome=done.outcome, detail=done.detail)
     )
@@ -277,17 +275,6 @@ def _actions(job: Job) -> list[ActionSlot]:
             ("redrive", "Redrive", refusal[1] if refusal else None),
         )
     ]
-
-
-def job_or_abort(job_id: str) -> Job:
-    """The job of an id or unique id prefix; 404 or 400 (ambiguous) otherwise."""
-    try:
-        job = settings().operator.find_job(job_id)
-    except AmbiguousJobId as exc:
-        abort(400, f"{exc}: give more characters of the job id")
-    if job is None:
-        abort(404, f"no job {job_id!r}")
-    return job
 
 
 def _run(job: Job) -> int:
