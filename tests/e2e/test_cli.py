@@ -28,6 +28,7 @@ def test_every_command_has_help_with_an_example(capsys: pytest.CaptureFixture[st
         ["jobs", "delete"],
         ["dlq", "list"],
         ["dlq", "redrive"],
+        ["dlq", "discard"],
         ["console"],
         ["deploy", "check"],
         ["models", "synthesize"],
@@ -328,6 +329,8 @@ def test_jobs_and_dlq_commands_against_the_embedded_stack(
 ) -> None:
     from richdoc_tools.local.events import wait_until
 
+    from tests.support.stack_runs import wait_for_handlers
+
     upload = stack.upload(tmp_path / "ops.dwg", key="ops/ops.dwg", body=b"AC1032" + bytes(9))
     stack.wait_for_jobs([upload.job_id], 60)
     # The job is recorded dead-lettered before the state machine sends the message: wait
@@ -370,3 +373,23 @@ def test_jobs_and_dlq_commands_against_the_embedded_stack(
         ),
         60,
     )
+
+    # Run 2's dead letter discarded for good: the reason on the job, the message gone.
+    # Its execution ends after the record: wait for it, then leave the functions' output.
+    second = execution_arn.replace("-r1", "-r2")
+    assert wait_until(
+        lambda: sfn.describe_execution(executionArn=second)["status"] != "RUNNING", 60
+    )
+    wait_for_handlers(stack)
+    capsys.readouterr()
+    assert main(["dlq", "list", "--json"]) == 0
+    [message_id] = [
+        d["message_id"] for d in json.loads(capsys.readouterr().out) if d["job_id"] == upload.job_id
+    ]
+    assert main(["dlq", "discard", message_id, "--reason", "a drawing", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["discarded"] == [message_id]
+    discarded = stack.jobs.get(upload.job_id)
+    assert discarded.status == "DEAD_LETTERED" and discarded.run == 2
+    assert discarded.dead_letter.discard_reason == "a drawing"
+    assert main(["dlq", "list", "--json"]) == 0
+    assert upload.job_id not in {d["job_id"] for d in json.loads(capsys.readouterr().out)}

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from richdoc.deletion import Deleted
     from richdoc.jobs import Attempt, Job, Progress
     from richdoc_tools.ops.cancel import CancelResult
-    from richdoc_tools.ops.dead_letter_queue import DeadLetterListing
+    from richdoc_tools.ops.dead_letter_queue import DeadLetterListing, Taken
     from richdoc_tools.ops.failures import FailureGroup
     from richdoc_tools.ops.operator import AmbiguousJobId
     from richdoc_tools.ops.redrive import RedriveFilter, RedriveReport, RedriveResult
@@ -472,6 +472,39 @@ def dead_letters(listing: DeadLetterListing, *, as_json: bool) -> None:
         print(f"{len(letters)} dead-lettered run(s) waiting on the dead-letter queue")
     if others:
         print(others)
+
+
+def discarded(chosen: Sequence[str], reason: str, taken: Taken | None, *, as_json: bool) -> None:
+    """``richdoc dlq discard``: what was chosen and, unless it was a dry run (``taken``
+    None), what became of each message."""
+    if as_json:
+        _print_json(
+            {
+                "reason": reason,
+                "dry_run": taken is None,
+                "chosen": list(chosen),
+                "discarded": taken.done if taken else [],
+                "declined": taken.declined if taken else [],
+                "missing": taken.missing if taken else [],
+            }
+        )
+        return
+    if taken is None:
+        print(f"dry run: {len(chosen)} message(s) would be discarded, nothing is deleted")
+        for message_id in chosen:
+            print(f"  {visible(message_id)}")
+        return
+    for outcome, ids in (
+        ("discarded", taken.done),
+        ("declined: its job has moved on (a newer run)", taken.declined),
+        ("missing: not on the queue (gone already?)", taken.missing),
+    ):
+        for message_id in ids:
+            print(visible(f"{message_id}  {outcome}"))
+    print(
+        f"{len(chosen)} message(s): {len(taken.done)} discarded, {len(taken.declined)} "
+        f"declined, {len(taken.missing)} missing"
+    )
 
 
 # ---- richdoc deploy --------------------------------------------------------------------------

@@ -17,21 +17,21 @@ from flask import Blueprint, abort, request, url_for
 from pydantic import BaseModel
 from werkzeug.wrappers import Response
 
-from richdoc.jobs import JobFilter, JobStatus, StaleRun
+from richdoc.jobs import JobFilter, JobStatus
 from richdoc.taxonomy import FailureKind
 from richdoc_tools.console.forms import cursor, form_reason, wants_dry_run
 from richdoc_tools.console.settings import settings
 from richdoc_tools.console.summaries import JobSummary
 from richdoc_tools.console.twins import page, respond
+from richdoc_tools.ops import dead_letter_queue
 from richdoc_tools.ops.dead_letter_queue import (
     DeadLetter,
     ListedLetter,
     Taken,
-    discard_chosen,
     peek,
     queue_depth,
     redrive_chosen,
-    waiting_dead_letters,
+    waiting_message_ids,
 )
 
 blueprint = Blueprint("deadletters", __name__)
@@ -187,10 +187,9 @@ def _act(action: str) -> Response:
     if action == "discard" and not reason:
         abort(400, "say why the messages are discarded: the reason is kept on each job")
     if choice.everything:
-        jobs = waiting_dead_letters(
+        message_ids = waiting_message_ids(
             operator.jobs, kind=choice.kind or None, feature=choice.feature or None
         )
-        message_ids = [job.dead_letter.message_id for job in jobs if job.dead_letter]
     else:
         message_ids = list(dict.fromkeys(choice.message_ids))
     if not message_ids:
@@ -219,28 +218,14 @@ def _act(action: str) -> Response:
 
 
 def _run(action: str, message_ids: list[str], reason: str) -> Taken:
+    """What ``richdoc dlq discard`` and the chosen messages' redrive do."""
     operator = settings().operator
+    if action == "discard":
+        return dead_letter_queue.discard(operator, message_ids, reason)
     resources = operator.resources
-    if action == "redrive":
-        return redrive_chosen(
-            operator.sqs,
-            resources.dead_letter_queue_url,
-            resources.ingest_queue_url,
-            message_ids,
-        )
-
-    def record(letter: DeadLetter) -> bool:
-        """The reason on the message's job, before the message goes; a message of no
-        recorded run (SQS moved it) has no job to keep it."""
-        if letter.job_id is None or letter.run is None:
-            return True
-        try:
-            operator.jobs.record_discard(letter.job_id, letter.run, letter.message_id, reason)
-        except StaleRun:
-            return False  # its job has moved on: not this message's to discard
-        return True
-
-    return discard_chosen(operator.sqs, resources.dead_letter_queue_url, message_ids, record)
+    return redrive_chosen(
+        operator.sqs, resources.dead_letter_queue_url, resources.ingest_queue_url, message_ids
+    )
 
 
 def _past(action: str) -> str:
