@@ -199,7 +199,7 @@ def test_user_controlled_text_is_escaped_in_every_page(console: Console) -> None
         assert "<script>window.__pwned" not in html and "<img src=x" not in html, path
         assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;&#34;&gt;&lt;img" in html, path
     data = console.json("/jobs.json")
-    assert data["jobs"][0]["key"] == HOSTILE  # JSON keeps the text exactly (as data)
+    assert data["jobs"][0]["source"]["key"] == HOSTILE  # JSON keeps the text exactly (data)
 
 
 def test_another_console_on_another_port_has_its_own_cookie(console: Console) -> None:

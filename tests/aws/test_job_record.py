@@ -14,8 +14,9 @@ import pytest
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from richdoc_tools.ops.job_document import JobDocument
 from richdoc_tools.ops.uploads import Upload
-from richdoc_tools.run import _result
+from richdoc_tools.run import RunResult
 
 from richdoc.contracts import (
     OUTPUT_FILES,
@@ -185,7 +186,8 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
     # The key order too: `richdoc run --json` prints the attempts unsorted.
     assert list(_attempt_json(stored).items()) == list(expected_attempt.items())
     upload = Upload(bucket="ingest", key="contract.docx", version_id="v1", job_id="job-1")
-    printed = _result(Path("contract.docx"), upload, job, [stored]).model_dump(mode="json")
+    document = JobDocument(job=job, attempts=[stored])
+    printed = RunResult.of(Path("contract.docx"), upload, document).model_dump(mode="json")
     assert [list(a.items()) for a in printed["attempts"]] == [list(expected_attempt.items())]
     assert printed["outputs"] == expected_job["outputs"]
 

@@ -187,6 +187,8 @@ def test_run_json_has_the_design_fields_and_out_writes_every_artifact(
 ) -> None:
     from richdoc_tools.run import run_files, write_outputs
 
+    from tests.support.stack_runs import wait_for_handlers
+
     files = [SAMPLES / "contract.docx", SAMPLES / "team-notes.md", SAMPLES / "broken.docx"]
     results = run_files(stack, files, clarify=True, timeout_s=180)
     records = [r.model_dump(mode="json") for r in results]
@@ -228,6 +230,15 @@ def test_run_json_has_the_design_fields_and_out_writes_every_artifact(
     job = json.loads((tmp_path / "broken.docx" / "job.json").read_text())
     assert job["status"] == "DEAD_LETTERED" and job["attempts"]
     assert job["input"] == str(SAMPLES / "broken.docx")
+    # One public shape: job.json is the job as `richdoc jobs show --json` prints it (and
+    # the input), and `richdoc run --json` summarises it.
+    wait_for_handlers(stack)  # the reconciler of the failed execution prints its metrics
+    capsys.readouterr()
+    assert main(["jobs", "show", broken["job_id"], "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert {name: value for name, value in job.items() if name != "input"} == shown
+    assert broken["attempts"] == shown["attempts"] and broken["job_id"] == shown["job_id"]
+    assert broken["failure_kind"] == shown["failure"]["kind"]
 
 
 @pytest.mark.e2e

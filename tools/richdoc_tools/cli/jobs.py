@@ -76,8 +76,7 @@ def show(operator: Operator, job_id: str, as_json: bool) -> int:
     if found is None:
         print(f"richdoc jobs show: no job {visible(job_id)}", file=sys.stderr)
         return EXIT_FAILED
-    job, attempts = found
-    render.job_show(job, attempts, as_json=as_json)
+    render.job_show(found, as_json=as_json)
     return 0
 
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from richdoc_tools.ops.cancel import CancelResult
     from richdoc_tools.ops.dead_letter_queue import DeadLetterListing, Taken
     from richdoc_tools.ops.failures import FailureGroup
+    from richdoc_tools.ops.job_document import JobDocument
     from richdoc_tools.ops.operator import AmbiguousJobId
     from richdoc_tools.ops.redrive import RedriveFilter, RedriveReport, RedriveResult
     from richdoc_tools.ops.tiers import Spread, TierReport
@@ -212,12 +213,14 @@ def _attempt_row(a: Attempt) -> list[object]:
     ]
 
 
-def job_show(job: Job, attempts: Sequence[Attempt], *, as_json: bool) -> None:
+def job_show(document: JobDocument, *, as_json: bool) -> None:
+    """The job's public JSON (``--json``), or its record, its shards and its attempts."""
     from richdoc_tools.ops.operator import shard_parses
 
     if as_json:
-        _print_json({**job.to_dict(), "attempts": [a.to_dict() for a in attempts]})
+        _print_json(document.model_dump(mode="json"))
         return
+    job, attempts = document.job, document.attempts
     console = Console()
     # JSON-encoded, so control characters in keys or reasons arrive escaped.
     console.print_json(json.dumps(job.to_dict(), default=str))

@@ -37,14 +37,6 @@ from richdoc_tools.ops.dead_letter_queue import (
 blueprint = Blueprint("deadletters", __name__)
 
 
-class DeadLetterRow(BaseModel):
-    job: JobSummary
-    message_id: str
-    sent_by: str
-    discarded_at: str | None
-    discard_reason: str | None
-
-
 class Depth(BaseModel):
     waiting: int
     in_flight: int
@@ -87,7 +79,7 @@ class Outcome(BaseModel):
 
 
 class DeadLettersPage(BaseModel):
-    rows: list[DeadLetterRow]
+    rows: list[JobSummary]  # dead-lettered jobs: each record's dead_letter names its message
     next_url: str | None
     depth: Depth
     kind: str
@@ -133,19 +125,12 @@ def _page() -> DeadLettersPage:
         limit=config.page_size,
         after=after,
     )
-    rows = [
-        DeadLetterRow(
-            job=JobSummary.of(job),
-            message_id=job.dead_letter.message_id,
-            sent_by=job.dead_letter.sent_by,
-            discarded_at=job.dead_letter.discarded_at,
-            discard_reason=job.dead_letter.discard_reason,
-        )
-        for job in listed.jobs
-        if job.dead_letter is not None
-    ]
+    rows = [JobSummary.of(job) for job in listed.jobs if job.dead_letter is not None]
     depth = queue_depth(operator.sqs, operator.resources.dead_letter_queue_url)
-    recorded = sum(row.discarded_at is None for row in rows)
+    recorded = sum(
+        row.record.dead_letter is not None and row.record.dead_letter.discarded_at is None
+        for row in rows
+    )
     query: dict[str, Any] = {
         name: value for name, value in (("kind", kind), ("feature", feature)) if value
     }

@@ -33,6 +33,7 @@ from richdoc_tools.ops.dead_letter_queue import (
     peek_listing,
     start_move_task,
 )
+from richdoc_tools.ops.job_document import JobDocument
 from richdoc_tools.ops.uploads import Upload, clarify_metadata, put_source
 
 if TYPE_CHECKING:
@@ -260,11 +261,12 @@ class Operator:
             raise AmbiguousJobId(job_id, matches)
         return matches[0] if matches else None
 
-    def show_job(self, job_id: str) -> tuple[Job, list[Attempt]] | None:
+    def show_job(self, job_id: str) -> JobDocument | None:
+        """The job with this id or unique id prefix and its attempts (AmbiguousJobId)."""
         job = self.find_job(job_id)
         if job is None:
             return None
-        return job, self.jobs.attempts(job.job_id)
+        return JobDocument(job=job, attempts=self.jobs.attempts(job.job_id))
 
     # ---- executions, artifacts, sources ------------------------------------------------
 
