@@ -36,6 +36,8 @@ from richdoc_tools.ops.dead_letter_queue import (
 
 blueprint = Blueprint("deadletters", __name__)
 
+MAX_BODY = 2000  # characters of a peeked message's body the page shows
+
 
 class Depth(BaseModel):
     waiting: int
@@ -43,17 +45,6 @@ class Depth(BaseModel):
     delayed: int
     recorded: int  # dead-lettered jobs on this page whose message waits
     unrecorded: int  # messages no job record names (SQS moved them), at least
-
-
-class PeekedMessage(BaseModel):
-    message_id: str
-    job_id: str | None
-    run: int | None
-    kind: str
-    feature: str | None
-    reason: str | None
-    receive_count: int
-    body: str
 
 
 class Choice(BaseModel):
@@ -85,7 +76,7 @@ class DeadLettersPage(BaseModel):
     kind: str
     feature: str
     kinds: list[str]
-    peeked: list[PeekedMessage] | None = None
+    peeked: list[ListedLetter] | None = None  # as `richdoc dlq list --peek` lists them
     outcome: Outcome | None = None
 
 
@@ -226,6 +217,7 @@ def _report(action: str, taken: Taken) -> str:
     return "; ".join(parts)
 
 
-def _peeked(letter: DeadLetter) -> PeekedMessage:
-    listed = dataclasses.asdict(ListedLetter.of_received(letter))
-    return PeekedMessage.model_validate({**listed, "body": letter.body[:2000]})
+def _peeked(letter: DeadLetter) -> ListedLetter:
+    """A received message as ``richdoc dlq list --peek --json`` shows it, its body cut
+    for the page."""
+    return dataclasses.replace(ListedLetter.of_received(letter), body=letter.body[:MAX_BODY])
