@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from richdoc_tools.console.diagram import MAP_HEADER, draw
 from richdoc_tools.console.execution import StateStatus, state_runs
 from richdoc_tools.console.overlay import overlay
-from richdoc_tools.statemachine import SEPARATOR, Machine
+from richdoc_tools.ops.statemachine import SEPARATOR, Machine
 
 from richdoc.detection import Ambiguity, AmbiguityKind, Candidate, Detection, DetectionStats
 from richdoc_client.projection import (
@@ -32,7 +32,7 @@ from richdoc_client.projection import (
     Span,
     SpanKind,
 )
-from tests.support.paths import DATA
+from tests.support.paths import DATA, DEFINITION_PATH
 
 HISTORIES = DATA / "console"
 
@@ -46,7 +46,7 @@ def _history(name: str) -> list[dict[str, Any]]:
 
 
 def test_every_state_is_drawn_once_and_every_transition_is_an_arrow() -> None:
-    machine = Machine.load()
+    machine = Machine.load(DEFINITION_PATH)
     diagram = draw(machine)
     assert sorted(b.name for b in diagram.boxes) == sorted(machine.qualified_names())
     drawn = {(line.source, line.target) for line in diagram.lines}
@@ -58,7 +58,7 @@ def test_every_state_is_drawn_once_and_every_transition_is_an_arrow() -> None:
 
 
 def test_boxes_do_not_overlap_and_the_iterator_sits_inside_its_map() -> None:
-    diagram = draw(Machine.load())
+    diagram = draw(Machine.load(DEFINITION_PATH))
     frame = diagram.box("ParseShards")
     inner = [b for b in diagram.boxes if b.name.startswith("ParseShards" + SEPARATOR)]
     outer = [b for b in diagram.boxes if SEPARATOR not in b.name]
@@ -80,7 +80,7 @@ def test_boxes_do_not_overlap_and_the_iterator_sits_inside_its_map() -> None:
 
 
 def test_arrows_go_from_the_bottom_of_a_box_down_to_the_top_of_the_next() -> None:
-    diagram = draw(Machine.load())
+    diagram = draw(Machine.load(DEFINITION_PATH))
     boxes = {b.name: b for b in diagram.boxes}
     for line in diagram.lines:
         if not line.source:
@@ -96,7 +96,7 @@ def test_arrows_go_from_the_bottom_of_a_box_down_to_the_top_of_the_next() -> Non
 def test_the_layout_is_deterministic_and_follows_the_definition(
     definition: dict[str, Any],
 ) -> None:
-    assert draw(Machine.load()) == draw(Machine.load())
+    assert draw(Machine.load(DEFINITION_PATH)) == draw(Machine.load(DEFINITION_PATH))
     changed = copy.deepcopy(definition)
     changed["States"]["Detect"]["Next"] = "Succeeded"
     lines = {(line.source, line.target) for line in draw(Machine.from_definition(changed)).lines}
@@ -107,7 +107,7 @@ def test_the_layout_is_deterministic_and_follows_the_definition(
 
 
 def test_a_successful_execution_colours_its_route_and_leaves_the_rest() -> None:
-    runs = state_runs(Machine.load(), _history("succeeded"))
+    runs = state_runs(Machine.load(DEFINITION_PATH), _history("succeeded"))
     route = ["RecordStart", "Plan", "Sharded", "ParseTier1", "Project", "Detect", "RecordSuccess"]
     for name in [*route, "Succeeded"]:
         assert runs.states[name].status is StateStatus.SUCCEEDED, name
@@ -121,7 +121,7 @@ def test_a_successful_execution_colours_its_route_and_leaves_the_rest() -> None:
 
 
 def test_a_caught_error_and_the_fail_state_it_leads_to() -> None:
-    runs = state_runs(Machine.load(), _history("dead-lettered"))
+    runs = state_runs(Machine.load(DEFINITION_PATH), _history("dead-lettered"))
     parse = runs.states["ParseTier1"]
     assert parse.status is StateStatus.CAUGHT and parse.error == "CorruptInput"
     assert parse.cause and "not a docx" in parse.cause
@@ -131,7 +131,7 @@ def test_a_caught_error_and_the_fail_state_it_leads_to() -> None:
 
 
 def test_retries_and_map_iterations_add_up() -> None:
-    runs = state_runs(Machine.load(), _history("sharded-retried"))
+    runs = state_runs(Machine.load(DEFINITION_PATH), _history("sharded-retried"))
     assert runs.states["Project"].retries == 1
     assert runs.states["Project"].status is StateStatus.SUCCEEDED
     assert runs.states["Project"].error == "Lambda.ServiceException"  # the retried one
@@ -151,18 +151,21 @@ def test_a_running_execution_and_a_stopped_one() -> None:
         if e["type"] == "TaskStateEntered"
         and e.get("stateEnteredEventDetails", {}).get("name") == "Project"
     )
-    running = state_runs(Machine.load(), events[: upto + 3])
+    running = state_runs(Machine.load(DEFINITION_PATH), events[: upto + 3])
     assert running.states["Project"].status is StateStatus.RUNNING
     assert running.states["Detect"].status is StateStatus.NOT_RUN
     aborted = [
         *events[: upto + 3],
         {"id": 999, "previousEventId": events[upto + 2]["id"], "type": "ExecutionAborted"},
     ]
-    assert state_runs(Machine.load(), aborted).states["Project"].status is StateStatus.ABORTED
+    assert (
+        state_runs(Machine.load(DEFINITION_PATH), aborted).states["Project"].status
+        is StateStatus.ABORTED
+    )
 
 
 def test_no_history_leaves_every_state_not_run() -> None:
-    runs = state_runs(Machine.load(), [])
+    runs = state_runs(Machine.load(DEFINITION_PATH), [])
     assert {r.status for r in runs.states.values()} == {StateStatus.NOT_RUN} and not runs.taken
 
 

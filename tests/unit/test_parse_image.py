@@ -18,8 +18,8 @@ from packaging.utils import canonicalize_name
 from richdoc.parse.settings import ARTIFACTS_ENV
 from richdoc.parse.step import CONVERT_TARGET, INSPECTION_WARMUP, WARMUP
 from richdoc.worker.client import ZYGOTE_MODULE
+from tests.support.import_graph import runtime_imports
 from tests.support.parse_image import image_env, instructions
-from tests.support.runtime_imports import runtime_imports
 
 ROOT = Path(__file__).resolve().parents[2]
 FUNCTION = ROOT / "functions" / "parse"

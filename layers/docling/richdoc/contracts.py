@@ -355,6 +355,19 @@ class JobOutputs(Contract):
             detection_key=results.detect.detection_key,
         )
 
+    def files(self) -> dict[str, str]:
+        """Each artifact's key by its file name (``OUTPUT_FILES``), in that order."""
+        return {file: getattr(self, field) for field, file in OUTPUT_FILES.items()}
+
+
+# What each output is called as a file: ``richdoc run --out DIR`` writes these, the
+# console's downloads are named so. One per field of JobOutputs (a test holds them equal).
+OUTPUT_FILES = {
+    "docling_key": "docling.json",
+    "projection_key": "projection.json",
+    "detection_key": "detection.json",
+}
+
 
 class JobCounts(Contract):
     """The job record's ``counts``."""
