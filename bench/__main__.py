@@ -9,7 +9,7 @@ the cost model from their results and writes ``latest.json`` and ``latest.md``:
   otherwise.
 
 Items: projection, detection, scaling, coldstart, parse, e2e, shards, the standard
-pipeline's standard_isolation, standard_shards and standard_coldstart, and cost (computed
+pipeline's standard_isolation, standard_shards and standard_coldstart, chunking, and cost (computed
 from the parse, e2e and coldstart results; with ``--only cost`` they come from the
 committed report).
 """

@@ -1,9 +1,9 @@
 """The operator policy the stack ships (``OperatorPolicy``) against what the operator
 tools really call: every command (jobs list, show, watch, failures, tiers, cancel,
-redrive, delete; dlq list, redrive) and the console's pages and actions (uploads, the
-dead-letter workbench's discard) run against the embedded stack, every AWS request they
-make is mapped to the IAM action and resource AWS authorizes it as, and the deployed
-policy must allow each one."""
+redrive, delete; dlq list, redrive, discard) and the console's pages and actions
+(uploads, the dead-letter workbench's discard) run against the embedded stack, every AWS
+request they make is mapped to the IAM action and resource AWS authorizes it as, and the
+deployed policy must allow each one."""
 
 from __future__ import annotations
 
@@ -19,9 +19,10 @@ from urllib.parse import unquote
 import pytest
 from botocore.client import BaseClient
 from richdoc_tools.cli import main
-from richdoc_tools.console.app import ConsoleSettings, create_app
+from richdoc_tools.console.app import create_app
+from richdoc_tools.console.settings import ConsoleSettings
 from richdoc_tools.local.events import wait_until
-from richdoc_tools.operator import Operator
+from richdoc_tools.ops.operator import Operator
 
 from richdoc.contracts import ParseInput
 from richdoc.jobs import JobStatus
@@ -169,7 +170,7 @@ def test_the_operator_policy_allows_every_call_the_operator_tools_make(
     contract = (SAMPLES / "contract.docx").read_bytes()
     done = run_one(stack, "policy/contract.docx", contract)
     assert done.status is JobStatus.SUCCEEDED and done.outputs is not None, done.failure
-    broken = [run_one(stack, f"policy/plan{n}.dwg", b"AC1032" + bytes(9)) for n in (1, 2)]
+    broken = [run_one(stack, f"policy/plan{n}.dwg", b"AC1032" + bytes(9)) for n in (1, 2, 3)]
     assert wait_until(lambda: all(_ended(stack, job.job_id) for job in broken), 60)
     held = stack.upload(SAMPLES / "contract.docx", key="hold/contract.docx", body=contract)
     assert wait_until(
@@ -217,6 +218,7 @@ def test_the_operator_policy_allows_every_call_the_operator_tools_make(
         message_id = letters[broken[1].job_id]
         discard = {"message_id": [message_id], "reason": "policy test", "dry_run": "0"}
         assert post("/dead-letters/discard", data=discard)["outcome"]["done"] == [message_id]
+        assert main(["dlq", "discard", letters[broken[2].job_id], "--reason", "policy"]) == 0
         with (SAMPLES / "contract.docx").open("rb") as file:
             dropped = {"files": [(file, "policy/dropped.docx")]}
             post("/uploads", data=dropped, content_type="multipart/form-data")

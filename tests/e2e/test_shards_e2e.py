@@ -254,7 +254,7 @@ def test_a_redrive_after_a_transient_shard_failure_parses_only_the_missing_shard
     }
     assert stored == {"1-4": 1, "5-8": 0, "9-12": 0}
 
-    from richdoc_tools.operator import Operator, StackResources
+    from richdoc_tools.ops.operator import Operator, StackResources
 
     operator = Operator(stack.session, StackResources.from_outputs("richdoc", stack.outputs))
     moved = operator.redrive().moved

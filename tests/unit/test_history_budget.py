@@ -1,19 +1,19 @@
 """The execution history's budget: the most events one execution of the definition can
-write (richdoc_tools.history), and the shard count it allows, derived from the ASL."""
+write (richdoc_tools.ops.history), and the shard count it allows, derived from the ASL."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from richdoc_tools.history import (
+from richdoc_tools.ops.history import (
     HISTORY_QUOTA,
     CyclicDefinition,
     iteration_events,
     max_map_items,
     worst_case_events,
 )
-from richdoc_tools.statemachine import Machine
+from richdoc_tools.ops.statemachine import Machine
 
 from richdoc.formats import DocFormat
 from richdoc.parse.page_ranges import MAX_SHARDS, plan_shards

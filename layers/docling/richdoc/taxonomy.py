@@ -14,20 +14,13 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING
+
+# The published vocabulary (events carry it), named here for the pipeline.
+from richdoc_client.failures import FailureKind as FailureKind
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
-
-
-class FailureKind(StrEnum):
-    CORRUPT_INPUT = "corrupt_input"
-    UNSUPPORTED_FEATURE = "unsupported_feature"
-    RESOURCE_LIMIT = "resource_limit"
-    TRANSIENT = "transient"
-    # Anything the taxonomy does not name: recorded and dead-lettered, never retried.
-    INTERNAL = "internal"
 
 
 @dataclass(frozen=True)

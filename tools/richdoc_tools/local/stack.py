@@ -43,7 +43,7 @@ from richdoc_tools.local.lambdas import (
 from richdoc_tools.local.output import FunctionLog
 from richdoc_tools.local.provisioners import NotEmulated
 from richdoc_tools.local.template import Template, load_template
-from richdoc_tools.uploads import Upload, put_source
+from richdoc_tools.ops.uploads import Upload, put_source
 
 DEFAULT_STACK_NAME = "richdoc"
 

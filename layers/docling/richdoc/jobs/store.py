@@ -72,7 +72,7 @@ def _now() -> str:
 class _JobState(BaseModel):
     """The few attributes of a job item a progress poll reads."""
 
-    model_config = ConfigDict(extra="ignore", defer_build=True)
+    model_config = ConfigDict(extra="ignore")
 
     status: JobStatus = Field(validation_alias="job_status")
     phase: JobPhase | None = None

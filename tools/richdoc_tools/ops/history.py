@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
-from richdoc_tools.statemachine import Machine, State
+from richdoc_tools.ops.statemachine import Machine, State
 
 # Step Functions Standard: history events per execution.
 HISTORY_QUOTA = 25_000
