@@ -391,25 +391,22 @@ def test_a_conversion_longer_than_the_parse_invocation_is_a_typed_resource_limit
     # when it starts, less the reserve for storing and recording, so it ends as the
     # worker's ResourceLimit (the next tier takes it), never as Sandbox.Timedout.
     store, source = _store_with(s3, "in/slow.pdf", parse_inputs.pdf(tmp_path / "slow.pdf"))
-    with pytest.raises(ResourceLimit, match=r"timeout_s=0\.5"):
+
+    def parse_with(left_s: float) -> None:
         parse_object(
             store,
             source,
             LIMITS,
             accept_partial=False,
             worker=blocking_parse_worker,
-            remaining_s=lambda: PARSE_RESERVE_S + 0.5,
+            remaining_s=lambda: left_s,
         )
+
+    with pytest.raises(ResourceLimit, match=r"timeout_s=0\.5"):
+        parse_with(PARSE_RESERVE_S + 0.5)
     # Nothing left beyond the reserve: refused before a child starts.
     with pytest.raises(ResourceLimit, match="no time for the worker"):
-        parse_object(
-            store,
-            source,
-            LIMITS,
-            accept_partial=False,
-            worker=blocking_parse_worker,
-            remaining_s=lambda: PARSE_RESERVE_S - 1,
-        )
+        parse_with(PARSE_RESERVE_S - 1)
 
 
 def test_a_pdf_over_max_pages_fails_at_the_plan(worker, s3, tmp_path) -> None:
