@@ -22,6 +22,7 @@ from richdoc_tools.cli import main
 from richdoc_tools.console.app import create_app
 from richdoc_tools.console.settings import ConsoleSettings
 from richdoc_tools.local.events import wait_until
+from richdoc_tools.local.lambdas import FUNCTION_THREAD_PREFIX
 from richdoc_tools.ops.operator import Operator
 
 from richdoc.contracts import ParseInput
@@ -146,6 +147,30 @@ def _ended(stack: Any, job_id: str, run: int = 1) -> bool:
     return str(execution(stack, job)["status"]) != "RUNNING"
 
 
+def _settle(stack: Any) -> None:
+    """Leave the shared stack idle for the next test: the redriven dead letters (this
+    test's and any other's) and the dropped upload run to their ends, and the cancelled
+    run's held parse returns."""
+    sqs, sfn = stack.client("sqs"), stack.client("stepfunctions")
+    queue = stack.outputs["IngestQueueUrl"]
+    counts = ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible")
+
+    def idle() -> bool:
+        depth = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=list(counts))
+        running = sfn.list_executions(
+            stateMachineArn=stack.outputs["StateMachineArn"], statusFilter="RUNNING"
+        )["executions"]
+        parsing = f"{FUNCTION_THREAD_PREFIX}ParseTier"
+        threads = [t for t in threading.enumerate() if t.name.startswith(parsing)]
+        return (
+            not running
+            and not threads
+            and all(int(depth["Attributes"].get(c, "0")) == 0 for c in counts)
+        )
+
+    assert wait_until(idle, 120)
+
+
 @pytest.fixture
 def parse_on_hold(patch_parse: Callable[..., None]) -> Iterator[threading.Event]:
     """Parses of keys under ``hold/`` wait until released: a job that stays RUNNING."""
@@ -228,6 +253,7 @@ def test_the_operator_policy_allows_every_call_the_operator_tools_make(
         assert main(["jobs", "delete", done.job_id, "--with-source", "--json"]) == 0
     parse_on_hold.set()
     capsys.readouterr()
+    _settle(stack)
 
     region, account = stack.outputs["StateMachineArn"].split(":")[3:5]
     policy = _deployed_policy(stack)
