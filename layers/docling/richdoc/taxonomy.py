@@ -97,6 +97,17 @@ class InternalError(PipelineError):
     exit_code = 70
 
 
+class SourceAccessDenied(InternalError):
+    """S3 refused the pipeline its source object (403 AccessDenied). A fault of the
+    deployment, not of the document: the function's role, the bucket policy or the
+    object's KMS key does not let it read (or, without s3:ListBucket on the bucket, the
+    object is gone: S3 then answers 403, not 404). Not corrupt input, since the bytes
+    were never seen; not transient, since the same request is refused until someone
+    changes a policy. So internal, as a misconfiguration is: dead-lettered at once and
+    alarmed on (the internal-failures alarm); once the permission is fixed, ``richdoc
+    jobs redrive`` runs it again. Its own error name tells it from a bug."""
+
+
 ERRORS_BY_KIND: dict[FailureKind, type[PipelineError]] = {
     cls.kind: cls
     for cls in (CorruptInput, UnsupportedFeature, ResourceLimit, Transient, InternalError)
@@ -118,13 +129,17 @@ PLATFORM_TRANSIENT_ERRORS: tuple[str, ...] = (
     "Lambda.TooManyRequestsException",
     "Lambda.ClientExecutionTimeoutException",
 )
-# A function idle long enough becomes Inactive: the next invoke fails with these while
-# Lambda restores it (an image function's code, its VPC connection), then works again.
-# Transient, with a Retry of their own that waits longer than the SDK's FunctionActive
-# waiters do (5 minutes): docs/operations.md.
+# A function idle long enough becomes Inactive: the next invoke fails with the first two
+# while Lambda restores it (an image function's code, its VPC connection), then works
+# again. A function being updated (a deploy: its code or configuration) refuses invokes
+# with ResourceConflictException until the update is done ("The operation cannot be
+# performed at this time. An update is in progress for resource"). Transient, with a
+# Retry of their own that waits longer than the SDK's FunctionActive and
+# FunctionUpdated waiters do (5 minutes): docs/operations.md.
 PLATFORM_INACTIVE_FUNCTION_ERRORS: tuple[str, ...] = (
     "Lambda.ResourceNotReadyException",
     "Lambda.CodeArtifactUserPendingException",
+    "Lambda.ResourceConflictException",
 )
 
 ERROR_NAMES_BY_KIND: dict[FailureKind, tuple[str, ...]] = {

@@ -521,7 +521,7 @@ def deploy_check(
     if as_json:
         _print_json(report)
         return
-    marks = {"ok": "ok   ", "fail": "FAIL ", "check": "CHECK"}
+    marks = {"ok": "ok   ", "fail": "FAIL ", "check": "CHECK", "warn": "WARN "}
     for finding in findings:
         print(f"{marks[finding.status]} {finding.check}: {visible(finding.says)}")
         if finding.fix and finding.status != "ok":
