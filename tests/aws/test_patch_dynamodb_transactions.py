@@ -1,0 +1,99 @@
+"""Canary: while a transaction is in flight, a write of one of its items is refused with
+TransactionConflictException (400, not retried by botocore) and a second transaction
+touching one is cancelled with a TransactionConflict reason; released, the first one is
+applied (patches.dynamodb_transactions, richdoc_tools.local.transactions)."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import TYPE_CHECKING, Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+from richdoc_tools.local.patches import dynamodb_lock, dynamodb_transactions
+from richdoc_tools.local.transactions import HeldTransaction, Transactions
+
+if TYPE_CHECKING:
+    from types_boto3_dynamodb.type_defs import UpdateTypeDef
+
+KEY = {"pk": {"S": "JOB#1"}, "sk": {"S": "JOB"}}
+OTHER = {"pk": {"S": "DIGEST#abc"}, "sk": {"S": "DIGEST"}}
+
+
+def _update(table: str, key: dict[str, Any], value: str) -> UpdateTypeDef:
+    return {
+        "TableName": table,
+        "Key": key,
+        "UpdateExpression": "SET v = :v",
+        "ExpressionAttributeValues": {":v": {"S": value}},
+    }
+
+
+def test_a_transaction_in_flight_holds_its_items(aws: None, jobs_table: Any) -> None:
+    assert dynamodb_transactions.TARGET == dynamodb_lock.TARGET
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    table = jobs_table.name
+    transactions = Transactions()
+    with contextlib.ExitStack() as exit_stack:
+        dynamodb_lock.install(exit_stack)
+        dynamodb_transactions.install(exit_stack, transactions, lambda _: None)
+        hold = transactions.hold(lambda t: t.touches(table, "JOB#1"))
+        first = threading.Thread(
+            target=client.transact_write_items,
+            kwargs={"TransactItems": [{"Update": _update(table, KEY, "first")}]},
+        )
+        first.start()
+        assert hold.wait_entered(30)
+
+        with pytest.raises(ClientError) as single:
+            client.update_item(
+                TableName=table,
+                Key=KEY,
+                UpdateExpression="SET v = :v",
+                ExpressionAttributeValues={":v": {"S": "single"}},
+            )
+        with pytest.raises(ClientError) as second:
+            client.transact_write_items(
+                TransactItems=[
+                    {"Update": _update(table, OTHER, "x")},
+                    {"Update": _update(table, KEY, "second")},
+                ]
+            )
+        client.put_item(TableName=table, Item={**OTHER, "v": {"S": "free"}})  # not held
+        hold.release()
+        first.join(30)
+
+    error = single.value.response
+    assert error["Error"]["Code"] == "TransactionConflictException"
+    assert error["ResponseMetadata"]["HTTPStatusCode"] == 400
+    assert error["ResponseMetadata"]["RetryAttempts"] == 0
+    cancelled = second.value.response
+    assert cancelled["Error"]["Code"] == "TransactionCanceledException"
+    assert [r["Code"] for r in cancelled["CancellationReasons"]] == ["None", "TransactionConflict"]
+    assert client.get_item(TableName=table, Key=KEY)["Item"]["v"] == {"S": "first"}
+    assert client.get_item(TableName=table, Key=OTHER)["Item"]["v"] == {"S": "free"}
+    assert [r.operation for r in hold.refused] == ["UpdateItem", "TransactWriteItems"]
+    assert isinstance(hold.transaction, HeldTransaction)
+
+
+def test_a_hold_lets_go_after_the_refusals_it_waits_for(aws: None, jobs_table: Any) -> None:
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    table = jobs_table.name
+    transactions = Transactions()
+    with contextlib.ExitStack() as exit_stack:
+        dynamodb_lock.install(exit_stack)
+        dynamodb_transactions.install(exit_stack, transactions, lambda _: None)
+        hold = transactions.hold(lambda t: True, until_refused=1)
+        first = threading.Thread(
+            target=client.transact_write_items,
+            kwargs={"TransactItems": [{"Put": {"TableName": table, "Item": {**KEY}}}]},
+        )
+        first.start()
+        assert hold.wait_entered(30)
+        with pytest.raises(ClientError):
+            client.delete_item(TableName=table, Key=KEY)
+        assert hold.released.wait(30)
+        first.join(30)
+    assert "Item" in client.get_item(TableName=table, Key=KEY)
