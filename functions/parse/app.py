@@ -10,7 +10,7 @@ tier).
 ``plan`` (the plan function: the same image, ``ImageConfig.Command`` ``app.plan``, since
 the page count needs the worker's pdfium) adapts ``richdoc.parse.plan_step.plan_request``
 (contract: ``richdoc.contracts.PLAN``) and records on the job how many shards the parse
-runs as.
+runs as, and the digest of the bytes it inspected (the parse artifacts the job uses).
 
 Module-level state (boto3 clients here, the warm docling worker inside
 ``richdoc.parse.step``) lives across warm invocations.
@@ -51,6 +51,6 @@ def plan(event: PlanInput, context: LambdaContext) -> PlanOutput:
         memory_tier_mb=int(context.memory_limit_in_mb),
         remaining_s=context.get_remaining_time_in_millis() / 1000,
     )
-    clients.jobs.record_shards(event.job_id, event.run, output.shard_count)
+    clients.jobs.record_shards(event.job_id, event.run, output.shard_count, output.sha256)
     metrics.add_metric(name="DocumentShards", unit=MetricUnit.Count, value=output.shard_count)
     return output

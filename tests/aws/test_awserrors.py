@@ -13,13 +13,21 @@ from botocore import exceptions as boto
 from botocore.retries.standard import ThrottledRetryableChecker, TransientRetryableChecker
 from botocore.stub import Stubber
 
+import richdoc.awserrors
 from richdoc.artifacts import ArtifactStore
-from richdoc.awserrors import TRANSIENT_CODES, TRANSIENT_EXCEPTIONS, aws_errors, is_transient
+from richdoc.awserrors import (
+    TRANSIENT_CODES,
+    TRANSIENT_EXCEPTIONS,
+    ConflictRetry,
+    aws_errors,
+    is_transaction_conflict,
+    is_transient,
+)
 from richdoc.contracts import JobOptions, SourceObject
 from richdoc.ingest import Starter
 from richdoc.jobs import JobStore, StaleRun
 from richdoc.jobs.keys import is_attempt_key
-from richdoc.taxonomy import Failure, FailureKind, Transient
+from richdoc.taxonomy import CorruptInput, Failure, FailureKind, SourceAccessDenied, Transient
 from tests.support.s3_events import s3_notification
 from tests.support.sdk_faults import client_error, connection_error, failing
 
@@ -258,6 +266,28 @@ def test_s3_connection_and_read_failures_in_the_artifact_store_are_transient() -
         store.get_bytes("docling/x.json")  # permanent errors are left to the caller
 
 
+def test_a_refused_source_read_is_an_internal_access_fault_not_corrupt_input() -> None:
+    s3 = _client("s3")
+    store = ArtifactStore(s3, "artifacts")
+    source = SourceObject(bucket="ingest", key="a.pdf", version_id="v1")
+    with (
+        failing(s3, "GetObject", client_error("AccessDenied", "GetObject", 403)),
+        pytest.raises(SourceAccessDenied) as raised,
+    ):
+        store.download_source(source, Path("/nonexistent/never"))
+    denied = raised.value
+    assert denied.kind is FailureKind.INTERNAL and type(denied).__name__ == "SourceAccessDenied"
+    assert "s3://ingest/a.pdf version v1" in denied.reason and "s3:ListBucket" in denied.reason
+    # The state machine's catch path classifies it by its error name the same way.
+    assert Failure.from_error("SourceAccessDenied", None).kind is FailureKind.INTERNAL
+    # With s3:ListBucket a deleted version is a 404: the source is gone, not refused.
+    with (
+        failing(s3, "GetObject", client_error("NoSuchVersion", "GetObject", 404)),
+        pytest.raises(CorruptInput, match="no longer exists"),
+    ):
+        store.download_source(source, Path("/nonexistent/never"))
+
+
 def test_the_parse_cache_lookup_classifies_the_same_way() -> None:
     s3 = _client("s3")
     store = ArtifactStore(s3, "artifacts")
@@ -282,7 +312,7 @@ def test_the_starter_reports_throttled_starts_and_unreachable_s3_as_transient(
     with failing(s3, "HeadObject", connection_error("s3")), pytest.raises(Transient):
         starter.handle_message(s3_notification("a.docx", "v1"))
     with (
-        failing(s3, "HeadObject", client_error("404", "HeadObject", 404)),
+        failing(s3, "HeadObject", client_error("403", "HeadObject", 403)),
         failing(sfn, "StartExecution", client_error("ThrottlingException", "StartExecution")),
         pytest.raises(Transient, match="starting execution"),
     ):
@@ -314,3 +344,82 @@ def test_a_failure_to_close_an_attempt_never_replaces_the_handler_s_error(
     job_store.record_platform_failure("job-1", 1, "project", None, failure)
     [attempt] = job_store.attempts("job-1", 1)
     assert attempt.outcome == "KeyError"
+
+
+# ---- DynamoDB transaction conflicts: retried here, then transient ------------------------------
+
+
+def _cancelled(*reasons: str) -> boto.ClientError:
+    """A TransactWriteItems cancelled with these per-item reasons, as DynamoDB answers."""
+    response: Any = {
+        "Error": {"Code": "TransactionCanceledException", "Message": "Transaction cancelled"},
+        "CancellationReasons": [{"Code": reason} for reason in reasons],
+        "ResponseMetadata": {"HTTPStatusCode": 400},
+    }
+    return boto.ClientError(response, "TransactWriteItems")
+
+
+@pytest.mark.parametrize(
+    ("error", "conflict", "transient"),
+    [
+        (client_error("TransactionConflictException", "UpdateItem"), True, True),
+        (_cancelled("None", "TransactionConflict"), True, True),
+        (_cancelled("TransactionConflict", "ThrottlingError"), True, True),
+        (_cancelled("None", "ThrottlingError"), False, True),
+        (_cancelled("ConditionalCheckFailed", "TransactionConflict"), False, False),
+        (_cancelled("None", "ValidationError"), False, False),
+        (client_error("ConditionalCheckFailedException", "UpdateItem"), False, False),
+    ],
+    ids=["write", "cancelled", "throttled", "throttle-only", "condition", "invalid", "ccf"],
+)
+def test_transaction_conflicts_are_transient_and_a_failed_condition_is_not(
+    error: boto.ClientError, conflict: bool, transient: bool
+) -> None:
+    assert is_transaction_conflict(error) is conflict
+    assert is_transient(error) is transient
+
+
+@pytest.fixture
+def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The in-process retry's sleeps, recorded instead of slept (the draw is fixed at its
+    maximum, so each is its bound)."""
+    slept: list[float] = []
+    policy = ConflictRetry(sleep=slept.append, draw=lambda: 1.0)
+    monkeypatch.setattr(richdoc.awserrors, "CONFLICT_RETRY", policy)
+    return slept
+
+
+def test_a_job_write_that_meets_a_transaction_is_retried_with_jittered_backoff(
+    job_store: JobStore, sleeps: list[float]
+) -> None:
+    job_store.create("job-1", SourceObject(bucket="b", key="k"), JobOptions())
+    job_store.mark_running("job-1", 1, "arn:execution")
+    conflict = client_error("TransactionConflictException", "UpdateItem")
+    with failing(job_store.table.meta.client, "UpdateItem", conflict, times=3) as failed:
+        job_store.shard_done("job-1", 1, "1-50")
+    assert len(failed) == 3
+    assert sleeps == [0.025, 0.05, 0.1]  # base * 2**n, each the top of its jitter range
+    job = job_store.get("job-1")
+    assert job is not None and job.shards_done == frozenset({"1-50"})
+
+
+def test_a_conflict_that_outlasts_the_retries_is_transient_for_the_state_machine(
+    job_store: JobStore, sleeps: list[float]
+) -> None:
+    job_store.create("job-1", SourceObject(bucket="b", key="k"), JobOptions())
+    job_store.mark_running("job-1", 1, "arn:execution")
+    conflict = client_error("TransactionConflictException", "UpdateItem")
+    with (
+        failing(job_store.table.meta.client, "UpdateItem", conflict, times=100) as failed,
+        pytest.raises(Transient, match="TransactionConflictException"),
+    ):
+        job_store.shard_done("job-1", 1, "1-50")
+    assert len(failed) == ConflictRetry().attempts  # bounded: 5 tries, 4 sleeps
+    assert len(sleeps) == ConflictRetry().attempts - 1
+    assert sum(sleeps) <= 1.0
+
+
+def test_the_jitter_spreads_retries_below_the_capped_exponential_bound() -> None:
+    draws = iter([0.5, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+    policy = ConflictRetry(draw=lambda: next(draws))
+    assert [policy.delay(n) for n in range(7)] == [0.0125, 0.0, 0.1, 0.2, 0.4, 0.4, 0.4]

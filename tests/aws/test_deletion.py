@@ -13,9 +13,17 @@ import pytest
 
 from richdoc.artifacts import ArtifactStore
 from richdoc.contracts import JobCounts, JobOptions, JobOutputs
-from richdoc.deletion import Deletion
+from richdoc.deletion import Deletion, RemovedObject
 from richdoc.ingest import object_events
-from richdoc.jobs import DeletionMark, JobPhase, JobStatus, JobStore, StaleRun, job_key
+from richdoc.jobs import (
+    DeletionMark,
+    JobPhase,
+    JobStatus,
+    JobStore,
+    StaleRun,
+    job_id_for,
+    job_key,
+)
 from richdoc.jobs.model import TTL_ATTRIBUTE
 from richdoc.jobs.references import DigestReferences
 from richdoc.taxonomy import Transient
@@ -160,3 +168,117 @@ def test_removal_notifications_name_the_version_or_the_delete_marker() -> None:
     }
     [bridged] = object_events(json.dumps(deleted)).removed
     assert (bridged.version_id, bridged.delete_marker) == ("m2", True)
+
+
+# ---- registering on a digest: single-item writes, never a transaction ------------------------
+
+
+def _operations(client: Any) -> list[tuple[str, str]]:
+    """Records (operation, partition key) of every DynamoDB request the client sends."""
+    sent: list[tuple[str, str]] = []
+
+    def record(params: dict[str, Any], model: Any, **_: Any) -> None:
+        key = params.get("Key", {}).get("pk", "")  # a Python value, or the wire's {"S": ...}
+        sent.append((model.name, str(key.get("S") if isinstance(key, dict) else key)))
+
+    client.meta.events.register("provide-client-params.dynamodb", record)
+    return sent
+
+
+def test_shards_of_a_planned_document_register_without_writing_the_job_item(
+    world: dict[str, Any],
+) -> None:
+    # On DynamoDB a write to an item that a transaction holds fails: the shards of one
+    # document write their job item at once (attempts, shard_done), so registering on
+    # the digest must not hold the job item in a transaction.
+    jobs: JobStore = world["jobs"]
+    references: DigestReferences = world["references"]
+    assert jobs.create("job-a", SOURCE, JobOptions(clarify=False))
+    jobs.mark_running("job-a", 1, "arn:execution:job-a-r1")
+    jobs.record_shards("job-a", 1, 3, SHA)  # the plan inspected the bytes
+    sent = _operations(jobs.table.meta.client)
+    for _ in range(3):  # three shards
+        references.register(SHA, "job-a")
+    writes = [(op, pk) for op, pk in sent if op != "GetItem"]
+    assert writes == [("UpdateItem", f"DOC#{SHA}")] * 3
+    assert references.users(SHA) == {"job-a"}
+    job = jobs.get("job-a")
+    assert job is not None and job.source.sha256 == SHA
+
+
+def test_a_whole_document_s_parse_records_the_digest_on_its_job_then_joins(
+    world: dict[str, Any],
+) -> None:
+    jobs: JobStore = world["jobs"]
+    assert jobs.create("job-a", SOURCE, JobOptions(clarify=False))
+    jobs.mark_running("job-a", 1, "arn:execution:job-a-r1")
+    sent = _operations(jobs.table.meta.client)
+    world["references"].register(SHA, "job-a")
+    assert [(op, pk) for op, pk in sent if op != "GetItem"] == [
+        ("UpdateItem", "JOB#job-a"),  # the digest on the job first ...
+        ("UpdateItem", f"DOC#{SHA}"),  # ... then the job in the digest's users
+    ]
+    job = jobs.get("job-a")
+    assert job is not None and job.source.sha256 == SHA
+
+
+def test_a_job_deleted_between_recording_the_digest_and_joining_is_released_by_its_next_purge(
+    world: dict[str, Any],
+) -> None:
+    # The window the two writes leave (richdoc.jobs.references): the delete's purge runs
+    # before the job joins the set, so it cannot release it; the job records the digest,
+    # so the purge after the stage's work (or the reconciler's) does.
+    jobs: JobStore = world["jobs"]
+    deletion: Deletion = world["deletion"]
+    assert jobs.create("job-a", SOURCE, JobOptions(clarify=False))
+    jobs.mark_running("job-a", 1, "arn:execution:job-a-r1")
+    client = jobs.table.meta.client
+    deleted: list[Any] = []
+
+    def delete_before_joining(params: dict[str, Any], **_: Any) -> None:
+        joining = params["Key"]["pk"] == f"DOC#{SHA}" and "ADD" in params["UpdateExpression"]
+        if joining and not deleted:
+            deleted.append(deletion.delete_job("job-a", by="operator", reason="now"))
+
+    client.meta.events.register_first(
+        "before-parameter-build.dynamodb.UpdateItem", delete_before_joining
+    )
+    try:
+        world["references"].register(SHA, "job-a")
+    finally:
+        client.meta.events.unregister(
+            "before-parameter-build.dynamodb.UpdateItem", delete_before_joining
+        )
+    [early] = deleted
+    assert early is not None and early.purged.parse_artifacts == 0
+    assert world["references"].users(SHA) == {"job-a"}  # joined after the purge
+    # The parse goes on and writes its artifact, then finds the job deleted.
+    world["s3"].put_object(Bucket=BUCKET, Key=f"docling/{SHA}/doc.json", Body=b"late")
+    with pytest.raises(StaleRun):
+        deletion.discard_if_deleted("job-a", "parse_artifacts")
+    assert world["references"].users(SHA) == set()
+    assert _keys(world) == set()
+
+
+def test_a_version_deleted_for_good_before_its_job_exists_leaves_a_tombstone(
+    world: dict[str, Any],
+) -> None:
+    # S3 does not order its notifications: the removal of a version may be handled before
+    # its creation. The version's job is then recorded DELETED, so the creation (which
+    # the starter checks against the record) starts nothing.
+    removed = RemovedObject(
+        bucket="ingest",
+        key="a.pdf",
+        version_id="v7",
+        event="ObjectRemoved:Delete",
+        delete_marker=False,
+    )
+    [tombstone] = world["deletion"].source_removed(removed)
+    job = world["jobs"].get(job_id_for("ingest", "a.pdf", "v7"))
+    assert job is not None and job == tombstone and job.status is JobStatus.DELETED
+    assert (job.source.key, job.source.version_id) == ("a.pdf", "v7")
+    assert job.deletion is not None and job.deletion.by == "source-removed"
+    assert job.deletion.reason == "s3:ObjectRemoved:Delete of s3://ingest/a.pdf version v7"
+    # The removal delivered again changes nothing.
+    [again] = world["deletion"].source_removed(removed)
+    assert again.deletion == job.deletion

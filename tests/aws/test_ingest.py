@@ -24,6 +24,7 @@ from richdoc.jobs import JobStatus, JobStore, job_id_for
 from richdoc.taxonomy import Failure, FailureKind
 from tests.support.lambda_context import FakeLambdaContext
 from tests.support.s3_events import BUCKET, eventbridge_notification, s3_notification
+from tests.support.sdk_faults import client_error, failing
 
 if TYPE_CHECKING:
     from types_boto3_sqs.type_defs import MessageAttributeValueTypeDef
@@ -158,10 +159,32 @@ def test_object_metadata_overrides_the_clarify_default(world: dict[str, Any]) ->
     assert world["jobs"].get(result.job_id).options == JobOptions(clarify=True)
 
 
-def test_a_deleted_object_still_gets_a_job_for_the_parse_step_to_classify(
+def test_a_version_deleted_before_its_notification_leaves_a_deleted_record_and_no_run(
     world: dict[str, Any],
 ) -> None:
-    [result] = world["starter"].handle_message(s3_notification("gone.docx", "v-gone"))
+    version = _upload(world, "gone.docx")
+    world["s3"].delete_object(Bucket=BUCKET, Key="gone.docx", VersionId=version)
+    [result] = world["starter"].handle_message(s3_notification("gone.docx", version))
+    assert result.outcome is StartOutcome.DELETED
+    assert _executions(world) == []
+    job = world["jobs"].get(result.job_id)
+    assert job is not None and job.status is JobStatus.DELETED and job.deletion is not None
+    assert job.deletion.by == "source-removed"
+    assert "deleted before its creation notification" in job.deletion.reason
+    assert (job.source.key, job.source.version_id) == ("gone.docx", version)
+    # Delivered again (or its removal notification after it): nothing starts.
+    [again] = world["starter"].handle_message(s3_notification("gone.docx", version))
+    assert again.outcome is StartOutcome.DUPLICATE_IGNORED and _executions(world) == []
+
+
+def test_an_unreadable_object_still_gets_a_run_whose_parse_says_why(
+    world: dict[str, Any],
+) -> None:
+    # A 403 is the pipeline's own permissions (or a key policy): the plan and parse steps
+    # meet the same refusal and record it as SourceAccessDenied.
+    denied = client_error("403", "HeadObject", 403)
+    with failing(world["s3"], "HeadObject", denied):
+        [result] = world["starter"].handle_message(s3_notification("secret.docx", "v1"))
     assert result.outcome is StartOutcome.STARTED
 
 

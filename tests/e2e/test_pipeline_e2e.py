@@ -116,6 +116,25 @@ def test_unsupported_feature_keeps_its_tag(stack: Any) -> None:
     assert letter["MessageAttributes"]["richdoc.feature"]["StringValue"] == "format:dwg"
 
 
+def test_a_key_with_control_characters_is_dead_lettered_with_attributes_sqs_accepts(
+    stack: Any,
+) -> None:
+    # S3 keys may hold 0x01-0x1F; SQS refuses them in a message attribute (the reason and
+    # the feature tag carry the key's extension), which would refuse the dead letter on
+    # every retry and leave the job FAILED for ever.
+    job = run_one(stack, "e2e/ctrl\x01name.d\x1bg", b"AC1032" + bytes(200))
+    assert job.status is JobStatus.DEAD_LETTERED, job.failure
+    assert job.failure is not None and job.failure.feature == "format:d\x1bg"
+    [letter] = dead_letters_for(stack, job.job_id)
+    attributes = letter["MessageAttributes"]
+    assert attributes["richdoc.feature"]["StringValue"] == "format:d\\x1bg"  # spelled out
+    for attribute in attributes.values():
+        assert not any(ord(c) < 0x20 and c not in "\t\n\r" for c in attribute["StringValue"])
+    # The body is the notification exactly as S3 sent it (the key URL-encoded).
+    record = json.loads(letter["Body"])["Records"][0]
+    assert record["s3"]["object"]["key"] == "e2e%2Fctrl%01name.d%1Bg"
+
+
 # ---- resource limits: escalation through the tiers --------------------------------------------
 
 

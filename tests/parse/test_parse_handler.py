@@ -3,6 +3,7 @@ results at the biggest tier, and typed failures."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import sys
@@ -140,6 +141,20 @@ def test_a_corrupt_object_raises_the_lambda_error_named_corrupt_input(app, aws, 
 def test_an_object_deleted_before_parsing_is_corrupt_input(app, aws):
     with pytest.raises(CorruptInput, match="no longer exists"):
         app.handler(_event("gone.docx"), FakeLambdaContext())
+
+
+def test_the_plan_records_the_digest_on_the_job_so_its_shards_need_not(
+    app, aws, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("RICHDOC_SHARD_PAGES", "2")
+    path = parse_inputs.pdf(tmp_path / "long.pdf", pages=5)
+    _upload(aws, tmp_path, "long.pdf", path)
+    event = {"job_id": "job-abc", "run": 1, "source": {"bucket": INGEST, "key": "long.pdf"}}
+    plan = app.plan(event, FakeLambdaContext(memory_limit_in_mb=2048, remaining_ms=300_000))
+    assert plan["sharded"] and plan["shard_count"] == 3
+    assert plan["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    job = clients.jobs.get("job-abc")
+    assert job is not None and (job.shards, job.source.sha256) == (3, plan["sha256"])
 
 
 def test_an_object_above_max_object_mb_is_refused_before_its_body_is_read(

@@ -563,6 +563,7 @@ EXPECTED_ACTIONS = {
     "StarterFunctionRole": {
         "s3:GetObject",
         "s3:GetObjectVersion",
+        "s3:ListBucket",
         "s3:ListBucketVersions",
         "dynamodb:GetItem",
         "dynamodb:PutItem",
@@ -574,6 +575,8 @@ EXPECTED_ACTIONS = {
     "PlanFunctionRole": {
         "s3:GetObject",
         "s3:GetObjectVersion",
+        "s3:ListBucket",
+        "s3:ListBucketVersions",
         "dynamodb:GetItem",
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
@@ -600,6 +603,7 @@ EXPECTED_ACTIONS = {
             "s3:PutObject",
             "s3:AbortMultipartUpload",
             "s3:ListBucket",
+            "s3:ListBucketVersions",
             "s3:DeleteObject",
             "dynamodb:GetItem",
             "dynamodb:PutItem",
@@ -707,7 +711,39 @@ def test_parse_and_merge_functions_write_only_the_docling_cache(template: Templa
 def test_the_plan_function_reads_only_the_ingest_bucket(template: Template) -> None:
     statements = _statements(template, "PlanFunctionRole")
     s3 = [s for s in statements if any(a.startswith("s3:") for a in _actions(s))]
-    assert [s["Resource"] for s in s3] == [{"Fn::Sub": "${IngestBucket.Arn}/*"}]
+    assert [s["Resource"] for s in s3] == [
+        {"Fn::Sub": "${IngestBucket.Arn}/*"},
+        {"Fn::GetAtt": ["IngestBucket", "Arn"]},
+    ]
+
+
+SOURCE_OBJECTS = {"Fn::Sub": "${IngestBucket.Arn}/*"}
+
+
+def test_every_role_that_reads_sources_may_list_them_so_a_missing_one_is_a_404(
+    template: Template,
+) -> None:
+    # S3 answers GetObject/HeadObject of a missing key or version with 403 AccessDenied
+    # unless the caller may s3:ListBucket the bucket (GetObject's "Permissions").
+    readers = [
+        role
+        for role in EXPECTED_ACTIONS
+        if any(
+            s["Resource"] == SOURCE_OBJECTS and "s3:GetObjectVersion" in _actions(s)
+            for s in _statements(template, role)
+        )
+    ]
+    assert sorted(readers) == sorted(
+        ["StarterFunctionRole", "PlanFunctionRole", *(f"{t}Role" for t in PARSE_TIERS)]
+    )
+    for role in readers:
+        listing = {
+            action
+            for s in _statements(template, role)
+            if s["Resource"] == {"Fn::GetAtt": ["IngestBucket", "Arn"]}
+            for action in _actions(s)
+        }
+        assert listing == {"s3:ListBucket", "s3:ListBucketVersions"}, role
 
 
 def test_the_fan_out_parameters_reach_the_plan_function_only(template: Template) -> None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
+from richdoc.awstext import fit_chars
 from richdoc.jobs import Job, JobStatus, StaleRun
 
 if TYPE_CHECKING:
@@ -149,7 +150,9 @@ def _stop(operator: Operator, job: Job) -> ExecutionStop:
     sfn = operator.stepfunctions
     try:
         sfn.stop_execution(
-            executionArn=job.execution_arn, error=STOP_ERROR, cause=cause[:MAX_CAUSE_CHARS]
+            executionArn=job.execution_arn,
+            error=STOP_ERROR,
+            cause=fit_chars(cause, MAX_CAUSE_CHARS),  # the operator's reason: any text
         )
     except sfn.exceptions.ExecutionDoesNotExist:
         return ExecutionStop.NOT_STARTED

@@ -34,7 +34,7 @@ from botocore.exceptions import ClientError
 
 from richdoc.awserrors import aws_errors
 from richdoc.contracts import SourceObject
-from richdoc.taxonomy import CorruptInput, Transient, UnsupportedFeature
+from richdoc.taxonomy import CorruptInput, SourceAccessDenied, Transient, UnsupportedFeature
 
 if TYPE_CHECKING:
     from types_boto3_s3 import S3Client
@@ -52,6 +52,7 @@ TRANSFER = TransferConfig(
 )
 
 _MISSING_SOURCE_CODES = frozenset({"NoSuchKey", "NoSuchVersion", "404", "NotFound"})
+_DENIED_CODES = frozenset({"AccessDenied", "403"})
 _MISSING_ARTIFACT_CODES = frozenset({"404", "NoSuchKey", "NotFound"})
 # S3 metadata of a stored DoclingDocument: what a cache hit reports without reading it.
 META_PIPELINE = "richdoc-pipeline"
@@ -231,12 +232,22 @@ class ArtifactStore:
         digest = hashlib.sha256()
         size = 0
         where = f"s3://{source.bucket}/{source.key}"
+        if source.version_id:
+            where += f" version {source.version_id}"
         with aws_errors(f"reading {where}"):
             try:
                 response = self.s3.get_object(**source.get_kwargs())
             except ClientError as exc:
-                if str(exc.response.get("Error", {}).get("Code")) in _MISSING_SOURCE_CODES:
+                code = str(exc.response.get("Error", {}).get("Code"))
+                if code in _MISSING_SOURCE_CODES:
                     raise CorruptInput(f"source object {where} no longer exists") from exc
+                if code in _DENIED_CODES:
+                    raise SourceAccessDenied(
+                        f"reading the source object {where} was denied ({code}): the "
+                        "function's role, the bucket policy or the object's KMS key does "
+                        "not let the pipeline read it (without s3:ListBucket on the bucket, "
+                        "a deleted object reads this way too)"
+                    ) from exc
                 raise
             body = response["Body"]
             length = response.get("ContentLength")

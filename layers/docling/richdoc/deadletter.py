@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from richdoc.awstext import sqs_string
 from richdoc.taxonomy import Failure
 
 if TYPE_CHECKING:
@@ -26,24 +27,32 @@ ATTR_KIND = "richdoc.kind"
 ATTR_REASON = "richdoc.reason"
 ATTR_FEATURE = "richdoc.feature"
 ATTR_ERROR = "richdoc.error"
-# SQS attribute values are at most 256 KB with the body; keep reasons short.
-MAX_ATTRIBUTE_CHARS = 1000
+# Bytes of UTF-8 an attribute value may take: the six stay under 4 KB, and the body is
+# the ingest message of one S3 notification (a few KB: a key is at most 1,024 bytes),
+# so a dead letter stays far inside SQS's 256 KiB for the body and its attributes.
+MAX_ATTRIBUTE_BYTES = 1000
 
 
 def failure_attributes(
     job_id: str, run: int, failure: Failure
 ) -> dict[str, MessageAttributeValueTypeDef]:
-    """SQS ``MessageAttributes`` for a dead-lettered run (empty values are not allowed)."""
+    """SQS ``MessageAttributes`` for a dead-lettered run. A reason (or a feature tag)
+    may hold an object key, and S3 keys may hold control characters SQS refuses: every
+    value is made one SQS accepts (``richdoc.awstext.sqs_string``), or the send would be
+    refused on every retry. Empty values are left out (SQS refuses them too)."""
     values = {
         ATTR_JOB_ID: job_id,
         ATTR_RUN: str(run),
         ATTR_KIND: str(failure.kind),
-        ATTR_REASON: failure.reason[:MAX_ATTRIBUTE_CHARS],
+        ATTR_REASON: failure.reason,
         ATTR_FEATURE: failure.feature,
         ATTR_ERROR: failure.error,
     }
     return {
-        name: {"DataType": "Number" if name == ATTR_RUN else "String", "StringValue": value}
+        name: {
+            "DataType": "Number" if name == ATTR_RUN else "String",
+            "StringValue": sqs_string(value, MAX_ATTRIBUTE_BYTES),
+        }
         for name, value in values.items()
         if value
     }

@@ -18,13 +18,18 @@ execution has ended, after which nothing of that run writes. Every step is idemp
 deleting twice, or a purge racing another, leaves the same bucket. A stage that registers
 on a digest after the job is DELETED is refused (StaleRun), and one that registers while
 the digest is being purged is retried (Transient), so the purge cannot delete artifacts
-another job has started to use.
+another job has started to use. A job deleted while it registers may join the digest's
+users after the delete's purge: it records the digest first, so the purge after its
+stage (or the reconciler's) releases it (``richdoc.jobs.references`` has the argument).
 
 The source object's removal (S3 ``ObjectRemoved`` and ``LifecycleExpiration`` events,
 through the ingest queue and the starter) names the jobs: a version deleted for good is
 one job; a delete marker hides every version of the key, so each of their jobs is
-deleted (a version with no job yet gets a DELETED record, so that its creation
-notification, if it arrives later, starts nothing).
+deleted. A version with no job yet gets a DELETED record (a tombstone), so that its
+creation notification, if it arrives later (S3 does not order its notifications), starts
+nothing; and a creation notification whose object is already gone (S3 answers 404: the
+roles that read sources may list the bucket) records the same tombstone instead of
+starting a run (``richdoc.ingest``).
 """
 
 from __future__ import annotations
@@ -152,8 +157,16 @@ class Deletion:
             if removed.version_id is None:
                 return []  # an unversioned bucket's object: no version names its job
             job_id = job_id_for(removed.bucket, removed.key, removed.version_id)
+            # A version deleted before its creation notification was handled has no job
+            # yet: it gets a DELETED record, so that notification starts nothing.
+            source = SourceObject(
+                bucket=removed.bucket, key=removed.key, version_id=removed.version_id
+            )
             deleted = self.delete_job(
-                job_id, by="source-removed", reason=f"{reason} version {removed.version_id}"
+                job_id,
+                by="source-removed",
+                reason=f"{reason} version {removed.version_id}",
+                source=source,
             )
             return [deleted.job] if deleted is not None else []
         jobs = []

@@ -6,7 +6,10 @@ Accepted message bodies: S3 event notifications (``Records`` with ``ObjectCreate
 (they then carry the ``richdoc.*`` failure attributes). S3 test events are skipped.
 Object keys arrive URL-encoded (``+`` for space) and are decoded here. Each created
 object becomes a ``richdoc.contracts.SourceObject``, the execution input an
-``ExecutionInput``; each removed one deletes its jobs (``richdoc.deletion``).
+``ExecutionInput``; each removed one deletes its jobs (``richdoc.deletion``). A created
+object that is already gone when its notification is handled (its version deleted
+before; S3 answers 404) starts nothing: its job is recorded DELETED with the reason, a
+tombstone, as its removal notification would have recorded it.
 
 Failures: AWS throttling, 5xx and connection errors (S3, DynamoDB, Step Functions) are
 ``Transient`` (``richdoc.awserrors``); any exception fails just its record, which SQS
@@ -38,7 +41,14 @@ from richdoc.awserrors import aws_errors
 from richdoc.contracts import ExecutionInput, JobOptions, SourceObject
 from richdoc.deadletter import RedriveMarker
 from richdoc.deletion import Deletion, RemovedObject
-from richdoc.jobs import JobStatus, JobStore, StaleRun, execution_name, job_id_for
+from richdoc.jobs import (
+    DeletionMark,
+    JobStatus,
+    JobStore,
+    StaleRun,
+    execution_name,
+    job_id_for,
+)
 
 if TYPE_CHECKING:
     from types_boto3_s3 import S3Client
@@ -210,17 +220,36 @@ class Starter:
                 )
         return results
 
-    def _head(self, created: SourceObject) -> Mapping[str, Any]:
+    def _head(self, created: SourceObject) -> Mapping[str, Any] | None:
+        """The object's headers; None when it is gone (404: the starter may list the
+        bucket, so S3 says so rather than 403)."""
         try:
             with aws_errors(f"reading s3://{created.bucket}/{created.key}"):
                 head = self.s3.head_object(**created.get_kwargs())
         except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "403"):
-                # Deleted (or unreadable) already: the parse step classifies it, so the
-                # upload still ends in a terminal job record.
+            code = exc.response.get("Error", {}).get("Code")
+            if code in ("404", "NoSuchKey", "NoSuchVersion", "NotFound"):
+                return None
+            if code == "403":
+                # Unreadable: the plan or parse step meets the same refusal and records
+                # it (SourceAccessDenied), so the upload still ends in a terminal record.
                 return {}
             raise
         return head
+
+    def _gone(self, job_id: str, source: SourceObject) -> StartResult | None:
+        """A created object already deleted: its job recorded DELETED, nothing started;
+        None when the job exists (handled as any repeated notification)."""
+        version = f" version {source.version_id}" if source.version_id else ""
+        mark = DeletionMark(
+            at=self.jobs.clock(),
+            by="source-removed",
+            reason=f"s3://{source.bucket}/{source.key}{version} was deleted before its "
+            "creation notification was handled",
+        )
+        if self.jobs.create_deleted(job_id, source, mark) is None:
+            return None
+        return StartResult(job_id, 1, execution_name(job_id, 1), StartOutcome.DELETED)
 
     def _execution_arn(self, name: str) -> str:
         """The ARN the execution of that name has (or will have) on this state machine."""
@@ -234,7 +263,8 @@ class Starter:
     def _start(
         self, created: SourceObject, body: str, redrive: RedriveMarker | None
     ) -> StartResult:
-        head = self._head(created)
+        found = self._head(created)
+        head = found or {}
         version = created.version_id or head.get("VersionId")
         etag = created.etag or str(head.get("ETag", "")).strip('"') or None
         job_id = job_id_for(created.bucket, created.key, version or etag or "")
@@ -247,6 +277,10 @@ class Starter:
             size=head.get("ContentLength", created.size),
         )
         options = JobOptions(clarify=self.clarify_default if clarify is None else clarify)
+        if found is None:
+            tombstone = self._gone(job_id, source)
+            if tombstone is not None:
+                return tombstone
 
         run = 1
         new_run = self.jobs.create(

@@ -104,6 +104,17 @@ class InternalError(PipelineError):
     exit_code = 70
 
 
+class SourceAccessDenied(InternalError):
+    """S3 refused the pipeline its source object (403 AccessDenied). A fault of the
+    deployment, not of the document: the function's role, the bucket policy or the
+    object's KMS key does not let it read (or, without s3:ListBucket on the bucket, the
+    object is gone: S3 then answers 403, not 404). Not corrupt input, since the bytes
+    were never seen; not transient, since the same request is refused until someone
+    changes a policy. So internal, as a misconfiguration is: dead-lettered at once and
+    alarmed on (the internal-failures alarm); once the permission is fixed, ``richdoc
+    jobs redrive`` runs it again. Its own error name tells it from a bug."""
+
+
 ERRORS_BY_KIND: dict[FailureKind, type[PipelineError]] = {
     cls.kind: cls
     for cls in (CorruptInput, UnsupportedFeature, ResourceLimit, Transient, InternalError)

@@ -31,7 +31,7 @@ from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict
 
-from richdoc.awserrors import aws_errors
+from richdoc.awserrors import aws_errors, retry_conflicts
 from richdoc.contracts import StepName
 from richdoc.jobs.keys import attempt_key, attempt_slot, attempts_prefix, job_key, partition_key
 from richdoc.jobs.model import (
@@ -155,7 +155,8 @@ class AttemptRecords:
             update.set("peak_rss_mb", attempt.peak_rss_mb)
         try:
             with aws_errors("closing attempt"):
-                self.table.update_item(
+                retry_conflicts(
+                    self.table.update_item,
                     Key=attempt_key(attempt.job_id, attempt.run, attempt.seq),
                     ConditionExpression=Attr("outcome").eq(RUNNING_OUTCOME),
                     **update.args(),
@@ -276,7 +277,7 @@ class AttemptRecords:
         if expiry is not None:
             item[TTL_ATTRIBUTE] = expiry
         with aws_errors("recording attempt"):
-            self.table.put_item(Item=item)
+            retry_conflicts(self.table.put_item, Item=item)
         return attempt
 
     def _number(
@@ -316,7 +317,8 @@ class AttemptRecords:
                 returns="UPDATED_NEW",
             )
         with aws_errors("numbering attempt"):
-            return self.table.update_item(
+            return retry_conflicts(
+                self.table.update_item,
                 Key=job_key(job_id),
                 ConditionExpression=Attr("pk").exists(),
                 ReturnValues="UPDATED_NEW",
@@ -327,7 +329,8 @@ class AttemptRecords:
         """The counter map of a job that has none, counting the run's attempts so far."""
         counts = Counter(attempt_slot(run, a.stage, a.pages) for a in self.attempts(job_id, run))
         with aws_errors("numbering attempt"):
-            self.table.update_item(
+            retry_conflicts(
+                self.table.update_item,
                 Key=job_key(job_id),
                 ConditionExpression=Attr("pk").exists(),
                 **Update().set_if_absent(ATTEMPT_COUNTS, dict(counts)).args(),

@@ -7,15 +7,36 @@ item per digest (``keys.digest_key``) with the string set ``jobs`` of the jobs t
 it. Its protocol:
 
 * ``register``: before a job reads or writes the digest's artifacts (the parse and merge
-  steps, on their first use of a ``docling/<sha256>/`` key), one transaction adds the job
-  to the set and records the digest on the job (``source.sha256``), only if the job is
-  not DELETED (else ``StaleRun``) and no purge of the digest is under way (else
-  ``Transient``: the step is retried when the purge is over).
+  steps, on their first use of a ``docling/<sha256>/`` key), the job records the digest
+  (``source.sha256``, only if the job is not DELETED, else ``StaleRun``), then joins the
+  set (only if no purge of the digest is under way, else ``Transient``: the step is
+  retried when the purge is over). Two single-item writes, in that order, and no
+  transaction: the job item is written by every shard of a document at once (attempts,
+  ``shard_done``), and on DynamoDB a write to an item an ongoing transaction holds fails
+  (``TransactionConflictException``). The plan records the digest of a document it
+  inspected before the shards start, so a shard's step 1 is a read that finds it there.
 * ``release``: a deleted job leaves the set (idempotent); True when the set is empty.
 * ``begin_purge`` / ``end_purge``: deleting the digest's artifacts is a lease on the item,
   taken only while the set is empty. While it is held no job registers, so no job starts
   using the artifacts being deleted; a job registered before it keeps the set non-empty,
   so no lease is taken. The lease expires (``PURGE_LEASE_S``) if its holder dies.
+
+Why the two writes are as safe as the transaction was (``richdoc.deletion`` deletes: mark
+the job DELETED, then release and maybe purge the digest the job records):
+
+1. *A job in the set records the digest*: step 1 comes before step 2, and nothing removes
+   ``source.sha256``. So every purge of a job that could be in the set knows which set.
+2. *No artifact is deleted while a job uses it*: a job uses them only after step 2, which
+   no purge lease lets through, and a lease is only taken while the set is empty. This
+   is the digest item's own condition, as before.
+3. *A job deleted meanwhile does not stay in the set*: if the delete comes before step 1,
+   step 1 refuses (StaleRun) and the job never joins. If it comes after step 1, the
+   delete's purge may run before step 2 and miss the job; but the job records the
+   digest (1.), and a DELETED job is purged again after its stage's work
+   (``Deletion.discard_if_deleted``) and once more when its execution has ended (the
+   reconciler), after which nothing of the run writes: that purge releases the job and
+   deletes the artifacts if it was their last user. The window leaks nothing for good;
+   it only keeps the artifacts for the length of one run. And the run ends StaleRun.
 
 DynamoDB ADD and DELETE on a set are idempotent, so retried steps and cached shards
 (which register again) change nothing; an empty set is removed by DynamoDB, which is
@@ -28,19 +49,19 @@ import os
 import time
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
+from boto3.dynamodb.conditions import Attr
 from botocore.exceptions import ClientError
 
-from richdoc.awserrors import aws_errors
+from richdoc.awserrors import aws_errors, retry_conflicts
 from richdoc.jobs.keys import digest_key, job_key
 from richdoc.jobs.model import TTL_ATTRIBUTE, JobStatus
-from richdoc.jobs.table import StaleRun, conditional_check_failed
+from richdoc.jobs.table import StaleRun, Update, conditional_check_failed
 from richdoc.taxonomy import Transient
 
 if TYPE_CHECKING:
     from types_boto3_dynamodb.service_resource import Table
-    from types_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
 
 # Longer than any purge takes: a purge runs in a Lambda invocation (60 s at most for the
 # starter and the records function) or a command.
@@ -73,69 +94,69 @@ class DigestReferences:
         return cls(table, retention_days=int(retention) if retention else None)
 
     def register(self, sha256: str, job_id: str) -> None:
-        """``job_id`` uses the artifacts of ``sha256``: StaleRun if the job is DELETED,
-        Transient while a purge of them is under way."""
+        """``job_id`` uses the artifacts of ``sha256``: StaleRun if the job is DELETED (or
+        gone), Transient while a purge of them is under way."""
+        self.record_on_job(sha256, job_id)
         now = int(self.clock())
-        names = {"#jobs": "jobs", "#purging": "purging_until"}
-        values: dict[str, Any] = {":job": {job_id}, ":now": now}
-        update = "ADD #jobs :job"
+        update = Update().add("jobs", {job_id})
         if self.retention_days:  # a day past the artifacts, which expire as they age
-            names["#ttl"] = TTL_ATTRIBUTE
-            values[":ttl"] = now + (self.retention_days + 1) * DAY_S
-            update += " SET #ttl = :ttl"
-        items: list[dict[str, Any]] = [
-            {
-                "Update": {
-                    "TableName": self.table.name,
-                    "Key": job_key(job_id),
-                    "UpdateExpression": "SET #source.#sha256 = :sha256",
-                    "ConditionExpression": "attribute_exists(pk) AND #status <> :deleted",
-                    "ExpressionAttributeNames": {
-                        "#source": "source",
-                        "#sha256": "sha256",
-                        "#status": "job_status",
-                    },
-                    "ExpressionAttributeValues": {
-                        ":sha256": sha256,
-                        ":deleted": str(JobStatus.DELETED),
-                    },
-                }
-            },
-            {
-                "Update": {
-                    "TableName": self.table.name,
-                    "Key": digest_key(sha256),
-                    "UpdateExpression": update,
-                    "ConditionExpression": "attribute_not_exists(#purging) OR #purging < :now",
-                    "ExpressionAttributeNames": names,
-                    "ExpressionAttributeValues": values,
-                }
-            },
-        ]
+            update.set(TTL_ATTRIBUTE, now + (self.retention_days + 1) * DAY_S)
         try:
             with aws_errors(f"registering job {job_id} on docling/{sha256}/"):
-                # The table's client takes and gives Python values (the resource's
-                # serialization), not the wire shapes its stubs describe.
-                self.table.meta.client.transact_write_items(
-                    TransactItems=cast("list[TransactWriteItemTypeDef]", items)
+                retry_conflicts(
+                    self.table.update_item,
+                    Key=digest_key(sha256),
+                    ConditionExpression=Attr("purging_until").not_exists()
+                    | Attr("purging_until").lt(now),
+                    **update.args(),
                 )
         except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
-                raise
-            reasons = [r.get("Code") for r in exc.response.get("CancellationReasons", [])]
-            if reasons and reasons[0] == "ConditionalCheckFailed":
-                raise StaleRun(f"job {job_id} is deleted") from exc
-            if len(reasons) > 1 and reasons[1] == "ConditionalCheckFailed":
+            if conditional_check_failed(exc):
                 raise Transient(
                     f"the artifacts docling/{sha256}/ are being deleted; retry when done"
                 ) from exc
-            raise Transient(f"registering job {job_id} on docling/{sha256}/: {reasons}") from exc
+            raise
+
+    def record_on_job(self, sha256: str, job_id: str) -> None:
+        """The job records that it uses ``sha256``'s artifacts (``source.sha256``), unless
+        it already does (the plan records it for a document it inspected): StaleRun if
+        the job is DELETED or gone."""
+        with aws_errors(f"reading job {job_id}"):
+            item = self.table.get_item(
+                Key=job_key(job_id),
+                ConsistentRead=True,
+                ProjectionExpression="#status, #source.#sha256",
+                ExpressionAttributeNames={
+                    "#status": "job_status",
+                    "#source": "source",
+                    "#sha256": "sha256",
+                },
+            ).get("Item")
+        if item is None or item.get("job_status") == JobStatus.DELETED:
+            raise StaleRun(f"job {job_id} is deleted")
+        source = item.get("source")
+        if isinstance(source, dict) and source.get("sha256") == sha256:
+            return
+        try:
+            with aws_errors(f"recording docling/{sha256}/ on job {job_id}"):
+                retry_conflicts(
+                    self.table.update_item,
+                    Key=job_key(job_id),
+                    ConditionExpression=Attr("pk").exists()
+                    & Attr("job_status").ne(str(JobStatus.DELETED)),
+                    **Update().set(("source", "sha256"), sha256).args(),
+                )
+        except ClientError as exc:
+            if conditional_check_failed(exc):
+                raise StaleRun(f"job {job_id} is deleted") from exc
+            raise
 
     def release(self, sha256: str, job_id: str) -> bool:
         """``job_id`` no longer uses the artifacts; True when no job does."""
         try:
             with aws_errors(f"releasing docling/{sha256}/ of job {job_id}"):
-                written = self.table.update_item(
+                written = retry_conflicts(
+                    self.table.update_item,
                     Key=digest_key(sha256),
                     UpdateExpression="DELETE #jobs :job",
                     ConditionExpression="attribute_exists(pk)",
@@ -156,7 +177,8 @@ class DigestReferences:
         token = uuid.uuid4().hex
         try:
             with aws_errors(f"leasing docling/{sha256}/ for deletion"):
-                self.table.update_item(
+                retry_conflicts(
+                    self.table.update_item,
                     Key=digest_key(sha256),
                     UpdateExpression="SET #purging = :until, #token = :token",
                     ConditionExpression=(
@@ -184,7 +206,8 @@ class DigestReferences:
         """The artifacts are deleted: the item goes (unless the lease passed to another)."""
         try:
             with aws_errors(f"ending the deletion of docling/{sha256}/"):
-                self.table.delete_item(
+                retry_conflicts(
+                    self.table.delete_item,
                     Key=digest_key(sha256),
                     ConditionExpression="#token = :token",
                     ExpressionAttributeNames={"#token": "purge_token"},

@@ -19,7 +19,7 @@ from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, Field
 
-from richdoc.awserrors import aws_errors
+from richdoc.awserrors import aws_errors, retry_conflicts
 from richdoc.contracts import JobCounts, JobOptions, JobOutputs, SourceObject
 from richdoc.jobs.attempts import ATTEMPT_COUNTS, ATTEMPT_SEQ, AttemptRecords
 from richdoc.jobs.keys import STATUS_INDEX, job_key
@@ -243,7 +243,9 @@ class JobStore(AttemptRecords):
         item = {**job_key(job_id), **job.to_item(), ATTEMPT_SEQ: 0, ATTEMPT_COUNTS: {}}
         try:
             with aws_errors("creating job"):
-                self.table.put_item(Item=item, ConditionExpression=Attr("pk").not_exists())
+                retry_conflicts(
+                    self.table.put_item, Item=item, ConditionExpression=Attr("pk").not_exists()
+                )
         except ClientError as exc:
             if conditional_check_failed(exc):
                 return False
@@ -298,15 +300,21 @@ class JobStore(AttemptRecords):
             .set("phase", JobPhase.PLANNING),  # the definition's next state is Plan
         )
 
-    def record_shards(self, job_id: str, run: int, shards: int) -> None:
+    def record_shards(self, job_id: str, run: int, shards: int, sha256: str | None = None) -> None:
         """The plan's decision: the run's parse runs as ``shards`` page-range shards (1:
-        the whole document at once)."""
+        the whole document at once). ``sha256``, the digest of the bytes the plan
+        inspected, is recorded with it: the job uses that digest's parse artifacts from
+        now on, and its shards, registering on the digest at once, find it here instead
+        of each writing it (``richdoc.jobs.references``)."""
+        update = Update().set("shards", shards)
+        if sha256:
+            update.set(("source", "sha256"), sha256)
         self._transition(
             job_id,
             run=run,
             allowed=(JobStatus.RUNNING,),
             status=JobStatus.RUNNING,
-            update=Update().set("shards", shards),
+            update=update,
         )
 
     def shard_done(self, job_id: str, run: int, pages: str) -> None:
@@ -527,7 +535,8 @@ class JobStore(AttemptRecords):
         )
         try:
             with aws_errors("deleting job"):
-                written = self.table.update_item(
+                written = retry_conflicts(
+                    self.table.update_item,
                     Key=job_key(job_id),
                     ConditionExpression=Attr("pk").exists()
                     & Attr("job_status").ne(str(JobStatus.DELETED)),
@@ -541,6 +550,13 @@ class JobStore(AttemptRecords):
         found = self.get(job_id)
         if found is not None or source is None:
             return found  # deleted already, or never recorded
+        tombstone = self.create_deleted(job_id, source, mark)
+        return tombstone if tombstone is not None else self.mark_deleted(job_id, mark)
+
+    def create_deleted(self, job_id: str, source: SourceObject, mark: DeletionMark) -> Job | None:
+        """Record a job that never ran as DELETED (a tombstone: the object's creation
+        notification, if it arrives later, starts nothing); None when the job exists."""
+        now = self.clock()
         tombstone = Job(
             job_id=job_id,
             status=JobStatus.DELETED,
@@ -558,11 +574,13 @@ class JobStore(AttemptRecords):
             item[TTL_ATTRIBUTE] = expiry
         try:
             with aws_errors("recording a deleted job"):
-                self.table.put_item(Item=item, ConditionExpression=Attr("pk").not_exists())
+                retry_conflicts(
+                    self.table.put_item, Item=item, ConditionExpression=Attr("pk").not_exists()
+                )
         except ClientError as exc:
             if not conditional_check_failed(exc):
                 raise
-            return self.mark_deleted(job_id, mark)  # the job was created meanwhile
+            return None  # the job was created meanwhile
         return tombstone
 
     def _transition(

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal, NotRequired, TypedDict, Unpack
 from boto3.dynamodb.conditions import Attr, ConditionBase
 from botocore.exceptions import ClientError
 
-from richdoc.awserrors import aws_errors
+from richdoc.awserrors import aws_errors, retry_conflicts
 from richdoc.jobs.keys import job_key
 from richdoc.jobs.model import Item, JobStatus
 
@@ -143,7 +143,8 @@ def fenced_update(
     condition = run_fence(run, allowed)
     try:
         with aws_errors("updating job"):
-            written = table.update_item(
+            written = retry_conflicts(
+                table.update_item,
                 Key=job_key(job_id),
                 ConditionExpression=condition if also is None else condition & also,
                 ReturnValues=returns,
