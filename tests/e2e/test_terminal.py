@@ -436,7 +436,7 @@ def test_in_a_pipe_dlq_list_prints_every_message_whole(
     assert dwg[3:5] == ["unsupported_feature", "format:dwg"]
     assert dwg[5].endswith("xltx")  # whole, where a terminal cuts it at 100 characters
     [malformed] = [row for row in rows if row[3] == "malformed"]
-    assert "\\x1b[2J" in malformed[5] and "\x1b" not in out.stdout
+    assert "\\x9b2J" in malformed[5] and "\x9b" not in out.stdout
 
 
 def test_jobs_show_takes_the_prefix_run_prints_and_lists_an_ambiguous_prefixs_jobs(
