@@ -393,6 +393,17 @@ class FaultInjector:
         with self._lock:
             self.injected[(str(kind), service)] += 1
 
+    def report(self) -> str:
+        """One line on what was injected: the settings, the counts by kind and service,
+        the invocations that ran again."""
+        summary = self.summary()
+        total = sum(summary.values())
+        counts = ", ".join(f"{n} {what}" for what, n in summary.items()) or "none"
+        return (
+            f"injected faults ({self.settings or 'off'}): {total} in all: {counts}; "
+            f"{self.retried_invocations} invocation(s) ran again"
+        )
+
     def summary(self) -> dict[str, int]:
         """Faults injected so far, ``"<kind> (<service>)"`` -> count, sorted."""
         with self._lock:
