@@ -10,8 +10,9 @@ from typing import Any
 import boto3
 import pytest
 from botocore.exceptions import ClientError
-from moto import mock_aws
 from richdoc_tools.local.events import wait_until
+
+from tests.support.aws import executing_state_machines, state_machine
 
 # Doubling a 140,000-byte input makes a 280,000-byte output (over 262,144).
 DOUBLING = {
@@ -23,15 +24,9 @@ DOUBLING = {
 def test_a_state_output_over_256_kib_fails_the_execution_with_data_limit_exceeded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
-        iam = boto3.client("iam", region_name="us-east-1")
-        role = iam.create_role(RoleName="sm", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    with executing_state_machines(monkeypatch):
+        arn = state_machine(DOUBLING)
         sfn = boto3.client("stepfunctions", region_name="us-east-1")
-        arn = sfn.create_state_machine(name="m", definition=json.dumps(DOUBLING), roleArn=role)[
-            "stateMachineArn"
-        ]
         described: dict[str, Any] = {}
         for name, size in (("small", 1_000), ("large", 140_000)):
             execution = sfn.start_execution(

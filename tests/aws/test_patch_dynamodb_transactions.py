@@ -31,6 +31,13 @@ def _update(table: str, key: dict[str, Any], value: str) -> UpdateTypeDef:
     }
 
 
+def _in_flight(client: Any, items: list[Any]) -> threading.Thread:
+    """A transaction of ``items``, sent on a thread of its own (a hold keeps it waiting)."""
+    thread = threading.Thread(target=client.transact_write_items, kwargs={"TransactItems": items})
+    thread.start()
+    return thread
+
+
 def test_a_transaction_in_flight_holds_its_items(aws: None, jobs_table: Any) -> None:
     assert dynamodb_transactions.TARGET == dynamodb_lock.TARGET
     client = boto3.client("dynamodb", region_name="us-east-1")
@@ -40,11 +47,7 @@ def test_a_transaction_in_flight_holds_its_items(aws: None, jobs_table: Any) -> 
         dynamodb_lock.install(exit_stack)
         dynamodb_transactions.install(exit_stack, transactions, lambda _: None)
         hold = transactions.hold(lambda t: t.touches(table, "JOB#1"))
-        first = threading.Thread(
-            target=client.transact_write_items,
-            kwargs={"TransactItems": [{"Update": _update(table, KEY, "first")}]},
-        )
-        first.start()
+        first = _in_flight(client, [{"Update": _update(table, KEY, "first")}])
         assert hold.wait_entered(30)
 
         with pytest.raises(ClientError) as single:
@@ -86,11 +89,7 @@ def test_a_hold_lets_go_after_the_refusals_it_waits_for(aws: None, jobs_table: A
         dynamodb_lock.install(exit_stack)
         dynamodb_transactions.install(exit_stack, transactions, lambda _: None)
         hold = transactions.hold(lambda t: True, until_refused=1)
-        first = threading.Thread(
-            target=client.transact_write_items,
-            kwargs={"TransactItems": [{"Put": {"TableName": table, "Item": {**KEY}}}]},
-        )
-        first.start()
+        first = _in_flight(client, [{"Put": {"TableName": table, "Item": {**KEY}}}])
         assert hold.wait_entered(30)
         with pytest.raises(ClientError):
             client.delete_item(TableName=table, Key=KEY)

@@ -11,15 +11,14 @@ import pytest
 from botocore.exceptions import ClientError
 from richdoc_tools.local.patches import sfn_input_size
 
+from tests.support.aws import state_machine
+
 PASS = {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}
 
 
 def test_an_execution_input_over_256_kib_is_refused(aws: None) -> None:
-    iam = boto3.client("iam", region_name="us-east-1")
-    role = iam.create_role(RoleName="sm", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
+    arn = state_machine(PASS)
     sfn = boto3.client("stepfunctions", region_name="us-east-1")
-    machine = sfn.create_state_machine(name="m", definition=json.dumps(PASS), roleArn=role)
-    arn = machine["stateMachineArn"]
     padding = sfn_input_size.MAX_INPUT_BYTES - len('{"x": ""}')
     with contextlib.ExitStack() as exit_stack:
         sfn_input_size.install(exit_stack)

@@ -292,8 +292,8 @@ class EmbeddedStack:
     def _enter_execution(self, role_arn: str, execution_input: Any) -> callers.Caller:
         """The caller an execution's task calls are (patches.execution_caller)."""
         key = self.injector.learn_job(execution_input)
-        run = execution_input.get("run") if isinstance(execution_input, dict) else None
-        invocation = self.injector.begin(STATE_MACHINE_STAGE, key, f"run {run}")
+        # Numbered among the executions of the same source key: run 1, 2, ...
+        invocation = self.injector.begin(STATE_MACHINE_STAGE, key, "")
         principal = self.access.principal_for_role(role_arn) if self.access else None
         return callers.Caller(principal, invocation)
 

@@ -10,27 +10,13 @@ number and order of retries are botocore's and only the waiting is shorter.
 from __future__ import annotations
 
 import contextlib
-import time
-from typing import Any
 
+from richdoc_tools.local.patches.retry_sleep import ScaledSleep
 from richdoc_tools.local.patches.target import replace
 
 TARGET = "botocore.endpoint.time"
 PATCHED = (TARGET,)
 
 
-class ScaledTime:
-    """Stands in for the ``time`` module inside ``botocore.endpoint``."""
-
-    def __init__(self, scale: float) -> None:
-        self.scale = scale
-
-    def sleep(self, seconds: float) -> None:
-        time.sleep(seconds * self.scale)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(time, name)
-
-
 def install(exit_stack: contextlib.ExitStack, scale: float) -> None:
-    replace(exit_stack, TARGET, ScaledTime(scale))
+    replace(exit_stack, TARGET, ScaledSleep(scale))
