@@ -64,21 +64,74 @@ class ServiceRequest:
         return found
 
 
-def from_moto(response: BaseResponse) -> ServiceRequest | None:
-    """The request moto has just set ``response`` up for; None when no operation of the
-    service's model matches it (moto's own endpoints, the dashboard)."""
+# Object requests whose operation the method alone names, when the query string names
+# no sub-resource (the common requests of the pipeline; anything else goes to the router).
+S3_OBJECT_OPERATIONS = {
+    "GET": "GetObject",
+    "HEAD": "HeadObject",
+    "PUT": "PutObject",
+    "DELETE": "DeleteObject",
+}
+S3_PLAIN_QUERY = frozenset({"versionId", "x-id"})
+
+
+def _operation(response: BaseResponse, request: Any) -> tuple[str, dict[str, Any]] | None:
+    """(operation, URI parameters) of the request, or None when no operation matches.
+
+    JSON protocols name the operation in ``X-Amz-Target``; a plain S3 object request is
+    named by its method; the rest go through moto's operation router (the costly way)."""
+    target = request.headers.get("X-Amz-Target")
+    if target:
+        return target.rsplit(".", 1)[-1], {}
+    if response.boto3_service_name == "s3" and set(request.args) <= S3_PLAIN_QUERY:
+        found = _s3_object_operation(response, request)
+        if found is not None:
+            return found
+    return routed(response, request)
+
+
+def routed(response: BaseResponse, request: Any) -> tuple[str, dict[str, Any]] | None:
+    """(operation, URI parameters) as moto's router of the service's model finds them."""
     from moto.core.routing import get_service_router
 
-    request = response.normalized_request
     try:
         operation, uri_params = get_service_router(response.boto3_service_name).match(request)
     except Exception:  # any miss of the router: not an API request
         return None
+    return operation.name, dict(uri_params)
+
+
+def _s3_object_operation(response: Any, request: Any) -> tuple[str, dict[str, Any]] | None:
+    from moto.s3.responses import S3Response, parse_key_name
+    from moto.s3bucket_path.utils import parse_key_name as bucketpath_parse_key_name
+
+    operation = S3_OBJECT_OPERATIONS.get(request.method)
+    if operation is None or "x-amz-copy-source" in request.headers:
+        return None
+    bucket = response.parse_bucket_name_from_url(request, request.raw_url)
+    path = response.get_safe_path()
+    if S3Response.subdomain_based_buckets(request):
+        key = parse_key_name(path)
+    else:
+        key = bucketpath_parse_key_name(path)
+    if not bucket or not key:
+        return None
+    return operation, {"Bucket": bucket, "Key": key}
+
+
+def from_moto(response: BaseResponse) -> ServiceRequest | None:
+    """The request moto has just set ``response`` up for; None when no operation of the
+    service's model matches it (moto's own endpoints, the dashboard)."""
+    request = response.normalized_request
+    found = _operation(response, request)
+    if found is None:
+        return None
+    operation, uri_params = found
     raw = response.raw_body
     body = raw.encode() if isinstance(raw, str) else bytes(raw or b"")
     return ServiceRequest(
         service=response.boto3_service_name,
-        operation=operation.name,
+        operation=operation,
         region=response.region,
         access_key_id=response.access_key,
         invocation_id=request.headers.get(INVOCATION_HEADER),
