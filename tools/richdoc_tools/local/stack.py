@@ -315,10 +315,6 @@ class EmbeddedStack:
                 roles[arn] = principal
         return roles
 
-    def fault_report(self) -> dict[str, int]:
-        """What the injector has injected so far (``"<kind> (<service>)"`` -> count)."""
-        return self.injector.summary()
-
     def _forget_clients(self) -> None:
         self._clients = None
         self._local = threading.local()
