@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -38,35 +39,44 @@ def _in_flight(client: Any, items: list[Any]) -> threading.Thread:
     return thread
 
 
-def test_a_transaction_in_flight_holds_its_items(aws: None, jobs_table: Any) -> None:
+@pytest.fixture
+def transactions(aws: None, jobs_table: Any) -> Iterator[Transactions]:
+    """The jobs table's requests through the stack's lock and the conflict patch."""
+    held = Transactions()
+    with contextlib.ExitStack() as exit_stack:
+        dynamodb_lock.install(exit_stack)
+        dynamodb_transactions.install(exit_stack, held, lambda _: None)
+        yield held
+    held.release_all()
+
+
+def test_a_transaction_in_flight_holds_its_items(
+    transactions: Transactions, jobs_table: Any
+) -> None:
     assert dynamodb_transactions.TARGET == dynamodb_lock.TARGET
     client = boto3.client("dynamodb", region_name="us-east-1")
     table = jobs_table.name
-    transactions = Transactions()
-    with contextlib.ExitStack() as exit_stack:
-        dynamodb_lock.install(exit_stack)
-        dynamodb_transactions.install(exit_stack, transactions, lambda _: None)
-        hold = transactions.hold(lambda t: t.touches(table, "JOB#1"))
-        first = _in_flight(client, [{"Update": _update(table, KEY, "first")}])
-        assert hold.wait_entered(30)
+    hold = transactions.hold(lambda t: t.touches(table, "JOB#1"))
+    first = _in_flight(client, [{"Update": _update(table, KEY, "first")}])
+    assert hold.wait_entered(30)
 
-        with pytest.raises(ClientError) as single:
-            client.update_item(
-                TableName=table,
-                Key=KEY,
-                UpdateExpression="SET v = :v",
-                ExpressionAttributeValues={":v": {"S": "single"}},
-            )
-        with pytest.raises(ClientError) as second:
-            client.transact_write_items(
-                TransactItems=[
-                    {"Update": _update(table, OTHER, "x")},
-                    {"Update": _update(table, KEY, "second")},
-                ]
-            )
-        client.put_item(TableName=table, Item={**OTHER, "v": {"S": "free"}})  # not held
-        hold.release()
-        first.join(30)
+    with pytest.raises(ClientError) as single:
+        client.update_item(
+            TableName=table,
+            Key=KEY,
+            UpdateExpression="SET v = :v",
+            ExpressionAttributeValues={":v": {"S": "single"}},
+        )
+    with pytest.raises(ClientError) as second:
+        client.transact_write_items(
+            TransactItems=[
+                {"Update": _update(table, OTHER, "x")},
+                {"Update": _update(table, KEY, "second")},
+            ]
+        )
+    client.put_item(TableName=table, Item={**OTHER, "v": {"S": "free"}})  # not held
+    hold.release()
+    first.join(30)
 
     error = single.value.response
     assert error["Error"]["Code"] == "TransactionConflictException"
@@ -81,18 +91,16 @@ def test_a_transaction_in_flight_holds_its_items(aws: None, jobs_table: Any) -> 
     assert isinstance(hold.transaction, HeldTransaction)
 
 
-def test_a_hold_lets_go_after_the_refusals_it_waits_for(aws: None, jobs_table: Any) -> None:
+def test_a_hold_lets_go_after_the_refusals_it_waits_for(
+    transactions: Transactions, jobs_table: Any
+) -> None:
     client = boto3.client("dynamodb", region_name="us-east-1")
     table = jobs_table.name
-    transactions = Transactions()
-    with contextlib.ExitStack() as exit_stack:
-        dynamodb_lock.install(exit_stack)
-        dynamodb_transactions.install(exit_stack, transactions, lambda _: None)
-        hold = transactions.hold(lambda t: True, until_refused=1)
-        first = _in_flight(client, [{"Put": {"TableName": table, "Item": {**KEY}}}])
-        assert hold.wait_entered(30)
-        with pytest.raises(ClientError):
-            client.delete_item(TableName=table, Key=KEY)
-        assert hold.released.wait(30)
-        first.join(30)
+    hold = transactions.hold(lambda t: True, until_refused=1)
+    first = _in_flight(client, [{"Put": {"TableName": table, "Item": {**KEY}}}])
+    assert hold.wait_entered(30)
+    with pytest.raises(ClientError):
+        client.delete_item(TableName=table, Key=KEY)
+    assert hold.released.wait(30)
+    first.join(30)
     assert "Item" in client.get_item(TableName=table, Key=KEY)
