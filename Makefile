@@ -12,7 +12,7 @@ export SAM_CLI_TELEMETRY := 0
 export AWS_DEFAULT_REGION ?= us-east-1
 export AWS_EC2_METADATA_DISABLED := true
 
-.PHONY: setup system-packages demo test quick lint typecheck static pytest bench chaos clean chromium screenshots lock preflight
+.PHONY: setup system-packages demo test quick lint typecheck static pytest bench chaos clean chromium screenshots lock preflight schemas
 
 $(VENV)/.installed: pyproject.toml tools/richdoc_tools/torchvision_compat.py
 	$(PYTHON) -m venv $(VENV)
@@ -77,6 +77,11 @@ static: setup $(SAM_VENV)/.installed node_modules/.installed $(CHECKOV_VENV)/.in
 	node_modules/.bin/asl-validator --json-path statemachine/pipeline.asl.json
 	PATH="$(dir $(PYTHON312)):$$PATH" $(SAM) build $(PARSE_IMAGES) --build-dir .aws-sam/build
 	$(VENV)/bin/python scripts/check_package_size.py .aws-sam/build
+
+# The published JSON Schemas (schemas/) from the models in richdoc_client; a test fails
+# when the committed files are stale.
+schemas: setup
+	$(VENV)/bin/python scripts/generate_schemas.py
 
 # Before deploying: what would fail on this account and what fixes it (docs/operations.md).
 # ARGS passes options, e.g. make preflight ARGS="--parameter-overrides AccountProfile=small".

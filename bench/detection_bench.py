@@ -37,10 +37,15 @@ if __package__ in (None, ""):  # run as a file: python bench/detection_bench.py
     sys.path[:0] = [str(_root), str(_root / "layers" / "docling")]
 
 from bench.common import ItemResult, Mode, Table, Target, interleaved, median_s, ratio
-from richdoc.contracts import SourceInfo
 from richdoc.detection import Detection, detect
-from richdoc.graph import Node, NodeLabel, Projection, Span
+from richdoc.graph import Node, Projection, Span, SpanKind
 from richdoc.temporal import DATE_PATTERN
+from richdoc_client.projection import (
+    DocumentNode,
+    DocumentProps,
+    ProjectionSource,
+    ProjectionStats,
+)
 
 BUDGET = 3.0
 SEPARATOR = "\n\n"
@@ -155,15 +160,21 @@ def build_projection(scenario: str, target_bytes: int, seed: int) -> Projection:
     while offset < target_bytes:
         block = " ".join(sentence(rng) for _ in range(rng.randint(1, 6)))
         size = len(block.encode("utf-8"))
-        spans.append(Span(node=len(blocks) + 1, start=offset, end=offset + size, kind="paragraph"))
+        spans.append(
+            Span(node=len(blocks) + 1, start=offset, end=offset + size, kind=SpanKind.PARAGRAPH)
+        )
         blocks.append(block)
         offset += size + len(SEPARATOR)
+    # Detection reads only the spans' slices: the blocks need no nodes of their own.
+    nodes: list[Node] = [DocumentNode(id=0, props=DocumentProps(name="bench.docx"))]
+    text = SEPARATOR.join(blocks)
     return Projection(
-        source=SourceInfo(name="bench.docx"),
-        canonical_text=SEPARATOR.join(blocks),
-        nodes=[Node(id=0, label=NodeLabel.DOCUMENT)],
+        source=ProjectionSource(name="bench.docx"),
+        canonical_text=text,
+        nodes=nodes,
         edges=[],
         spans=spans,
+        stats=ProjectionStats.of_graph(nodes, [], spans, text),
     )
 
 

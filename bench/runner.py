@@ -30,6 +30,7 @@ ITEMS: dict[str, str] = {
     "standard_isolation": "bench.standard_bench:run_isolation",
     "standard_shards": "bench.standard_bench:run_shards",
     "standard_coldstart": "bench.standard_bench:run_coldstart",
+    "chunking": "bench.chunking_bench",
     "strict_stack": "bench.strict_bench",
 }
 

@@ -16,7 +16,7 @@ and per-document figures behind docs/parse.md's sizing table).
   ``DocumentConverter`` and converts the same page; rounds alternate. Target: worker /
   in-process wall time <= 1.2.
 
-Weights: ``richdoc_tools.models.cached`` (seed 0, the layout model detects text), so the
+Weights: ``richdoc_tools.weights.cached`` (seed 0, the layout model detects text), so the
 models' forward passes cost what the real ones cost. OpenMP's passive wait policy on both
 sides, as the worker sets it for its children.
 
@@ -72,7 +72,7 @@ class Sizes:
 
 
 def _weights() -> Path:
-    from richdoc_tools.models import cached
+    from richdoc_tools.weights import cached
 
     return cached(WEIGHTS_CACHE)
 

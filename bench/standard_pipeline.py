@@ -13,7 +13,7 @@ Measures, per document and per page, for text-only and table-heavy PDFs of 1, 10
   make more than one thread many times slower): wall and CPU seconds, peak RSS
   (``VmHWM``).
 
-The weights come from ``richdoc_tools.models`` (random, real architectures; the layout
+The weights come from ``richdoc_tools.weights`` (random, real architectures; the layout
 model detects ``--label`` on every query, so TableFormer runs only with ``--label
 table``). They make the model forward passes cost what the real models cost; the stages
 after the layout model carry the random weights' load, not a real document's (see that
@@ -188,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(_convert_here(*args.one)))
         return 0
 
-    from richdoc_tools.models import cached
+    from richdoc_tools.weights import cached
 
     started = time.perf_counter()
     weights = cached(WEIGHTS_CACHE, label=args.label)

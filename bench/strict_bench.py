@@ -1,4 +1,4 @@
-"""Item 10, the strict embedded stack's cost per request: the same requests a function
+"""Item 11, the strict embedded stack's cost per request: the same requests a function
 makes (DynamoDB GetItem and UpdateItem of a job item, S3 PutObject and GetObject of a small
 artifact) on a strict stack, signed as the function's role and checked by IAM, the
 transaction-conflict wrapper and the validations, against a lenient stack, where they are
@@ -86,7 +86,7 @@ def run(mode: Mode) -> ItemResult:
         title="Strict embedded stack: the cost of AWS's rules per request",
         targets=[
             Target(
-                id="10",
+                id="11",
                 description="a function's request on the strict stack against the lenient",
                 measured=measured["cpu"],
                 limit=TARGET,

@@ -51,7 +51,7 @@ def main() -> int:
             )
             page.reload()
             page.screenshot(path=DOCS / "console-jobs.png")
-            urls = {job["key"]: job["url"] for job in twin(page, "/jobs.json")["jobs"]}
+            urls = {job["source"]["key"]: job["url"] for job in twin(page, "/jobs.json")["jobs"]}
             page.goto(console.base + urls["broken.docx"])
             page.locator('#statechart g[data-state="ParseTier1"] a').click()
             page.screenshot(path=DOCS / "console-job.png", full_page=True)

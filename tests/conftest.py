@@ -51,7 +51,7 @@ def template() -> Template:
 def _weights(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, label: str
 ) -> Path:
-    from richdoc_tools.models import cached
+    from richdoc_tools.weights import cached
 
     cache = getattr(request.config, "cache", None)  # None with -p no:cacheprovider
     if cache is not None:
@@ -63,7 +63,7 @@ def _weights(
 
 @pytest.fixture(scope="session")
 def model_weights(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Seeded random weights for docling's standard PDF pipeline (``richdoc_tools.models``),
+    """Seeded random weights for docling's standard PDF pipeline (``richdoc_tools.weights``),
     synthesised once into pytest's cache directory and shared by the xdist workers; a
     folder for ``DOCLING_ARTIFACTS_PATH``. The layout model finds text on every page."""
     return _weights(request, tmp_path_factory, "text")

@@ -37,7 +37,10 @@ def handler(event: ParseInput, context: LambdaContext) -> ParseOutput:
         if refusal is not None:
             raise refusal
     output = richdoc.parse.step.parse_request(
-        event, store=clients.artifacts_of(event.job_id), memory_tier_mb=memory_mb
+        event,
+        store=clients.artifacts_of(event.job_id),
+        memory_tier_mb=memory_mb,
+        remaining_s=lambda: context.get_remaining_time_in_millis() / 1000,
     )
     metrics.add_metric(name="ParseCacheHit", unit=MetricUnit.Count, value=int(output.cached))
     return output
@@ -49,7 +52,7 @@ def plan(event: PlanInput, context: LambdaContext) -> PlanOutput:
         event,
         store=clients.artifacts,
         memory_tier_mb=int(context.memory_limit_in_mb),
-        remaining_s=context.get_remaining_time_in_millis() / 1000,
+        remaining_s=lambda: context.get_remaining_time_in_millis() / 1000,
     )
     clients.jobs.record_shards(event.job_id, event.run, output.shard_count, output.sha256)
     metrics.add_metric(name="DocumentShards", unit=MetricUnit.Count, value=output.shard_count)

@@ -389,12 +389,17 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     return slept
 
 
+def _running_with_a_conflict(job_store: JobStore) -> boto.ClientError:
+    """Job 1 RUNNING; the error DynamoDB answers a write to it while a transaction holds it."""
+    job_store.create("job-1", SourceObject(bucket="b", key="k"), JobOptions())
+    job_store.mark_running("job-1", 1, "arn:execution")
+    return client_error("TransactionConflictException", "UpdateItem")
+
+
 def test_a_job_write_that_meets_a_transaction_is_retried_with_jittered_backoff(
     job_store: JobStore, sleeps: list[float]
 ) -> None:
-    job_store.create("job-1", SourceObject(bucket="b", key="k"), JobOptions())
-    job_store.mark_running("job-1", 1, "arn:execution")
-    conflict = client_error("TransactionConflictException", "UpdateItem")
+    conflict = _running_with_a_conflict(job_store)
     with failing(job_store.table.meta.client, "UpdateItem", conflict, times=3) as failed:
         job_store.shard_done("job-1", 1, "1-50")
     assert len(failed) == 3
@@ -406,9 +411,7 @@ def test_a_job_write_that_meets_a_transaction_is_retried_with_jittered_backoff(
 def test_a_conflict_that_outlasts_the_retries_is_transient_for_the_state_machine(
     job_store: JobStore, sleeps: list[float]
 ) -> None:
-    job_store.create("job-1", SourceObject(bucket="b", key="k"), JobOptions())
-    job_store.mark_running("job-1", 1, "arn:execution")
-    conflict = client_error("TransactionConflictException", "UpdateItem")
+    conflict = _running_with_a_conflict(job_store)
     with (
         failing(job_store.table.meta.client, "UpdateItem", conflict, times=100) as failed,
         pytest.raises(Transient, match="TransactionConflictException"),

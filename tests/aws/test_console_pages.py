@@ -31,6 +31,7 @@ from tests.support.console import (
     make_console,
     outputs_for,
 )
+from tests.support.outline_projection import Heading, Paragraph, outline
 from tests.support.paths import DEFINITION_PATH, SAMPLES
 
 EXECUTION_ARN = "arn:aws:states:us-east-1:123456789012:execution:pipeline:{job}-r{run}"
@@ -121,7 +122,8 @@ def test_the_jobs_page_and_its_twin_list_jobs_newest_first(console: Console) -> 
         assert [j["job_id"] for j in data["jobs"]] == [f"{n:032x}" for n in (5, 4, 3, 2, 1)]
         assert data["active"] == 1 and data["live"] is True
         assert (
-            data["jobs"][0]["phase"] == "starting" and data["jobs"][0]["url"] == f"/jobs/{5:032x}"
+            data["jobs"][0]["progress_text"] == "starting"
+            and data["jobs"][0]["url"] == f"/jobs/{5:032x}"
         )
     assert console.get("/").headers["Location"] == "/jobs"
 
@@ -215,7 +217,15 @@ def test_the_job_page_colours_the_graph_from_the_history(
     assert json.loads(data["states"]["Plan"]["input"])["job_id"]
     assert [a["stage"] for a in data["attempts"]] == ["plan", "parse", "project", "detect"]
     assert data["attempts"][1]["tier"] == 1 and data["attempts"][1]["memory_mb"] == 3008
-    assert data["record"]["status"] == "SUCCEEDED"  # as `richdoc jobs show --json` prints it
+    # The job as `richdoc jobs show --json` prints it, with what the page adds.
+    record = console.operator.show_job(job_id)
+    assert record is not None
+    shown = record.model_dump(mode="json")
+    assert {name: data["job"][name] for name in shown if name != "attempts"} == {
+        name: value for name, value in shown.items() if name != "attempts"
+    }
+    assert set(data["job"]) - set(shown) == {"terminal", "progress_text", "url"}
+    assert [{k: a[k] for k in a if k != "kind"} for a in data["attempts"]] == shown["attempts"]
     assert [d["name"] for d in data["downloads"]] == [
         "source",
         "docling.json",
@@ -286,7 +296,7 @@ def test_a_queued_job_without_an_execution_is_drawn_uncoloured(
     source = console.put_source("a.md", b"# a\n")
     console.put_job(job(1, source, status=JobStatus.QUEUED))
     data = console.json(f"/jobs/{1:032x}.json")
-    assert data["execution"] is None and data["job"]["phase"] == "queued"
+    assert data["execution"] is None and data["job"]["progress_text"] == "queued"
     assert {s["status"] for s in data["states"].values()} == {"not-run"}
 
 
@@ -381,8 +391,14 @@ def test_shard_progress_and_the_phase_come_from_the_record(console: Console) -> 
         ExpressionAttributeValues={":r": {"1-50", "51-100"}},
     )
     [listed] = console.json("/jobs.json")["jobs"]
-    assert listed["phase"] == "parsing shards: 2 of 4 done (100 pages)"
-    assert listed["progress"] == {"done": 2, "total": 4, "pages_done": 100}
+    assert listed["progress_text"] == "parsing shards: 2 of 4 done (100 pages)"
+    assert listed["progress"] == {
+        "phase": "parsing_shards",
+        "tier": None,
+        "shards": 4,
+        "shards_done": 2,
+        "pages_done": 100,
+    }
     shown = console.json(f"/jobs/{1:032x}.json")["job"]
     assert shown["progress"] == listed["progress"]
     assert '<progress max="4" value="2"' in console.get("/jobs").get_data(as_text=True)
@@ -419,23 +435,8 @@ def test_other_formats_get_the_structure_tree(console: Console) -> None:
     job_id = f"{1:032x}"
     outputs = outputs_for(job_id)
     console.put_job(job(1, source, outputs=outputs))
-    projection = {
-        "schema": "richdoc.projection/v1",
-        "source": {"name": "memo.md", "sha256": None, "pipeline": None},
-        "canonical_text": "Mémo\n\nÜber 2024-01-01.",
-        "nodes": [
-            {"id": 0, "label": "DOCUMENT", "props": {"name": "memo.md"}},
-            {"id": 1, "label": "SECTION", "props": {"title": "Mémo", "level": 1}},
-            {"id": 2, "label": "PARAGRAPH", "props": {"text": "Über 2024-01-01."}},
-        ],
-        "edges": [{"src": 0, "dst": 1, "ord": 0}, {"src": 1, "dst": 2, "ord": 0}],
-        "spans": [
-            {"node": 1, "start": 0, "end": 5, "kind": "heading"},
-            {"node": 2, "start": 7, "end": 24, "kind": "paragraph"},
-        ],
-        "stats": {},
-    }
-    console.put_artifact(outputs.projection_key, json.dumps(projection).encode())
+    projection = outline(Heading(1, "Mémo"), Paragraph("Über 2024-01-01."), name="memo.md")
+    console.put_artifact(outputs.projection_key, projection.to_json_bytes())
     console.put_artifact(
         outputs.detection_key,
         Detection(
@@ -498,7 +499,7 @@ def test_the_dead_letter_workbench_lists_from_the_records_without_receiving(
         QueueUrl=console.resources.dead_letter_queue_url, MessageBody="not json"
     )
     data = console.json("/dead-letters.json")
-    assert sorted(r["message_id"] for r in data["rows"]) == sorted(ids)
+    assert sorted(r["dead_letter"]["message_id"] for r in data["rows"]) == sorted(ids)
     assert data["depth"]["waiting"] == 3 and data["depth"]["unrecorded"] == 1
     assert _receive_counts(console)["ApproximateNumberOfMessagesNotVisible"] == 0
     html = console.get("/dead-letters").get_data(as_text=True)

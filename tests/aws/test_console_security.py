@@ -12,8 +12,9 @@ from urllib.parse import quote
 
 import pytest
 from flask.testing import FlaskClient
-from richdoc_tools.console.app import ConsoleSettings, create_app
+from richdoc_tools.console.app import create_app
 from richdoc_tools.console.security import CONTENT_SECURITY_POLICY
+from richdoc_tools.console.settings import ConsoleSettings
 
 from richdoc.jobs import DeadLetterMark, JobStatus
 from richdoc.taxonomy import Failure, FailureKind
@@ -198,7 +199,7 @@ def test_user_controlled_text_is_escaped_in_every_page(console: Console) -> None
         assert "<script>window.__pwned" not in html and "<img src=x" not in html, path
         assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;&#34;&gt;&lt;img" in html, path
     data = console.json("/jobs.json")
-    assert data["jobs"][0]["key"] == HOSTILE  # JSON keeps the text exactly (as data)
+    assert data["jobs"][0]["source"]["key"] == HOSTILE  # JSON keeps the text exactly (data)
 
 
 def test_another_console_on_another_port_has_its_own_cookie(console: Console) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import boto3
-from richdoc_tools.dlq import move_messages, peek
+from richdoc_tools.ops.dead_letter_queue import move_messages, peek
 
 from richdoc.deadletter import (
     ATTR_FEATURE,

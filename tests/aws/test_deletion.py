@@ -173,6 +173,14 @@ def test_removal_notifications_name_the_version_or_the_delete_marker() -> None:
 # ---- registering on a digest: single-item writes, never a transaction ------------------------
 
 
+def _running(world: dict[str, Any], job_id: str) -> JobStore:
+    """Run 1 of a new job, RUNNING (its parse registers next); the job store."""
+    jobs: JobStore = world["jobs"]
+    assert jobs.create(job_id, SOURCE, JobOptions(clarify=False))
+    jobs.mark_running(job_id, 1, f"arn:execution:{job_id}-r1")
+    return jobs
+
+
 def _operations(client: Any) -> list[tuple[str, str]]:
     """Records (operation, partition key) of every DynamoDB request the client sends."""
     sent: list[tuple[str, str]] = []
@@ -191,10 +199,8 @@ def test_shards_of_a_planned_document_register_without_writing_the_job_item(
     # On DynamoDB a write to an item that a transaction holds fails: the shards of one
     # document write their job item at once (attempts, shard_done), so registering on
     # the digest must not hold the job item in a transaction.
-    jobs: JobStore = world["jobs"]
+    jobs = _running(world, "job-a")
     references: DigestReferences = world["references"]
-    assert jobs.create("job-a", SOURCE, JobOptions(clarify=False))
-    jobs.mark_running("job-a", 1, "arn:execution:job-a-r1")
     jobs.record_shards("job-a", 1, 3, SHA)  # the plan inspected the bytes
     sent = _operations(jobs.table.meta.client)
     for _ in range(3):  # three shards
@@ -209,9 +215,7 @@ def test_shards_of_a_planned_document_register_without_writing_the_job_item(
 def test_a_whole_document_s_parse_records_the_digest_on_its_job_then_joins(
     world: dict[str, Any],
 ) -> None:
-    jobs: JobStore = world["jobs"]
-    assert jobs.create("job-a", SOURCE, JobOptions(clarify=False))
-    jobs.mark_running("job-a", 1, "arn:execution:job-a-r1")
+    jobs = _running(world, "job-a")
     sent = _operations(jobs.table.meta.client)
     world["references"].register(SHA, "job-a")
     assert [(op, pk) for op, pk in sent if op != "GetItem"] == [
@@ -228,10 +232,8 @@ def test_a_job_deleted_between_recording_the_digest_and_joining_is_released_by_i
     # The window the two writes leave (richdoc.jobs.references): the delete's purge runs
     # before the job joins the set, so it cannot release it; the job records the digest,
     # so the purge after the stage's work (or the reconciler's) does.
-    jobs: JobStore = world["jobs"]
+    jobs = _running(world, "job-a")
     deletion: Deletion = world["deletion"]
-    assert jobs.create("job-a", SOURCE, JobOptions(clarify=False))
-    jobs.mark_running("job-a", 1, "arn:execution:job-a-r1")
     client = jobs.table.meta.client
     deleted: list[Any] = []
 

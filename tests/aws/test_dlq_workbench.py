@@ -1,6 +1,7 @@
-"""The dead-letter queue worked message by message (``richdoc_tools.dlq``): listed from the
-job records without receiving, chosen messages redriven or discarded with a recorded
-reason, the rest left where they were."""
+"""The dead-letter queue worked message by message
+(``richdoc_tools.ops.dead_letter_queue``): listed from the job records without receiving,
+chosen messages redriven or discarded with a recorded reason, the rest left where they
+were."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ from typing import Any
 
 import boto3
 import pytest
-from richdoc_tools.dlq import (
-    discard_chosen,
+from richdoc_tools.ops.dead_letter_queue import (
     list_dead_letters,
     peek,
     peek_listing,
     queue_depth,
     redrive_chosen,
+    take,
     waiting_dead_letters,
 )
 
@@ -64,16 +65,16 @@ def test_chosen_messages_are_redriven_and_the_others_stay_visible(
     ]
 
 
-def test_a_discard_deletes_only_what_its_record_accepted(queues: tuple[Any, str, str]) -> None:
+def test_an_action_deletes_only_the_messages_it_accepted(queues: tuple[Any, str, str]) -> None:
     sqs, dlq, _ = queues
     keep, drop = (_dead_letter(sqs, dlq, f"job-{n}", FailureKind.CORRUPT_INPUT) for n in (1, 2))
     recorded: list[str] = []
 
-    def record(letter: Any) -> bool:
+    def record(letter: Any, message: Any) -> bool:
         recorded.append(letter.job_id)
-        return letter.job_id == "job-2"
+        return bool(letter.job_id == "job-2")
 
-    taken = discard_chosen(sqs, dlq, [keep, drop], record)
+    taken = take(sqs, dlq, [keep, drop], record)
     assert taken.done == [drop] and taken.declined == [keep] and taken.missing == []
     assert sorted(recorded) == ["job-1", "job-2"]
     assert list(_receive_counts(sqs, dlq)) == [keep]

@@ -14,10 +14,18 @@ import pytest
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from richdoc_tools.run import _result
-from richdoc_tools.uploads import Upload
+from richdoc_tools.ops.job_document import JobDocument
+from richdoc_tools.ops.uploads import Upload
+from richdoc_tools.run import RunResult
 
-from richdoc.contracts import JobCounts, JobOptions, JobOutputs, SourceObject, StepName
+from richdoc.contracts import (
+    OUTPUT_FILES,
+    JobCounts,
+    JobOptions,
+    JobOutputs,
+    SourceObject,
+    StepName,
+)
 from richdoc.jobs import (
     Attempt,
     DeadLetterMark,
@@ -178,9 +186,21 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
     # The key order too: `richdoc run --json` prints the attempts unsorted.
     assert list(_attempt_json(stored).items()) == list(expected_attempt.items())
     upload = Upload(bucket="ingest", key="contract.docx", version_id="v1", job_id="job-1")
-    printed = _result(Path("contract.docx"), upload, job, [stored]).model_dump(mode="json")
+    document = JobDocument(job=job, attempts=[stored])
+    printed = RunResult.of(Path("contract.docx"), upload, document).model_dump(mode="json")
     assert [list(a.items()) for a in printed["attempts"]] == [list(expected_attempt.items())]
     assert printed["outputs"] == expected_job["outputs"]
+
+
+def test_every_output_of_a_job_has_its_own_file_name() -> None:
+    """What `richdoc run --out` writes and the console downloads: one file per output."""
+    assert list(OUTPUT_FILES) == list(JobOutputs.model_fields)
+    assert len(set(OUTPUT_FILES.values())) == len(OUTPUT_FILES)
+    assert OUTPUTS.files() == {
+        "docling.json": OUTPUTS.docling_key,
+        "projection.json": OUTPUTS.projection_key,
+        "detection.json": OUTPUTS.detection_key,
+    }
 
 
 def test_a_dead_lettered_job_prints_its_failure_as_stored(jobs_table: Any) -> None:

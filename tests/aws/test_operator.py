@@ -10,7 +10,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 from richdoc_tools.cli import main
-from richdoc_tools.operator import Operator, StackResources
+from richdoc_tools.ops.operator import Operator, StackResources
 
 
 def test_operator_commands_report_a_missing_stack_in_one_line(
@@ -122,7 +122,7 @@ def _notification(key: str, version: str) -> str:
 
 
 def test_dead_letters_say_what_they_are_even_without_richdoc_attributes() -> None:
-    from richdoc_tools.dlq import DeadLetter, redrive_outlook
+    from richdoc_tools.ops.dead_letter_queue import DeadLetter, redrive_outlook
 
     from richdoc.jobs import job_id_for
 
@@ -154,7 +154,7 @@ def test_dead_letters_say_what_they_are_even_without_richdoc_attributes() -> Non
 
 
 def test_a_runs_shards_are_listed_in_page_order_with_their_last_attempt() -> None:
-    from richdoc_tools.operator import ShardParse, shard_parses
+    from richdoc_tools.ops.operator import ShardParse, shard_parses
 
     from richdoc.jobs import Attempt
 

@@ -50,7 +50,7 @@ def session(console: ConsoleProcess, browser: Browser) -> Iterator[tuple[Page, W
 
 def _job_url(page: Page, key: str) -> str:
     jobs = twin(page, "/jobs.json")["jobs"]
-    [found] = [j["url"] for j in jobs if j["key"] == key]
+    [found] = [j["url"] for j in jobs if j["source"]["key"] == key]
     return str(found)
 
 

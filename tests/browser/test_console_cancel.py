@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 from richdoc_tools.local.events import wait_until
-from richdoc_tools.operator import Operator
+from richdoc_tools.ops.operator import Operator
 
 from richdoc.contracts import ParseInput
 from richdoc.jobs import JobPhase, JobStatus
@@ -86,7 +86,7 @@ def test_a_long_job_is_cancelled_from_its_page_then_redriven(
     expect(result.locator(".detail")).to_contain_text(f"({HOSTILE_REASON})")  # shown, as text
     expect(page.locator("#job-status")).to_have_text("CANCELLED")
     shown = wait_for_twin(page, twin, lambda shown: shown["job"]["status"] == "CANCELLED")
-    assert shown["record"]["cancel"]["reason"] == HOSTILE_REASON
+    assert shown["job"]["cancel"]["reason"] == HOSTILE_REASON
     cancel = page.locator('form[data-action="cancel"] button')
     expect(cancel).to_be_disabled()
     expect(cancel).to_have_attribute("title", "the job is cancelled already")

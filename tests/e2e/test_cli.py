@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from richdoc_tools.cli import main
 
+from tests.support.published_schemas import schema_errors
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
 
@@ -28,6 +30,7 @@ def test_every_command_has_help_with_an_example(capsys: pytest.CaptureFixture[st
         ["jobs", "delete"],
         ["dlq", "list"],
         ["dlq", "redrive"],
+        ["dlq", "discard"],
         ["console"],
         ["deploy", "check"],
         ["models", "synthesize"],
@@ -184,6 +187,7 @@ def test_each_input_gets_one_distinct_key_the_file_name_where_it_is_unique() -> 
 def test_run_json_has_the_design_fields_and_out_writes_every_artifact(
     stack: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from richdoc_tools.ops.job_document import JobDocument
     from richdoc_tools.run import run_files, write_outputs
 
     files = [SAMPLES / "contract.docx", SAMPLES / "team-notes.md", SAMPLES / "broken.docx"]
@@ -224,9 +228,22 @@ def test_run_json_has_the_design_fields_and_out_writes_every_artifact(
         "projection.json",
     ]
     assert sorted(p.name for p in (tmp_path / "broken.docx").iterdir()) == ["job.json"]
+    for name in ("projection", "detection"):  # what the pipeline wrote meets its schema
+        written = sorted(tmp_path.glob(f"*/{name}.json"))
+        assert len(written) == 2
+        assert [schema_errors(name, json.loads(p.read_bytes())) for p in written] == [[], []]
     job = json.loads((tmp_path / "broken.docx" / "job.json").read_text())
     assert job["status"] == "DEAD_LETTERED" and job["attempts"]
     assert job["input"] == str(SAMPLES / "broken.docx")
+    # One public shape: job.json is the job as `richdoc jobs show --json` prints it (and
+    # the input), read again here, and `richdoc run --json` summarises it.
+    again = JobDocument(
+        job=stack.jobs.get(broken["job_id"]), attempts=stack.jobs.attempts(broken["job_id"])
+    )
+    shown = again.model_dump(mode="json")
+    assert {name: value for name, value in job.items() if name != "input"} == shown
+    assert broken["attempts"] == shown["attempts"] and broken["job_id"] == shown["job_id"]
+    assert broken["failure_kind"] == shown["failure"]["kind"]
 
 
 @pytest.mark.e2e
@@ -327,6 +344,7 @@ def test_jobs_and_dlq_commands_against_the_embedded_stack(
     stack: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from richdoc_tools.local.events import wait_until
+    from richdoc_tools.ops.dead_letter_queue import peek
 
     upload = stack.upload(tmp_path / "ops.dwg", key="ops/ops.dwg", body=b"AC1032" + bytes(9))
     stack.wait_for_jobs([upload.job_id], 60)
@@ -370,3 +388,20 @@ def test_jobs_and_dlq_commands_against_the_embedded_stack(
         ),
         60,
     )
+
+    # Run 2's dead letter discarded for good: the reason on the job, the message gone. The
+    # redrive moved every message, other tests' too, and their jobs' functions print to
+    # stdout as they run again: read the records and the queue, and the exit code.
+    def run_2_dead_lettered() -> bool:  # marked so once its own message is on the queue
+        job = stack.jobs.get(upload.job_id)
+        return job.run == 2 and job.status == "DEAD_LETTERED"
+
+    assert wait_until(run_2_dead_lettered, 60)
+    message_id = stack.jobs.get(upload.job_id).dead_letter.message_id
+    assert main(["dlq", "discard", message_id, "--reason", "a drawing"]) == 0
+    discarded = stack.jobs.get(upload.job_id)
+    assert discarded.status == "DEAD_LETTERED" and discarded.run == 2
+    assert discarded.dead_letter.discard_reason == "a drawing"
+    dlq_url = stack.outputs["DeadLetterQueueUrl"]
+    assert message_id not in {d.message_id for d in peek(stack.client("sqs"), dlq_url)}
+    assert main(["dlq", "discard", message_id, "--reason", "again"]) == 1  # gone already

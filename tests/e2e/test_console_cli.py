@@ -83,9 +83,9 @@ def test_the_console_works_a_local_serve_stack_through_its_endpoint(
             assert time.monotonic() < deadline, f"job not finished: {job}"
             time.sleep(0.5)
             jobs = visitor.json("/jobs.json")["jobs"]
-            job = next((j for j in jobs if j["key"] == "team-notes.md"), {})
+            job = next((j for j in jobs if j["source"]["key"] == "team-notes.md"), {})
         assert job["status"] == "SUCCEEDED", job
-        assert job["clarify"] is True
+        assert job["options"]["clarify"] is True
         shown = visitor.json(f"/jobs/{job['job_id']}.json")
         assert shown["execution"]["status"] == "SUCCEEDED"
         assert shown["states"]["RecordSuccess"]["status"] == "succeeded"

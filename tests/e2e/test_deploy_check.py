@@ -96,8 +96,12 @@ def test_a_new_account_is_told_to_deploy_the_small_profile(
         "region": "ok",
         "docker": "ok",
         "concurrency": "ok",
+        # Deployable, but one long PDF would take the 10 executions: what to set.
+        "burst": "warn",
         "memory": "ok",
+        "alarms": "warn",
     }
+    assert "ShardMaxConcurrency=3" in _finding(report, "burst")["fix"]
     assert report["template"] == {"reserved_concurrency": 0, "largest_memory_mb": 3008}
 
 
@@ -161,11 +165,70 @@ def test_without_docker_the_build_is_said_to_fail(monkeypatch: pytest.MonkeyPatc
     readings = preflight.Readings(
         region=None, docker="docker is not installed", concurrency_limit=None, unreserved=None
     )
-    sizing = preflight.Sizing(memory_mb={"F": 128}, reserved={})
+    parameters = {"ShardMaxConcurrency": "10", "StarterMaximumConcurrency": "5"}
+    sizing = preflight.Sizing(
+        memory_mb={"F": 128}, reserved={}, parameters={**parameters, "AlarmEmail": "a@b.c"}
+    )
     statuses = {f.check: f.status for f in preflight.assess(readings, sizing)}
     assert statuses == {
         "region": preflight.Status.FAIL,
         "docker": preflight.Status.FAIL,
         "concurrency": preflight.Status.CHECK,
+        "burst": preflight.Status.CHECK,
         "memory": preflight.Status.OK,
+        "alarms": preflight.Status.OK,
     }
+
+
+def _readings(total: int, unreserved: int) -> preflight.Readings:
+    return preflight.Readings(
+        region="eu-west-1", docker=None, concurrency_limit=total, unreserved=unreserved
+    )
+
+
+def _found(readings: preflight.Readings, **parameters: str) -> dict[str, preflight.Finding]:
+    from richdoc_tools.local.template import load_template
+
+    sizing = preflight.sizing(load_template(), parameters)
+    return {f.check: f for f in preflight.assess(readings, sizing)}
+
+
+def test_one_long_pdf_that_would_take_a_small_account_s_concurrency_is_warned() -> None:
+    # A new account: 10 concurrent executions in all, no function reserving any. One
+    # document's Map (10 shards) with the starter (5) and one each of the records, plan,
+    # merge, project and detect functions needs 20.
+    burst = _found(_readings(10, 10), AccountProfile="small")["burst"]
+    assert burst.status is preflight.Status.WARN
+    assert "needs 20 concurrent executions of the 10" in burst.says
+    assert burst.fix is not None
+    assert "ShardMaxConcurrency=3 and StarterMaximumConcurrency=2" in burst.fix
+    assert f"({preflight.CONCURRENCY_QUOTA_CODE}) to 20 or more" in burst.fix
+    # What it says to set fits.
+    fitted = _found(
+        _readings(10, 10),
+        AccountProfile="small",
+        ShardMaxConcurrency="3",
+        StarterMaximumConcurrency="2",
+    )["burst"]
+    assert fitted.status is preflight.Status.OK, fitted
+    # An account too small for any setting is told the quota it needs.
+    tiny = _found(_readings(6, 6), AccountProfile="small")["burst"]
+    assert tiny.fix is not None and "no setting fits" in tiny.fix and "to 20 or more" in tiny.fix
+    # The standard profile's reservations hold the Map: only the starter shares the pool.
+    assert _found(_readings(1000, 875))["burst"].status is preflight.Status.OK
+
+
+def test_a_map_wider_than_tier_1_s_reservation_is_warned() -> None:
+    burst = _found(_readings(1000, 1000), ShardMaxConcurrency="30")["burst"]
+    assert burst.status is preflight.Status.WARN and "reserves only 20" in burst.says
+    assert burst.fix is not None and "ShardMaxConcurrency to 20 or less" in burst.fix
+
+
+def test_an_empty_alarm_email_is_warned_but_deploys() -> None:
+    found = _found(_readings(1000, 1000))
+    alarms = found["alarms"]
+    assert alarms.status is preflight.Status.WARN and "nobody is subscribed" in alarms.says
+    assert alarms.fix is not None and "AlarmEmail=" in alarms.fix
+    assert all(f.status is not preflight.Status.FAIL for f in found.values())
+    given = _found(_readings(1000, 1000), AlarmEmail="ops@example.com")["alarms"]
+    assert given.status is preflight.Status.OK

@@ -18,6 +18,7 @@ from richdoc.jobs import DeadLetterMark, JobStatus
 from richdoc.taxonomy import ResourceLimit, Transient
 from tests.support.parse_inputs import docx_bytes
 from tests.support.paths import SAMPLES
+from tests.support.published_schemas import schema_errors
 from tests.support.sdk_faults import connection_error, failing
 from tests.support.stack_runs import (
     dead_letters_for,
@@ -72,6 +73,8 @@ def test_a_docx_succeeds_with_records_outputs_and_no_dead_letter(stack: Any) -> 
     assert projection["source"]["sha256"] == job.source.sha256
     detection = json.loads(stack.artifact(job.outputs.detection_key))
     assert detection["ambiguities"][0]["kind"] == "conflicting_dates"
+    assert schema_errors("projection", projection) == []
+    assert schema_errors("detection", detection) == []
     assert dead_letters_for(stack, job.job_id) == []
 
 
@@ -353,7 +356,7 @@ def test_transient_errors_that_never_clear_are_dead_lettered_and_redrive_starts_
     assert dead_letters_for(stack, job.job_id)
 
     patch_parse(lambda event, real, **kw: real(event, **kw))  # the outage is over
-    from richdoc_tools.operator import Operator, StackResources
+    from richdoc_tools.ops.operator import Operator, StackResources
 
     operator = Operator(stack.session, StackResources.from_outputs("richdoc", stack.outputs))
     result = operator.redrive()

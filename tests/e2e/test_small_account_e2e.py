@@ -7,15 +7,18 @@ concurrency too low to reserve any) reserves nothing, keeps every function withi
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from richdoc.contracts import ParseInput
 from richdoc.jobs import JobStatus
+from richdoc.parse.settings import SHARD_PAGES_ENV
 from richdoc.taxonomy import ResourceLimit
+from tests.support import parse_inputs
 from tests.support.parse_inputs import docx_bytes
-from tests.support.stack_runs import dead_letters_for, execution, run_one
+from tests.support.stack_runs import dead_letters_for, execution, run_one, run_pdf
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling, pytest.mark.xdist_group("stack")]
 
@@ -79,3 +82,19 @@ def test_a_document_that_outgrows_3008_mb_is_not_parsed_again_at_3008_mb(
     assert all("no more than an earlier tier" in (a.reason or "") for a in attempts[1:])
     assert execution(small_stack, job)["error"] == "resource_limit"
     assert dead_letters_for(small_stack, job.job_id)
+
+
+def test_shards_are_25_pages_at_most_whatever_shard_pages_says(
+    small_stack: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ShardPages keeps its default (50): a 3,008 MB tier holds a 25-page shard of the
+    # standard pipeline, not a 50-page one, so the profile caps it.
+    monkeypatch.delenv(SHARD_PAGES_ENV, raising=False)
+    body = parse_inputs.pdf(tmp_path / "long.pdf", pages=30).read_bytes()
+    job = run_pdf(small_stack, "small/long.pdf", body)
+    assert job.status is JobStatus.SUCCEEDED, job.failure
+    assert job.shards == 2
+    pages = sorted(
+        a.pages or "" for a in small_stack.jobs.attempts(job.job_id) if a.stage == "parse"
+    )
+    assert pages == ["1-15", "16-30"]

@@ -24,7 +24,13 @@ from richdoc.parse.merge_step import merge_objects
 from richdoc.parse.page_ranges import PageRange, plan_shards
 from richdoc.parse.plan_step import PLAN_RESERVE_S, plan_limits, plan_object
 from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
-from richdoc.parse.step import ParseWorker, parse_file, parse_object, shared_worker
+from richdoc.parse.step import (
+    PARSE_RESERVE_S,
+    ParseWorker,
+    parse_file,
+    parse_object,
+    shared_worker,
+)
 from richdoc.projection import load_docling, project
 from richdoc.taxonomy import CorruptInput, ResourceLimit, UnsupportedFeature
 from tests.support import damaged_inputs, parse_inputs
@@ -352,14 +358,55 @@ def test_an_inspection_longer_than_the_plan_invocation_is_a_typed_resource_limit
     blocking_parse_worker, s3, tmp_path
 ) -> None:
     # The plan function's timeout (300 s) is below the worker's RICHDOC_TIMEOUT_S (600 s
-    # by default): the inspection gets the invocation's remaining time less the reserve,
-    # so it ends as the worker's ResourceLimit, never as the platform's Sandbox.Timedout.
-    # The blocking worker's inspection never finishes: only that cut can end it.
+    # by default): the inspection gets the invocation's remaining time when it starts,
+    # less the reserve, so it ends as the worker's ResourceLimit, never as the platform's
+    # Sandbox.Timedout. The blocking worker's inspection never finishes: only that cut
+    # can end it.
     store, source = _store_with(s3, "in/slow.pdf", parse_inputs.pdf(tmp_path / "slow.pdf"))
-    limits = plan_limits(LIMITS, remaining_s=PLAN_RESERVE_S + 0.5)
-    assert limits.timeout_s == 0.5
+    assert plan_limits(LIMITS, remaining_s=PLAN_RESERVE_S + 0.5).timeout_s == 0.5
+    read: list[float] = []
+
+    def remaining() -> float:  # the invocation's clock, read once the download is done
+        read.append(PLAN_RESERVE_S + 0.5)
+        return read[-1]
+
     with pytest.raises(ResourceLimit, match=r"timeout_s=0\.5"):
-        _plan(store, source, 1, blocking_parse_worker, limits)
+        plan_object(
+            store,
+            source,
+            LIMITS,
+            shard_pages=1,
+            max_concurrency=10,
+            worker=blocking_parse_worker,
+            remaining_s=remaining,
+        )
+    assert len(read) == 1
+
+
+def test_a_conversion_longer_than_the_parse_invocation_is_a_typed_resource_limit(
+    blocking_parse_worker, s3, tmp_path
+) -> None:
+    # ParseTimeoutSeconds goes up to 840 s in a 900 s function: a conversion that starts
+    # late would outlast the invocation. Its wall clock is what the invocation has left
+    # when it starts, less the reserve for storing and recording, so it ends as the
+    # worker's ResourceLimit (the next tier takes it), never as Sandbox.Timedout.
+    store, source = _store_with(s3, "in/slow.pdf", parse_inputs.pdf(tmp_path / "slow.pdf"))
+
+    def parse_with(left_s: float) -> None:
+        parse_object(
+            store,
+            source,
+            LIMITS,
+            accept_partial=False,
+            worker=blocking_parse_worker,
+            remaining_s=lambda: left_s,
+        )
+
+    with pytest.raises(ResourceLimit, match=r"timeout_s=0\.5"):
+        parse_with(PARSE_RESERVE_S + 0.5)
+    # Nothing left beyond the reserve: refused before a child starts.
+    with pytest.raises(ResourceLimit, match="no time for the worker"):
+        parse_with(PARSE_RESERVE_S - 1)
 
 
 def test_a_pdf_over_max_pages_fails_at_the_plan(worker, s3, tmp_path) -> None:

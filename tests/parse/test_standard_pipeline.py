@@ -120,6 +120,16 @@ def test_the_parse_worker_warms_up_single_threaded_and_converts(standard_worker,
     assert outcome.peak_rss_mb >= hello.anon_mb
 
 
+def test_in_a_lambda_tier_torch_gets_the_threads_its_memory_buys(standard_worker, tmp_path):
+    # A 1,769 MB function gets one vCPU of time, whatever cores it shows: one thread.
+    staged = parse_inputs.pdf(tmp_path / "document.pdf", pages=1)
+    limits = ParseLimits(max_pages=10, timeout_s=600.0, mem_ceiling_mb=8192, memory_tier_mb=1769)
+    report, _ = standard_worker.convert(
+        staged, DocFormat.PDF, tmp_path / "out.json", limits, accept_partial=False
+    )
+    assert report.threads == 1
+
+
 def test_the_plan_worker_inspects_without_docling_or_the_models(model_weights, tmp_path):
     """The plan only counts pages: its zygote never builds a converter nor loads a model."""
     settings = ParserSettings(Pipeline.STANDARD, str(model_weights))

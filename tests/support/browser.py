@@ -33,7 +33,7 @@ if TYPE_CHECKING:
         Page,
         Playwright,
     )
-    from richdoc_tools.operator import Operator
+    from richdoc_tools.ops.operator import Operator
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -162,8 +162,9 @@ def console_thread(operator: Operator, label: str) -> Iterator[ServedConsole]:
     """The console's application over ``operator``, served by werkzeug's threaded server
     on 127.0.0.1 (a free port) from a thread of this process, as ``richdoc console`` serves
     it: a test can hold the stack's steps while Chromium talks HTTP to it."""
-    from richdoc_tools.console.app import ConsoleSettings, create_app
+    from richdoc_tools.console.app import create_app
     from richdoc_tools.console.server import bind, console_url, listen
+    from richdoc_tools.console.settings import ConsoleSettings
 
     made: list[ConsoleSettings] = []
 

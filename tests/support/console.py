@@ -12,8 +12,9 @@ from typing import Any
 import boto3
 from flask import Flask
 from flask.testing import FlaskClient
-from richdoc_tools.console.app import ConsoleSettings, create_app
-from richdoc_tools.operator import Operator, StackResources
+from richdoc_tools.console.app import create_app
+from richdoc_tools.console.settings import ConsoleSettings
+from richdoc_tools.ops.operator import Operator, StackResources
 from werkzeug.test import TestResponse
 
 from richdoc.contracts import JobOutputs, SourceObject

@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
-from richdoc.contracts import SourceInfo
-from richdoc.graph import Edge, Node, NodeLabel, Projection, Span
+from richdoc_client.projection import (
+    DocumentNode,
+    DocumentProps,
+    Edge,
+    Node,
+    ParagraphNode,
+    ParagraphProps,
+    Projection,
+    ProjectionSource,
+    ProjectionStats,
+    Span,
+    SpanKind,
+)
 
 
 def layout(*blocks: str, separator: str = "\n\n") -> Projection:
@@ -16,16 +27,20 @@ def layout(*blocks: str, separator: str = "\n\n") -> Projection:
     offset = 0
     for index, block in enumerate(blocks):
         size = len(block.encode("utf-8"))
-        spans.append(Span(node=index + 1, start=offset, end=offset + size, kind="paragraph"))
+        spans.append(Span(node=index + 1, start=offset, end=offset + size, kind=SpanKind.PARAGRAPH))
         offset += size + len(separator.encode("utf-8"))
-    nodes = [Node(id=0, label=NodeLabel.DOCUMENT)] + [
-        Node(id=index + 1, label=NodeLabel.PARAGRAPH, props={"text": block})
+    nodes: list[Node] = [DocumentNode(id=0, props=DocumentProps(name="test.docx"))]
+    nodes += [
+        ParagraphNode(id=index + 1, props=ParagraphProps(text=block))
         for index, block in enumerate(blocks)
     ]
+    edges = [Edge(src=0, dst=index + 1, ord=index) for index in range(len(blocks))]
+    text = separator.join(blocks)
     return Projection(
-        source=SourceInfo(name="test.docx"),
-        canonical_text=separator.join(blocks),
+        source=ProjectionSource(name="test.docx"),
+        canonical_text=text,
         nodes=nodes,
-        edges=[Edge(src=0, dst=index + 1, ord=index) for index in range(len(blocks))],
+        edges=edges,
         spans=spans,
+        stats=ProjectionStats.of_graph(nodes, edges, spans, text),
     )

@@ -8,11 +8,22 @@ from __future__ import annotations
 
 from collections import defaultdict
 from itertools import pairwise
+from typing import Any
 
-from richdoc.graph import Projection
+from richdoc.graph import Node, Projection
 
 # The prop that holds the text of a span's block, by node label.
 TEXT_PROP = {"SECTION": "title", "PARAGRAPH": "text", "TABLE_ROW": "text"}
+
+
+def props_of(node: Node) -> dict[str, Any]:
+    """A node's props as projection.json holds them (absent props left out)."""
+    return node.props.model_dump(mode="json")
+
+
+def stats_of(projection: Projection) -> dict[str, Any]:
+    """A projection's stats as projection.json holds them."""
+    return projection.stats.model_dump(mode="json")
 
 
 def span_slice_audit(projection: Projection) -> list[str]:
@@ -21,7 +32,7 @@ def span_slice_audit(projection: Projection) -> list[str]:
     failures = []
     for index, span in enumerate(projection.spans):
         node = projection.nodes[span.node]
-        expected = node.props[TEXT_PROP[node.label.value]]
+        expected = props_of(node)[TEXT_PROP[node.label.value]]
         try:
             actual = data[span.start : span.end].decode("utf-8")
         except UnicodeDecodeError:
@@ -63,7 +74,7 @@ def assert_graph_invariants(projection: Projection) -> None:
     for edge in edges:
         parent, child = nodes[edge.src], nodes[edge.dst]
         if parent.label.value == "SECTION" and child.label.value == "SECTION":
-            assert child.props["level"] > parent.props["level"]
+            assert props_of(child)["level"] > props_of(parent)["level"]
         assert (parent.label.value == "TABLE") == (child.label.value == "TABLE_ROW")
         assert parent.label.value in ("DOCUMENT", "SECTION", "TABLE")
 
@@ -78,5 +89,5 @@ def assert_graph_invariants(projection: Projection) -> None:
         assert spans[0].start == 0 and spans[-1].end == len(data)
     else:
         assert data == b""
-    assert projection.stats["canonical_text_bytes"] == len(data)
+    assert stats_of(projection)["canonical_text_bytes"] == len(data)
     assert span_slice_audit(projection) == []

@@ -210,3 +210,14 @@ def test_the_shard_item_is_registered_and_its_latency_model_follows_the_formula(
     assert sharded == round(COLD_START_S + 2 * (COLD_START_S + 50 / 1.6))
     # 300 pages at 1.6 pages/s finishes whole: 10 + 187.5 s.
     assert rows[(300, 1.6)][2] == "198"
+
+
+def test_the_chunking_item_is_registered_and_counts_both_chunkers_on_the_golden_documents() -> None:
+    from bench.chunking_bench import GOLDEN_CONVERTED, golden_counts, sizes
+    from bench.runner import ITEMS
+
+    assert ITEMS["chunking"] == "bench.chunking_bench"
+    assert sizes(["ab", "é"]) == {"count": 2, "mean_bytes": 2.0, "max_bytes": 2}
+    rows = golden_counts()
+    assert [row[0] for row in rows] == list(GOLDEN_CONVERTED)
+    assert all(ours >= 1 and theirs >= 1 for _, ours, _, theirs, _ in rows)

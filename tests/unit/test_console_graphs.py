@@ -12,15 +12,27 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 from richdoc_tools.console.diagram import MAP_HEADER, draw
 from richdoc_tools.console.execution import StateStatus, state_runs
 from richdoc_tools.console.overlay import overlay
-from richdoc_tools.statemachine import SEPARATOR, Machine
+from richdoc_tools.ops.statemachine import SEPARATOR, Machine
 
-from richdoc.contracts import SourceInfo
 from richdoc.detection import Ambiguity, AmbiguityKind, Candidate, Detection, DetectionStats
-from richdoc.graph import Edge, Node, NodeLabel, Projection, Span
-from tests.support.paths import DATA
+from richdoc_client.projection import (
+    DocumentNode,
+    DocumentProps,
+    Edge,
+    Node,
+    ParagraphNode,
+    ParagraphProps,
+    Projection,
+    ProjectionSource,
+    ProjectionStats,
+    Span,
+    SpanKind,
+)
+from tests.support.paths import DATA, DEFINITION_PATH
 
 HISTORIES = DATA / "console"
 
@@ -34,7 +46,7 @@ def _history(name: str) -> list[dict[str, Any]]:
 
 
 def test_every_state_is_drawn_once_and_every_transition_is_an_arrow() -> None:
-    machine = Machine.load()
+    machine = Machine.load(DEFINITION_PATH)
     diagram = draw(machine)
     assert sorted(b.name for b in diagram.boxes) == sorted(machine.qualified_names())
     drawn = {(line.source, line.target) for line in diagram.lines}
@@ -46,7 +58,7 @@ def test_every_state_is_drawn_once_and_every_transition_is_an_arrow() -> None:
 
 
 def test_boxes_do_not_overlap_and_the_iterator_sits_inside_its_map() -> None:
-    diagram = draw(Machine.load())
+    diagram = draw(Machine.load(DEFINITION_PATH))
     frame = diagram.box("ParseShards")
     inner = [b for b in diagram.boxes if b.name.startswith("ParseShards" + SEPARATOR)]
     outer = [b for b in diagram.boxes if SEPARATOR not in b.name]
@@ -68,7 +80,7 @@ def test_boxes_do_not_overlap_and_the_iterator_sits_inside_its_map() -> None:
 
 
 def test_arrows_go_from_the_bottom_of_a_box_down_to_the_top_of_the_next() -> None:
-    diagram = draw(Machine.load())
+    diagram = draw(Machine.load(DEFINITION_PATH))
     boxes = {b.name: b for b in diagram.boxes}
     for line in diagram.lines:
         if not line.source:
@@ -84,7 +96,7 @@ def test_arrows_go_from_the_bottom_of_a_box_down_to_the_top_of_the_next() -> Non
 def test_the_layout_is_deterministic_and_follows_the_definition(
     definition: dict[str, Any],
 ) -> None:
-    assert draw(Machine.load()) == draw(Machine.load())
+    assert draw(Machine.load(DEFINITION_PATH)) == draw(Machine.load(DEFINITION_PATH))
     changed = copy.deepcopy(definition)
     changed["States"]["Detect"]["Next"] = "Succeeded"
     lines = {(line.source, line.target) for line in draw(Machine.from_definition(changed)).lines}
@@ -95,7 +107,7 @@ def test_the_layout_is_deterministic_and_follows_the_definition(
 
 
 def test_a_successful_execution_colours_its_route_and_leaves_the_rest() -> None:
-    runs = state_runs(Machine.load(), _history("succeeded"))
+    runs = state_runs(Machine.load(DEFINITION_PATH), _history("succeeded"))
     route = ["RecordStart", "Plan", "Sharded", "ParseTier1", "Project", "Detect", "RecordSuccess"]
     for name in [*route, "Succeeded"]:
         assert runs.states[name].status is StateStatus.SUCCEEDED, name
@@ -109,7 +121,7 @@ def test_a_successful_execution_colours_its_route_and_leaves_the_rest() -> None:
 
 
 def test_a_caught_error_and_the_fail_state_it_leads_to() -> None:
-    runs = state_runs(Machine.load(), _history("dead-lettered"))
+    runs = state_runs(Machine.load(DEFINITION_PATH), _history("dead-lettered"))
     parse = runs.states["ParseTier1"]
     assert parse.status is StateStatus.CAUGHT and parse.error == "CorruptInput"
     assert parse.cause and "not a docx" in parse.cause
@@ -119,7 +131,7 @@ def test_a_caught_error_and_the_fail_state_it_leads_to() -> None:
 
 
 def test_retries_and_map_iterations_add_up() -> None:
-    runs = state_runs(Machine.load(), _history("sharded-retried"))
+    runs = state_runs(Machine.load(DEFINITION_PATH), _history("sharded-retried"))
     assert runs.states["Project"].retries == 1
     assert runs.states["Project"].status is StateStatus.SUCCEEDED
     assert runs.states["Project"].error == "Lambda.ServiceException"  # the retried one
@@ -139,18 +151,21 @@ def test_a_running_execution_and_a_stopped_one() -> None:
         if e["type"] == "TaskStateEntered"
         and e.get("stateEnteredEventDetails", {}).get("name") == "Project"
     )
-    running = state_runs(Machine.load(), events[: upto + 3])
+    running = state_runs(Machine.load(DEFINITION_PATH), events[: upto + 3])
     assert running.states["Project"].status is StateStatus.RUNNING
     assert running.states["Detect"].status is StateStatus.NOT_RUN
     aborted = [
         *events[: upto + 3],
         {"id": 999, "previousEventId": events[upto + 2]["id"], "type": "ExecutionAborted"},
     ]
-    assert state_runs(Machine.load(), aborted).states["Project"].status is StateStatus.ABORTED
+    assert (
+        state_runs(Machine.load(DEFINITION_PATH), aborted).states["Project"].status
+        is StateStatus.ABORTED
+    )
 
 
 def test_no_history_leaves_every_state_not_run() -> None:
-    runs = state_runs(Machine.load(), [])
+    runs = state_runs(Machine.load(DEFINITION_PATH), [])
     assert {r.status for r in runs.states.values()} == {StateStatus.NOT_RUN} and not runs.taken
 
 
@@ -159,24 +174,23 @@ def test_no_history_leaves_every_state_not_run() -> None:
 
 def _projection(blocks: list[str], separator: str = "\n\n") -> Projection:
     text = separator.join(blocks)
-    nodes = [Node(id=0, label=NodeLabel.DOCUMENT, props={"name": "doc.pdf"})]
+    nodes: list[Node] = [DocumentNode(id=0, props=DocumentProps(name="doc.pdf"))]
     spans, edges, offset = [], [], 0
     for i, block in enumerate(blocks, start=1):
         start = len(text[:offset].encode())
         end = start + len(block.encode())
         bbox = [10.0, 20.0 * i, 110.0, 20.0 * i + 12]
-        nodes.append(
-            Node(id=i, label=NodeLabel.PARAGRAPH, props={"text": block, "page": 1, "bbox": bbox})
-        )
+        nodes.append(ParagraphNode(id=i, props=ParagraphProps(text=block, page=1, bbox=bbox)))
         edges.append(Edge(src=0, dst=i, ord=i - 1))
-        spans.append(Span(node=i, start=start, end=end, kind="paragraph"))
+        spans.append(Span(node=i, start=start, end=end, kind=SpanKind.PARAGRAPH))
         offset += len(block) + len(separator)
     return Projection(
-        source=SourceInfo(name="doc.pdf"),
+        source=ProjectionSource(name="doc.pdf"),
         canonical_text=text,
         nodes=nodes,
         edges=edges,
         spans=spans,
+        stats=ProjectionStats.of_graph(nodes, edges, spans, text),
     )
 
 
@@ -202,7 +216,9 @@ def test_multibyte_text_gets_character_offsets() -> None:
 
 def test_boxes_land_on_their_pages_and_ambiguities_on_their_evidence() -> None:
     projection = _projection(["first", "second", "third"])
-    projection.nodes[3].props["page"] = 2
+    moved = projection.nodes[3]
+    assert isinstance(moved, ParagraphNode)
+    moved.props.page = 2
     detection = Detection(
         ambiguities=[
             Ambiguity(
@@ -229,9 +245,18 @@ def test_boxes_land_on_their_pages_and_ambiguities_on_their_evidence() -> None:
     assert overlay(projection, detection).pages == []  # nothing rendered: no pages
 
 
-@pytest.mark.parametrize("bbox", [[1, 2, 3], ["a", 1, 2, 3], [True, 1, 2, 3], None])
-def test_a_malformed_bbox_draws_no_box(bbox: object) -> None:
+@pytest.mark.parametrize("bbox", [[1, 2, 3], ["a", 1, 2, 3], [1, 2, 3, 4, 5]])
+def test_a_malformed_bbox_is_refused_when_the_projection_is_read(bbox: object) -> None:
+    data = json.loads(_projection(["only"]).to_json_bytes())
+    data["nodes"][1]["props"]["bbox"] = bbox
+    with pytest.raises(ValidationError, match="bbox"):
+        Projection.model_validate(data)
+
+
+def test_a_node_without_a_bbox_draws_no_box() -> None:
     projection = _projection(["only"])
-    projection.nodes[1].props["bbox"] = bbox
+    only = projection.nodes[1]
+    assert isinstance(only, ParagraphNode)
+    only.props.bbox = None
     graph = overlay(projection, None, [(100.0, 100.0)])
     assert graph.pages[0].boxes == [] and graph.nodes[1].bbox is None

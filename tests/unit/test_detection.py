@@ -17,7 +17,7 @@ from richdoc.detection import (
     fired_rules,
     gather,
 )
-from richdoc.graph import Span
+from richdoc.graph import Span, SpanKind
 from richdoc.taxonomy import CorruptInput
 from richdoc.temporal import epoch_micros
 from tests.support.detection_layout import layout
@@ -623,13 +623,13 @@ def test_detection_without_clarify_serializes_an_empty_list_and_the_stats():
 
 def test_a_span_outside_the_text_is_corrupt_input():
     projection = layout("Signed 2024-03-01.")
-    projection.spans.append(Span(node=1, start=5, end=500, kind="paragraph"))
+    projection.spans.append(Span(node=1, start=5, end=500, kind=SpanKind.PARAGRAPH))
     with pytest.raises(CorruptInput, match="span 1"):
         detect(projection, clarify=True)
 
 
 def test_a_span_that_cuts_a_character_is_corrupt_input():
     projection = layout("é")
-    projection.spans[0] = Span(node=1, start=0, end=1, kind="paragraph")
+    projection.spans[0] = Span(node=1, start=0, end=1, kind=SpanKind.PARAGRAPH)
     with pytest.raises(CorruptInput, match="span 0"):
         detect(projection, clarify=True)

@@ -1,4 +1,4 @@
-"""docs/architecture.md's "where things live" map names every module of both packages,
+"""docs/architecture.md's "where things live" map names every module of the packages,
 so a reader finds a thing from its name and the map cannot drift from the tree."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = {
     "layers/docling/richdoc/": ROOT / "layers" / "docling" / "richdoc",
+    "layers/docling/richdoc_client/": ROOT / "layers" / "docling" / "richdoc_client",
     "tools/richdoc_tools/": ROOT / "tools" / "richdoc_tools",
 }
 

@@ -1,4 +1,4 @@
-"""The failure signature (richdoc_tools.failures): the reason's stable part, as properties
+"""The failure signature (richdoc_tools.ops.failures): the reason's stable part, as properties
 over generated reasons (the same failure with other ids, numbers, paths, keys and quoted
 strings gets the same signature; another kind or error never does), and the grouping."""
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from richdoc_tools.failures import (
+from richdoc_tools.ops.failures import (
     FailureSignature,
     fleet_failures,
     group_failures,

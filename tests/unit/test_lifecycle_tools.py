@@ -10,9 +10,9 @@ import click
 import pytest
 from richdoc_tools.cli.errors import EXIT_CANCELLED, outcome_code
 from richdoc_tools.cli.options import Rate, Since
-from richdoc_tools.redrive import Pacer
-from richdoc_tools.tiers import tier_report
-from richdoc_tools.watch import MAX_INTERVAL_S, MIN_INTERVAL_S, next_interval
+from richdoc_tools.ops.redrive import Pacer
+from richdoc_tools.ops.tiers import tier_report
+from richdoc_tools.ops.watch import MAX_INTERVAL_S, MIN_INTERVAL_S, next_interval
 
 from richdoc.contracts import SourceObject
 from richdoc.jobs import Attempt, Job, JobStatus

@@ -1,22 +1,31 @@
-"""What ships to Lambda stays apart from the tools for people.
+"""What ships to Lambda stays apart from the tools for people, and the tools' packages
+stay within their own boundaries.
 
 The layer and the parse image carry only the ``richdoc`` package; the CLI, the embedded
 stack and the operator tools (``richdoc_tools``) need moto, samtranslator and rich, which
 do not exist in Lambda. The parse step's caller side (the handler process) must not pay
 for docling either: only the isolated worker imports it.
+
+Inside ``richdoc_tools`` each package has a rule (``RULES``): what it may import of the
+two packages, and what no chain of imports from it may reach; the console's and the
+operator services' modules import each other in no circle. The rules are checked on the
+import graph read from the source (``tests.support.import_graph``), lazy imports and
+``TYPE_CHECKING`` imports included (a circle counts only through imports that run).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.support.runtime_imports import runtime_imports
+from tests.support.import_graph import ImportGraph, runtime_imports, within
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYER = ROOT / "layers" / "docling"
@@ -151,3 +160,184 @@ def test_the_detect_handler_never_imports_docling_core() -> None:
         path=[LAYER],
     )
     assert loaded == {"docling_core": []}
+
+
+# ---- the tools' packages: who may import whom -------------------------------------------------
+
+TOOLS = ROOT / "tools" / "richdoc_tools"
+FIRST_PARTY = ("richdoc", "richdoc_tools")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What the modules of ``package`` may import of ``richdoc`` and ``richdoc_tools``
+    (``may_import``: packages or modules), and what no chain of imports starting in
+    ``package`` may reach (``never_reaches``: any module, a third party's too)."""
+
+    package: str
+    may_import: tuple[str, ...]
+    never_reaches: tuple[str, ...]
+    why: str
+
+
+RULES = (
+    Rule(
+        "richdoc_tools.console",
+        may_import=(
+            "richdoc",
+            "richdoc_tools.console",
+            "richdoc_tools.ops",
+            "richdoc_tools.terminal",
+        ),
+        never_reaches=(
+            "richdoc_tools.local",
+            "richdoc_tools.cli",
+            "richdoc_tools.run",
+            "moto",
+            "samtranslator",
+        ),
+        why="the console serves any stack, deployed or embedded, through the Operator the "
+        "command line hands it: it never loads the embedded stack or the command line",
+    ),
+    Rule(
+        "richdoc_tools.ops",
+        may_import=("richdoc", "richdoc_tools.ops", "richdoc_tools.terminal"),
+        never_reaches=(
+            "richdoc_tools.console",
+            "richdoc_tools.cli",
+            "richdoc_tools.local",
+            "richdoc_tools.run",
+            "moto",
+            "samtranslator",
+        ),
+        why="the operator's services serve the command line and the console alike, over "
+        "AWS or the embedded stack: they know none of them",
+    ),
+    Rule(
+        "richdoc_tools.local",
+        may_import=("richdoc", "richdoc_tools.local", "richdoc_tools.ops"),
+        never_reaches=("richdoc_tools.console", "richdoc_tools.cli"),
+        why="the embedded stack is started by the command line and the tests; it knows "
+        "nothing of who uses it",
+    ),
+)
+
+
+@functools.cache
+def _graph() -> ImportGraph:
+    return ImportGraph.of_packages(TOOLS, LAYER / "richdoc")
+
+
+def _disallowed(graph: ImportGraph, rule: Rule) -> list[str]:
+    """Each import of the rule's package that its ``may_import`` does not allow."""
+    allowed = [within(name) for name in rule.may_import]
+    return [
+        str(edge)
+        for module, edges in graph.edges.items()
+        if within(rule.package)(module)
+        for edge in edges
+        if edge.target.split(".")[0] in FIRST_PARTY
+        and not any(allows(edge.target) for allows in allowed)
+    ]
+
+
+def _forbidden_chains(graph: ImportGraph, rule: Rule) -> list[str]:
+    """Each module of the rule's package from which a chain of imports reaches what the
+    rule forbids, with that chain."""
+
+    def forbidden(module: str) -> bool:
+        return any(within(name)(module) for name in rule.never_reaches)
+
+    found = []
+    for module in sorted(graph.modules):
+        if within(rule.package)(module):
+            chain = graph.chain(module, forbidden)
+            if chain is not None:
+                found.append(", then ".join(str(edge) for edge in chain))
+    return found
+
+
+def _broken(rule: Rule, offences: list[str], what: str) -> str:
+    return f"{rule.package} {what}: {rule.why}\n  " + "\n  ".join(offences)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.package)
+def test_each_tools_package_imports_only_what_its_rule_allows(rule: Rule) -> None:
+    offences = _disallowed(_graph(), rule)
+    allowed = ", ".join(rule.may_import)
+    assert offences == [], _broken(rule, offences, f"may import only {allowed}")
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.package)
+def test_no_chain_of_imports_takes_a_tools_package_where_its_rule_forbids(rule: Rule) -> None:
+    offences = _forbidden_chains(_graph(), rule)
+    never = ", ".join(rule.never_reaches)
+    assert offences == [], _broken(rule, offences, f"must never reach {never}")
+
+
+@pytest.mark.parametrize("package", ["richdoc_tools.console", "richdoc_tools.ops"])
+def test_the_console_and_the_operator_services_import_each_other_in_no_circle(
+    package: str,
+) -> None:
+    """Flask's tutorial shape: the factory imports the blueprints, the blueprints import
+    leaves (settings, forms, twins), never the factory or each other."""
+    circles = _graph().cycles(within(package))
+    assert circles == [], f"{package} has import circles: " + "; ".join(
+        " <-> ".join(circle) for circle in circles
+    )
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def test_the_rules_name_each_import_that_breaks_them(tmp_path: Path) -> None:
+    """The checks fail, naming the import, on a package that breaks every rule: a page
+    that imports the factory lazily (a circle), one that borrows the run module (which
+    loads the embedded stack), and a service that imports the console for its types."""
+    _write(
+        tmp_path / "richdoc_tools",
+        {
+            "__init__.py": "",
+            "run.py": "from richdoc_tools.local import stack\n",
+            "local/__init__.py": "",
+            "local/stack.py": "import moto\n",
+            "console/__init__.py": "",
+            "console/app.py": "def create_app():\n    from richdoc_tools.console import jobs\n",
+            "console/jobs.py": "from richdoc_tools.console.app import create_app\n",
+            "console/job.py": "from . import jobs\nfrom richdoc_tools.run import OUTPUT_FILES\n",
+            "ops/__init__.py": "",
+            "ops/cancel.py": (
+                "from typing import TYPE_CHECKING\n"
+                "if TYPE_CHECKING:\n"
+                "    from richdoc_tools.console.app import create_app\n"
+            ),
+        },
+    )
+    graph = ImportGraph.of_packages(tmp_path / "richdoc_tools")
+    console, ops = RULES[0], RULES[1]
+    assert graph.cycles(within("richdoc_tools.console")) == [
+        ["richdoc_tools.console.app", "richdoc_tools.console.jobs"]
+    ]
+    assert _disallowed(graph, console) == [
+        "richdoc_tools.console.job imports richdoc_tools.run at line 2"
+    ]
+    assert _forbidden_chains(graph, console) == [
+        "richdoc_tools.console.job imports richdoc_tools.run at line 2"
+    ]
+    assert _disallowed(graph, ops) == [
+        "richdoc_tools.ops.cancel imports richdoc_tools.console.app at line 3 (for type checking)"
+    ]
+    assert _forbidden_chains(graph, ops) == [
+        "richdoc_tools.ops.cancel imports richdoc_tools.console.app at line 3 (for type checking)"
+    ]
+    # Without the run module in its list, the chain goes on to the embedded stack.
+    deeper = Rule(console.package, console.may_import, ("moto",), console.why)
+    assert _forbidden_chains(graph, deeper) == [
+        "richdoc_tools.console.job imports richdoc_tools.run at line 2, then "
+        "richdoc_tools.run imports richdoc_tools.local.stack at line 1, then "
+        "richdoc_tools.local.stack imports moto at line 1"
+    ]

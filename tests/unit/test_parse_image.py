@@ -18,12 +18,15 @@ from packaging.utils import canonicalize_name
 from richdoc.parse.settings import ARTIFACTS_ENV
 from richdoc.parse.step import CONVERT_TARGET, INSPECTION_WARMUP, WARMUP
 from richdoc.worker.client import ZYGOTE_MODULE
+from tests.support.import_graph import runtime_imports
 from tests.support.parse_image import image_env, instructions
-from tests.support.runtime_imports import runtime_imports
 
 ROOT = Path(__file__).resolve().parents[2]
 FUNCTION = ROOT / "functions" / "parse"
 PACKAGE_SOURCE = ROOT / "layers" / "docling"
+# The project's packages the image copies: the pipeline's, and the published models it
+# writes (richdoc_client, also shipped in the layer and as the client distribution).
+PACKAGES = ("richdoc", "richdoc_client")
 # The Lambda Python base image ships boto3 (and with it botocore).
 BASE_IMAGE_DISTRIBUTIONS = {"boto3", "botocore", "s3transfer", "jmespath", "urllib3"}
 
@@ -52,7 +55,7 @@ WORKER_MODULES = [
 
 
 def _handler_closure() -> tuple[set[Path], set[str]]:
-    """The richdoc source files the handler and its worker reach, and the third-party
+    """The project's source files the handler and its worker reach, and the third-party
     top-level modules they import."""
     files: set[Path] = set()
     third_party: set[str] = set()
@@ -64,12 +67,12 @@ def _handler_closure() -> tuple[set[Path], set[str]]:
         files.add(path)
         for module in runtime_imports(path):
             top = module.split(".")[0]
-            if top == "richdoc":
+            if top in PACKAGES:
                 parts = module.split(".")
                 candidate = PACKAGE_SOURCE.joinpath(*parts).with_suffix(".py")
                 package = PACKAGE_SOURCE.joinpath(*parts, "__init__.py")
                 pending.append(candidate if candidate.exists() else package)
-                pending.append(PACKAGE_SOURCE / "richdoc" / "__init__.py")
+                pending.append(PACKAGE_SOURCE / top / "__init__.py")
             elif top not in sys.stdlib_module_names and top != "__future__":
                 third_party.add(top)
     return files, third_party
@@ -145,14 +148,15 @@ def test_torch_comes_from_the_cpu_index_pinned_like_the_requirements():
         assert f"{name}{pins[name]}" in torch_run.split()
 
 
-def test_the_image_holds_every_richdoc_module_the_handler_imports():
+def test_the_image_holds_every_project_module_the_handler_imports():
     files, _ = _handler_closure()
     copied = _copies()
-    assert copied["layers/docling/richdoc"] == "/var/task/richdoc"
-    package = PACKAGE_SOURCE / "richdoc"
+    for package in PACKAGES:
+        assert copied[f"layers/docling/{package}"] == f"/var/task/{package}"
+    packages = {PACKAGE_SOURCE / package for package in PACKAGES}
     for path in files - {FUNCTION / "app.py"}:
         assert path.is_file(), path
-        assert package in path.parents, path
+        assert packages & set(path.parents), path
     # The zygote runs as `python -m richdoc.worker.zygote` from the same directory.
     assert {_module_file(m) for m in WORKER_MODULES} <= files
 

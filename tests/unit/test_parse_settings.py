@@ -24,6 +24,8 @@ from richdoc.parse.settings import (
     ZygoteMemory,
     available_cpus,
     ceiling_for_tier,
+    cpu_budget,
+    lambda_vcpus,
     largest_document_json_mb,
     processor_contract,
     select_pdf_pipeline,
@@ -269,3 +271,18 @@ def test_a_conversion_gets_its_share_of_the_cpus_and_at_least_one_thread(running
 
 def test_available_cpus_are_the_ones_this_process_may_run_on():
     assert 1 <= available_cpus() <= (os.cpu_count() or 1)
+
+
+@pytest.mark.parametrize(
+    ("memory_mb", "vcpus"), [(1769, 1), (3008, 1), (4096, 2), (6144, 3), (10240, 5), (128, 1)]
+)
+def test_a_lambda_tier_s_threads_follow_its_memory_not_its_visible_cores(
+    memory_mb, vcpus, monkeypatch
+):
+    # Tier 1 (4,096 MB) shows 3 cores but buys about 2.3 vCPUs of time.
+    assert lambda_vcpus(memory_mb) == vcpus
+    monkeypatch.setattr(parse, "available_cpus", lambda: 6)
+    assert cpu_budget(memory_mb) == vcpus
+    assert cpu_budget(None) == 6  # the command line: the machine's
+    monkeypatch.setattr(parse, "available_cpus", lambda: 1)
+    assert cpu_budget(memory_mb) == 1  # never more than the process may run on

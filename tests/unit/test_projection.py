@@ -25,7 +25,12 @@ from richdoc.graph import Projection
 from richdoc.projection import load_docling, normalize_text, project
 from richdoc.taxonomy import CorruptInput, UnsupportedFeature
 from tests.support.gen_fixtures import GOLDEN, build_large_document, grid_table, provenance
-from tests.support.projection_invariants import assert_graph_invariants, span_slice_audit
+from tests.support.projection_invariants import (
+    assert_graph_invariants,
+    props_of,
+    span_slice_audit,
+    stats_of,
+)
 
 SOURCE = SourceInfo(name="test")
 
@@ -40,7 +45,7 @@ def shape(projection: Projection) -> list[tuple[int, str, str]]:
     """(parent id, label, text) per node after DOCUMENT, in id order."""
     parent = {edge.dst: edge.src for edge in projection.edges}
     return [
-        (parent[n.id], n.label.value, n.props.get("title", n.props.get("text", "")))
+        (parent[n.id], n.label.value, props_of(n).get("title", props_of(n).get("text", "")))
         for n in projection.nodes[1:]
     ]
 
@@ -73,7 +78,7 @@ def test_title_is_a_level_0_section_and_the_first_one_titles_the_document():
         (0, "SECTION", "Slide two"),
         (3, "PARAGRAPH", "closing"),
     ]
-    assert projection.nodes[0].props["title"] == "Slide one"
+    assert props_of(projection.nodes[0])["title"] == "Slide one"
     assert [s.kind for s in projection.spans] == ["title", "heading", "title", "paragraph"]
 
 
@@ -102,7 +107,7 @@ def test_skipped_heading_levels_are_trusted_not_repaired():
     doc.add_heading("H2", level=2)
     projection = run(doc)
     assert shape(projection) == [(0, "SECTION", "H1"), (1, "SECTION", "H3"), (1, "SECTION", "H2")]
-    assert [n.props.get("level") for n in projection.nodes[1:]] == [1, 3, 2]
+    assert [props_of(n).get("level") for n in projection.nodes[1:]] == [1, 3, 2]
 
 
 def test_all_heading_1_documents_give_sibling_sections():
@@ -137,7 +142,7 @@ def test_empty_and_whitespace_blocks_are_dropped_and_counted():
     doc.add_text(DocItemLabel.TEXT, "kept")
     projection = run(doc)
     assert shape(projection) == [(0, "PARAGRAPH", "kept")]
-    assert projection.stats["not_projected"]["empty_blocks"] == 3
+    assert stats_of(projection)["not_projected"]["empty_blocks"] == 3
 
 
 def test_code_captions_and_references_are_paragraphs_with_their_own_span_kind():
@@ -149,7 +154,7 @@ def test_code_captions_and_references_are_paragraphs_with_their_own_span_kind():
     projection = run(doc)
     assert [n.label.value for n in projection.nodes[1:]] == ["PARAGRAPH"] * 4
     assert [s.kind for s in projection.spans] == ["code", "caption", "paragraph", "paragraph"]
-    assert projection.nodes[1].props["text"] == "x = 1\n"
+    assert props_of(projection.nodes[1])["text"] == "x = 1\n"
 
 
 # --------------------------------------------------------------------------------------
@@ -167,7 +172,7 @@ def test_list_items_are_paragraphs_with_list_level_counting_nested_lists():
     doc.add_list_item("three", parent=inner)
     doc.add_list_item("one again", parent=outer)
     projection = run(doc)
-    assert [(n.props["text"], n.props["list_level"]) for n in projection.nodes[1:]] == [
+    assert [(props_of(n)["text"], props_of(n)["list_level"]) for n in projection.nodes[1:]] == [
         ("one", 1),
         ("two", 2),
         ("three", 3),
@@ -186,7 +191,7 @@ def test_a_heading_inside_a_list_ends_the_list_nesting_below_it():
     doc.add_list_item("later item", parent=later)
     doc.add_text(DocItemLabel.TEXT, "plain", parent=heading)
     projection = run(doc)
-    props = {n.props.get("text"): n.props for n in projection.nodes}
+    props = {props_of(n).get("text"): props_of(n) for n in projection.nodes}
     assert props["later item"]["list_level"] == 1
     assert "list_level" not in props["plain"]
 
@@ -200,7 +205,7 @@ def test_a_formatted_list_item_takes_the_text_of_its_inline_group():
     doc.add_text(DocItemLabel.TEXT, "words", parent=parts)
     projection = run(doc)
     assert shape(projection) == [(0, "PARAGRAPH", "bold words")]
-    assert projection.nodes[1].props["list_level"] == 1
+    assert props_of(projection.nodes[1])["list_level"] == 1
 
 
 def test_an_enumerated_list_item_reads_marker_space_text_and_keeps_its_marker():
@@ -208,7 +213,7 @@ def test_an_enumerated_list_item_reads_marker_space_text_and_keeps_its_marker():
     clauses = doc.add_list_group()
     doc.add_list_item("Interest", parent=clauses, enumerated=True, marker="2.3.4.")
     projection = run(doc)
-    assert projection.nodes[1].props == {
+    assert props_of(projection.nodes[1]) == {
         "list_level": 1,
         "marker": "2.3.4.",
         "text": "2.3.4. Interest",
@@ -223,7 +228,7 @@ def test_a_bullet_marker_is_a_prop_but_not_part_of_the_text():
     doc.add_list_item("coffee", parent=bullets, marker="\u2022")
     doc.add_list_item("tea", parent=bullets, marker="")  # DOCX, HTML and Markdown bullets
     projection = run(doc)
-    assert [n.props for n in projection.nodes[1:]] == [
+    assert [props_of(n) for n in projection.nodes[1:]] == [
         {"list_level": 1, "marker": "\u2022", "text": "coffee"},
         {"list_level": 1, "text": "tea"},
     ]
@@ -237,7 +242,7 @@ def test_a_marker_is_one_line_and_a_marker_without_text_is_an_empty_block():
     doc.add_list_item("  ", parent=items, enumerated=True, marker="8.")
     projection = run(doc)
     assert shape(projection) == [(0, "PARAGRAPH", "Article 7 spread")]
-    assert projection.stats["not_projected"]["empty_blocks"] == 1
+    assert stats_of(projection)["not_projected"]["empty_blocks"] == 1
 
 
 def test_a_formatted_enumerated_list_item_puts_its_marker_before_the_inline_text():
@@ -268,8 +273,8 @@ def test_an_inline_group_is_one_paragraph_located_by_its_parts():
         prov=provenance(1, (20, 0, 40, 8), CoordOrigin.TOPLEFT),
     )
     projection = run(doc)
-    assert projection.nodes[1].props == {"text": "left right", "page": 1, "bbox": [0, 0, 40, 8]}
-    assert projection.stats["skipped_features"]["formulas"] == 1
+    assert props_of(projection.nodes[1]) == {"text": "left right", "page": 1, "bbox": [0, 0, 40, 8]}
+    assert stats_of(projection)["skipped_features"]["formulas"] == 1
 
 
 # --------------------------------------------------------------------------------------
@@ -278,14 +283,14 @@ def test_an_inline_group_is_one_paragraph_located_by_its_parts():
 
 
 def rows_of(projection: Projection) -> list[dict]:
-    return [n.props for n in projection.nodes if n.label.value == "TABLE_ROW"]
+    return [props_of(n) for n in projection.nodes if n.label.value == "TABLE_ROW"]
 
 
 def test_header_row_names_the_keys_and_every_other_row_is_a_table_row():
     doc = DoclingDocument(name="d")
     doc.add_table(data=grid_table([["Name", "Age"], ["Ada", "36"], ["Alan", "41"]], header_rows=1))
     projection = run(doc)
-    assert projection.nodes[1].props == {"columns": ["Name", "Age"], "header_rows": 1}
+    assert props_of(projection.nodes[1]) == {"columns": ["Name", "Age"], "header_rows": 1}
     assert rows_of(projection) == [
         {"cells": {"Name": "Ada", "Age": "36"}, "row": 1, "text": "Name: Ada | Age: 36"},
         {"cells": {"Name": "Alan", "Age": "41"}, "row": 2, "text": "Name: Alan | Age: 41"},
@@ -308,7 +313,7 @@ def test_a_table_of_only_header_rows_is_read_as_headerless():
     doc = DoclingDocument(name="d")
     doc.add_table(data=grid_table([["only", "row"]], header_rows=1))
     projection = run(doc)
-    assert projection.nodes[1].props["header_rows"] == 0
+    assert props_of(projection.nodes[1])["header_rows"] == 0
     assert rows_of(projection)[0]["cells"] == {"col_0": "only", "col_1": "row"}
 
 
@@ -329,7 +334,7 @@ def test_a_data_row_docling_flags_as_header_names_the_keys_and_is_no_row():
         data=grid_table([["Tea", "3.50"], ["Coffee", "4.20"]], header_rows=1), prov=sheet_range
     )
     projection = run(doc)
-    assert projection.nodes[1].props == {
+    assert props_of(projection.nodes[1]) == {
         "bbox": [1.0, 2.0, 3.0, 4.0],
         "columns": ["Tea", "3.50"],
         "header_rows": 1,
@@ -350,7 +355,7 @@ def test_duplicate_and_empty_header_names_are_disambiguated_left_to_right():
     header = ["Name", "Name", "", "Name_2", "  Two\nlines "]
     doc.add_table(data=grid_table([header, ["a", "b", "c", "d", "e"]], header_rows=1))
     projection = run(doc)
-    assert projection.nodes[1].props["columns"] == [
+    assert props_of(projection.nodes[1])["columns"] == [
         "Name",
         "Name_2",
         "col_2",
@@ -382,7 +387,7 @@ def test_spanning_cells_fill_every_column_they_cover_but_appear_once_in_the_row_
     doc = DoclingDocument(name="d")
     doc.add_table(data=TableData(table_cells=cells, num_rows=4, num_cols=2))
     projection = run(doc)
-    assert projection.nodes[1].props["columns"] == ["Year / Q1", "Year / Q2"]
+    assert props_of(projection.nodes[1])["columns"] == ["Year / Q1", "Year / Q2"]
     value = {"Year / Q1": "both quarters", "Year / Q2": "both quarters"}
     assert rows_of(projection) == [
         {"cells": value, "row": 2, "text": "Year / Q1: both quarters"},
@@ -395,7 +400,7 @@ def test_all_empty_rows_are_dropped_and_cell_values_are_stripped():
     doc.add_table(data=grid_table([["H"], [" "], [" padded\r\n"]], header_rows=1))
     projection = run(doc)
     assert rows_of(projection) == [{"cells": {"H": "padded"}, "row": 2, "text": "H: padded"}]
-    assert projection.stats["not_projected"]["empty_rows"] == 1
+    assert stats_of(projection)["not_projected"]["empty_rows"] == 1
 
 
 def test_text_inside_table_cells_is_projected_only_through_the_rows():
@@ -483,7 +488,7 @@ def test_a_table_nested_in_a_cell_gives_its_cell_values_to_that_cell_row_by_row(
             "text": f"Item: Tea | Details: {details}",
         }
     ]
-    assert projection.stats["nodes_by_label"]["TABLE"] == 1  # the nested table is no node
+    assert stats_of(projection)["nodes_by_label"]["TABLE"] == 1  # the nested table is no node
 
 
 def test_a_rich_cell_joins_its_blocks_with_one_space_and_counts_what_it_skips():
@@ -501,8 +506,8 @@ def test_a_rich_cell_joins_its_blocks_with_one_space_and_counts_what_it_skips():
     doc.add_text(DocItemLabel.CAPTION, "Caption in a cell", parent=content)
     projection = run(doc)
     assert rows_of(projection)[0]["cells"]["Details"] == "First paragraph. bold and plain 1. Sign"
-    assert projection.stats["skipped_features"]["pictures"] == 1
-    assert projection.stats["skipped_features"]["formulas"] == 1
+    assert stats_of(projection)["skipped_features"]["pictures"] == 1
+    assert stats_of(projection)["skipped_features"]["formulas"] == 1
     # A caption below a table is projected once, after its rows, wherever it hangs.
     assert [text for _, _, text in shape(projection)] == [
         "",
@@ -534,7 +539,7 @@ def test_bottom_left_boxes_are_flipped_to_a_top_left_origin_with_the_page_height
     doc.add_text(
         DocItemLabel.TEXT, "t", prov=provenance(3, (10, 700, 110, 650), CoordOrigin.BOTTOMLEFT)
     )
-    assert run(doc).nodes[1].props == {"text": "t", "page": 3, "bbox": [10, 100, 110, 150]}
+    assert props_of(run(doc).nodes[1]) == {"text": "t", "page": 3, "bbox": [10, 100, 110, 150]}
 
 
 def test_top_left_boxes_keep_their_coordinates_in_the_page_units():
@@ -542,7 +547,7 @@ def test_top_left_boxes_keep_their_coordinates_in_the_page_units():
     doc.add_page(page_no=1, size=Size(width=9144000, height=6858000))  # a slide, in EMU
     box = (457200, 274638, 8686800, 1417638)
     doc.add_text(DocItemLabel.TEXT, "t", prov=provenance(1, box, CoordOrigin.TOPLEFT))
-    assert run(doc).nodes[1].props["bbox"] == [457200, 274638, 8686800, 1417638]
+    assert props_of(run(doc).nodes[1])["bbox"] == [457200, 274638, 8686800, 1417638]
 
 
 def test_coordinates_are_rounded_to_three_decimals():
@@ -550,7 +555,7 @@ def test_coordinates_are_rounded_to_three_decimals():
     doc.add_page(page_no=1, size=Size(width=595.2756, height=841.8898))
     box = (72.0, 728.616, 172.0319, 717.516)
     doc.add_text(DocItemLabel.TEXT, "t", prov=provenance(1, box, CoordOrigin.BOTTOMLEFT))
-    assert run(doc).nodes[1].props["bbox"] == [72.0, 113.274, 172.032, 124.374]
+    assert props_of(run(doc).nodes[1])["bbox"] == [72.0, 113.274, 172.032, 124.374]
 
 
 def test_page_and_bbox_are_absent_where_docling_gives_no_provenance():
@@ -559,13 +564,13 @@ def test_page_and_bbox_are_absent_where_docling_gives_no_provenance():
     doc.add_text(DocItemLabel.TEXT, "t")
     doc.add_table(data=grid_table([["a"]]))
     projection = run(doc)
-    assert all("page" not in n.props and "bbox" not in n.props for n in projection.nodes)
+    assert all("page" not in props_of(n) and "bbox" not in props_of(n) for n in projection.nodes)
 
 
 def test_a_bottom_left_box_on_an_unknown_page_keeps_only_the_page():
     doc = DoclingDocument(name="d")
     doc.add_text(DocItemLabel.TEXT, "t", prov=provenance(4, (0, 10, 5, 0), CoordOrigin.BOTTOMLEFT))
-    assert run(doc).nodes[1].props == {"text": "t", "page": 4}
+    assert props_of(run(doc).nodes[1]) == {"text": "t", "page": 4}
 
 
 def test_multi_provenance_items_are_located_on_their_first_page_enclosing_its_boxes():
@@ -575,7 +580,7 @@ def test_multi_provenance_items_are_located_on_their_first_page_enclosing_its_bo
     )
     item.prov.append(provenance(2, (5, 20, 40, 30), CoordOrigin.TOPLEFT))
     item.prov.append(provenance(3, (0, 0, 100, 100), CoordOrigin.TOPLEFT))
-    assert run(doc).nodes[1].props == {"text": "t", "page": 2, "bbox": [5, 10, 50, 30]}
+    assert props_of(run(doc).nodes[1]) == {"text": "t", "page": 2, "bbox": [5, 10, 50, 30]}
 
 
 def test_rows_of_a_single_page_table_carry_its_page_and_their_cell_boxes():
@@ -599,7 +604,7 @@ def test_rows_of_a_single_page_table_carry_its_page_and_their_cell_boxes():
     )
     doc.add_table(data=data, prov=provenance(1, (0, 90, 50, 70), CoordOrigin.BOTTOMLEFT))
     projection = run(doc)
-    assert projection.nodes[1].props["bbox"] == [0, 10, 50, 30]
+    assert props_of(projection.nodes[1])["bbox"] == [0, 10, 50, 30]
     assert [(r["page"], r["bbox"]) for r in rows_of(projection)] == [
         (1, [0, 10, 50, 20]),
         (1, [0, 20, 50, 30]),
@@ -612,7 +617,7 @@ def test_rows_of_a_table_spanning_pages_are_not_located():
     item = doc.add_table(data=grid_table([["a"], ["b"]]), prov=first_page)
     item.prov.append(provenance(2, (0, 0, 5, 5), CoordOrigin.TOPLEFT))
     projection = run(doc)
-    assert projection.nodes[1].props["page"] == 1
+    assert props_of(projection.nodes[1])["page"] == 1
     assert all("page" not in row for row in rows_of(projection))
 
 
@@ -644,7 +649,7 @@ def test_normalised_text_is_what_the_props_and_spans_hold():
     doc = DoclingDocument(name="d")
     doc.add_text(DocItemLabel.TEXT, "A\u030a\r\nB")
     projection = run(doc)
-    assert projection.nodes[1].props["text"] == "\u00c5\nB"
+    assert props_of(projection.nodes[1])["text"] == "\u00c5\nB"
     assert span_slice_audit(projection) == []
 
 
@@ -671,7 +676,7 @@ def test_unsupported_features_beside_other_content_are_skipped_with_a_warning(fe
     doc.add_text(DocItemLabel.TEXT, "content")
     FEATURE_ITEMS[feature](doc)
     FEATURE_ITEMS[feature](doc)
-    stats = run(doc).stats
+    stats = stats_of(run(doc))
     assert stats["skipped_features"][feature] == 2
     assert stats["warnings"] == [
         {
@@ -712,7 +717,7 @@ def test_checkboxes_and_form_items_count_as_forms(label):
     doc.add_text(label, "I agree")
     doc.add_form(graph=_graph())
     doc.add_text(DocItemLabel.TEXT, "content")
-    assert run(doc).stats["skipped_features"]["forms"] == 2
+    assert stats_of(run(doc))["skipped_features"]["forms"] == 2
 
 
 def test_a_picture_caption_is_content_so_the_picture_is_only_skipped():
@@ -723,7 +728,7 @@ def test_a_picture_caption_is_content_so_the_picture_is_only_skipped():
     doc.add_text(DocItemLabel.TEXT, "not a caption: never read", parent=picture)
     projection = run(doc)
     assert shape(projection) == [(0, "PARAGRAPH", "Figure 1")]
-    assert projection.stats["skipped_features"]["pictures"] == 1
+    assert stats_of(projection)["skipped_features"]["pictures"] == 1
 
 
 def test_the_empty_document_is_a_valid_projection_with_only_the_document_node():
@@ -731,8 +736,8 @@ def test_the_empty_document_is_a_valid_projection_with_only_the_document_node():
     assert len(projection.nodes) == 1
     assert projection.edges == [] and projection.spans == []
     assert projection.canonical_text == ""
-    assert projection.stats["empty_document"] is True
-    assert projection.stats["warnings"] == [
+    assert stats_of(projection)["empty_document"] is True
+    assert stats_of(projection)["warnings"] == [
         {"code": "empty_document", "message": "the document has no content"}
     ]
 
@@ -747,7 +752,7 @@ def test_furniture_and_other_layers_are_not_projected_but_counted():
     doc.add_text(DocItemLabel.TEXT, "body")
     projection = run(doc)
     assert shape(projection) == [(0, "PARAGRAPH", "body")]
-    assert projection.stats["not_projected"] == {
+    assert stats_of(projection)["not_projected"] == {
         "background": 1,
         "empty_blocks": 0,
         "empty_rows": 0,
@@ -762,14 +767,14 @@ def test_furniture_and_other_layers_are_not_projected_but_counted():
 def test_a_document_of_only_furniture_is_empty_not_unsupported():
     doc = DoclingDocument(name="d")
     doc.add_text(DocItemLabel.PAGE_FOOTER, "Page 1", content_layer=ContentLayer.FURNITURE)
-    assert run(doc).stats["empty_document"] is True
+    assert stats_of(run(doc))["empty_document"] is True
 
 
 def test_stats_count_nodes_edges_spans_and_bytes():
     doc = DoclingDocument(name="d")
     doc.add_heading("H", level=1)
     doc.add_table(data=grid_table([["k"], ["v"]], header_rows=1))
-    stats = run(doc).stats
+    stats = stats_of(run(doc))
     assert stats["nodes"] == 4 and stats["edges"] == 3 and stats["spans"] == 2
     assert stats["nodes_by_label"] == {
         "DOCUMENT": 1,
@@ -816,7 +821,7 @@ def test_a_box_with_non_finite_coordinates_is_not_a_location():
     doc.add_text(
         DocItemLabel.TEXT, "t", prov=provenance(1, (0, 0, float("nan"), 1), CoordOrigin.TOPLEFT)
     )
-    assert run(doc).nodes[1].props == {"text": "t", "page": 1}
+    assert props_of(run(doc).nodes[1]) == {"text": "t", "page": 1}
 
 
 def test_serialization_has_sorted_keys_one_element_per_line_and_parses_back():

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from richdoc.contracts import SourceInfo
 from richdoc.projection import load_docling, project
 from richdoc.taxonomy import UnsupportedFeature
-from tests.support.projection_invariants import assert_graph_invariants, span_slice_audit
+from tests.support.projection_invariants import assert_graph_invariants, props_of, span_slice_audit
 
 TRICKY = [
     "e\u0301",  # decomposed: NFC composes it
@@ -170,8 +170,9 @@ def test_projection_invariants_hold_for_generated_documents(doc):
     # Provenance is never invented: every located node's page is a page docling gave.
     given_pages = {p.page_no for item in (*doc.texts, *doc.tables) for p in item.prov}
     for node in projection.nodes:
-        if "page" in node.props:
-            assert node.props["page"] in given_pages
-        if "bbox" in node.props:
-            x0, y0, x1, y1 = node.props["bbox"]
+        props = props_of(node)
+        if "page" in props:
+            assert props["page"] in given_pages
+        if "bbox" in props:
+            x0, y0, x1, y1 = props["bbox"]
             assert x0 <= x1 and y0 <= y1

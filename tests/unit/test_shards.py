@@ -57,7 +57,7 @@ def test_only_pdfs_are_sharded(fmt: DocFormat) -> None:
 def test_the_largest_document_stays_within_the_shard_count_limit() -> None:
     plan = plan_shards(DocFormat.PDF, 2000, 1)
     assert plan.shards == MAX_SHARDS
-    assert {r.pages for r in plan.ranges} == {10}
+    assert {r.pages for r in plan.ranges} == {25}  # bigger shards past MAX_SHARDS, not more
     default = plan_shards(DocFormat.PDF, 2000, DEFAULT_SHARD_PAGES)
     assert default.shards == 40 and {r.pages for r in default.ranges} == {50}
 
@@ -136,3 +136,14 @@ def test_shard_pages_default_to_fifty_and_zero_means_off(
 def test_a_shard_size_that_is_not_a_page_count_is_refused(raw: str) -> None:
     with pytest.raises(ValueError, match="RICHDOC_SHARD_PAGES"):
         shard_pages_setting({"RICHDOC_SHARD_PAGES": raw})
+
+
+@pytest.mark.parametrize(("shard_pages", "expected"), [("", 25), ("50", 25), ("10", 10), ("0", 0)])
+def test_the_small_profile_s_cap_shrinks_shards_but_never_turns_sharding_on(
+    shard_pages: str, expected: int
+) -> None:
+    # A 3,008 MB tier holds a 25-page standard-pipeline shard, not a 50-page one.
+    environ = {"RICHDOC_SHARD_PAGES": shard_pages, "RICHDOC_MAX_SHARD_PAGES": "25"}
+    assert shard_pages_setting(environ) == expected
+    with pytest.raises(ValueError, match="RICHDOC_MAX_SHARD_PAGES"):
+        shard_pages_setting({"RICHDOC_MAX_SHARD_PAGES": "many"})

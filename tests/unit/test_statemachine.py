@@ -1,19 +1,21 @@
-"""The definition as a graph (``richdoc_tools.statemachine``): every transition of
+"""The definition as a graph (``richdoc_tools.ops.statemachine``): every transition of
 statemachine/pipeline.asl.json, with its kind, and the Map's iterator."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from richdoc_tools.statemachine import Machine, TransitionKind, describe_rule
+from richdoc_tools.ops.statemachine import Machine, TransitionKind, describe_rule
+
+from tests.support.paths import DEFINITION_PATH
 
 
 def test_the_checkout_definition_loads_as_the_fixture_reads_it(definition: dict[str, Any]) -> None:
-    assert Machine.load() == Machine.from_definition(definition)
+    assert Machine.load(DEFINITION_PATH) == Machine.from_definition(definition)
 
 
 def test_every_transition_targets_a_state_of_its_own_machine() -> None:
-    machine = Machine.load()
+    machine = Machine.load(DEFINITION_PATH)
     machines = [machine] + [s.iterator for _, s in machine.walk() if s.iterator is not None]
     for each in machines:
         assert each.start_at in each.states
@@ -22,7 +24,7 @@ def test_every_transition_targets_a_state_of_its_own_machine() -> None:
 
 
 def test_transitions_carry_their_kind_errors_and_rule() -> None:
-    machine = Machine.load()
+    machine = Machine.load(DEFINITION_PATH)
     parse = {(t.target, t.kind): t for t in machine["ParseTier1"].transitions}
     assert ("Project", TransitionKind.NEXT) in parse
     escalate = parse[("EscalateToTier2", TransitionKind.CATCH)]
@@ -37,7 +39,7 @@ def test_transitions_carry_their_kind_errors_and_rule() -> None:
 
 
 def test_the_map_state_has_its_iterator_and_qualified_names() -> None:
-    machine = Machine.load()
+    machine = Machine.load(DEFINITION_PATH)
     shards = machine["ParseShards"]
     assert shards.type == "Map" and shards.iterator is not None
     assert shards.iterator.start_at == "ParseShardTier1"

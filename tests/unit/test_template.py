@@ -237,6 +237,18 @@ def test_jobs_table_has_status_index_recovery_and_encryption(template: Template)
     assert "AWS managed key" in skip["comment"] and "AWS-owned" not in skip["comment"]
 
 
+@pytest.mark.parametrize("logical_id", ["JobsTable", "DeadLetterQueue"])
+def test_the_job_records_and_the_dead_letters_outlive_the_stack(
+    template: Template, logical_id: str
+) -> None:
+    # What no redeploy can recreate: every job's record, and the only way to redrive a
+    # failed upload. Deleting the stack (or a replacing update) leaves them.
+    resource = template.sam["Resources"][logical_id]
+    assert (resource["DeletionPolicy"], resource["UpdateReplacePolicy"]) == ("Retain", "Retain")
+    if logical_id == "JobsTable":
+        assert resource["Properties"]["DeletionProtectionEnabled"] is True
+
+
 def test_parse_tiers_share_one_image_with_growing_memory(template: Template) -> None:
     sam = template.sam["Resources"]
     memories = [
@@ -401,7 +413,11 @@ def test_starter_failures_alarm_on_every_failed_record(template: Template) -> No
     assert {stat["Stat"] for stat in stats.values()} == {"Sum"}
     [expression] = [m for m in starter["Metrics"] if "Expression" in m]
     assert expression["ReturnData"] is True
-    assert set(re.findall(r"[a-z]+", expression["Expression"].lower())) == {"sum", *stats}
+    assert set(re.findall(r"[a-z]+", expression["Expression"].lower())) == {"sum", "fill", *stats}
+    # IngestRecordsFailed exists only in periods with a failed record, Errors only while
+    # the starter runs: each filled with 0, so a period missing one still counts the other.
+    for metric in stats:
+        assert f"FILL({metric}, 0)" in expression["Expression"]
     assert (starter["Threshold"], starter["ComparisonOperator"]) == (0, "GreaterThanThreshold")
 
 
@@ -668,6 +684,52 @@ def test_function_roles_grant_exactly_the_actions_their_code_needs(
     assert actions == EXPECTED_ACTIONS[role]
 
 
+# What the operator commands call (tests/e2e/test_operator_policy_e2e.py checks every
+# call of a run of them against the deployed policy), by statement.
+OPERATOR_ACTIONS = {
+    "FindTheStack": {"cloudformation:DescribeStacks"},
+    "JobRecords": {
+        "dynamodb:GetItem",
+        "dynamodb:BatchGetItem",
+        "dynamodb:Query",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:DeleteItem",
+    },
+    "Sources": {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "s3:DeleteObjectVersion"},
+    "ListSources": {"s3:ListBucket", "s3:ListBucketVersions"},
+    "Artifacts": {"s3:GetObject", "s3:DeleteObject"},
+    "ListArtifacts": {"s3:ListBucket"},
+    "DeadLetters": {
+        "sqs:ReceiveMessage",
+        "sqs:DeleteMessage",
+        "sqs:ChangeMessageVisibility",
+        "sqs:GetQueueAttributes",
+        "sqs:StartMessageMoveTask",
+    },
+    "NextRuns": {"sqs:SendMessage"},
+    "Executions": {
+        "states:DescribeExecution",
+        "states:GetExecutionHistory",
+        "states:DescribeStateMachineForExecution",
+        "states:StopExecution",
+    },
+    "Definition": {"states:DescribeStateMachine"},
+}
+
+
+def test_the_stack_ships_an_operator_policy_of_exactly_what_the_commands_call(
+    template: Template,
+) -> None:
+    policy = template.resources["OperatorPolicy"]
+    assert policy["Type"] == "AWS::IAM::ManagedPolicy"
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert {s["Sid"]: set(_actions(s)) for s in statements} == OPERATOR_ACTIONS
+    for statement in statements:
+        assert statement["Effect"] == "Allow" and statement["Resource"] != "*", statement
+    assert template.sam["Outputs"]["OperatorPolicyArn"]["Value"] == {"Ref": "OperatorPolicy"}
+
+
 def test_no_policy_uses_wildcard_actions_or_unscoped_resources(template: Template) -> None:
     roles = [lid for lid, r in template.resources.items() if r["Type"] == "AWS::IAM::Role"]
     for role in roles:
@@ -761,6 +823,19 @@ def test_the_fan_out_parameters_reach_the_plan_function_only(template: Template)
         assert found == (expected if logical_id == "PlanFunction" else {}), logical_id
 
 
+def test_the_small_profile_caps_the_shards_at_what_its_3008_mb_tiers_hold(
+    template: Template,
+) -> None:
+    from richdoc_tools.local.intrinsics import parameters_resolver
+
+    variables = template.resources["PlanFunction"]["Properties"]["Environment"]["Variables"]
+    shards = {k: variables[k] for k in ("RICHDOC_SHARD_PAGES", "RICHDOC_MAX_SHARD_PAGES")}
+    small = parameters_resolver(template, {"AccountProfile": "small"}).resolve(shards)
+    assert small == {"RICHDOC_SHARD_PAGES": "50", "RICHDOC_MAX_SHARD_PAGES": "25"}
+    standard = parameters_resolver(template, {}).resolve(shards)
+    assert standard == {"RICHDOC_SHARD_PAGES": "50"}  # no cap: ShardPages as given
+
+
 def test_the_plan_function_is_the_parse_image_with_its_own_handler(template: Template) -> None:
     plan, tier1 = _sam(template, "PlanFunction"), _sam(template, "ParseTier1Function")
     assert plan["PackageType"] == "Image" and plan["ImageConfig"] == {"Command": ["app.plan"]}
@@ -786,8 +861,8 @@ def test_the_plans_inspection_ends_before_its_function_times_out(template: Templ
     most = template.sam["Parameters"]["ParseTimeoutSeconds"]["MaxValue"]
     assert most > plan_timeout  # why plan_limits exists
     configured = ParseLimits(max_pages=2000, timeout_s=most, mem_ceiling_mb=1536)
-    # At the start of an invocation the inspection may take the timeout less the reserve
-    # (which covers the download before it and the records after it) ...
+    # An inspection that starts with the whole invocation left may take it less the
+    # reserve (which covers the records after it) ...
     limits = plan_limits(configured, remaining_s=plan_timeout)
     assert limits.timeout_s == plan_timeout - PLAN_RESERVE_S >= 60
     # ... never more than configured, and nothing once the reserve is reached: a typed
@@ -796,6 +871,23 @@ def test_the_plans_inspection_ends_before_its_function_times_out(template: Templ
     with pytest.raises(ResourceLimit):
         plan_limits(configured, remaining_s=PLAN_RESERVE_S)
     assert plan_limits(configured, remaining_s=None) == configured  # the command line
+
+
+def test_a_parse_tier_s_conversion_ends_before_its_function_times_out(
+    template: Template,
+) -> None:
+    from richdoc.parse.settings import ParseLimits
+    from richdoc.parse.step import PARSE_RESERVE_S
+
+    most = template.sam["Parameters"]["ParseTimeoutSeconds"]["MaxValue"]
+    configured = ParseLimits(max_pages=2000, timeout_s=most, mem_ceiling_mb=1536)
+    for tier in PARSE_TIERS:
+        timeout = _sam(template, tier)["Timeout"]
+        # A conversion that starts after a 30 s download keeps the reserve for storing
+        # its document and the records: the configured 840 s would not.
+        started_late = configured.within_invocation(timeout - 30, PARSE_RESERVE_S, "parse")
+        assert started_late.timeout_s == timeout - 30 - PARSE_RESERVE_S < most, tier
+        assert configured.within_invocation(timeout, PARSE_RESERVE_S, "parse").timeout_s <= most
 
 
 def test_state_machine_may_invoke_only_the_pipeline_functions(template: Template) -> None:

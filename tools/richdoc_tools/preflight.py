@@ -10,6 +10,12 @@ concurrency quota and what is left unreserved). No API shows the function memory
 (new accounts may be held at 3,008 MB until AWS raises it), so that check says how to find
 it unless ``--memory-quota-mb`` states it.
 
+Besides what would fail, two findings warn of what deploys but runs badly: one sharded
+document at its widest (``peak_demand``: its Map's shards, the starter's batches, the
+records function, one each of the other steps) against the concurrency the functions
+without a reservation share, or against tier 1's reservation; and an empty
+``AlarmEmail``, which leaves the alarms unheard.
+
 ``assess`` is pure: the readings in, the findings out.
 """
 
@@ -44,6 +50,7 @@ class Status(StrEnum):
     OK = "ok"
     FAIL = "fail"  # the deploy would fail (or cannot run)
     CHECK = "check"  # cannot be told from here: the finding says how to find out
+    WARN = "warn"  # it deploys, but runs worse than it should: the finding says what to set
 
 
 @dataclass(frozen=True)
@@ -60,10 +67,15 @@ class Sizing:
 
     memory_mb: dict[str, int]  # function logical id -> MemorySize
     reserved: dict[str, int]  # function logical id -> ReservedConcurrentExecutions
+    # Every parameter's value: the given ones, the template's defaults for the rest.
+    parameters: dict[str, str] = field(default_factory=dict)
 
     @property
     def total_reserved(self) -> int:
         return sum(self.reserved.values())
+
+    def number(self, parameter: str) -> int:
+        return int(float(self.parameters[parameter]))
 
 
 @dataclass(frozen=True)
@@ -150,7 +162,10 @@ def sizing(template: Template, parameters: Mapping[str, str]) -> Sizing:
         memory[logical_id] = int(asked.get("MemorySize", 128))
         if "ReservedConcurrentExecutions" in asked:
             reserved[logical_id] = int(asked["ReservedConcurrentExecutions"])
-    return Sizing(memory, reserved)
+    specs: dict[str, Any] = template.cfn.get("Parameters", {})
+    effective = {name: str(spec.get("Default", "")) for name, spec in specs.items()}
+    effective.update(parameters)
+    return Sizing(memory, reserved, effective)
 
 
 def docker_problem() -> str | None:
@@ -194,7 +209,9 @@ def assess(readings: Readings, sizing: Sizing) -> list[Finding]:
         _region(readings),
         _docker(readings),
         _concurrency(readings, sizing),
+        _burst(readings, sizing),
         _memory(readings, sizing),
+        _alarm_email(sizing),
     ]
 
 
@@ -262,6 +279,100 @@ def _concurrency(readings: Readings, sizing: Sizing) -> Finding:
     )
 
 
+# One sharded document at its widest, function by function: its Map state's shards (one
+# parse invocation each, whichever tier), the starter's batches, the records function
+# (the state machine's records steps, the reconciler) and one each of the steps other
+# documents are in. The parse tiers share the shards: a shard is at one tier at a time.
+PARSE_TIERS = ("ParseTier1Function", "ParseTier2Function", "ParseTier3Function")
+ONE_EACH = ("RecordsFunction", "PlanFunction", "MergeFunction", "ProjectFunction", "DetectFunction")
+SHARDS, STARTER = "ShardMaxConcurrency", "StarterMaximumConcurrency"
+# The starter's event source needs at least this many (ScalingConfig.MaximumConcurrency).
+STARTER_MINIMUM = 2
+
+
+def peak_demand(sizing: Sizing) -> dict[str, int]:
+    """Concurrent executions each function may hold when one sharded document is at its
+    widest (the parse tiers' shards counted once, under tier 1)."""
+    demand = {"StarterFunction": sizing.number(STARTER), PARSE_TIERS[0]: sizing.number(SHARDS)}
+    demand.update(dict.fromkeys(ONE_EACH, 1))
+    return demand
+
+
+def _burst(readings: Readings, sizing: Sizing) -> Finding:
+    """Can one large PDF's Map take the account's (or tier 1's) whole concurrency?"""
+    shards, starter = sizing.number(SHARDS), sizing.number(STARTER)
+    tier1 = sizing.reserved.get(PARSE_TIERS[0])
+    if tier1 is not None and shards > tier1:
+        return Finding(
+            "burst",
+            Status.WARN,
+            f"one document's Map runs {SHARDS}={shards} shards at once on parse tier 1, "
+            f"which reserves only {tier1}: a single long PDF throttles itself",
+            f"set {SHARDS} to {tier1} or less, or ParseTier1ReservedConcurrency to {shards} "
+            "or more",
+        )
+    shared = {f: n for f, n in peak_demand(sizing).items() if f not in sizing.reserved}
+    if any(tier not in sizing.reserved for tier in PARSE_TIERS[1:]):
+        # An escalated shard moves to an unreserved tier: the shared pool holds it.
+        shared.setdefault(PARSE_TIERS[0], shards)
+    needed = sum(shared.values())
+    if readings.unreserved is None:
+        return Finding(
+            "burst",
+            Status.CHECK,
+            f"one sharded document at its widest needs {needed} concurrent executions of "
+            "the functions that reserve none; the account's settings could not be read",
+            "run: aws lambda get-account-settings",
+        )
+    # What the functions without a reservation share once this stack's reservations are
+    # taken (an update gives back what the stack reserves now).
+    pool = readings.unreserved + readings.reserved_by_stack - sizing.total_reserved
+    fixed = needed - shared.get(PARSE_TIERS[0], 0) - shared.get("StarterFunction", 0)
+    what = (
+        f"one sharded document at its widest ({SHARDS}={shards} shards, the starter's "
+        f"{STARTER}={starter} batches, the records function and one each of plan, merge, "
+        f"project and detect) needs {needed} concurrent executions of the {max(pool, 0)} "
+        "the functions without a reservation share"
+    )
+    if needed <= pool:
+        return Finding("burst", Status.OK, what)
+    increase = (
+        f"a quota increase of Lambda 'Concurrent executions' ({CONCURRENCY_QUOTA_CODE}) to "
+        f"{(readings.concurrency_limit or 0) + needed - pool} or more"
+    )
+    room = pool - fixed - STARTER_MINIMUM if PARSE_TIERS[0] in shared else 0
+    if room >= 1:
+        fix = (
+            f"set {SHARDS}={min(room, shards)} and {STARTER}={STARTER_MINIMUM} (with the "
+            f"other functions' {fixed} they fit the {pool}), or ask for {increase}"
+        )
+    else:
+        fix = f"ask for {increase}: no setting fits this account"
+    return Finding(
+        "burst",
+        Status.WARN,
+        what + ": a single long PDF would take all of it, the rest of the pipeline (and "
+        "every other function in the account) would throttle, and throttled steps wait "
+        "up to a quarter of an hour before they fail",
+        fix,
+    )
+
+
+def _alarm_email(sizing: Sizing) -> Finding:
+    address = sizing.parameters.get("AlarmEmail", "")
+    if address:
+        return Finding("alarms", Status.OK, f"the alarms notify {address} (confirm SNS's mail)")
+    return Finding(
+        "alarms",
+        Status.WARN,
+        "AlarmEmail is empty: the alarms (internal failures, starter errors, throttles, "
+        "dead letters waiting, stuck jobs, failed reconciles) notify a topic nobody is "
+        "subscribed to",
+        "deploy with --parameter-overrides AlarmEmail=you@example.com (and confirm the mail "
+        "SNS sends), or subscribe to the AlarmTopicArn output yourself",
+    )
+
+
 def _memory(readings: Readings, sizing: Sizing) -> Finding:
     name, largest = _largest(sizing)
     if largest <= NEW_ACCOUNT_MEMORY_MB:
@@ -271,9 +382,10 @@ def _memory(readings: Readings, sizing: Sizing) -> Finding:
             f"no function asks for more than {largest} MB, which every account allows",
         )
     fix = (
-        "deploy with --parameter-overrides AccountProfile=small ShardPages=25 (every parse "
-        f"tier gets {NEW_ACCOUNT_MEMORY_MB} MB: a document that needs more memory fails as "
-        "resource_limit), or open an AWS Support case to raise the function memory limit"
+        "deploy with --parameter-overrides AccountProfile=small (every parse tier gets "
+        f"{NEW_ACCOUNT_MEMORY_MB} MB and shards 25 pages at most: a document that needs "
+        "more memory fails as resource_limit), or open an AWS Support case to raise the "
+        "function memory limit"
     )
     quota = readings.memory_quota_mb
     if quota is None:

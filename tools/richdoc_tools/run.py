@@ -19,11 +19,13 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from richdoc.contracts import OUTPUT_FILES
 from richdoc.jobs import Attempt, Job, JobStatus, Progress
 from richdoc_tools.local.stack import EmbeddedStack
-from richdoc_tools.uploads import Upload, clarify_metadata
+from richdoc_tools.ops.job_document import JobDocument
+from richdoc_tools.ops.uploads import Upload, clarify_metadata
 
 
 class Counts(BaseModel):
@@ -34,7 +36,12 @@ class Counts(BaseModel):
 
 
 class RunResult(BaseModel):
-    """One input's outcome (the objects of `richdoc run --json`)."""
+    """One input's outcome: an object of ``richdoc run --json``, a summary of its job's
+    public JSON (``document``, which ``job.json`` under ``--out`` holds): the job's id,
+    status, attempts, shards (1 when not sharded) and counts (each null until the run
+    succeeds), its failure's kind, feature and reason, pipeline and output keys; and what
+    the run adds: the input (``source``), its object key, the ambiguities' kinds, the
+    biggest parse tier the run needed and the seconds the job took."""
 
     source: str
     key: str  # object key in the ingest bucket = folder name under --out (input_keys)
@@ -51,10 +58,52 @@ class RunResult(BaseModel):
     tier: int | None = None
     seconds: float | None = None
     outputs: dict[str, str] = {}
+    # What it summarises (None: no job record was created); written as job.json.
+    document: JobDocument | None = Field(default=None, exclude=True)
 
     @property
     def succeeded(self) -> bool:
         return self.status == JobStatus.SUCCEEDED
+
+    @classmethod
+    def of(cls, source: Path, upload: Upload, document: JobDocument | None) -> RunResult:
+        if document is None:
+            return cls(
+                source=str(source),
+                key=upload.key,
+                job_id=upload.job_id,
+                status="MISSING",
+                attempts=[],
+                counts=Counts(),
+                reason="no job record was created",
+            )
+        job, attempts = document.job, document.attempts
+        failure = job.failure
+        # The biggest tier the job's run needed: its last parse, or its most demanding shard.
+        parse_tiers = [
+            a.tier
+            for a in attempts
+            if a.stage == "parse" and a.tier is not None and a.run == job.run
+        ]
+        return cls(
+            source=str(source),
+            key=upload.key,
+            job_id=job.job_id,
+            status=str(job.status),
+            failure_kind=str(failure.kind) if failure else None,
+            feature=failure.feature if failure else None,
+            reason=failure.reason if failure else None,
+            attempts=attempts,
+            shards=job.shards or 1,
+            counts=Counts.model_validate(job.counts, from_attributes=True)
+            if job.counts
+            else Counts(),
+            pipeline=job.pipeline,
+            tier=max(parse_tiers, default=None),
+            seconds=_seconds(job),
+            outputs=job.outputs.model_dump() if job.outputs else {},
+            document=document,
+        )
 
 
 def expand_inputs(paths: Iterable[str | Path]) -> list[Path]:
@@ -102,40 +151,6 @@ def _seconds(job: Job) -> float | None:
     return round(delta.total_seconds(), 2)
 
 
-def _result(source: Path, upload: Upload, job: Job | None, attempts: list[Attempt]) -> RunResult:
-    if job is None:
-        return RunResult(
-            source=str(source),
-            key=upload.key,
-            job_id=upload.job_id,
-            status="MISSING",
-            attempts=[],
-            counts=Counts(),
-            reason="no job record was created",
-        )
-    failure = job.failure
-    # The biggest tier the job's run needed: its last parse, or its most demanding shard.
-    parse_tiers = [
-        a.tier for a in attempts if a.stage == "parse" and a.tier is not None and a.run == job.run
-    ]
-    return RunResult(
-        source=str(source),
-        key=upload.key,
-        job_id=job.job_id,
-        status=str(job.status),
-        failure_kind=str(failure.kind) if failure else None,
-        feature=failure.feature if failure else None,
-        reason=failure.reason if failure else None,
-        attempts=attempts,
-        shards=job.shards or 1,
-        counts=Counts.model_validate(job.counts, from_attributes=True) if job.counts else Counts(),
-        pipeline=job.pipeline,
-        tier=max(parse_tiers, default=None),
-        seconds=_seconds(job),
-        outputs=job.outputs.model_dump() if job.outputs else {},
-    )
-
-
 def run_files(
     stack: EmbeddedStack,
     files: Sequence[Path],
@@ -154,7 +169,7 @@ def run_files(
     ]
     jobs = stack.wait_for_jobs([u.job_id for u in uploads], timeout_s, on_finished, on_open)
     results = [
-        _result(f, u, jobs.get(u.job_id), stack.jobs.attempts(u.job_id))
+        RunResult.of(f, u, _document(jobs.get(u.job_id), stack))
         for f, u in zip(files, uploads, strict=True)
     ]
     for result in results:
@@ -164,12 +179,10 @@ def run_files(
     return results
 
 
-# What --out writes per input: output key in the job record -> file name.
-OUTPUT_FILES = {
-    "docling_key": "docling.json",
-    "projection_key": "projection.json",
-    "detection_key": "detection.json",
-}
+def _document(job: Job | None, stack: EmbeddedStack) -> JobDocument | None:
+    return None if job is None else JobDocument(job=job, attempts=stack.jobs.attempts(job.job_id))
+
+
 JOB_FILE = "job.json"
 
 
@@ -186,21 +199,21 @@ def out_problem(out_dir: Path, files: Sequence[Path]) -> str | None:
 
 def write_outputs(results: Sequence[RunResult], stack: EmbeddedStack, out_dir: Path) -> None:
     """DIR/<key>/ with docling.json, projection.json, detection.json (those that exist) and
-    job.json. A folder left by an earlier run loses the files this run does not write (a
-    failed re-run must not sit next to the previous success's outputs); other files in it
-    are left alone."""
+    job.json: the job's public JSON (``JobDocument``) with the input's path, ``input``. A
+    folder left by an earlier run loses the files this run does not write (a failed re-run
+    must not sit next to the previous success's outputs); other files in it are left
+    alone."""
     for result in results:
         target = out_dir / result.key
         target.mkdir(parents=True, exist_ok=True)
-        for key_name, file_name in OUTPUT_FILES.items():
-            if key_name in result.outputs:
-                (target / file_name).write_bytes(stack.artifact(result.outputs[key_name]))
+        document = result.document
+        outputs = document.job.outputs if document else None
+        written = outputs.files() if outputs else {}
+        for file_name in OUTPUT_FILES.values():
+            if file_name in written:
+                (target / file_name).write_bytes(stack.artifact(written[file_name]))
             else:
                 (target / file_name).unlink(missing_ok=True)
-        job = stack.jobs.get(result.job_id)
-        record = {
-            **(job.to_dict() if job else {}),
-            "attempts": [a.to_dict() for a in result.attempts],
-            "input": result.source,
-        }
+        public = document.model_dump(mode="json") if document else {"attempts": []}
+        record = {**public, "input": result.source}
         (target / JOB_FILE).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")

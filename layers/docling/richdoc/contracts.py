@@ -48,6 +48,7 @@ from typing import (
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from richdoc.taxonomy import Failure, FailureKind, MemoryUse
+from richdoc_client.projection import ProjectionSource
 
 if TYPE_CHECKING:
     from docling_core.types.doc.document import DoclingDocument
@@ -58,7 +59,7 @@ class Contract(BaseModel):
     ignored, so the definition may pass more than a step reads."""
 
     # Schemas are built on first use: each handler pays only for the models it uses.
-    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
+    model_config = ConfigDict(frozen=True, extra="ignore")
 
 
 class ObjectAddress(TypedDict):
@@ -90,12 +91,11 @@ class SourceObject(Contract):
         return kwargs
 
 
-class SourceInfo(Contract):
-    """What a projection records about its source (``projection.json``'s ``source``)."""
+class SourceInfo(ProjectionSource):
+    """What the project step is told about its source: ``projection.json``'s ``source``
+    (the published model), as a state payload."""
 
-    name: str
-    sha256: str | None = None
-    pipeline: str | None = None
+    model_config = Contract.model_config
 
     @classmethod
     def for_document(
@@ -355,6 +355,19 @@ class JobOutputs(Contract):
             detection_key=results.detect.detection_key,
         )
 
+    def files(self) -> dict[str, str]:
+        """Each artifact's key by its file name (``OUTPUT_FILES``), in that order."""
+        return {file: getattr(self, field) for field, file in OUTPUT_FILES.items()}
+
+
+# What each output is called as a file: ``richdoc run --out DIR`` writes these, the
+# console's downloads are named so. One per field of JobOutputs (a test holds them equal).
+OUTPUT_FILES = {
+    "docling_key": "docling.json",
+    "projection_key": "projection.json",
+    "detection_key": "detection.json",
+}
+
 
 class JobCounts(Contract):
     """The job record's ``counts``."""
@@ -545,6 +558,4 @@ RecordsActions = (
     | RecordDeadLettered
 )
 RecordsAction = Annotated[RecordsActions, Field(discriminator="action")]
-RECORDS_ACTION: TypeAdapter[RecordsActions] = TypeAdapter(
-    RecordsAction, config=ConfigDict(defer_build=True)
-)
+RECORDS_ACTION: TypeAdapter[RecordsActions] = TypeAdapter(RecordsAction)

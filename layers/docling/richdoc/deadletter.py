@@ -6,7 +6,7 @@ moves it back to the ingest queue, where the starter recognises the attributes a
 the next run of the same job. Messages SQS itself moved to the DLQ (the starter failed
 ``maxReceiveCount`` times) carry no attributes and simply start or resume their job.
 
-Operators read and redrive the queue with ``richdoc_tools.dlq``.
+Operators read and redrive the queue with ``richdoc_tools.ops.dead_letter_queue``.
 """
 
 from __future__ import annotations

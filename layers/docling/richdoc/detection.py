@@ -17,15 +17,10 @@ Every choice where a rule could be read two ways is recorded in docs/detection.m
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
-from enum import StrEnum
-from typing import Final, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from richdoc.graph import Projection
 from richdoc.taxonomy import CorruptInput
@@ -39,7 +34,12 @@ from richdoc.temporal import (
     start_of_next,
 )
 
-SCHEMA: Final = "richdoc.detection/v1"
+# The published models of detection.json, named here for the pipeline.
+from richdoc_client.detection import Ambiguity as Ambiguity
+from richdoc_client.detection import AmbiguityKind as AmbiguityKind
+from richdoc_client.detection import Candidate as Candidate
+from richdoc_client.detection import Detection as Detection
+from richdoc_client.detection import DetectionStats as DetectionStats
 
 #: A role keyword counts for a date when at most this many characters of the block lie
 #: between the keyword's last character and the date's first.
@@ -48,52 +48,6 @@ ROLE_WINDOW = 48
 MARKER_WINDOW = 32
 MAX_CONFLICT_CANDIDATES = 4
 UNDATED_MIN_BYTES = 200
-
-
-class AmbiguityKind(StrEnum):
-    CONFLICTING_DATES = "conflicting_dates"
-    RELATIVE_DATE = "relative_date"
-    UNDATED = "undated"
-
-
-# --- the detection.json contract ---------------------------------------------------------
-
-
-class _Wire(BaseModel):
-    # Field names are the wire names (camelCase where the contract says so): no alias
-    # layer between the code and detection.json.
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Candidate(_Wire):
-    label: str
-    validFrom: int | None = None  # µs since the epoch, UTC midnight; absent: no interval
-    spanRef: int | None = None  # index into projection.spans of the evidence block
-
-
-class Ambiguity(_Wire):
-    kind: AmbiguityKind
-    nodeRef: Literal[0] = 0  # the DOCUMENT node: detection is document-level in v1
-    detectorConfidence: float
-    appliedCandidateConfidence: float
-    candidates: list[Candidate]
-
-
-class DetectionStats(_Wire):
-    ambiguities: int
-    ambiguities_suppressed: int
-
-
-class Detection(_Wire):
-    schema_: Literal["richdoc.detection/v1"] = Field(default=SCHEMA, alias="schema")
-    ambiguities: list[Ambiguity]
-    stats: DetectionStats
-
-    def to_json_bytes(self) -> bytes:
-        """Canonical serialization: sorted keys, UTF-8, absent fields omitted, trailing LF."""
-        data = self.model_dump(mode="json", by_alias=True, exclude_none=True)
-        text = json.dumps(data, sort_keys=True, ensure_ascii=False, indent=1)
-        return (text + "\n").encode("utf-8")
 
 
 # --- lexicons -----------------------------------------------------------------------------

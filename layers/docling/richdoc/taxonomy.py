@@ -14,20 +14,13 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING
+
+# The published vocabulary (events carry it), named here for the pipeline.
+from richdoc_client.failures import FailureKind as FailureKind
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
-
-
-class FailureKind(StrEnum):
-    CORRUPT_INPUT = "corrupt_input"
-    UNSUPPORTED_FEATURE = "unsupported_feature"
-    RESOURCE_LIMIT = "resource_limit"
-    TRANSIENT = "transient"
-    # Anything the taxonomy does not name: recorded and dead-lettered, never retried.
-    INTERNAL = "internal"
 
 
 @dataclass(frozen=True)
@@ -136,13 +129,17 @@ PLATFORM_TRANSIENT_ERRORS: tuple[str, ...] = (
     "Lambda.TooManyRequestsException",
     "Lambda.ClientExecutionTimeoutException",
 )
-# A function idle long enough becomes Inactive: the next invoke fails with these while
-# Lambda restores it (an image function's code, its VPC connection), then works again.
-# Transient, with a Retry of their own that waits longer than the SDK's FunctionActive
-# waiters do (5 minutes): docs/operations.md.
+# A function idle long enough becomes Inactive: the next invoke fails with the first two
+# while Lambda restores it (an image function's code, its VPC connection), then works
+# again. A function being updated (a deploy: its code or configuration) refuses invokes
+# with ResourceConflictException until the update is done ("The operation cannot be
+# performed at this time. An update is in progress for resource"). Transient, with a
+# Retry of their own that waits longer than the SDK's FunctionActive and
+# FunctionUpdated waiters do (5 minutes): docs/operations.md.
 PLATFORM_INACTIVE_FUNCTION_ERRORS: tuple[str, ...] = (
     "Lambda.ResourceNotReadyException",
     "Lambda.CodeArtifactUserPendingException",
+    "Lambda.ResourceConflictException",
 )
 
 ERROR_NAMES_BY_KIND: dict[FailureKind, tuple[str, ...]] = {

@@ -2,8 +2,9 @@
 
 ``richdoc run`` is the main job: the whole pipeline on the embedded stack. The step
 commands (parse, project, detect) run exactly the code the Lambda handlers run. The
-operator commands (jobs, dlq) work against a deployed stack or ``richdoc local serve``;
-``richdoc console`` serves them in a browser (on either, or on an embedded stack it starts).
+operator commands (jobs, dlq) work against a deployed stack or ``richdoc local serve``
+through the operator's services (``richdoc_tools.ops``); ``richdoc console`` serves them
+in a browser (on either, or on an embedded stack it starts).
 
 One module per command group (``run``, ``steps``, ``local``, ``jobs``, ``dlq``,
 ``console``; ``root`` is the ``richdoc`` group and ``--version``), shared options in

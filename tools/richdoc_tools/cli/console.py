@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from types import FrameType
 
     from richdoc_tools.local.faults import FaultSettings
-    from richdoc_tools.operator import Operator
+    from richdoc_tools.ops.operator import Operator
 
 
 @click.command(
@@ -131,7 +131,7 @@ def console(
 def _connect(
     stack: str, endpoint_url: str | None, region: str | None, profile: str | None
 ) -> Operator:
-    from richdoc_tools.operator import Operator
+    from richdoc_tools.ops.operator import Operator
 
     return Operator.connect(stack, endpoint_url=endpoint_url, region=region, profile=profile)
 
@@ -141,8 +141,9 @@ def _serve(
 ) -> None:
     from flask import Flask
 
-    from richdoc_tools.console.app import ConsoleSettings, create_app
+    from richdoc_tools.console.app import create_app
     from richdoc_tools.console.server import console_url, serve
+    from richdoc_tools.console.settings import ConsoleSettings
     from richdoc_tools.run import input_keys
     from richdoc_tools.terminal import visible
 

@@ -73,7 +73,9 @@ def check(
     """Say what would make `sam build && sam deploy` fail on this account, in plain
     words, and which parameter values or quota increase fix it: the region, Docker, the
     concurrency the functions reserve against the account's quota (GetAccountSettings),
-    and the memory they ask for. Exits 1 when something would fail."""
+    and the memory they ask for. It also warns when one large PDF would take the
+    concurrency the functions share, and when nobody gets the alarms. Exits 1 when
+    something would fail."""
     import boto3
 
     from richdoc_tools import preflight

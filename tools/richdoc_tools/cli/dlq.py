@@ -1,5 +1,5 @@
 """``richdoc dlq``: the dead-letter queue of a stack: list (from the job records, or
-receiving with ``--peek``), redrive.
+receiving with ``--peek``), redrive, discard.
 
 A command here is one function: ``@dlq.command(...)`` and ``@with_operator``, which adds
 the stack options and passes the stack's ``Operator``; its tables are in ``render``.
@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from richdoc_tools.cli.options import example, json_option, with_operator
+from richdoc_tools.cli.errors import EXIT_FAILED, EXIT_REFUSED, UsageError
+from richdoc_tools.cli.options import FailureKindChoice, example, json_option, with_operator
 
 if TYPE_CHECKING:
-    from richdoc_tools.operator import Operator
+    from richdoc.taxonomy import FailureKind
+    from richdoc_tools.ops.operator import Operator
 
 
 @click.group(short_help="the dead-letter queue of a stack")
@@ -65,7 +67,7 @@ def redrive(operator: Operator) -> int:
     """On AWS: an SQS StartMessageMoveTask from the dead-letter queue to the ingest queue.
     On the embedded stack (which lacks that API): the same move done message by
     message."""
-    from richdoc_tools.dlq import redrive_outlook
+    from richdoc_tools.ops.dead_letter_queue import redrive_outlook
 
     outlook = redrive_outlook(operator.dead_letters())
     result = operator.redrive()
@@ -81,3 +83,61 @@ def redrive(operator: Operator) -> int:
     for line in outlook.lines():
         print(f"  {line}")
     return 0
+
+
+@dlq.command(
+    short_help="delete chosen dead letters for good, the reason kept on each job",
+    epilog=example(
+        'richdoc dlq discard 5fa1e0c4-0d7e-4a3e-9b1b-2f4c9e8d7a61 --reason "a scan of a fax"',
+        'richdoc dlq discard --all --kind corrupt_input --reason "re-uploaded" --dry-run',
+    ),
+)
+@click.argument("message_ids", nargs=-1, metavar="[MESSAGE_ID...]")
+@click.option(
+    "--all",
+    "everything",
+    is_flag=True,
+    help="every dead-lettered run waiting on the queue (from the job records)",
+)
+@click.option("--kind", type=FailureKindChoice(), default=None, help="... of this failure kind")
+@click.option("--feature", default=None, metavar="TAG", help="... with this feature tag")
+@click.option("--reason", required=True, metavar="TEXT", help="why (kept on each job)")
+@click.option("--dry-run", is_flag=True, help="count and list, delete nothing")
+@json_option()
+@with_operator
+def discard(
+    operator: Operator,
+    message_ids: tuple[str, ...],
+    everything: bool,
+    kind: FailureKind | None,
+    feature: str | None,
+    reason: str,
+    dry_run: bool,
+    as_json: bool,
+) -> int:
+    """Delete dead-letter messages for good instead of redriving them: those named (their
+    ids as `richdoc dlq list` prints them), or with --all every dead-lettered run waiting
+    there (of --kind, of --feature). Each message goes only once its job records the
+    reason, so none disappears unexplained; its job stays DEAD_LETTERED and says when and
+    why. A message whose job has moved on (a newer run) stays: exit 3. A message not
+    found on the queue: exit 1. What the console's Discard does."""
+    from richdoc_tools.cli import render
+    from richdoc_tools.ops.dead_letter_queue import discard as discard_messages
+    from richdoc_tools.ops.dead_letter_queue import waiting_message_ids
+
+    if everything == bool(message_ids):
+        raise UsageError("name the messages, or --all (with --kind, --feature): not both")
+    if (kind or feature) and not everything:
+        raise UsageError("--kind and --feature choose among --all")
+    reason = reason.strip()
+    if not reason:
+        raise UsageError("--reason: say why (it is kept on each job)")
+    if everything:
+        chosen = waiting_message_ids(operator.jobs, kind=kind, feature=feature)
+    else:
+        chosen = list(dict.fromkeys(message_ids))
+    taken = None if dry_run else discard_messages(operator, chosen, reason)
+    render.discarded(chosen, reason, taken, as_json=as_json)
+    if taken is not None and taken.missing:
+        return EXIT_FAILED
+    return EXIT_REFUSED if taken is not None and taken.declined else 0

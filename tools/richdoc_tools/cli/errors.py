@@ -1,9 +1,10 @@
 """Every exit code of the command line, decided in one place.
 
-Commands return their result's code (0, or 1 when a job failed or was not found; 3 when
-``jobs cancel`` or ``jobs redrive`` was refused: the job had already finished, or is not
-one to run again; ``jobs watch`` its job's outcome: ``outcome_code``); what they raise is
-mapped here for all of them:
+Commands return their result's code (0, or 1 when a job failed or was not found, or a
+message ``dlq discard`` chose was not on the queue; 3 when ``jobs cancel``, ``jobs
+redrive`` or ``dlq discard`` was refused: the job had already finished, is not one to run
+again, or has moved on to a newer run; ``jobs watch`` its job's outcome:
+``outcome_code``); what they raise is mapped here for all of them:
 
 * ``UsageError`` (a bad argument found after parsing: a missing file, an unusable
   ``--out``): ``richdoc <command>: <message>`` on stderr, exit 2. click's own usage errors
@@ -30,7 +31,8 @@ if TYPE_CHECKING:
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
-# A cancel or redrive the job's state refused (it had already finished; it succeeded).
+# A cancel, redrive or discard the job's state refused (it had already finished; it
+# succeeded; it has moved on).
 EXIT_REFUSED = 3
 # `richdoc jobs watch` of a job that ended CANCELLED.
 EXIT_CANCELLED = 4

@@ -3,7 +3,7 @@ list, show, watch, cancel, redrive, failures, tiers.
 
 A command here is one function: ``@jobs.command(...)`` and ``@with_operator``, which adds
 the stack options and passes the stack's ``Operator``; it parses its options, calls the
-tools' function that does the work (``richdoc_tools.cancel``, ``redrive``, ``failures``,
+tools' function that does the work (``richdoc_tools.ops.cancel``, ``redrive``, ``failures``,
 ``tiers``, ``watch``: what the console calls too) and hands the result to ``render``.
 """
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from richdoc.jobs import JobStatus
     from richdoc.taxonomy import FailureKind
-    from richdoc_tools.operator import Operator
+    from richdoc_tools.ops.operator import Operator
 
 T = TypeVar("T")
 
@@ -76,8 +76,7 @@ def show(operator: Operator, job_id: str, as_json: bool) -> int:
     if found is None:
         print(f"richdoc jobs show: no job {visible(job_id)}", file=sys.stderr)
         return EXIT_FAILED
-    job, attempts = found
-    render.job_show(job, attempts, as_json=as_json)
+    render.job_show(found, as_json=as_json)
     return 0
 
 
@@ -100,8 +99,8 @@ def cancel(
     execution is stopped. A job that had already finished (SUCCEEDED, DEAD_LETTERED, or
     FAILED with its dead-letter message on its way) is left alone and said so: exit 3.
     Exit 1 when an id matches no job; cancelling a CANCELLED job again is fine (exit 0)."""
-    from richdoc_tools.cancel import CancelOutcome, cancel_jobs
     from richdoc_tools.cli import render
+    from richdoc_tools.ops.cancel import CancelOutcome, cancel_jobs
 
     results = _resolving(lambda: cancel_jobs(operator, list(job_ids), by=by, reason=reason))
     render.cancel_results(results, as_json=as_json)
@@ -158,7 +157,7 @@ def redrive(
     id cannot run again (it succeeded, or has no stored message); 1 when an id matches no
     job or a message could not be sent."""
     from richdoc_tools.cli import render
-    from richdoc_tools.redrive import (
+    from richdoc_tools.ops.redrive import (
         Pacer,
         RedriveFilter,
         RedriveOutcome,
@@ -220,7 +219,7 @@ def failures(
     and quoted strings taken out. Each group has a count, when it was first and last seen,
     some job ids, and the signature `jobs redrive --signature` takes."""
     from richdoc_tools.cli import render
-    from richdoc_tools.failures import FAILED_STATUSES, fleet_failures
+    from richdoc_tools.ops.failures import FAILED_STATUSES, fleet_failures
 
     if status is not None and status not in FAILED_STATUSES:
         raise UsageError(f"--status {status}: failures are DEAD_LETTERED or FAILED jobs")
@@ -241,7 +240,7 @@ def tiers(operator: Operator, since: datetime | None, as_json: bool) -> int:
     escalated), and its children's peak memory against their ceilings. Reads every job
     (or those updated since --since) and its run's attempts."""
     from richdoc_tools.cli import render
-    from richdoc_tools.tiers import fleet_tiers
+    from richdoc_tools.ops.tiers import fleet_tiers
 
     render.tier_report(fleet_tiers(operator, since=since), as_json=as_json)
     return 0
@@ -268,8 +267,8 @@ def watch(operator: Operator, job_id: str, timeout: float | None, as_json: bool)
     cancelled, 5 when deleted, its failure kind's code when dead-lettered (10 corrupt_input, 20
     unsupported_feature, 30 resource_limit, 75 transient, 70 internal), 1 on --timeout."""
     from richdoc_tools.cli import render
+    from richdoc_tools.ops.watch import WatchTimedOut, watch_job
     from richdoc_tools.terminal import visible
-    from richdoc_tools.watch import WatchTimedOut, watch_job
 
     found = _resolving(lambda: operator.find_job(job_id))
     if found is None:
@@ -324,7 +323,7 @@ def delete(operator: Operator, job_id: str, with_source: bool, as_json: bool) ->
 def _resolving(action: Callable[[], T]) -> T:
     """``action()``, with an ambiguous job id prefix as a usage error."""
     from richdoc_tools.cli import render
-    from richdoc_tools.operator import AmbiguousJobId
+    from richdoc_tools.ops.operator import AmbiguousJobId
 
     try:
         return action()

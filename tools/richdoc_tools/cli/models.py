@@ -1,5 +1,5 @@
 """``richdoc models synthesize``: weights for docling's standard PDF pipeline made here,
-with no model hub (``richdoc_tools.models`` says what they prove and what they cannot)."""
+with no model hub (``richdoc_tools.weights`` says what they prove and what they cannot)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from richdoc_tools.cli.options import example
 def _layout_label(ctx: click.Context, param: click.Parameter, value: str) -> str:
     # Checked here rather than by a click.Choice: the label list lives beside the models,
     # whose module (pydantic, richdoc) must not load for every command's --help.
-    from richdoc_tools.models import LAYOUT_LABELS
+    from richdoc_tools.weights import LAYOUT_LABELS
 
     if value not in LAYOUT_LABELS:
         raise click.BadParameter(f"{value!r} is not one of {', '.join(LAYOUT_LABELS)}")
@@ -47,8 +47,8 @@ def synthesize(directory: Path, seed: int, label: str) -> int:
     ``docling-tools models download layout tableformer`` creates. With
     DOCLING_ARTIFACTS_PATH=DIR the standard pipeline runs: its plumbing, memory and time are
     real, its layout is not. The same seed gives the same bytes."""
-    from richdoc_tools.models import synthesize as write_weights
     from richdoc_tools.terminal import visible
+    from richdoc_tools.weights import synthesize as write_weights
 
     write_weights(directory, seed, label=label)
     print(visible(str(directory)))

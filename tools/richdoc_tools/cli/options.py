@@ -67,7 +67,7 @@ def with_operator(command: Callable[..., int]) -> Command:
         profile: str | None,
         **options: object,
     ) -> int:
-        from richdoc_tools.operator import Operator
+        from richdoc_tools.ops.operator import Operator
 
         operator = Operator.connect(
             stack, endpoint_url=endpoint_url, region=region, profile=profile

@@ -25,14 +25,15 @@ from richdoc_tools.terminal import cell, markup, visible
 if TYPE_CHECKING:
     from richdoc.deletion import Deleted
     from richdoc.jobs import Attempt, Job, Progress
-    from richdoc_tools.cancel import CancelResult
-    from richdoc_tools.dlq import DeadLetterListing
-    from richdoc_tools.failures import FailureGroup
-    from richdoc_tools.operator import AmbiguousJobId
+    from richdoc_tools.ops.cancel import CancelResult
+    from richdoc_tools.ops.dead_letter_queue import DeadLetterListing, Taken
+    from richdoc_tools.ops.failures import FailureGroup
+    from richdoc_tools.ops.job_document import JobDocument
+    from richdoc_tools.ops.operator import AmbiguousJobId
+    from richdoc_tools.ops.redrive import RedriveFilter, RedriveReport, RedriveResult
+    from richdoc_tools.ops.tiers import Spread, TierReport
     from richdoc_tools.preflight import Finding
-    from richdoc_tools.redrive import RedriveFilter, RedriveReport, RedriveResult
     from richdoc_tools.run import RunResult
-    from richdoc_tools.tiers import Spread, TierReport
 
 RUN_COLUMNS = (
     "file",
@@ -212,12 +213,14 @@ def _attempt_row(a: Attempt) -> list[object]:
     ]
 
 
-def job_show(job: Job, attempts: Sequence[Attempt], *, as_json: bool) -> None:
-    from richdoc_tools.operator import shard_parses
+def job_show(document: JobDocument, *, as_json: bool) -> None:
+    """The job's public JSON (``--json``), or its record, its shards and its attempts."""
+    from richdoc_tools.ops.operator import shard_parses
 
     if as_json:
-        _print_json({**job.to_dict(), "attempts": [a.to_dict() for a in attempts]})
+        _print_json(document.model_dump(mode="json"))
         return
+    job, attempts = document.job, document.attempts
     console = Console()
     # JSON-encoded, so control characters in keys or reasons arrive escaped.
     console.print_json(json.dumps(job.to_dict(), default=str))
@@ -474,6 +477,39 @@ def dead_letters(listing: DeadLetterListing, *, as_json: bool) -> None:
         print(others)
 
 
+def discarded(chosen: Sequence[str], reason: str, taken: Taken | None, *, as_json: bool) -> None:
+    """``richdoc dlq discard``: what was chosen and, unless it was a dry run (``taken``
+    None), what became of each message."""
+    if as_json:
+        _print_json(
+            {
+                "reason": reason,
+                "dry_run": taken is None,
+                "chosen": list(chosen),
+                "discarded": taken.done if taken else [],
+                "declined": taken.declined if taken else [],
+                "missing": taken.missing if taken else [],
+            }
+        )
+        return
+    if taken is None:
+        print(f"dry run: {len(chosen)} message(s) would be discarded, nothing is deleted")
+        for message_id in chosen:
+            print(f"  {visible(message_id)}")
+        return
+    for outcome, ids in (
+        ("discarded", taken.done),
+        ("declined: its job has moved on (a newer run)", taken.declined),
+        ("missing: not on the queue (gone already?)", taken.missing),
+    ):
+        for message_id in ids:
+            print(visible(f"{message_id}  {outcome}"))
+    print(
+        f"{len(chosen)} message(s): {len(taken.done)} discarded, {len(taken.declined)} "
+        f"declined, {len(taken.missing)} missing"
+    )
+
+
 # ---- richdoc deploy --------------------------------------------------------------------------
 
 
@@ -485,7 +521,7 @@ def deploy_check(
     if as_json:
         _print_json(report)
         return
-    marks = {"ok": "ok   ", "fail": "FAIL ", "check": "CHECK"}
+    marks = {"ok": "ok   ", "fail": "FAIL ", "check": "CHECK", "warn": "WARN "}
     for finding in findings:
         print(f"{marks[finding.status]} {finding.check}: {visible(finding.says)}")
         if finding.fix and finding.status != "ok":

@@ -2,8 +2,12 @@
 
 It shows what the command line shows (jobs, one job with its execution, the dead-letter
 queue, a document's graph on its pages) and does what the command line does, through the
-same ``Operator``. A Flask application (``app.create_app``) with its configuration
-injected; one module per page group (``jobs``, ``job``, ``deadletters``, ``document``,
-``fleet``), each page with a JSON twin (``twins``); the protections in one place
-(``security``); ``server`` runs it on werkzeug's threaded server.
+same ``Operator`` and the same functions of ``richdoc_tools.ops``. A Flask application
+(``app.create_app``, the one module that knows every page group) with its settings
+injected (``settings``); one blueprint module per page group (``jobs``, ``job``,
+``deadletters``, ``document``, ``fleet``), each page with a JSON twin (``twins``); what a
+request says read in one place (``forms``); the protections in one place (``security``);
+``server`` runs it on werkzeug's threaded server. The page groups import those leaves,
+never the factory or each other, and nothing here imports the embedded stack
+(``tests/unit/test_package_boundaries.py``).
 """

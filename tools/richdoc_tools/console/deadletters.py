@@ -17,34 +17,26 @@ from flask import Blueprint, abort, request, url_for
 from pydantic import BaseModel
 from werkzeug.wrappers import Response
 
-from richdoc.jobs import JobFilter, JobStatus, StaleRun
+from richdoc.jobs import JobFilter, JobStatus
 from richdoc.taxonomy import FailureKind
-from richdoc_tools.console.app import settings
-from richdoc_tools.console.jobs import cursor
+from richdoc_tools.console.forms import cursor, form_reason, wants_dry_run
+from richdoc_tools.console.settings import settings
 from richdoc_tools.console.summaries import JobSummary
 from richdoc_tools.console.twins import page, respond
-from richdoc_tools.dlq import (
+from richdoc_tools.ops import dead_letter_queue
+from richdoc_tools.ops.dead_letter_queue import (
     DeadLetter,
     ListedLetter,
     Taken,
-    discard_chosen,
     peek,
     queue_depth,
     redrive_chosen,
-    waiting_dead_letters,
+    waiting_message_ids,
 )
 
 blueprint = Blueprint("deadletters", __name__)
 
-MAX_REASON = 1000
-
-
-class DeadLetterRow(BaseModel):
-    job: JobSummary
-    message_id: str
-    sent_by: str
-    discarded_at: str | None
-    discard_reason: str | None
+MAX_BODY = 2000  # characters of a peeked message's body the page shows
 
 
 class Depth(BaseModel):
@@ -53,17 +45,6 @@ class Depth(BaseModel):
     delayed: int
     recorded: int  # dead-lettered jobs on this page whose message waits
     unrecorded: int  # messages no job record names (SQS moved them), at least
-
-
-class PeekedMessage(BaseModel):
-    message_id: str
-    job_id: str | None
-    run: int | None
-    kind: str
-    feature: str | None
-    reason: str | None
-    receive_count: int
-    body: str
 
 
 class Choice(BaseModel):
@@ -89,13 +70,13 @@ class Outcome(BaseModel):
 
 
 class DeadLettersPage(BaseModel):
-    rows: list[DeadLetterRow]
+    rows: list[JobSummary]  # dead-lettered jobs: each record's dead_letter names its message
     next_url: str | None
     depth: Depth
     kind: str
     feature: str
     kinds: list[str]
-    peeked: list[PeekedMessage] | None = None
+    peeked: list[ListedLetter] | None = None  # as `richdoc dlq list --peek` lists them
     outcome: Outcome | None = None
 
 
@@ -135,19 +116,12 @@ def _page() -> DeadLettersPage:
         limit=config.page_size,
         after=after,
     )
-    rows = [
-        DeadLetterRow(
-            job=JobSummary.of(job),
-            message_id=job.dead_letter.message_id,
-            sent_by=job.dead_letter.sent_by,
-            discarded_at=job.dead_letter.discarded_at,
-            discard_reason=job.dead_letter.discard_reason,
-        )
-        for job in listed.jobs
-        if job.dead_letter is not None
-    ]
+    rows = [JobSummary.of(job) for job in listed.jobs if job.dead_letter is not None]
     depth = queue_depth(operator.sqs, operator.resources.dead_letter_queue_url)
-    recorded = sum(row.discarded_at is None for row in rows)
+    recorded = sum(
+        row.record.dead_letter is not None and row.record.dead_letter.discarded_at is None
+        for row in rows
+    )
     query: dict[str, Any] = {
         name: value for name, value in (("kind", kind), ("feature", feature)) if value
     }
@@ -184,15 +158,14 @@ def _act(action: str) -> Response:
     config = settings()
     operator = config.operator
     choice = _choice()
-    dry_run = request.form.get("dry_run", "1") != "0"
-    reason = request.form.get("reason", "").strip()[:MAX_REASON]
+    dry_run = wants_dry_run()
+    reason = form_reason()
     if action == "discard" and not reason:
         abort(400, "say why the messages are discarded: the reason is kept on each job")
     if choice.everything:
-        jobs = waiting_dead_letters(
+        message_ids = waiting_message_ids(
             operator.jobs, kind=choice.kind or None, feature=choice.feature or None
         )
-        message_ids = [job.dead_letter.message_id for job in jobs if job.dead_letter]
     else:
         message_ids = list(dict.fromkeys(choice.message_ids))
     if not message_ids:
@@ -221,28 +194,14 @@ def _act(action: str) -> Response:
 
 
 def _run(action: str, message_ids: list[str], reason: str) -> Taken:
+    """What ``richdoc dlq discard`` and the chosen messages' redrive do."""
     operator = settings().operator
+    if action == "discard":
+        return dead_letter_queue.discard(operator, message_ids, reason)
     resources = operator.resources
-    if action == "redrive":
-        return redrive_chosen(
-            operator.sqs,
-            resources.dead_letter_queue_url,
-            resources.ingest_queue_url,
-            message_ids,
-        )
-
-    def record(letter: DeadLetter) -> bool:
-        """The reason on the message's job, before the message goes; a message of no
-        recorded run (SQS moved it) has no job to keep it."""
-        if letter.job_id is None or letter.run is None:
-            return True
-        try:
-            operator.jobs.record_discard(letter.job_id, letter.run, letter.message_id, reason)
-        except StaleRun:
-            return False  # its job has moved on: not this message's to discard
-        return True
-
-    return discard_chosen(operator.sqs, resources.dead_letter_queue_url, message_ids, record)
+    return redrive_chosen(
+        operator.sqs, resources.dead_letter_queue_url, resources.ingest_queue_url, message_ids
+    )
 
 
 def _past(action: str) -> str:
@@ -258,6 +217,7 @@ def _report(action: str, taken: Taken) -> str:
     return "; ".join(parts)
 
 
-def _peeked(letter: DeadLetter) -> PeekedMessage:
-    listed = dataclasses.asdict(ListedLetter.of_received(letter))
-    return PeekedMessage.model_validate({**listed, "body": letter.body[:2000]})
+def _peeked(letter: DeadLetter) -> ListedLetter:
+    """A received message as ``richdoc dlq list --peek --json`` shows it, its body cut
+    for the page."""
+    return dataclasses.replace(ListedLetter.of_received(letter), body=letter.body[:MAX_BODY])

@@ -15,7 +15,7 @@ import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from richdoc_tools.statemachine import SEPARATOR, Machine, TransitionKind
+from richdoc_tools.ops.statemachine import SEPARATOR, Machine, TransitionKind
 
 NODE_HEIGHT = 28.0
 CHAR_WIDTH = 6.6  # an average character of the diagram's 11px sans-serif font

@@ -14,10 +14,10 @@ from richdoc.detection import Detection
 from richdoc.formats import DocFormat, format_of
 from richdoc.graph import Projection
 from richdoc.taxonomy import UnsupportedFeature
-from richdoc_tools.console.app import settings
-from richdoc_tools.console.job import job_or_abort
+from richdoc_tools.console.forms import job_or_abort
 from richdoc_tools.console.overlay import Overlay, overlay
 from richdoc_tools.console.rendering import PageRenderer
+from richdoc_tools.console.settings import settings
 from richdoc_tools.console.summaries import JobSummary
 from richdoc_tools.console.twins import page
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from richdoc_tools.statemachine import Machine
+from richdoc_tools.ops.statemachine import Machine
 
 
 class StateStatus(StrEnum):

@@ -17,11 +17,11 @@ from pydantic import BaseModel
 from werkzeug.wrappers import Response
 
 from richdoc.jobs import Job
-from richdoc_tools.console.app import settings
-from richdoc_tools.console.jobs import moment
+from richdoc_tools.console.forms import moment, wants_dry_run
+from richdoc_tools.console.settings import settings
 from richdoc_tools.console.twins import page, respond
-from richdoc_tools.failures import FAILED_STATUSES, FailureGroup, fleet_failures
-from richdoc_tools.redrive import (
+from richdoc_tools.ops.failures import FAILED_STATUSES, FailureGroup, fleet_failures
+from richdoc_tools.ops.redrive import (
     DEFAULT_RATE_PER_S,
     Pacer,
     RedriveFilter,
@@ -29,7 +29,7 @@ from richdoc_tools.redrive import (
     redrive_selected,
     select,
 )
-from richdoc_tools.tiers import TierReport, fleet_tiers
+from richdoc_tools.ops.tiers import TierReport, fleet_tiers
 
 blueprint = Blueprint("fleet", __name__)
 
@@ -77,7 +77,7 @@ def redrive_group() -> Response:
     signature = request.form.get("signature", "").strip()
     if not signature:
         abort(400, "which group? give its signature")
-    dry_run = request.form.get("dry_run", "1") != "0"
+    dry_run = wants_dry_run()
     since = _since(request.form.get("since", "").strip())  # the group as the page listed it
     operator = settings().operator
     jobs: list[Job] = []

@@ -13,6 +13,7 @@ button is offered only when its command would act (its reason says why not).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from pathlib import PurePosixPath
@@ -20,73 +21,64 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 from flask import Blueprint, abort, request, url_for
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 from werkzeug.wrappers import Response
 
+from richdoc.contracts import OUTPUT_FILES
 from richdoc.jobs import OK_OUTCOME, RUNNING_OUTCOME, Attempt, Job, JobStatus, execution_name
 from richdoc.taxonomy import kind_of_error_name
-from richdoc_tools.cancel import cancel_jobs, finished_detail
-from richdoc_tools.console.app import settings
 from richdoc_tools.console.diagram import Diagram, draw
 from richdoc_tools.console.execution import StateRun, state_runs
+from richdoc_tools.console.forms import form_reason, job_or_abort
 from richdoc_tools.console.security import attachment
+from richdoc_tools.console.settings import settings
 from richdoc_tools.console.summaries import JobSummary
 from richdoc_tools.console.twins import page, respond
-from richdoc_tools.operator import AmbiguousJobId, shard_parses
-from richdoc_tools.redrive import not_redrivable, redrive_ids
-from richdoc_tools.run import OUTPUT_FILES
-from richdoc_tools.statemachine import Machine
+from richdoc_tools.ops.cancel import cancel_jobs, finished_detail
+from richdoc_tools.ops.operator import ShardParse, shard_parses
+from richdoc_tools.ops.redrive import not_redrivable, redrive_ids
+from richdoc_tools.ops.statemachine import Machine
 
 blueprint = Blueprint("job", __name__)
 
-MAX_REASON = 1000
-
 
 class AttemptRow(BaseModel):
-    run: int
-    seq: int
-    stage: str
-    attempt: int
-    pages: str | None
-    tier: int | None
-    memory_mb: int | None
-    duration_ms: int | None
-    outcome: str
-    kind: str | None  # the failure kind of the outcome's error name
-    reason: str | None
-    cached: bool | None
-    started_at: str
-    recorded_by: str
+    """An attempt on the timeline: as ``richdoc jobs show --json`` prints it, and the
+    failure kind of its outcome's error name (``kind``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    attempt: Attempt
+    kind: str | None
 
     @classmethod
     def of(cls, attempt: Attempt) -> AttemptRow:
         failed = attempt.outcome not in (OK_OUTCOME, RUNNING_OUTCOME)
         return cls(
-            run=attempt.run,
-            seq=attempt.seq,
-            stage=attempt.stage,
-            attempt=attempt.attempt,
-            pages=attempt.pages,
-            tier=attempt.tier,
-            memory_mb=attempt.memory_mb,
-            duration_ms=attempt.duration_ms,
-            outcome=attempt.outcome,
-            kind=str(kind_of_error_name(attempt.outcome)) if failed else None,
-            reason=attempt.reason,
-            cached=attempt.cached,
-            started_at=attempt.started_at,
-            recorded_by=attempt.recorded_by,
+            attempt=attempt, kind=str(kind_of_error_name(attempt.outcome)) if failed else None
         )
+
+    @model_serializer
+    def _public(self) -> dict[str, object]:
+        return {**self.attempt.to_dict(), "kind": self.kind}
 
 
 class ShardRow(BaseModel):
-    run: int
-    pages: str
-    attempts: int
-    tier: int | None
-    outcome: str
-    cached: bool | None
-    status: str  # done, running, failed (its last attempt's error)
+    """A page-range shard of a run's parse, as its attempts tell it (``ShardParse``), and
+    its ``status``: done, running, or failed (its last attempt's error)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    shard: ShardParse
+    status: str
+
+    @classmethod
+    def of(cls, shard: ShardParse) -> ShardRow:
+        return cls(shard=shard, status=_shard_status(shard.outcome))
+
+    @model_serializer
+    def _public(self) -> dict[str, object]:
+        return {**dataclasses.asdict(self.shard), "status": self.status}
 
 
 class Download(BaseModel):
@@ -121,8 +113,7 @@ class ExecutionView(BaseModel):
 class JobView(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    job: JobSummary
-    record: dict[str, object]  # the job record as `richdoc jobs show --json` prints it
+    job: JobSummary  # the job's record as `richdoc jobs show --json` prints it, and more
     execution: ExecutionView | None
     runs: list[int]
     states: dict[str, StateRun]
@@ -174,24 +165,12 @@ def _view(job: Job) -> JobView:
     runs = state_runs(machine, events)
     return JobView(
         job=JobSummary.of(job),
-        record=job.to_dict(),
         execution=execution,
         runs=list(range(1, job.run + 1)),
         states=runs.states,
         transitions_taken=sorted(runs.taken),
         attempts=[AttemptRow.of(a) for a in attempts],
-        shards=[
-            ShardRow(
-                run=s.run,
-                pages=s.pages,
-                attempts=s.attempts,
-                tier=s.tier,
-                outcome=s.outcome,
-                cached=s.cached,
-                status=_shard_status(s.outcome),
-            )
-            for s in shard_parses(attempts)
-        ],
+        shards=[ShardRow.of(s) for s in shard_parses(attempts)],
         downloads=_downloads(job),
         document_url=(
             url_for("document.document_page", job_id=job.job_id) if job.outputs else None
@@ -206,8 +185,8 @@ def _view(job: Job) -> JobView:
 def artifact(job_id: str, name: str) -> Response:
     """docling.json, projection.json or detection.json of the job's run: a download."""
     job = job_or_abort(job_id)
-    keys = {file: getattr(job.outputs, key) for key, file in OUTPUT_FILES.items()}
-    if job.outputs is None or name not in keys:
+    keys = job.outputs.files() if job.outputs else {}
+    if name not in keys:
         abort(404, f"the job has no {name}")
     data = settings().operator.artifact(keys[name])
     return attachment(data, f"{job.job_id[:12]}-{name}", "application/json")
@@ -225,8 +204,7 @@ def source(job_id: str) -> Response:
 def cancel(job_id: str) -> Response:
     """``richdoc jobs cancel JOB_ID --reason ...``: the record first, then the execution."""
     job = job_or_abort(job_id)
-    reason = request.form.get("reason", "").strip()[:MAX_REASON] or None
-    [done] = cancel_jobs(settings().operator, [job.job_id], reason=reason)
+    [done] = cancel_jobs(settings().operator, [job.job_id], reason=form_reason() or None)
     return _answer(
         job.job_id, ActionResult(action="cancel", outcome=done.outcome, detail=done.detail)
     )
@@ -277,17 +255,6 @@ def _actions(job: Job) -> list[ActionSlot]:
             ("redrive", "Redrive", refusal[1] if refusal else None),
         )
     ]
-
-
-def job_or_abort(job_id: str) -> Job:
-    """The job of an id or unique id prefix; 404 or 400 (ambiguous) otherwise."""
-    try:
-        job = settings().operator.find_job(job_id)
-    except AmbiguousJobId as exc:
-        abort(400, f"{exc}: give more characters of the job id")
-    if job is None:
-        abort(404, f"no job {job_id!r}")
-    return job
 
 
 def _run(job: Job) -> int:

@@ -9,7 +9,7 @@ that failed after it.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -17,10 +17,11 @@ from flask import Blueprint, abort, after_this_request, redirect, request, url_f
 from pydantic import BaseModel
 from werkzeug.wrappers import Response
 
-from richdoc.jobs import JobFilter, JobStatus, Position, timestamp
+from richdoc.jobs import JobFilter, JobStatus, timestamp
 from richdoc.taxonomy import FailureKind
-from richdoc_tools.console.app import settings
+from richdoc_tools.console.forms import cursor, moment
 from richdoc_tools.console.security import refused, wants_json
+from richdoc_tools.console.settings import settings
 from richdoc_tools.console.summaries import JobSummary
 from richdoc_tools.console.twins import page, respond
 
@@ -141,17 +142,6 @@ def upload() -> Response:
     return redirect(url_for("jobs.jobs_list"), code=303)
 
 
-def cursor() -> Position | None:
-    """Where the page starts: after the position in ``?after=`` (400 for a bad one)."""
-    token = request.args.get("after")
-    if not token:
-        return None
-    try:
-        return Position.from_token(token)
-    except ValueError as exc:
-        abort(400, str(exc))
-
-
 def _job_filter(filters: Filters) -> JobFilter:
     statuses: tuple[JobStatus, ...] = ()
     if filters.status:
@@ -172,17 +162,6 @@ def _job_filter(filters: Filters) -> JobFilter:
         since=_moment(filters.since, "since"),
         until=_moment(filters.until, "until"),
     )
-
-
-def moment(text: str, name: str) -> datetime | None:
-    """A date or time from a form (400 when it is none); without a zone it is UTC."""
-    if not text:
-        return None
-    try:
-        found = datetime.fromisoformat(text)
-    except ValueError:
-        abort(400, f"{name}: not a date or time (ISO 8601, e.g. 2026-01-31T09:00): {text!r}")
-    return found if found.tzinfo else found.replace(tzinfo=UTC)
 
 
 def _moment(text: str, name: str) -> str | None:

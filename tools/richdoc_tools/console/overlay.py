@@ -143,9 +143,9 @@ def overlay(
         NodeView(
             id=node.id,
             label=str(node.label),
-            text=_text(node.props),
-            page=_int(node.props.get("page")),
-            bbox=_bbox(node.props.get("bbox")),
+            text=_text(props := node.props.model_dump()),
+            page=_int(props.get("page")),
+            bbox=_bbox(props.get("bbox")),
             span=spans.get(node.id),
             ambiguous=node.id in ambiguous,
             children=[dst for _, dst in sorted(children.get(node.id, []))],

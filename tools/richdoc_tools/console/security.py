@@ -26,7 +26,7 @@ from flask import Flask, current_app, jsonify, redirect, render_template, reques
 from werkzeug.exceptions import HTTPException
 from werkzeug.wrappers import Response
 
-from richdoc_tools.console.app import ConsoleSettings
+from richdoc_tools.console.settings import ConsoleSettings
 
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "X-CSRF-Token"

@@ -1,17 +1,19 @@
-"""A job as the console's lists and headers show it: status, phase, shard progress.
+"""A job as the console's lists and headers show it: its public record, and what a page
+adds to it.
 
-The phase and the progress are the job record's (``Job.progress``, as ``richdoc jobs
-show`` and ``watch`` print them): counts only where they are exact, the page-range shards
-of the current run whose parse finished, out of the shards the plan made. A job recorded
-before phases existed says what its status and stage imply.
+The record is the job as ``richdoc jobs show --json`` prints it (``Job.to_dict()``, the
+one public shape: ``richdoc_tools.ops.job_document``); a twin's job object is that record
+with three keys more: ``terminal``, ``progress_text`` (the phase and the shard progress
+in words, as ``richdoc jobs show`` and ``watch`` print them) and ``url`` (the job's
+page). A job recorded before phases existed says what its status and stage imply.
 """
 
 from __future__ import annotations
 
 from flask import url_for
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, model_serializer
 
-from richdoc.jobs import Job, JobPhase, JobStatus
+from richdoc.jobs import Job, JobStatus
 
 _STAGE_PHASES = {
     "plan": "planning",
@@ -21,72 +23,36 @@ _STAGE_PHASES = {
 }
 
 
-class ShardProgress(BaseModel):
-    done: int
-    total: int
-    pages_done: int
-
-
 class JobSummary(BaseModel):
-    job_id: str
-    key: str
-    status: str
-    terminal: bool
-    run: int
-    stage: str | None
-    tier: int | None
-    shards: int | None
-    phase: str
-    progress: ShardProgress | None
-    failure_kind: str | None
-    feature: str | None
-    reason: str | None
-    error: str | None
-    clarify: bool
-    created_at: str | None
-    updated_at: str | None
-    ended_at: str | None
+    model_config = ConfigDict(frozen=True)
+
+    record: Job
+    progress_text: str
     url: str
+
+    @property
+    def terminal(self) -> bool:
+        return self.record.status.terminal
 
     @classmethod
     def of(cls, job: Job) -> JobSummary:
-        progress = shard_progress(job)
-        failure = job.failure
         return cls(
-            job_id=job.job_id,
-            key=job.source.key,
-            status=str(job.status),
-            terminal=job.status.terminal,
-            run=job.run,
-            stage=job.stage,
-            tier=job.tier,
-            shards=job.shards,
-            phase=phase(job),
-            progress=progress,
-            failure_kind=str(failure.kind) if failure else None,
-            feature=failure.feature if failure else None,
-            reason=failure.reason if failure else None,
-            error=failure.error if failure else None,
-            clarify=job.options.clarify,
-            created_at=job.created_at,
-            updated_at=job.updated_at,
-            ended_at=job.ended_at,
+            record=job,
+            progress_text=progress_text(job),
             url=url_for("job.job_page", job_id=job.job_id),
         )
 
-
-def shard_progress(job: Job) -> ShardProgress | None:
-    """Shards of the current run finished, out of the plan's; None unless it parses
-    shards now."""
-    progress = job.progress()
-    if progress.phase is not JobPhase.PARSING_SHARDS or not progress.shards:
-        return None
-    return ShardProgress(
-        done=progress.shards_done or 0, total=progress.shards, pages_done=progress.pages_done or 0
-    )
+    @model_serializer
+    def _public(self) -> dict[str, object]:
+        return {
+            **self.record.to_dict(),
+            "terminal": self.terminal,
+            "progress_text": self.progress_text,
+            "url": self.url,
+        }
 
 
-def phase(job: Job) -> str:
+def progress_text(job: Job) -> str:
     """What the job is doing, in words (the record's phase when it has one)."""
     if job.phase is not None:
         return job.progress().describe()

@@ -54,7 +54,7 @@ from richdoc_tools.local.provisioners import NotEmulated
 from richdoc_tools.local.service_request import ServiceRequest
 from richdoc_tools.local.template import Template, load_template
 from richdoc_tools.local.transactions import Transactions
-from richdoc_tools.uploads import Upload, put_source
+from richdoc_tools.ops.uploads import Upload, put_source
 
 DEFAULT_STACK_NAME = "richdoc"
 

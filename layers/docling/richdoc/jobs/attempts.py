@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Required, TypedDict, Unpack
 
 from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from richdoc.awserrors import aws_errors, retry_conflicts
 from richdoc.contracts import StepName
@@ -79,8 +79,6 @@ class _AttemptFields(AttemptDetails, total=False):
 
 class _Numbers(BaseModel):
     """The counters as the numbering update returns them."""
-
-    model_config = ConfigDict(defer_build=True)
 
     attempt_seq: int
     attempt_counts: dict[str, int]

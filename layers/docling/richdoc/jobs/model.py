@@ -122,7 +122,7 @@ class DeadLetterMark(BaseModel):
     """The dead-letter message of a failed run, once it is on the queue; and, when an
     operator deleted it from the queue instead of redriving it, when and why."""
 
-    model_config = ConfigDict(frozen=True, defer_build=True)
+    model_config = ConfigDict(frozen=True)
 
     message_id: str
     sent_by: DeadLetterSender
@@ -134,7 +134,7 @@ class CancelRecord(BaseModel):
     """Who cancelled a run, when and why (``richdoc jobs cancel``), and when a backstop
     closed what the stopped run left open (its attempts still ``running``)."""
 
-    model_config = ConfigDict(frozen=True, defer_build=True)
+    model_config = ConfigDict(frozen=True)
 
     requested_at: str
     by: str
@@ -147,7 +147,7 @@ class RedriveRequest(BaseModel):
     ``from_run``; the starter's next run clears it. A second request for the same run is
     skipped while this one is fresh."""
 
-    model_config = ConfigDict(frozen=True, defer_build=True)
+    model_config = ConfigDict(frozen=True)
 
     from_run: int
     requested_at: str
@@ -157,7 +157,7 @@ class RedriveRequest(BaseModel):
 class DeletionMark(BaseModel):
     """Why and when a job was deleted."""
 
-    model_config = ConfigDict(frozen=True, defer_build=True)
+    model_config = ConfigDict(frozen=True)
 
     at: str
     by: DeletedBy
@@ -169,7 +169,7 @@ class Job(BaseModel):
     """The job item (``sk = JOB``): one object version, its current run and what the run
     recorded."""
 
-    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True, defer_build=True)
+    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True)
 
     job_id: str
     # Stored as job_status (the by-status index's key), printed as status.
@@ -237,7 +237,7 @@ class Attempt(BaseModel):
     """An attempt item (``sk = ATTEMPT#r<run>#<seq>``): one Lambda invocation of a stage,
     or one the state machine recorded for it."""
 
-    model_config = ConfigDict(extra="ignore", defer_build=True)
+    model_config = ConfigDict(extra="ignore")
 
     job_id: str
     run: int

@@ -72,7 +72,7 @@ def _now() -> str:
 class _JobState(BaseModel):
     """The few attributes of a job item a progress poll reads."""
 
-    model_config = ConfigDict(extra="ignore", defer_build=True)
+    model_config = ConfigDict(extra="ignore")
 
     status: JobStatus = Field(validation_alias="job_status")
     phase: JobPhase | None = None
@@ -451,7 +451,9 @@ class JobStore(AttemptRecords):
         conditional write. Whichever commits first, this or the run's own completion
         (succeed, fail), wins; the other is refused (StaleRun here; JobCancelled there)."""
         now = self.clock()
-        record = CancelRecord(requested_at=now, by=by, reason=reason)
+        # The operator's text: cut as every reason is (a DynamoDB item holds 400 KB).
+        kept = reason[:MAX_REASON_CHARS] if reason else reason
+        record = CancelRecord(requested_at=now, by=by, reason=kept)
         return self._transition(
             job_id,
             run=run,

@@ -18,13 +18,15 @@ from richdoc.formats import DocFormat
 # and sheets, but a deck or workbook is never too big for one invocation.
 PAGINATED_FORMATS = frozenset({DocFormat.PDF})
 
-# The most shards one document is split into: each shard is one iteration of an inline
-# Map state, which adds 7 events to the execution history normally and under 90 in the
-# worst case that still succeeds (every retry, both escalations); 200 of them stay
-# inside Standard's 25,000-event history, and their items and results far inside the
-# 256 KB state payload limit (docs/shards.md, "Budgets"). Past it, shards get bigger
-# instead of more numerous.
-MAX_SHARDS = 200
+# The most shards one document is split into. Each shard is one iteration of an inline
+# Map state, whose events all go into the execution's history, which Standard caps at
+# 25,000 events: at the worst (every retrier of every task exhausted, both escalations,
+# the shard's failure recorded) an iteration writes 305 events and the rest of the
+# execution 629, so 80 shards fit (24,833; richdoc_tools.ops.history derives it from the
+# definition, tests/unit/test_history_budget.py holds this to it). 80 is also what
+# MaxPages (2,000) needs at the small account profile's 25-page shards. Past it, shards
+# get bigger instead of more numerous (docs/shards.md, "Budgets").
+MAX_SHARDS = 80
 
 
 @dataclass(frozen=True, order=True)

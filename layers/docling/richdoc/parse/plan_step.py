@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from richdoc.artifacts import ArtifactStore
@@ -19,7 +19,6 @@ from richdoc.formats import format_of
 from richdoc.parse.page_ranges import PAGINATED_FORMATS, plan_shards
 from richdoc.parse.settings import ParseLimits, shard_concurrency_setting, shard_pages_setting
 from richdoc.parse.step import ParseWorker, shared_worker, staged_path
-from richdoc.taxonomy import ResourceLimit
 
 
 def plan_object(
@@ -30,6 +29,7 @@ def plan_object(
     shard_pages: int,
     max_concurrency: int,
     worker: ParseWorker | None = None,
+    remaining_s: Callable[[], float] | None = None,
 ) -> PlanOutput:
     """Decide how an S3 object is parsed: whole, or as page-range shards of at most
     ``shard_pages`` pages (``richdoc.parse.page_ranges.plan_shards``), ``max_concurrency`` of
@@ -39,6 +39,8 @@ def plan_object(
     count, so a document the inspection refuses (too big, damaged, encrypted, over
     max_pages, no text) fails here, once, rather than in every shard. Anything else is
     planned whole from its key alone, without a download: its parse inspects it as before.
+    ``remaining_s`` (the invocation's time left, read when the inspection starts) cuts
+    its wall clock (``plan_limits``).
     """
     started = time.monotonic()
     fmt = format_of(source.key)
@@ -51,6 +53,8 @@ def plan_object(
                 source, staged_path(Path(tmp), fmt), max_bytes=limits.max_object_bytes
             )
             sha256, size = downloaded.sha256, downloaded.size
+            if remaining_s is not None:
+                limits = plan_limits(limits, remaining_s())
             pages = worker.inspect(downloaded.path, fmt, limits)
     plan = plan_shards(fmt, pages, shard_pages)
     return PlanOutput(
@@ -70,9 +74,10 @@ def plan_object(
 
 # The plan function's timeout (template.yaml: 300 s) is shorter than the parse tiers'
 # (900 s), while its worker takes the tiers' RICHDOC_TIMEOUT_S (ParseTimeoutSeconds, up
-# to 840 s). So the inspection gets what the invocation has left less this reserve, which
-# covers the download before it and the records after it: a slow inspection ends as the
-# worker's typed ResourceLimit, not as the platform's Sandbox.Timedout.
+# to 840 s). So the inspection gets what the invocation has left when it starts, less
+# this reserve for the records after it: a slow inspection ends as the worker's typed
+# ResourceLimit, not as the platform's Sandbox.Timedout. (The parse tiers keep the same
+# rule: richdoc.parse.step.PARSE_RESERVE_S.)
 PLAN_RESERVE_S = 60.0
 
 
@@ -81,13 +86,7 @@ def plan_limits(limits: ParseLimits, remaining_s: float | None) -> ParseLimits:
     (None: no deadline, as on the command line)."""
     if remaining_s is None:
         return limits
-    left = remaining_s - PLAN_RESERVE_S
-    if left <= 0:
-        raise ResourceLimit(
-            f"the plan has {remaining_s:.0f} s left, within the {PLAN_RESERVE_S:.0f} s it "
-            "keeps for the download and the records: no time to inspect the document"
-        )
-    return limits.within(left)
+    return limits.within_invocation(remaining_s, PLAN_RESERVE_S, "the plan")
 
 
 def plan_request(
@@ -96,16 +95,18 @@ def plan_request(
     store: ArtifactStore,
     memory_tier_mb: int | None = None,
     environ: Mapping[str, str] | None = None,
-    remaining_s: float | None = None,
+    remaining_s: Callable[[], float] | None = None,
 ) -> PlanOutput:
     """The plan Lambda's whole job: ``RICHDOC_SHARD_PAGES`` and
     ``RICHDOC_SHARD_CONCURRENCY`` (template parameters) decide the fan-out; the
-    inspection ends before the invocation does (``remaining_s``, ``plan_limits``)."""
+    inspection ends before the invocation does (``remaining_s``: the invocation's
+    clock, ``plan_limits``)."""
     limits = ParseLimits.resolve(memory_tier_mb=memory_tier_mb, environ=environ)
     return plan_object(
         store,
         request.source,
-        plan_limits(limits, remaining_s),
+        limits,
         shard_pages=shard_pages_setting(environ),
         max_concurrency=shard_concurrency_setting(environ),
+        remaining_s=remaining_s,
     )

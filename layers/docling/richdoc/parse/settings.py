@@ -30,6 +30,10 @@ MEM_CEILING_ENV = "RICHDOC_MEM_CEILING_MB"
 MAX_OBJECT_ENV = "RICHDOC_MAX_OBJECT_MB"
 PDF_PIPELINE_ENV = "RICHDOC_PDF_PIPELINE"
 SHARD_PAGES_ENV = "RICHDOC_SHARD_PAGES"
+# The most pages a shard may have, whatever RICHDOC_SHARD_PAGES says: the small account
+# profile's (template.yaml) 25, what a 3,008 MB parse tier holds of the standard
+# pipeline (docs/parse.md, "Sizing").
+MAX_SHARD_PAGES_ENV = "RICHDOC_MAX_SHARD_PAGES"
 SHARD_CONCURRENCY_ENV = "RICHDOC_SHARD_CONCURRENCY"
 ARTIFACTS_ENV = "DOCLING_ARTIFACTS_PATH"
 
@@ -170,6 +174,20 @@ class ParseLimits:
         shorter (the time an invocation has left for it)."""
         return dataclasses.replace(self, timeout_s=min(self.timeout_s, seconds))
 
+    def within_invocation(self, remaining_s: float, reserve_s: float, step: str) -> ParseLimits:
+        """These limits for a worker that starts with ``remaining_s`` left in its Lambda
+        invocation: its wall clock ends ``reserve_s`` before the invocation does (what
+        ``step`` does after the worker: storing, the records), so a slow document ends
+        as the worker's typed ``ResourceLimit``, not as the platform's
+        ``Sandbox.Timedout``; ``ResourceLimit`` at once when that leaves nothing."""
+        left = remaining_s - reserve_s
+        if left <= 0:
+            raise ResourceLimit(
+                f"{step} has {remaining_s:.0f} s left, within the {reserve_s:.0f} s it keeps "
+                "for its work after the worker's: no time for the worker"
+            )
+        return self.within(left)
+
     def ceiling(self, zygote: ZygoteMemory, pipeline: Pipeline) -> int:
         """The child's ceiling for a document on ``pipeline``: the configured one, else
         the tier's (``ceiling_for_tier``, which refuses a tier too small for one page)."""
@@ -215,6 +233,26 @@ def available_cpus() -> int:
     return os.cpu_count() or 1
 
 
+# Lambda gives a function CPU in proportion to its memory: one vCPU's worth at 1,769 MB
+# (Lambda's memory and computing power page), about 2.3 at 4,096 MB. The vCPUs it shows
+# are more (3 at 4,096 MB; 6 at 10,240 MB, for 5.8 vCPUs of time): a thread for each
+# of those would wait on the quota, and torch's parallel regions wait for their slowest
+# thread.
+MB_PER_VCPU = 1769
+
+
+def lambda_vcpus(memory_mb: int) -> int:
+    """The whole vCPUs of time a function of ``memory_mb`` gets (at least one)."""
+    return max(1, memory_mb // MB_PER_VCPU)
+
+
+def cpu_budget(memory_tier_mb: int | None) -> int:
+    """The CPUs a conversion may use: the ones this process may run on, and in a Lambda
+    tier (``memory_tier_mb``) no more than its memory buys."""
+    cpus = available_cpus()
+    return cpus if memory_tier_mb is None else min(cpus, lambda_vcpus(memory_tier_mb))
+
+
 def threads_for(running: int, cpus: int) -> int:
     """torch's threads for a conversion that starts while ``running`` conversions (itself
     included) share ``cpus``: its share of them, at least one. In Lambda a function runs
@@ -223,17 +261,24 @@ def threads_for(running: int, cpus: int) -> int:
 
 
 def shard_pages_setting(environ: Mapping[str, str] | None = None) -> int:
-    """``RICHDOC_SHARD_PAGES``: the most pages per shard, 0 for no sharding."""
+    """``RICHDOC_SHARD_PAGES``: the most pages per shard, 0 for no sharding; no more than
+    ``RICHDOC_MAX_SHARD_PAGES`` when that is set (the small profile's cap)."""
     env = os.environ if environ is None else environ
-    raw = env.get(SHARD_PAGES_ENV, "").strip()
+    value = _pages(env, SHARD_PAGES_ENV, DEFAULT_SHARD_PAGES)
+    cap = _pages(env, MAX_SHARD_PAGES_ENV, 0)
+    return min(value, cap) if value and cap else value
+
+
+def _pages(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name, "").strip()
     if not raw:
-        return DEFAULT_SHARD_PAGES
+        return default
     try:
         value = int(raw)
     except ValueError:
         value = -1
     if value < 0:
-        raise ValueError(f"{SHARD_PAGES_ENV} must be a whole number of pages >= 0, not {raw!r}")
+        raise ValueError(f"{name} must be a whole number of pages >= 0, not {raw!r}")
     return value
 
 

@@ -19,6 +19,7 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from richdoc.artifacts import ArtifactStore, docling_key, too_large
@@ -30,7 +31,7 @@ from richdoc.parse.settings import (
     ParseLimits,
     ParserSettings,
     ZygoteMemory,
-    available_cpus,
+    cpu_budget,
     threads_for,
 )
 from richdoc.parse.tasks import ConvertTask, InspectTask
@@ -108,7 +109,7 @@ class ParseWorker:
         ceiling = self.ceiling(limits, fmt)
         with self._running_lock:
             self._running += 1
-            threads = threads_for(self._running, available_cpus())
+            threads = threads_for(self._running, cpu_budget(limits.memory_tier_mb))
         try:
             task = ConvertTask(
                 source=staged,
@@ -280,6 +281,15 @@ def parse_file(
     )
 
 
+# What a parse tier keeps of its invocation after the conversion: storing the
+# DoclingDocument (a multipart upload above 64 MiB) and the records. The worker's wall
+# clock is cut to the time left less this, read when the conversion starts: with
+# ParseTimeoutSeconds up to 840 s in a 900 s function, a conversion that starts late
+# (a slow download) would otherwise end as the platform's Sandbox.Timedout, or leave no
+# time to store what it made. The plan keeps the same rule (PLAN_RESERVE_S).
+PARSE_RESERVE_S = 60.0
+
+
 def parse_object(
     store: ArtifactStore,
     source: SourceObject,
@@ -288,11 +298,13 @@ def parse_object(
     accept_partial: bool,
     worker: ParseWorker | None = None,
     pages: PageRange | None = None,
+    remaining_s: Callable[[], float] | None = None,
 ) -> ParseReport:
     """Parse an S3 object (only ``pages`` of it, when given: one shard) into the artifact
     bucket, reusing an earlier parse of the same bytes (and pages) under the same
     contract. Partial results (accepted only at the biggest tier) go to a ``-partial``
-    contract key, so they never answer a later cache lookup."""
+    contract key, so they never answer a later cache lookup. ``remaining_s`` is the
+    invocation's clock: the conversion ends ``PARSE_RESERVE_S`` before it does."""
     started = time.monotonic()
     fmt = format_of(source.key)
     worker = worker or shared_worker()
@@ -333,6 +345,8 @@ def parse_object(
                 docling_key=key,
             )
         produced = Path(tmp) / "docling.json"
+        if remaining_s is not None:
+            limits = limits.within_invocation(remaining_s(), PARSE_RESERVE_S, "the parse")
         report, outcome = worker.convert(
             downloaded.path, fmt, produced, limits, accept_partial=accept_partial, pages=pages
         )
@@ -354,12 +368,22 @@ def parse_object(
 
 
 def parse_request(
-    request: ParseInput, *, store: ArtifactStore, memory_tier_mb: int | None = None
+    request: ParseInput,
+    *,
+    store: ArtifactStore,
+    memory_tier_mb: int | None = None,
+    remaining_s: Callable[[], float] | None = None,
 ) -> ParseOutput:
-    """The parse Lambda's whole job: its state input in, its state output out."""
+    """The parse Lambda's whole job: its state input in, its state output out; the
+    conversion ends before the invocation does (``remaining_s``: its clock)."""
     limits = ParseLimits.resolve(memory_tier_mb=memory_tier_mb)
     pages = PageRange(request.pages.start, request.pages.end) if request.pages else None
     report = parse_object(
-        store, request.source, limits, accept_partial=request.accept_partial, pages=pages
+        store,
+        request.source,
+        limits,
+        accept_partial=request.accept_partial,
+        pages=pages,
+        remaining_s=remaining_s,
     )
     return report.to_output()

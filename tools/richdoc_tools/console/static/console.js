@@ -87,28 +87,31 @@
 
   // ---- jobs -----------------------------------------------------------------------------
 
+  // A job as the twins carry it: its record as `richdoc jobs show --json` prints it, with
+  // terminal, progress_text and url.
   function jobRow(job) {
-    const failure = job.failure_kind
-      ? job.failure_kind + (job.feature ? " [" + job.feature + "]" : "")
+    const failure = job.failure
+      ? job.failure.kind + (job.failure.feature ? " [" + job.failure.feature + "]" : "")
       : "-";
-    const phase = el("td", { class: "phase" }, job.phase + " ");
-    if (job.progress) {
+    const phase = el("td", { class: "phase" }, job.progress_text + " ");
+    const progress = job.progress;
+    if (progress.phase === "parsing_shards" && progress.shards) {
       phase.append(
         el(
           "progress",
           {
-            max: job.progress.total,
-            value: job.progress.done,
-            title: job.progress.pages_done + " pages done",
+            max: progress.shards,
+            value: progress.shards_done,
+            title: progress.pages_done + " pages done",
           },
-          job.progress.done + "/" + job.progress.total,
+          progress.shards_done + "/" + progress.shards,
         ),
       );
     }
     return el(
       "tr",
       { "data-job-id": job.job_id, "data-status": job.status },
-      el("td", { class: "key" }, el("a", { href: job.url }, job.key)),
+      el("td", { class: "key" }, el("a", { href: job.url }, job.source.key)),
       el("td", { class: "id" }, el("code", {}, job.job_id.slice(0, 12))),
       el("td", {}, statusBadge(job.status)),
       phase,
@@ -287,7 +290,7 @@
     const live = poller(function (data, changed) {
       if (changed) {
         document.getElementById("job-status").replaceChildren(statusBadge(data.job.status));
-        document.getElementById("phase").textContent = data.job.phase;
+        document.getElementById("phase").textContent = data.job.progress_text;
         applyActions(data.actions);
         applyStates(data.states, data.transitions_taken);
         document.getElementById("attempts-body").replaceChildren(...data.attempts.map(attemptRow));

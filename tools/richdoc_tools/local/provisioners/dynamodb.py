@@ -1,4 +1,5 @@
-"""DynamoDB: tables with their indexes, encryption and point-in-time recovery."""
+"""DynamoDB: tables with their indexes, encryption, point-in-time recovery and deletion
+protection."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
         "GlobalSecondaryIndexes",
         "SSESpecification",
         "PointInTimeRecoverySpecification",
+        "DeletionProtectionEnabled",
     ),
     not_emulated={
         "TimeToLiveSpecification": "items past expires_at are not deleted locally",
@@ -36,6 +38,8 @@ def _dynamodb_table(deployment: Deployment, logical_id: str, props: dict[str, An
     }
     if "GlobalSecondaryIndexes" in props:
         kwargs["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
+    if "DeletionProtectionEnabled" in props:
+        kwargs["DeletionProtectionEnabled"] = bool(props["DeletionProtectionEnabled"])
     if "SSESpecification" in props:
         kwargs["SSESpecification"] = {"Enabled": props["SSESpecification"]["SSEEnabled"]}
     table = ddb.create_table(**kwargs)["TableDescription"]

@@ -1,4 +1,5 @@
-"""IAM: roles with their inline and managed policies, and stand-alone policies."""
+"""IAM: roles with their inline and managed policies, stand-alone policies, and managed
+policies of their own (the operators')."""
 
 from __future__ import annotations
 
@@ -51,3 +52,16 @@ def _iam_policy(deployment: Deployment, logical_id: str, props: dict[str, Any]) 
             PolicyDocument=_versioned(props["PolicyDocument"]),
         )
     deployment.created(logical_id, logical_id)
+
+
+@provisions(
+    "AWS::IAM::ManagedPolicy",
+    consumes=("PolicyDocument", "ManagedPolicyName"),
+    inert=("Description",),
+)
+def _iam_managed_policy(deployment: Deployment, logical_id: str, props: dict[str, Any]) -> None:
+    name = props.get("ManagedPolicyName") or deployment.physical_name(logical_id, 128)
+    arn = deployment.client("iam").create_policy(
+        PolicyName=name, PolicyDocument=_versioned(props["PolicyDocument"])
+    )["Policy"]["Arn"]
+    deployment.created(logical_id, arn, PolicyArn=arn)

@@ -22,7 +22,6 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-DEFINITION_FILE = Path("statemachine") / "pipeline.asl.json"
 # How a qualified name joins a Map state and a state of its iterator.
 SEPARATOR = "/"
 
@@ -99,12 +98,8 @@ class Machine:
         return cls(start_at=str(definition["StartAt"]), states=states)
 
     @classmethod
-    def load(cls, path: Path | None = None) -> Machine:
-        """The definition in ``path``, by default the checkout's."""
-        if path is None:
-            from richdoc_tools.local.template import repository_root
-
-            path = repository_root() / DEFINITION_FILE
+    def load(cls, path: Path) -> Machine:
+        """The definition in the file ``path`` (the console reads the deployed one)."""
         return cls.from_definition(json.loads(path.read_text()))
 
     def __getitem__(self, name: str) -> State:

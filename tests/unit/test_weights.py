@@ -1,4 +1,4 @@
-"""richdoc_tools.models: weights made here for docling's standard PDF pipeline."""
+"""richdoc_tools.weights: weights made here for docling's standard PDF pipeline."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from richdoc_tools.models import (
+from richdoc_tools.weights import (
     LAYOUT_LABELS,
     TABLEFORMER_DIR,
     TABLEFORMER_WEIGHTS,

@@ -33,10 +33,10 @@ from pydantic import BaseModel, ConfigDict
 from richdoc.deadletter import redrive_attributes
 from richdoc.jobs import Job, JobStatus, StaleRun
 from richdoc.taxonomy import FailureKind
-from richdoc_tools.failures import matches_signature
+from richdoc_tools.ops.failures import matches_signature
 
 if TYPE_CHECKING:
-    from richdoc_tools.operator import Operator
+    from richdoc_tools.ops.operator import Operator
 
 # How long a recorded request keeps a second one from being sent (the starter takes a
 # message within seconds; a backed-up ingest queue may take minutes).

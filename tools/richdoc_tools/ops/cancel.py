@@ -22,7 +22,7 @@ from richdoc.awstext import fit_chars
 from richdoc.jobs import Job, JobStatus, StaleRun
 
 if TYPE_CHECKING:
-    from richdoc_tools.operator import Operator
+    from richdoc_tools.ops.operator import Operator
 
 # The error a cancelled execution stops with (its history and the console show it).
 STOP_ERROR = "richdoc.Cancelled"

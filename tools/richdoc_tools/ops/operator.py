@@ -24,7 +24,7 @@ from richdoc.contracts import SourceObject
 from richdoc.deletion import Deleted, Deletion
 from richdoc.jobs import Attempt, Job, JobFilter, JobPage, JobStatus, JobStore, Position
 from richdoc.jobs.references import DigestReferences
-from richdoc_tools.dlq import (
+from richdoc_tools.ops.dead_letter_queue import (
     DeadLetter,
     DeadLetterListing,
     list_dead_letters,
@@ -33,7 +33,8 @@ from richdoc_tools.dlq import (
     peek_listing,
     start_move_task,
 )
-from richdoc_tools.uploads import Upload, clarify_metadata, put_source
+from richdoc_tools.ops.job_document import JobDocument
+from richdoc_tools.ops.uploads import Upload, clarify_metadata, put_source
 
 if TYPE_CHECKING:
     from types_boto3_s3 import S3Client
@@ -260,11 +261,12 @@ class Operator:
             raise AmbiguousJobId(job_id, matches)
         return matches[0] if matches else None
 
-    def show_job(self, job_id: str) -> tuple[Job, list[Attempt]] | None:
+    def show_job(self, job_id: str) -> JobDocument | None:
+        """The job with this id or unique id prefix and its attempts (AmbiguousJobId)."""
         job = self.find_job(job_id)
         if job is None:
             return None
-        return job, self.jobs.attempts(job.job_id)
+        return JobDocument(job=job, attempts=self.jobs.attempts(job.job_id))
 
     # ---- executions, artifacts, sources ------------------------------------------------
 

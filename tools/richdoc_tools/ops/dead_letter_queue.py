@@ -1,4 +1,4 @@
-"""The dead-letter queue, as operators see it: read without consuming, and redrive.
+"""The dead-letter queue, as operators see it: read without consuming, redrive, discard.
 
 Against AWS, redrive is ``StartMessageMoveTask`` with the ingest queue as destination
 (messages the state machine sent have no SQS-recorded source queue). moto lacks that API,
@@ -15,7 +15,7 @@ too, as AWS's move task would, and it fails again and comes back).
 The console works the queue message by message: the dead-lettered jobs come from the job
 records, which carry each message's id (``waiting_dead_letters``), so listing receives
 nothing and the age alarm keeps seeing the oldest message's age; only an action on chosen
-messages (``redrive_chosen``, ``discard_chosen``) receives, to find them.
+messages (``redrive_chosen``, ``discard``) receives, to find them.
 """
 
 from __future__ import annotations
@@ -36,11 +36,13 @@ from richdoc.deadletter import (
     attribute_values,
 )
 from richdoc.ingest import MalformedMessage, body_preview, object_created_events
-from richdoc.jobs import Job, JobFilter, JobStatus, JobStore, job_id_for
+from richdoc.jobs import Job, JobFilter, JobStatus, JobStore, StaleRun, job_id_for
 
 if TYPE_CHECKING:
     from types_boto3_sqs import SQSClient
     from types_boto3_sqs.type_defs import MessageTypeDef
+
+    from richdoc_tools.ops.operator import Operator
 
 MALFORMED = "malformed"
 UNDELIVERED = "undelivered"
@@ -298,15 +300,27 @@ def redrive_chosen(
     return take(sqs, dlq_url, message_ids, forward)
 
 
-def discard_chosen(
-    sqs: SQSClient,
-    dlq_url: str,
-    message_ids: Collection[str],
-    record: Callable[[DeadLetter], bool],
-) -> Taken:
-    """Delete the chosen messages for good, each once ``record`` has recorded why (on its
-    job: ``JobStore.record_discard``); a message ``record`` declines stays."""
-    return take(sqs, dlq_url, message_ids, lambda letter, message: record(letter))
+def discard(operator: Operator, message_ids: Collection[str], reason: str) -> Taken:
+    """Delete the chosen messages for good (``richdoc dlq discard``, the console's
+    Discard), each only once its job records why (``JobStore.record_discard``): no message
+    disappears unexplained. A message whose job has moved on (a newer run, another
+    message) is not this one's to discard and stays (declined); a message of no recorded
+    run (SQS moved it: the starter never got to record one) has no job to keep the reason
+    and goes."""
+    if not reason.strip():
+        raise ValueError("say why the messages are discarded: the reason is kept on each job")
+    jobs = operator.jobs
+
+    def record(letter: DeadLetter, message: MessageTypeDef) -> bool:
+        if letter.job_id is None or letter.run is None:
+            return True
+        try:
+            jobs.record_discard(letter.job_id, letter.run, letter.message_id, reason)
+        except StaleRun:
+            return False
+        return True
+
+    return take(operator.sqs, operator.resources.dead_letter_queue_url, message_ids, record)
 
 
 def waiting_dead_letters(
@@ -327,6 +341,18 @@ def waiting_dead_letters(
         if page.next is None:
             return found
         after = page.next
+
+
+def waiting_message_ids(
+    jobs: JobStore, *, kind: str | None = None, feature: str | None = None
+) -> list[str]:
+    """The message ids of ``waiting_dead_letters``: what an action on every waiting dead
+    letter (of a kind, of a feature) acts on."""
+    return [
+        job.dead_letter.message_id
+        for job in waiting_dead_letters(jobs, kind=kind, feature=feature)
+        if job.dead_letter is not None
+    ]
 
 
 @dataclass(frozen=True)

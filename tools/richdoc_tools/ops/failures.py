@@ -29,7 +29,7 @@ from richdoc.taxonomy import FailureKind
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from richdoc_tools.operator import Operator
+    from richdoc_tools.ops.operator import Operator
 
 FAILED_STATUSES = (JobStatus.DEAD_LETTERED, JobStatus.FAILED)
 SIGNATURE_CHARS = 12

@@ -24,7 +24,7 @@ from richdoc.jobs import OK_OUTCOME, Attempt, Job, JobStatus
 from richdoc.taxonomy import ERROR_NAMES_BY_KIND, FailureKind
 
 if TYPE_CHECKING:
-    from richdoc_tools.operator import Operator
+    from richdoc_tools.ops.operator import Operator
 
 RESOURCE_LIMIT_ERRORS = frozenset(ERROR_NAMES_BY_KIND[FailureKind.RESOURCE_LIMIT])
 MIB = 1 << 20

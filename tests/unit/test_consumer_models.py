@@ -1,0 +1,157 @@
+"""The published models of the document id, the manifest and the completion event, and
+the reader's directory store (docs/consumers.md)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+from pydantic import ValidationError
+
+from richdoc import taxonomy
+from richdoc.jobs import JobStatus
+from richdoc_client.events import (
+    CompletionDetail,
+    CompletionEvent,
+    FailureSummary,
+    TerminalStatus,
+    completion_event_id,
+)
+from richdoc_client.failures import FailureKind
+from richdoc_client.identity import document_id
+from richdoc_client.manifest import Manifest, ManifestResult, manifest_key
+from richdoc_client.reader import (
+    DirectoryResultStore,
+    NoSuccessfulRun,
+    ResultNotFound,
+    ResultsReader,
+)
+from tests.support.consumer_examples import (
+    CONSUMERS,
+    COUNTS,
+    JOB,
+    events,
+    manifests,
+    outputs,
+    source,
+)
+
+
+def test_the_document_id_is_bucket_and_key_whatever_the_version():
+    expected = hashlib.sha256(b"ingest\x00contracts/lease.pdf").hexdigest()[:32]
+    assert document_id("ingest", "contracts/lease.pdf") == expected
+    first = source().model_copy(update={"version_id": "v1"})
+    second = source().model_copy(update={"version_id": "v2", "sha256": None})
+    assert first.document_id == second.document_id
+    assert document_id("ingest", "a/b") != document_id("ingest/a", "b")
+    assert manifest_key(expected) == f"documents/{expected}/manifest.json"
+
+
+def test_the_event_id_is_one_per_terminal_change():
+    ids = {completion_event_id(JOB, run, status) for run in (1, 2) for status in TerminalStatus}
+    assert len(ids) == 2 * len(TerminalStatus)
+    again = CompletionDetail.create(
+        job_id=JOB, run=3, status=TerminalStatus.CANCELLED, source=source()
+    )
+    assert again == events()["cancelled"]
+    assert again.event_id == completion_event_id(JOB, 3, TerminalStatus.CANCELLED)
+
+
+def test_terminal_statuses_are_the_job_records_and_failure_kinds_the_taxonomys():
+    assert {s.value for s in TerminalStatus} == {s.value for s in JobStatus if s.terminal}
+    assert taxonomy.FailureKind is FailureKind
+
+
+@pytest.mark.parametrize("name", sorted(events()))
+def test_the_example_events_are_what_the_models_write(name):
+    data = (CONSUMERS / f"event-{name}.json").read_text()
+    assert data == events()[name].to_json() + "\n"
+    assert CompletionDetail.model_validate_json(data) == events()[name]
+
+
+def test_an_event_whose_members_disagree_is_refused():
+    good = json.loads(events()["succeeded"].to_json())
+    for damage in (
+        {"event_id": "0" * 32},
+        {"document_id": "0" * 32},
+        {"outputs": None},
+        {"failure": {"kind": "internal", "feature": None}},
+        {"status": "CANCELLED"},
+    ):
+        with pytest.raises(ValidationError):
+            CompletionDetail.model_validate({**good, **damage})
+    with pytest.raises(ValidationError, match="failure"):
+        CompletionDetail.create(
+            job_id=JOB, run=2, status=TerminalStatus.DEAD_LETTERED, source=source()
+        )
+    with pytest.raises(ValidationError, match="outputs"):
+        CompletionDetail.create(
+            job_id=JOB, run=1, status=TerminalStatus.DELETED, source=source(),
+            outputs=outputs(), counts=COUNTS,
+        )  # fmt: skip
+    assert events()["dead-lettered"].failure == FailureSummary(
+        kind=FailureKind.UNSUPPORTED_FEATURE, feature="encrypted"
+    )
+
+
+def test_an_eventbridge_event_is_read_with_its_detail_checked_in_full():
+    envelope = {
+        "version": "0",
+        "id": "6a7e8feb-b491-4cf7-a9f1-bf3703467718",
+        "detail-type": "Job Finished",
+        "source": "richdoc",
+        "account": "123456789012",
+        "time": "2026-12-04T10:00:00Z",
+        "region": "us-east-1",
+        "resources": [],
+        "detail": json.loads(events()["succeeded"].to_json()),
+    }
+    assert CompletionEvent.model_validate(envelope).detail == events()["succeeded"]
+    with pytest.raises(ValidationError):
+        CompletionEvent.model_validate({**envelope, "detail": {**envelope["detail"], "text": "x"}})
+
+
+@pytest.mark.parametrize("name", sorted(manifests()))
+def test_the_example_manifests_are_what_the_models_write(name):
+    data = (CONSUMERS / f"manifest-{name}.json").read_bytes()
+    assert data == manifests()[name].to_json_bytes()
+    assert Manifest.model_validate_json(data) == manifests()[name]
+
+
+def test_a_manifest_points_at_its_own_version_s_successful_run():
+    current = manifests()["current"]
+    with pytest.raises(ValidationError, match="SUCCEEDED"):
+        current.model_validate({**current.model_dump(by_alias=True), "result": None})
+    later = ManifestResult(run=4, outputs=outputs(4), counts=COUNTS)
+    with pytest.raises(ValidationError, match="later"):
+        Manifest.model_validate(
+            {**manifests()["no-result"].model_dump(by_alias=True), "result": later}
+        )
+    with pytest.raises(ValidationError):
+        Manifest.model_validate({**current.model_dump(by_alias=True), "status": "DELETED"})
+
+
+def test_the_directory_store_refuses_keys_that_leave_its_root(tmp_path):
+    (tmp_path / "root").mkdir()
+    (tmp_path / "secret.txt").write_text("outside")
+    store = DirectoryResultStore(tmp_path / "root")
+    for key in ("../secret.txt", "/etc/hostname", "", "documents/../../secret.txt"):
+        with pytest.raises(ResultNotFound):
+            store.read(key)
+    with pytest.raises(ResultNotFound):
+        list(store.lines("../secret.txt"))
+
+
+def test_the_reader_says_when_there_is_nothing_to_read(tmp_path):
+    reader = ResultsReader.directory(tmp_path)
+    assert list(reader.documents()) == []
+    with pytest.raises(ResultNotFound):
+        reader.manifest("0" * 32)
+    with pytest.raises(NoSuccessfulRun, match="no successful run"):
+        reader.projection(manifests()["no-result"])
+    with pytest.raises(NoSuccessfulRun, match="CANCELLED"):
+        list(reader.chunks(events()["cancelled"]))
+    keys = outputs().model_copy(update={"chunks_key": None})
+    with pytest.raises(ResultNotFound, match="no chunks"):
+        list(reader.chunks(keys))
