@@ -31,6 +31,7 @@ ITEMS: dict[str, str] = {
     "standard_shards": "bench.standard_bench:run_shards",
     "standard_coldstart": "bench.standard_bench:run_coldstart",
     "chunking": "bench.chunking_bench",
+    "strict_stack": "bench.strict_bench",
 }
 
 

@@ -30,7 +30,9 @@ ESCAPE_KEY = "\x1b[31mred\x1b[0m.md"  # an object key carrying a colour escape
 MARKUP_KEYS = ("oops[/x].md", "[draft] plan.md")
 # Longer than rich makes a column when it fits a table into 80 columns.
 LONG_KEY = "reports/2024/quarterly-review-of-the-northern-region-supplier-agreements-v3.md"
-MALFORMED_BODY = "\x1b[2J\x1b[31mnot [bold]a notification[/bold]"
+# C1 control sequences (CSI is U+009B): SQS refuses C0 controls such as ESC in a message,
+# but takes these, which a terminal may still act on.
+MALFORMED_BODY = "\x9b2J\x9b31mnot [bold]a notification[/bold]"
 
 
 def _json_lines(text: str) -> list[dict[str, Any]]:
@@ -434,7 +436,7 @@ def test_in_a_pipe_dlq_list_prints_every_message_whole(
     assert dwg[3:5] == ["unsupported_feature", "format:dwg"]
     assert dwg[5].endswith("xltx")  # whole, where a terminal cuts it at 100 characters
     [malformed] = [row for row in rows if row[3] == "malformed"]
-    assert "\\x1b[2J" in malformed[5] and "\x1b" not in out.stdout
+    assert "\\x9b2J" in malformed[5] and "\x9b" not in out.stdout
 
 
 def test_jobs_show_takes_the_prefix_run_prints_and_lists_an_ambiguous_prefixs_jobs(
@@ -487,8 +489,8 @@ def test_dlq_list_names_malformed_messages_and_redrive_says_what_each_kind_will_
     text = readable(raw)
     assert code == 0, text
     assert "malformed" in text and "message body is not JSON" in text
-    assert "\x1b[2J" not in raw  # the body's screen-clearing escape is spelled out
-    assert "\\x1b[2J" in text
+    assert "\x9b2J" not in raw  # the body's screen-clearing control is spelled out
+    assert "\\x9b2J" in text
     assert uploaded["drawing.dwg"] in text
 
     log = served.log.read_text()

@@ -3,9 +3,13 @@ rather than the whole embedded stack."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import boto3
+import pytest
 from richdoc_tools.local.clients import Clients
 from richdoc_tools.local.deploy import Deployment
 from richdoc_tools.local.provisioners import PROVISIONERS
@@ -27,3 +31,27 @@ def provision_one(template: Template, logical_id: str) -> Any:
     props = deployment.resolver.resolve(resource.get("Properties", {}))
     PROVISIONERS[resource["Type"]](deployment, logical_id, props)
     return deployment.deployed.refs[logical_id]
+
+
+@contextlib.contextmanager
+def executing_state_machines(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """moto with its Step Functions interpreter running executions, and throwaway
+    credentials."""
+    from moto import mock_aws
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
+        yield
+
+
+def state_machine(definition: Mapping[str, Any], name: str = "m") -> str:
+    """A state machine of ``definition`` (and a role for it) in the current emulation;
+    its ARN."""
+    iam = boto3.client("iam", region_name=REGION)
+    role = iam.create_role(RoleName=f"{name}-role", AssumeRolePolicyDocument="{}")["Role"]
+    sfn = boto3.client("stepfunctions", region_name=REGION)
+    created = sfn.create_state_machine(
+        name=name, definition=json.dumps(definition), roleArn=role["Arn"]
+    )
+    return created["stateMachineArn"]

@@ -16,12 +16,13 @@ import click
 
 from richdoc_tools.cli.errors import Failed, UsageError
 from richdoc_tools.cli.local import stack_parameters
-from richdoc_tools.cli.options import example, stack_options
+from richdoc_tools.cli.options import embedded_stack_options, example, stack_options
 
 if TYPE_CHECKING:
     import socket
     from types import FrameType
 
+    from richdoc_tools.local.faults import FaultSettings
     from richdoc_tools.ops.operator import Operator
 
 
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 @click.option(
     "--log", metavar="FILE", help="the embedded stack's function logs (default: a temp file)"
 )
+@embedded_stack_options
 def console(
     paths: tuple[str, ...],
     stack: str | None,
@@ -55,6 +57,8 @@ def console(
     port: int,
     clarify: bool,
     log: str | None,
+    lenient: bool,
+    faults: FaultSettings | None,
 ) -> int:
     """Serve the operator's console on 127.0.0.1: jobs, each job's execution graph, the
     dead-letter queue, the document with its graph. Upload the PATHs (files or
@@ -90,7 +94,11 @@ def console(
             print("deploying template.yaml into the embedded AWS stack ...", flush=True)
             try:
                 with EmbeddedStack(
-                    parameters=parameters, log_path=log_path, capture_process_output=True
+                    parameters=parameters,
+                    log_path=log_path,
+                    capture_process_output=True,
+                    strict=not lenient,
+                    injected_faults=faults,
                 ) as embedded:
                     print(f"function logs: {visible(log_path)}", flush=True)
                     _serve(

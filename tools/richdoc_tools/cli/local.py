@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING
 import click
 
 from richdoc_tools.cli.errors import UsageError
-from richdoc_tools.cli.options import example
+from richdoc_tools.cli.options import embedded_stack_options, example
 
 if TYPE_CHECKING:
     from types import FrameType
 
+    from richdoc_tools.local.faults import FaultSettings
     from richdoc_tools.local.stack import EmbeddedStack
 
 # How long `local serve` may take to notice Ctrl-C or SIGTERM (see its wait loop).
@@ -67,7 +68,10 @@ def local() -> None:
 )
 @click.option("--stack", default="richdoc", metavar="NAME", help="stack name (default: richdoc)")
 @click.option("--log", metavar="FILE", help="function logs (default: this terminal)")
-def serve(port: int, stack: str, log: str | None) -> int:
+@embedded_stack_options
+def serve(
+    port: int, stack: str, log: str | None, lenient: bool, faults: FaultSettings | None
+) -> int:
     """Deploy template.yaml into the AWS emulation and serve it on 127.0.0.1:PORT.
     Dropping a file into the ingest bucket starts a job. Ctrl-C stops."""
     import signal
@@ -81,14 +85,17 @@ def serve(port: int, stack: str, log: str | None) -> int:
     signal.signal(signal.SIGTERM, terminate)
     log_path = Path(log) if log else None
     parameters = stack_parameters()
+    embedded = EmbeddedStack(
+        stack_name=stack,
+        parameters=parameters,
+        server_port=port,
+        log_path=log_path,
+        capture_process_output=log_path is not None,
+        strict=not lenient,
+        injected_faults=faults,
+    )
     try:
-        with EmbeddedStack(
-            stack_name=stack,
-            parameters=parameters,
-            server_port=port,
-            log_path=log_path,
-            capture_process_output=log_path is not None,
-        ) as embedded:
+        with embedded:
             print(_banner(embedded, log_path), flush=True)
             # Short naps, not one long sleep: a signal that lands just before a blocking
             # call starts is only acted on when the call returns.
@@ -97,7 +104,8 @@ def serve(port: int, stack: str, log: str | None) -> int:
     except PortInUse as exc:
         raise UsageError(f"{exc}; choose another port with --port (0 picks a free one)") from exc
     except KeyboardInterrupt:
-        pass
+        if faults is not None:
+            print(embedded.injector.report(), flush=True)
     print("stopped", flush=True)
     return 0
 
@@ -111,7 +119,15 @@ def _banner(stack: EmbeddedStack, log: Path | None) -> str:
     if stack.stack_name != "richdoc":
         options += f" --stack {stack.stack_name}"
     bucket = stack.outputs["IngestBucketName"]
-    lines = [f"richdoc embedded stack {stack.stack_name!r} listening on {endpoint}", ""]
+    lines = [f"richdoc embedded stack {stack.stack_name!r} listening on {endpoint}"]
+    lines += [
+        "enforced as on AWS: IAM per function, transaction conflicts, validations"
+        if stack.strict
+        else "lenient: IAM, transaction conflicts and validations NOT enforced (--lenient)"
+    ]
+    if stack.injector.settings is not None:
+        lines += [f"injecting faults: {stack.injector.settings} (rate,seed)"]
+    lines += [""]
     lines += ["stack outputs:"]
     lines += [f"  {name:26} {value}" for name, value in sorted(stack.outputs.items())]
     if stack.not_emulated:

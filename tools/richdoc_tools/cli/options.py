@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     # Named in the quoted base classes below (ruff does not see those).
     from richdoc.jobs import JobStatus  # noqa: F401
     from richdoc.taxonomy import FailureKind  # noqa: F401
+    from richdoc_tools.local.faults import FaultSettings
 
 Command = Callable[..., int]
 E = TypeVar("E", bound=StrEnum)
@@ -144,6 +145,43 @@ class Rate(click.ParamType[float, str]):
         if seconds is None or not rate > 0:  # also refuses nan
             self.fail(f"not a rate like 10/s or 60/m: {value!r}", param, ctx)
         return rate / seconds
+
+
+class Faults(click.ParamType["FaultSettings", str]):
+    """``RATE[,seed=N]``: inject faults at RATE (0 to 1), decided by seed N."""
+
+    name = "faults"
+
+    def convert(
+        self, value: FaultSettings | str, param: click.Parameter | None, ctx: click.Context | None
+    ) -> FaultSettings:
+        from richdoc_tools.local.faults import FaultSettings, FaultsUsageError
+
+        if isinstance(value, FaultSettings):
+            return value
+        try:
+            return FaultSettings.parse(value)
+        except FaultsUsageError as exc:
+            self.fail(f"{exc}; expected RATE[,seed=N], e.g. 0.05,seed=7", param, ctx)
+
+
+def embedded_stack_options(command: Command) -> Command:
+    """``--lenient`` and ``--faults RATE[,seed=N]`` for a command that starts the
+    embedded stack (docs/embedded-stack.md)."""
+    command = click.option(
+        "--faults",
+        type=Faults(),
+        default=None,
+        metavar="RATE[,seed=N]",
+        help="inject AWS faults (throttles, 5xx, Lambda crashes, lost invocations) at RATE, "
+        "reproducibly for seed N (default 0)",
+    )(command)
+    return click.option(
+        "--lenient",
+        is_flag=True,
+        help="turn off what the embedded stack enforces as AWS does (IAM per function, "
+        "transaction conflicts, validations): for debugging only",
+    )(command)
 
 
 class _EnumChoice(click.ParamType[E, str]):

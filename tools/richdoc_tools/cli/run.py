@@ -16,13 +16,19 @@ import click
 
 from richdoc_tools.cli.errors import EXIT_FAILED, Failed, UsageError
 from richdoc_tools.cli.local import stack_parameters
-from richdoc_tools.cli.options import PositiveSeconds, example, json_option
+from richdoc_tools.cli.options import (
+    PositiveSeconds,
+    embedded_stack_options,
+    example,
+    json_option,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from richdoc.jobs import Job
     from richdoc.jobs import Progress as JobProgress
+    from richdoc_tools.local.faults import FaultSettings
     from richdoc_tools.run import RunResult
 
 
@@ -48,6 +54,7 @@ if TYPE_CHECKING:
     "listed and the exit code is 1",
 )
 @click.option("--log", metavar="FILE", help="function logs (default: a temporary file)")
+@embedded_stack_options
 def run(
     paths: tuple[str, ...],
     clarify: bool,
@@ -55,6 +62,8 @@ def run(
     as_json: bool,
     timeout: float,
     log: str | None,
+    lenient: bool,
+    faults: FaultSettings | None,
 ) -> int:
     """Start the embedded stack (template.yaml deployed into an in-process AWS emulation
     with the real state machine), upload each file (PATH: files or directories) to the
@@ -71,7 +80,7 @@ def run(
     parameters = stack_parameters()
     log_path = Path(log) if log else Path(tempfile.mkdtemp(prefix="richdoc-")) / "functions.log"
     err = Console(stderr=True, quiet=as_json)
-    results = _run_on_stack(
+    results, injected = _run_on_stack(
         files,
         clarify=clarify,
         timeout_s=timeout,
@@ -79,8 +88,12 @@ def run(
         parameters=parameters,
         log_path=log_path,
         err=err,
+        strict=not lenient,
+        faults=faults,
     )
     render.run_results(results, as_json=as_json)
+    if injected is not None:
+        err.print(f"[dim]{markup(injected)}[/]")
     err.print(f"[dim]function logs: {markup(log_path)}[/]")
     if out_dir:
         written = "{docling,projection,detection,job}.json"
@@ -116,18 +129,26 @@ def _run_on_stack(
     parameters: dict[str, str],
     log_path: Path,
     err: Console,
-) -> list[RunResult]:
-    """Deploy the stack, run the files through it, write --out, stop the stack."""
+    strict: bool = True,
+    faults: FaultSettings | None = None,
+) -> tuple[list[RunResult], str | None]:
+    """Deploy the stack, run the files through it, write --out, stop the stack; the
+    results, and what was injected (with ``faults``)."""
     from richdoc_tools.local.stack import EmbeddedStack, EventLoopFailed, StackError
     from richdoc_tools.run import run_files, write_outputs
     from richdoc_tools.terminal import markup, visible
 
-    err.print("[dim]deploying template.yaml into the embedded AWS stack ...[/]")
+    mode = "" if strict else " (lenient: AWS's rules not enforced)"
+    err.print(f"[dim]deploying template.yaml into the embedded AWS stack{mode} ...[/]")
     try:
         # Function output (JSON logs, metrics, the parse worker's diagnostics) goes to the
         # log file, as it would go to CloudWatch: the terminal shows progress and results.
         with EmbeddedStack(
-            parameters=parameters, log_path=log_path, capture_process_output=True
+            parameters=parameters,
+            log_path=log_path,
+            capture_process_output=True,
+            strict=strict,
+            injected_faults=faults,
         ) as stack:
             bucket = stack.outputs["IngestBucketName"]
             err.print(f"[dim]uploading {len(files)} file(s) to s3://{markup(bucket)}/ ...[/]")
@@ -142,6 +163,7 @@ def _run_on_stack(
                 )
             if out_dir:
                 write_outputs(results, stack, out_dir)
+            injected = stack.injector.report() if faults is not None else None
     except EventLoopFailed as exc:
         details = "".join(f"\n  {type(e).__name__}: {visible(e)}" for e in exc.errors)
         raise Failed(
@@ -150,7 +172,7 @@ def _run_on_stack(
         ) from exc
     except StackError as exc:
         raise Failed(visible(exc)) from exc
-    return results
+    return results, injected
 
 
 @contextmanager

@@ -17,6 +17,14 @@
   about one and two minutes before the retries; here they follow at once, on the
   delivering thread, so the event has been fully handled when delivery returns.
 * ``EventDelivery`` runs them all for a deployed stack.
+
+The services act as AWS's do: the poller receives and deletes with the function's
+execution role (Lambda's event source mapping uses it: the role needs
+``sqs:ReceiveMessage``, ``DeleteMessage``, ``GetQueueAttributes``), and invokes as the
+Lambda service; an asynchronous invocation's failure record is sent to the ``OnFailure``
+queue with the function's role (which needs ``sqs:SendMessage`` there); EventBridge
+invokes its targets and sends to a target's dead-letter queue as the service, unchecked
+(resource-based policies are not evaluated: docs/embedded-stack.md).
 """
 
 from __future__ import annotations
@@ -31,6 +39,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
+
+from richdoc_tools.local import callers
+from richdoc_tools.local.faults import FaultInjector
 
 if TYPE_CHECKING:
     from types_boto3_events import EventBridgeClient
@@ -115,8 +126,13 @@ class SqsPoller(_Loop):
         queue_url: str,
         region: str,
         retry_visibility_s: int,
+        role: callers.Principal | None = None,
     ) -> None:
         super().__init__(name=f"sqs-poller-{mapping['UUID'][:8]}", interval_s=0.05)
+        self.role = callers.Caller(role)  # the function's execution role
+        # Set: the mapping receives nothing, as when it is disabled (tests order
+        # deliveries with it).
+        self.paused = threading.Event()
         self.sqs = sqs
         self.lambda_client = lambda_client
         self.mapping = mapping
@@ -128,13 +144,16 @@ class SqsPoller(_Loop):
         self.partial = "ReportBatchItemFailures" in mapping.get("FunctionResponseTypes", [])
 
     def tick(self) -> bool:
-        messages = self.sqs.receive_message(
-            QueueUrl=self.queue_url,
-            MaxNumberOfMessages=min(10, int(self.mapping.get("BatchSize", 10))),
-            AttributeNames=["All"],
-            MessageAttributeNames=["All"],
-            WaitTimeSeconds=0,
-        ).get("Messages", [])
+        if self.paused.is_set():
+            return False
+        with callers.acting_as(self.role):
+            messages = self.sqs.receive_message(
+                QueueUrl=self.queue_url,
+                MaxNumberOfMessages=min(10, int(self.mapping.get("BatchSize", 10))),
+                AttributeNames=["All"],
+                MessageAttributeNames=["All"],
+                WaitTimeSeconds=0,
+            ).get("Messages", [])
         if not messages:
             return False
         event = {
@@ -154,13 +173,18 @@ class SqsPoller(_Loop):
             failed = set()
         for m in messages:
             if m["MessageId"] in failed:
+                # Not a call Lambda makes (it lets the visibility timeout run out): the
+                # emulation's shortcut, made as the service.
                 self.sqs.change_message_visibility(
                     QueueUrl=self.queue_url,
                     ReceiptHandle=m["ReceiptHandle"],
                     VisibilityTimeout=self.retry_visibility_s,
                 )
             else:
-                self.sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=m["ReceiptHandle"])
+                with callers.acting_as(self.role):
+                    self.sqs.delete_message(
+                        QueueUrl=self.queue_url, ReceiptHandle=m["ReceiptHandle"]
+                    )
         return True
 
 
@@ -173,9 +197,18 @@ def _queue_url(sqs: SQSClient, queue_arn: str) -> str:
 
 
 class AsyncInvoker:
-    def __init__(self, *, lambda_client: LambdaClient, sqs: SQSClient) -> None:
+    def __init__(
+        self,
+        *,
+        lambda_client: LambdaClient,
+        sqs: SQSClient,
+        roles: Mapping[str, callers.Principal] | None = None,
+        injector: FaultInjector | None = None,
+    ) -> None:
         self.lambda_client = lambda_client
         self.sqs = sqs
+        self.roles = dict(roles or {})  # function ARN -> its execution role
+        self.injector = injector or FaultInjector()
 
     def deliver(self, rule: RuleTypeDef, target: TargetOutputTypeDef, event: Any) -> None:
         """EventBridge's delivery of one event to one Lambda target of a rule."""
@@ -207,6 +240,9 @@ class AsyncInvoker:
         config = self._config(function_arn)
         attempts = 1 + int(config.get("MaximumRetryAttempts", 2))
         body = json.dumps(payload).encode()
+        stage, key, _ = self.injector.work_of("async", payload)
+        if self.injector.drops_async(f"{function_arn}:{stage}", key):
+            return False  # lost in Lambda's event queue: no retry, no failure record
         for _ in range(attempts):
             response = self.lambda_client.invoke(FunctionName=function_arn, Payload=body)
             result = json.loads(response["Payload"].read() or b"null")
@@ -232,9 +268,9 @@ class AsyncInvoker:
                 },
                 "responsePayload": result,
             }
-            self.sqs.send_message(
-                QueueUrl=_queue_url(self.sqs, destination), MessageBody=json.dumps(record)
-            )
+            queue_url = _queue_url(self.sqs, destination)  # Lambda knows it: no lookup
+            with callers.acting_as(callers.Caller(self.roles.get(function_arn))):
+                self.sqs.send_message(QueueUrl=queue_url, MessageBody=json.dumps(record))
         return False
 
     def _config(self, function_arn: str) -> Mapping[str, Any]:
@@ -425,9 +461,13 @@ class EventDelivery:
         account: str,
         retry_visibility_s: int,
         schedules: bool,
+        roles: Mapping[str, callers.Principal] | None = None,
+        injector: FaultInjector | None = None,
     ) -> None:
+        """``roles``: function ARN -> its execution role (a strict stack's)."""
         lambda_client, sqs, events = clients("lambda"), clients("sqs"), clients("events")
         self.loops: list[_Loop] = []
+        roles = dict(roles or {})
         for mapping in lambda_client.list_event_source_mappings()["EventSourceMappings"]:
             self.loops.append(
                 SqsPoller(
@@ -437,9 +477,10 @@ class EventDelivery:
                     queue_url=_queue_url(sqs, mapping["EventSourceArn"]),
                     region=region,
                     retry_visibility_s=retry_visibility_s,
+                    role=roles.get(mapping["FunctionArn"]),
                 )
             )
-        invoker = AsyncInvoker(lambda_client=lambda_client, sqs=sqs)
+        invoker = AsyncInvoker(lambda_client=lambda_client, sqs=sqs, roles=roles, injector=injector)
         self.loops.append(
             ExecutionStatusEvents(
                 sfn=clients("stepfunctions"),
@@ -475,6 +516,16 @@ class EventDelivery:
 
     def fire_schedules(self, at: datetime | None = None) -> int:
         return self.schedules.fire_all(at)
+
+    def pause_queues(self, paused: bool) -> None:
+        """Stop (or resume) every SQS event source mapping's polling; a batch being
+        handled is finished."""
+        for loop in self.loops:
+            if isinstance(loop, SqsPoller):
+                if paused:
+                    loop.paused.set()
+                else:
+                    loop.paused.clear()
 
 
 def wait_until(predicate: Callable[[], bool], timeout_s: float, interval_s: float = 0.05) -> bool:

@@ -13,7 +13,12 @@ runs (a throttle, a service error, an out-of-memory kill at start) to exercise t
 machine's routes; errors raised by handlers come from running the real handlers. The same
 plan scripts failures of SQS SendMessage to a chosen queue (``fail_sends``; the embedded
 stack applies them in moto's SQS backend, see ``patches.sqs_send_faults``), whoever sends:
-the state machine's dead-letter task or a Lambda handler.
+the state machine's dead-letter task or a Lambda handler. Faults injected at a rate
+(``faults.FaultInjector``) are decided here for each invocation too.
+
+Each handler runs on a thread of its own that acts as the function's execution role
+(``callers``: its AWS calls are signed with the role's session, on a strict stack), for
+an invocation numbered among the attempts of the same work.
 
 Concurrency: each function has invocation slots, its reserved concurrency when the
 template sets one, but at most what this machine can run side by side (cores for the
@@ -40,6 +45,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from richdoc_tools.local import callers
+from richdoc_tools.local.faults import FaultInjector, SandboxCrashed, integration_of
 from richdoc_tools.local.template import HandlerSource
 
 if TYPE_CHECKING:
@@ -177,10 +184,16 @@ class LambdaRuntime:
         timeout_override_s: Mapping[str, float] | None = None,
         on_import: Callable[[], None] | None = None,
         reserved_concurrency: Mapping[str, int] | None = None,
+        principals: Mapping[str, callers.Principal] | None = None,
+        injector: FaultInjector | None = None,
     ) -> None:
         self.handlers = dict(handlers)  # logical id -> source
         self.functions = dict(functions)  # physical function name -> logical id
         self.faults = faults or FaultPlan()
+        # Each function's handler acts as its execution role (strict stacks; none: as an
+        # operator), and its invocations are numbered (and faulted) by the injector.
+        self.principals = dict(principals or {})
+        self.injector = injector or FaultInjector()
         self.timeout_override_s = dict(timeout_override_s or {})
         self.invocations: list[Invocation] = []
         self._modules: dict[Path, ModuleType] = {}
@@ -238,9 +251,12 @@ class LambdaRuntime:
             event = json.loads(event or "{}")
         memory_mb = int(fn.memory_size)
         timeout_s = self.timeout_override_s.get(logical_id, float(fn.timeout))
+        invocation = self.injector.begin(*self.injector.work_of(logical_id, event))
         with self._slots[logical_id]:
             started = time.monotonic()
-            payload, error_type = self._run(fn, logical_id, event, request_id, memory_mb, timeout_s)
+            payload, error_type = self._run(
+                fn, logical_id, event, request_id, memory_mb, timeout_s, invocation
+            )
         self.invocations.append(
             Invocation(
                 logical_id, request_id, memory_mb, started, time.monotonic() - started, error_type
@@ -256,10 +272,18 @@ class LambdaRuntime:
         request_id: str,
         memory_mb: int,
         timeout_s: float,
+        invocation: callers.Invocation,
     ) -> tuple[str, str | None]:
         fault = self.faults.take(logical_id, event)
         if fault is not None:
+            self.injector.end(invocation)
             return error_envelope(fault.error_type, fault.message, request_id), fault.error_type
+        injected = self.injector.invocation_fault(invocation, logical_id, integration_of(event))
+        if injected is not None and not injected.crash_at:
+            self.injector.end(invocation)  # refused, or lost: the handler never runs
+            return error_envelope(injected.error_type, injected.message, request_id), (
+                injected.error_type
+            )
 
         context = LocalContext(
             function_name=fn.function_name,
@@ -276,16 +300,27 @@ class LambdaRuntime:
             # failure is the runtime's init error, reported on every invocation.
             handler = self.handler(logical_id)
         except Exception as exc:
+            self.injector.end(invocation)
             message = f"Unable to import module '{self.handlers[logical_id].module_path}': {exc}"
             return error_envelope("Runtime.ImportModuleError", message, request_id), (
                 "Runtime.ImportModuleError"
             )
 
+        caller = callers.Caller(self.principals.get(logical_id), invocation)
+        answered = threading.Event()  # the handler returned, or its sandbox crashed
+        crashed = self.injector.crashed(invocation, wake=answered)
+
         def run() -> None:
             try:
-                outcome["result"] = handler(event, context)
+                with callers.acting_as(caller):
+                    outcome["result"] = handler(event, context)
             except Exception as exc:  # the runtime reports every handler exception
                 outcome["error"] = exc
+            except SandboxCrashed:  # its sandbox is gone: nothing to report
+                pass
+            finally:
+                self.injector.end(invocation)
+                answered.set()
 
         # The handler runs on its own thread so the function timeout can be enforced the
         # way the platform does: the caller gets Sandbox.Timedout at the deadline.
@@ -293,8 +328,13 @@ class LambdaRuntime:
             target=run, name=f"{FUNCTION_THREAD_PREFIX}{logical_id}", daemon=True
         )
         worker.start()
-        worker.join(timeout_s)
-        if worker.is_alive():
+        answered.wait(timeout_s)
+        if crashed is not None and injected is not None and answered.is_set():
+            crashed.set()  # at its k-th call, or as it returns if it made fewer
+            return error_envelope(injected.error_type, injected.message, request_id), (
+                injected.error_type
+            )
+        if not answered.is_set():
             stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
             message = f"{stamp} {request_id} Task timed out after {timeout_s:.2f} seconds"
             return error_envelope("Sandbox.Timedout", message, request_id), "Sandbox.Timedout"

@@ -9,9 +9,15 @@ local serve`` and the end-to-end tests use it.
 records and artifacts, fire schedules, script faults. Starting it puts together, in this
 order, the emulation (``emulation``: the caller's AWS settings put aside, moto in this
 process or served on 127.0.0.1), the patch points (``patches``), the deployment of the
-template (``deploy``), the function log (``output``), the Lambda runtime (``lambdas``)
-and the event loops (``events``). Everything they change in the process is changed
-through one ``contextlib.ExitStack``, which ``stop`` closes.
+template (``deploy``), the roles (``access``: each function's and the state machine's
+assumed), the function log (``output``), the Lambda runtime (``lambdas``) and the event
+loops (``events``). Everything they change in the process is changed through one
+``contextlib.ExitStack``, which ``stop`` closes.
+
+A stack is strict by default: it enforces what AWS enforces and moto does not (each
+function's IAM role, DynamoDB transaction conflicts, the SQS, S3 and Lambda validations;
+docs/embedded-stack.md). ``strict=False`` (``--lenient``) turns that off for debugging.
+``injected_faults`` makes it fail at a rate, reproducibly (``faults``).
 """
 
 from __future__ import annotations
@@ -20,19 +26,22 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import boto3
 
 from richdoc.jobs import Job, JobStore, Progress
-from richdoc_tools.local import emulation, patches
+from richdoc_tools.local import callers, emulation, patches
+from richdoc_tools.local.access import AccessControl, assume_all
 from richdoc_tools.local.clients import Clients
 from richdoc_tools.local.deploy import Deployment
 from richdoc_tools.local.emulation import ACCOUNT, REGION
 from richdoc_tools.local.events import EventDelivery
+from richdoc_tools.local.faults import STATE_MACHINE_STAGE, FaultInjector, FaultSettings
 from richdoc_tools.local.lambdas import (
     FaultPlan,
     LambdaRuntime,
@@ -42,7 +51,9 @@ from richdoc_tools.local.lambdas import (
 )
 from richdoc_tools.local.output import FunctionLog
 from richdoc_tools.local.provisioners import NotEmulated
+from richdoc_tools.local.service_request import ServiceRequest
 from richdoc_tools.local.template import Template, load_template
+from richdoc_tools.local.transactions import Transactions
 from richdoc_tools.ops.uploads import Upload, put_source
 
 DEFAULT_STACK_NAME = "richdoc"
@@ -80,11 +91,14 @@ class EmbeddedStack:
         capture_process_output: bool = False,
         server_port: int | None = None,
         schedules: bool = True,
+        strict: bool = True,
+        injected_faults: FaultSettings | None = None,
     ) -> None:
         """``log_path``: function output goes there (see ``output.FunctionLog``);
         ``capture_process_output``: descriptor-level output too (for a command line, never
         under pytest's own capture); ``server_port``: serve on 127.0.0.1 (0 picks a free
-        port)."""
+        port); ``strict``: enforce what AWS does (False: moto's leniency, for debugging);
+        ``injected_faults``: fail at a rate (``faults``)."""
         self.root = root
         self.stack_name = stack_name
         self.parameters = dict(parameters or {})
@@ -98,6 +112,10 @@ class EmbeddedStack:
         # Scheduled rules fire on their own schedule (the sweep: every SweepIntervalMinutes);
         # with False only fire_schedules() fires them (tests choose when, and the time).
         self.schedules = schedules
+        self.strict = strict
+        self.injector = FaultInjector(injected_faults)
+        self.transactions = Transactions()
+        self.access: AccessControl | None = None
         self.template: Template | None = None
         self.outputs: dict[str, str] = {}
         self.not_emulated: list[NotEmulated] = []
@@ -163,6 +181,20 @@ class EmbeddedStack:
         patches.condition_builder.install(exit_stack)
         patches.stop_execution.install(exit_stack)
         patches.redrive_execution.install(exit_stack)
+        patches.request_signing.install(exit_stack)
+        patches.thread_context.install(exit_stack)
+        patches.execution_caller.install(exit_stack, self._enter_execution, self._leave_execution)
+        patches.sdk_retry_sleep.install(exit_stack, self.retry_delay_scale)
+        if self.strict:
+            # After dynamodb_lock: transactions are held outside the backend's lock.
+            patches.dynamodb_transactions.install(
+                exit_stack, self.transactions, self.injector.running
+            )
+            exit_stack.callback(self.transactions.release_all)
+            patches.sqs_message_validation.install(exit_stack)
+            patches.s3_key_length.install(exit_stack)
+            patches.lambda_payload_size.install(exit_stack)
+            patches.sfn_input_size.install(exit_stack)
 
         exit_stack.callback(self._forget_clients)
         clients = self._clients = Clients(
@@ -188,6 +220,16 @@ class EmbeddedStack:
         }
         # Set in the environment isolate_environment patched, so stop removes them.
         os.environ.update(shared_environment(clients("lambda"), functions))
+        state_machines = [
+            (lid, deployed.refs[lid])
+            for lid, kind in deployed.types.items()
+            if kind == "AWS::StepFunctions::StateMachine"
+        ]
+        if self.strict:
+            self.access = AccessControl(account=ACCOUNT, region=REGION)
+            assume_all(self.access, clients, functions, state_machines)
+            patches.s3_missing_key.install(exit_stack, self.access.missing_key_denial)
+        patches.request_gate.install(exit_stack, self._checks(), self._gated)
         function_log = None
         if self.log_path is not None:
             # Before any handler module is imported (see output.FunctionLog).
@@ -208,6 +250,8 @@ class EmbeddedStack:
             timeout_override_s=self.timeout_override_s,
             on_import=function_log.route_logging if function_log else None,
             reserved_concurrency=reserved_concurrency(clients("lambda"), functions),
+            principals=self.access.principals if self.access else None,
+            injector=self.injector,
         )
         patches.lambda_invoke.install(exit_stack, self.runtime)
         self.delivery = EventDelivery(
@@ -217,9 +261,59 @@ class EmbeddedStack:
             account=ACCOUNT,
             retry_visibility_s=self.retry_visibility_s,
             schedules=self.schedules,
+            roles=self._roles_by_arn(deployed.attributes, functions),
+            injector=self.injector,
         )
         exit_stack.callback(self.delivery.stop)
         self.delivery.start()
+
+    # ---- strictness and faults -------------------------------------------------------
+
+    def _checks(self) -> list[Callable[[ServiceRequest], None]]:
+        """The request gate's checks, in order: IAM first (a denial is the code's, never
+        luck), then the injected faults."""
+        checks: list[Callable[[ServiceRequest], None]] = []
+        if self.access is not None:
+            checks.append(self.access.check)
+        if self.injector.enabled:
+            checks.append(self._fault_check)
+        return checks
+
+    def _gated(self, access_key_id: str, invocation_id: str | None) -> bool:
+        if self.access is not None and self.access.principal_signing(access_key_id):
+            return True
+        return self.injector.enabled and invocation_id is not None
+
+    def _fault_check(self, request: ServiceRequest) -> None:
+        own = callers.current().invocation
+        on_own_thread = own is not None and own.id == request.invocation_id
+        self.injector.check(request, on_own_thread=on_own_thread)
+
+    def _enter_execution(self, role_arn: str, execution_input: Any) -> callers.Caller:
+        """The caller an execution's task calls are (patches.execution_caller)."""
+        key = self.injector.learn_job(execution_input)
+        # Numbered among the executions of the same source key: run 1, 2, ...
+        invocation = self.injector.begin(STATE_MACHINE_STAGE, key, "")
+        principal = self.access.principal_for_role(role_arn) if self.access else None
+        return callers.Caller(principal, invocation)
+
+    def _leave_execution(self, caller: callers.Caller) -> None:
+        if caller.invocation is not None:
+            self.injector.end(caller.invocation)
+
+    def _roles_by_arn(
+        self, attributes: Mapping[str, Mapping[str, str]], functions: Mapping[str, str]
+    ) -> dict[str, callers.Principal]:
+        """Function ARN -> its execution role's principal (strict stacks)."""
+        if self.access is None:
+            return {}
+        roles = {}
+        for logical_id in functions.values():
+            principal = self.access.principal(logical_id)
+            arn = attributes.get(logical_id, {}).get("Arn")
+            if principal is not None and arn:
+                roles[arn] = principal
+        return roles
 
     def _forget_clients(self) -> None:
         self._clients = None
@@ -257,6 +351,17 @@ class EmbeddedStack:
         Returns how many rules fired."""
         assert self.delivery is not None, "the stack is not started"
         return self.delivery.fire_schedules(at)
+
+    @contextlib.contextmanager
+    def queues_paused(self) -> Iterator[None]:
+        """The SQS event sources receive nothing inside the block (as if their mappings
+        were disabled): messages wait on their queues, in the order a test makes them."""
+        assert self.delivery is not None, "the stack is not started"
+        self.delivery.pause_queues(True)
+        try:
+            yield
+        finally:
+            self.delivery.pause_queues(False)
 
     @property
     def loop_errors(self) -> list[BaseException]:

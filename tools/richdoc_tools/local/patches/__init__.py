@@ -12,22 +12,40 @@ concurrent invocations are threads of one process: moto's DynamoDB backend
 (``dynamodb_lock``), boto3's condition builder (``condition_builder``) and Powertools'
 metric set (``metrics_lock``) raced under load (bench/, item 5: a burst of 200 uploads
 dead-lettered valid documents as internal failures, or crashed ``richdoc run``).
+
+The rest make the stack as strict as AWS (docs/embedded-stack.md): requests signed as
+the calling thread's role (``request_signing``, ``thread_context``,
+``execution_caller``), each checked by IAM and the injected faults (``request_gate``,
+``s3_missing_key``), DynamoDB transaction conflicts (``dynamodb_transactions``), and
+the validations moto lacks (``sqs_message_validation``, ``s3_key_length``,
+``lambda_payload_size``, ``sfn_input_size``); ``sdk_retry_sleep`` scales botocore's retry back-off.
 """
 
 from richdoc_tools.local.patches import (
     condition_builder,
     definition_parse,
     dynamodb_lock,
+    dynamodb_transactions,
+    execution_caller,
     execution_status,
     lambda_invoke,
+    lambda_payload_size,
     metrics_lock,
     redrive_execution,
+    request_gate,
+    request_signing,
     retry_sleep,
     s3_delete_notifications,
+    s3_key_length,
+    s3_missing_key,
     s3_notifications,
+    sdk_retry_sleep,
+    sfn_input_size,
+    sqs_message_validation,
     sqs_send_faults,
     stop_execution,
     task_clients,
+    thread_context,
 )
 
 PATCH_POINTS = (
@@ -44,6 +62,18 @@ PATCH_POINTS = (
     sqs_send_faults,
     stop_execution,
     redrive_execution,
+    # What AWS enforces and moto does not (strict stacks; docs/embedded-stack.md).
+    request_signing,
+    thread_context,
+    execution_caller,
+    request_gate,
+    s3_missing_key,
+    dynamodb_transactions,
+    sqs_message_validation,
+    s3_key_length,
+    lambda_payload_size,
+    sfn_input_size,
+    sdk_retry_sleep,
 )
 # Every attribute a running stack has replaced, as dotted paths.
 PATCHED = tuple(path for point in PATCH_POINTS for path in point.PATCHED)

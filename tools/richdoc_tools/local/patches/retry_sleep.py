@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from typing import Any
 
 from richdoc_tools.local.patches.target import replace
 
@@ -18,13 +19,17 @@ PATCHED = (TARGET,)
 
 
 class ScaledSleep:
-    """Stands in for the ``time`` module inside moto's retrier."""
+    """Stands in for the ``time`` module of a module that sleeps between retries: its
+    ``sleep`` scaled, the rest the real module's."""
 
     def __init__(self, scale: float) -> None:
         self.scale = scale
 
     def sleep(self, seconds: float) -> None:
         time.sleep(seconds * self.scale)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(time, name)
 
 
 def install(exit_stack: contextlib.ExitStack, scale: float) -> None:

@@ -1,0 +1,47 @@
+"""Lambda's payload quotas on Invoke requests, which moto does not check: a synchronous
+invocation's request is at most 6 MB (6,291,456 bytes), an asynchronous one's (Event) at
+most 1 MB (1,048,576 bytes) (the Invoke page of the Lambda API reference); a larger one
+is refused with 413 ``RequestTooLargeException``. moto itself already answers a
+synchronous response above about 6 MB with the ``Function.ResponseSizeTooLarge`` error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.service_errors import ServiceErrorResponse
+
+if TYPE_CHECKING:
+    from moto.awslambda.responses import LambdaResponse
+
+TARGET = "moto.awslambda.responses.LambdaResponse.invoke"
+PATCHED = (TARGET,)
+SYNC_LIMIT = 6_291_456
+ASYNC_LIMIT = 1_048_576
+
+
+def limited(invoke: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(invoke)
+    def invoke_limited(self: LambdaResponse) -> Any:
+        asynchronous = self.headers.get("X-Amz-Invocation-Type") == "Event"
+        limit = ASYNC_LIMIT if asynchronous else SYNC_LIMIT
+        raw = self.raw_body or b""
+        size = len(raw.encode() if isinstance(raw, str) else raw)
+        if size > limit:
+            raise ServiceErrorResponse(
+                "lambda",
+                413,
+                "RequestTooLargeException",
+                f"Request must be smaller than {limit} bytes for the InvokeFunction operation",
+            )
+        return invoke(self)
+
+    return invoke_limited
+
+
+def install(exit_stack: contextlib.ExitStack) -> None:
+    replace(exit_stack, TARGET, limited(original(TARGET)))
