@@ -30,6 +30,7 @@ from richdoc.ingest import MalformedMessage, Starter, StartOutcome, body_preview
 from richdoc.jobs import JobStore
 from richdoc.jobs.references import DigestReferences
 from richdoc.logcontext import log_invocation
+from richdoc.metadata import prefix_from_env
 from richdoc.taxonomy import Transient
 from richdoc.tracing import handler_tracer
 
@@ -51,6 +52,7 @@ starter = Starter(
         references=DigestReferences.from_env(jobs.table),
         artifacts=ArtifactStore.from_env(s3),
     ),
+    metadata_prefix=prefix_from_env(),
 )
 
 

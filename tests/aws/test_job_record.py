@@ -79,6 +79,7 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
         "pipeline": None,
         "source": {"bucket": "ingest", "key": "contract.docx", "version_id": "v1", "size": 10},
         "options": {"clarify": True},
+        "metadata": {},
         "failure": None,
         "execution_arn": None,
         "outputs": {},
@@ -131,12 +132,14 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
             "sha256": "ab" * 32,
         },
         "options": {"clarify": True},
+        "metadata": {},
         "failure": None,
         "execution_arn": "arn:execution:job-1-r1",
         "outputs": {
             "docling_key": "docling/ab/contract.json",
             "projection_key": "jobs/job-1/run-001/projection.json",
             "detection_key": "jobs/job-1/run-001/detection.json",
+            "chunks_key": "jobs/job-1/run-001/chunks.jsonl",
         },
         "counts": {
             "nodes": 3,
@@ -144,6 +147,7 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
             "spans": 2,
             "ambiguities": 0,
             "ambiguities_suppressed": 1,
+            "chunks": 2,
         },
         "created_at": NOW,
         "updated_at": NOW,
@@ -200,7 +204,11 @@ def test_every_output_of_a_job_has_its_own_file_name() -> None:
         "docling.json": OUTPUTS.docling_key,
         "projection.json": OUTPUTS.projection_key,
         "detection.json": OUTPUTS.detection_key,
+        "chunks.jsonl": OUTPUTS.chunks_key,
     }
+    # A run recorded before chunks existed has no chunks file.
+    earlier = OUTPUTS.model_copy(update={"chunks_key": None})
+    assert list(earlier.files()) == ["docling.json", "projection.json", "detection.json"]
 
 
 def test_a_dead_lettered_job_prints_its_failure_as_stored(jobs_table: Any) -> None:

@@ -78,7 +78,8 @@ RESULTS = StepResults(
     ),
     project=ProjectOutput(
         projection_key="jobs/job-1/run-001/projection.json",
-        counts=ProjectCounts(nodes=5, edges=4, spans=3),
+        chunks_key="jobs/job-1/run-001/chunks.jsonl",
+        counts=ProjectCounts(nodes=5, edges=4, spans=3, chunks=2),
     ),
     detect=DetectOutput(
         detection_key="jobs/job-1/run-001/detection.json",
@@ -335,9 +336,10 @@ def test_success_records_outputs_counts_pipeline_and_the_source_hash(world: Worl
         docling_key="docling/ab/c.json",
         projection_key="jobs/job-1/run-001/projection.json",
         detection_key="jobs/job-1/run-001/detection.json",
+        chunks_key="jobs/job-1/run-001/chunks.jsonl",
     )
     assert job.counts == JobCounts(
-        nodes=5, edges=4, spans=3, ambiguities=1, ambiguities_suppressed=2
+        nodes=5, edges=4, spans=3, ambiguities=1, ambiguities_suppressed=2, chunks=2
     )
     assert (job.pipeline, job.source.sha256) == ("simple", "ab" * 32)
     assert "JobsSucceeded" in _metric_names(world)

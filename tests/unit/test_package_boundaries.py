@@ -70,6 +70,7 @@ def _run_isolated(script: str, *, path: list[Path]) -> dict[str, object]:
         "ARTIFACT_BUCKET": "artifacts",
         "STATE_MACHINE_ARN": "arn:aws:states:us-east-1:123456789012:stateMachine:pipeline",
         "DEAD_LETTER_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/dlq",
+        "EVENT_BUS_NAME": "richdoc-bus",
         "POWERTOOLS_TRACE_DISABLED": "true",
     }
     result = subprocess.run(

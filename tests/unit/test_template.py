@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from richdoc_tools.local.template import Template, repository_root
 
+from richdoc.jobs import JobStatus
 from richdoc.parse.settings import DEFAULT_MAX_OBJECT_MB, largest_document_json_mb
 from richdoc.taxonomy import (
     ERROR_NAMES_BY_KIND,
@@ -213,15 +214,41 @@ def test_ingest_queue_redrives_to_the_dead_letter_queue_and_outlasts_the_starter
     assert queue["VisibilityTimeout"] >= 6 * starter_timeout
 
 
-def test_starter_reports_partial_batch_failures(template: Template) -> None:
-    mappings = [
-        r["Properties"]
+def _mappings(template: Template) -> dict[str, dict[str, Any]]:
+    """Event source mappings by the function they invoke."""
+    return {
+        r["Properties"]["FunctionName"]["Ref"]: r["Properties"]
         for r in template.resources.values()
         if r["Type"] == "AWS::Lambda::EventSourceMapping"
-    ]
-    [mapping] = mappings
+    }
+
+
+def test_starter_reports_partial_batch_failures(template: Template) -> None:
+    mapping = _mappings(template)["StarterFunction"]
     assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     assert mapping["EventSourceArn"] == {"Fn::GetAtt": ["IngestQueue", "Arn"]}
+
+
+def test_the_notifier_reads_every_job_change_and_never_holds_the_stream_up(
+    template: Template,
+) -> None:
+    table = template.resources["JobsTable"]["Properties"]
+    assert table["StreamSpecification"] == {"StreamViewType": "NEW_AND_OLD_IMAGES"}
+    assert set(_mappings(template)) == {"StarterFunction", "NotifierFunction"}
+    mapping = _mappings(template)["NotifierFunction"]
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": ["JobsTable", "StreamArn"]}
+    assert mapping["StartingPosition"] == "TRIM_HORIZON"  # nothing before the first poll lost
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    # A poisoned record is isolated, retried a bounded number of times, then parked.
+    assert mapping["BisectBatchOnFunctionError"] is True
+    assert 0 < mapping["MaximumRetryAttempts"] <= 20
+    assert mapping["DestinationConfig"]["OnFailure"]["Destination"] == {
+        "Fn::GetAtt": ["NotifyFailureQueue", "Arn"]
+    }
+    [pattern] = [json.loads(f["Pattern"]) for f in mapping["FilterCriteria"]["Filters"]]
+    assert pattern["dynamodb"]["Keys"] == {"sk": {"S": ["JOB"]}}
+    terminal = {s.value for s in JobStatus if s.terminal}
+    assert set(pattern["dynamodb"]["NewImage"]["job_status"]["S"]) == terminal
 
 
 def test_jobs_table_has_status_index_recovery_and_encryption(template: Template) -> None:
@@ -309,6 +336,8 @@ def test_every_alarm_notifies_the_alarm_topic(template: Template) -> None:
         "DeadLetterAgeAlarm",
         "StuckJobsAlarm",
         "ReconcileFailuresAlarm",
+        "NotifyFailuresAlarm",
+        "NotifierIteratorAgeAlarm",
     }
     for name, alarm in alarms.items():
         assert alarm["AlarmActions"] == [{"Ref": "AlarmTopic"}], name
@@ -561,11 +590,7 @@ def test_a_small_account_deploys_every_function_within_3008_mb(template: Templat
 
 
 def test_the_starter_scales_to_a_bounded_concurrency(template: Template) -> None:
-    [mapping] = [
-        r["Properties"]
-        for r in template.resources.values()
-        if r["Type"] == "AWS::Lambda::EventSourceMapping"
-    ]
+    mapping = _mappings(template)["StarterFunction"]
     assert mapping["ScalingConfig"] == {"MaximumConcurrency": {"Ref": "StarterMaximumConcurrency"}}
     assert template.sam["Parameters"]["StarterMaximumConcurrency"]["MinValue"] == 2  # AWS's minimum
 
@@ -576,9 +601,12 @@ def test_the_starter_scales_to_a_bounded_concurrency(template: Template) -> None
 PURGE_ACTIONS = {"s3:ListBucket", "s3:DeleteObject", "dynamodb:DeleteItem"}
 EXPECTED_ACTIONS = {
     # Also deletes the jobs of removed source objects (a delete marker: listing versions).
+    # The tags that travel with the results (MetadataPrefix).
     "StarterFunctionRole": {
         "s3:GetObject",
         "s3:GetObjectVersion",
+        "s3:GetObjectTagging",
+        "s3:GetObjectVersionTagging",
         "s3:ListBucket",
         "s3:ListBucketVersions",
         "dynamodb:GetItem",
@@ -661,6 +689,20 @@ EXPECTED_ACTIONS = {
         "states:DescribeExecution",
         "states:GetExecutionHistory",
         *PURGE_ACTIONS,
+    },
+    # Reads the jobs of a document's versions, keeps its manifest, publishes the event;
+    # the failed batches' records go to its OnFailure queue (reading the stream is the
+    # managed AWSLambdaDynamoDBExecutionRole's).
+    "NotifierFunctionRole": {
+        "events:PutEvents",
+        "s3:ListBucket",
+        "s3:ListBucketVersions",
+        "s3:GetObject",
+        "s3:PutObject",
+        "s3:DeleteObject",
+        "dynamodb:GetItem",
+        "dynamodb:BatchGetItem",
+        "sqs:SendMessage",
     },
 }
 # Log delivery to CloudWatch does not support resource-level permissions.

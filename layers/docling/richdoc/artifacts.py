@@ -12,7 +12,10 @@ Layout of the artifact bucket::
     docling/<sha256>/<contract>/shards-<n>.json
                                               the merge of the document's n shards
     jobs/<job_id>/run-<NNN>/projection.json   per run, so a re-upload or a redrive never
-    jobs/<job_id>/run-<NNN>/detection.json    serves another run's output
+    jobs/<job_id>/run-<NNN>/chunks.jsonl      serves another run's output
+    jobs/<job_id>/run-<NNN>/detection.json
+    documents/<document_id>/manifest.json     a document's current results (written by the
+                                              notifier: richdoc.manifests)
 
 States pass only these keys, never the documents. Deleting a job deletes its
 ``jobs/<job_id>/`` and, when no other job uses them, its bytes' ``docling/<sha256>/``
@@ -102,6 +105,10 @@ def projection_key(job_id: str, run: int) -> str:
 
 def detection_key(job_id: str, run: int) -> str:
     return run_prefix(job_id, run) + "detection.json"
+
+
+def chunks_key(job_id: str, run: int) -> str:
+    return run_prefix(job_id, run) + "chunks.jsonl"
 
 
 @dataclass(frozen=True)

@@ -273,17 +273,20 @@ class MergeInput(StageInput):
 
 class ProjectInput(StageInput):
     docling_key: str
-    source: SourceInfo
+    source: SourceInfo  # source.name is the object's key
+    bucket: str  # the ingest bucket: with the key, the document id the chunks carry
 
 
 class ProjectCounts(Contract):
     nodes: int
     edges: int
     spans: int
+    chunks: int
 
 
 class ProjectOutput(StageOutput):
     projection_key: str
+    chunks_key: str  # chunks.jsonl, the projection's retrieval chunks
     counts: ProjectCounts
 
 
@@ -346,6 +349,7 @@ class JobOutputs(Contract):
     docling_key: str
     projection_key: str
     detection_key: str
+    chunks_key: str | None = None  # None in the records of runs made before chunks existed
 
     @classmethod
     def of(cls, results: StepResults) -> JobOutputs:
@@ -353,11 +357,14 @@ class JobOutputs(Contract):
             docling_key=results.parse.docling_key,
             projection_key=results.project.projection_key,
             detection_key=results.detect.detection_key,
+            chunks_key=results.project.chunks_key,
         )
 
     def files(self) -> dict[str, str]:
-        """Each artifact's key by its file name (``OUTPUT_FILES``), in that order."""
-        return {file: getattr(self, field) for field, file in OUTPUT_FILES.items()}
+        """Each artifact's key by its file name (``OUTPUT_FILES``), in that order (those
+        the run wrote)."""
+        keys = {file: getattr(self, field) for field, file in OUTPUT_FILES.items()}
+        return {file: key for file, key in keys.items() if key is not None}
 
 
 # What each output is called as a file: ``richdoc run --out DIR`` writes these, the
@@ -366,6 +373,7 @@ OUTPUT_FILES = {
     "docling_key": "docling.json",
     "projection_key": "projection.json",
     "detection_key": "detection.json",
+    "chunks_key": "chunks.jsonl",
 }
 
 
@@ -377,6 +385,7 @@ class JobCounts(Contract):
     spans: int
     ambiguities: int
     ambiguities_suppressed: int
+    chunks: int | None = None  # None in the records of runs made before chunks existed
 
     @classmethod
     def of(cls, results: StepResults) -> JobCounts:
@@ -387,6 +396,7 @@ class JobCounts(Contract):
             spans=project.spans,
             ambiguities=detect.ambiguities,
             ambiguities_suppressed=detect.ambiguities_suppressed,
+            chunks=project.chunks,
         )
 
 

@@ -183,13 +183,15 @@ def _view(job: Job) -> JobView:
 
 @blueprint.get("/jobs/<job_id>/artifacts/<name>")
 def artifact(job_id: str, name: str) -> Response:
-    """docling.json, projection.json or detection.json of the job's run: a download."""
+    """docling.json, projection.json, detection.json or chunks.jsonl of the job's run: a
+    download."""
     job = job_or_abort(job_id)
     keys = job.outputs.files() if job.outputs else {}
     if name not in keys:
         abort(404, f"the job has no {name}")
     data = settings().operator.artifact(keys[name])
-    return attachment(data, f"{job.job_id[:12]}-{name}", "application/json")
+    mimetype = "application/x-ndjson" if name.endswith(".jsonl") else "application/json"
+    return attachment(data, f"{job.job_id[:12]}-{name}", mimetype)
 
 
 @blueprint.get("/jobs/<job_id>/source")

@@ -177,6 +177,7 @@ class EmbeddedStack:
         patches.s3_notifications.install(exit_stack)
         patches.s3_delete_notifications.install(exit_stack)
         patches.dynamodb_lock.install(exit_stack)
+        patches.dynamodb_streams.install(exit_stack)
         patches.metrics_lock.install(exit_stack)
         patches.condition_builder.install(exit_stack)
         patches.stop_execution.install(exit_stack)

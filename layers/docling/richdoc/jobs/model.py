@@ -181,6 +181,8 @@ class Job(BaseModel):
     pipeline: str | None = None
     source: Annotated[SourceObject, _Sparse]
     options: JobOptions = JobOptions()
+    # The source's user metadata and tags that travel with its results (richdoc.metadata).
+    metadata: dict[str, str] | None = None
     failure: Annotated[Failure, _Sparse] | None = None
     execution_arn: str | None = None
     outputs: JobOutputs | None = None
@@ -200,10 +202,10 @@ class Job(BaseModel):
     deletion: DeletionMark | None = None  # a DELETED job's (printed only then)
     message: str | None = None  # the ingest message body that created the job (not printed)
 
-    @field_serializer("outputs", "counts", mode="wrap")
+    @field_serializer("outputs", "counts", "metadata", mode="wrap")
     def _none_as_empty(self, value: object, handler: SerializerFunctionWrapHandler) -> object:
-        # Printed as {} until the run succeeds. An item never gets here: exclude_none
-        # drops the field first.
+        # Printed as {} until the run succeeds (or when nothing was passed through). An
+        # item never gets here: exclude_none drops the field first.
         return {} if value is None else handler(value)
 
     @classmethod

@@ -219,13 +219,15 @@ class JobStore(AttemptRecords):
         source: SourceObject,
         options: JobOptions,
         *,
+        metadata: Mapping[str, str] | None = None,
         message: str | None = None,
         execution_arn: str | None = None,
     ) -> bool:
         """Create run 1 as QUEUED. False when the job already exists (a duplicate).
 
-        ``message`` (the ingest message body) and ``execution_arn`` (the execution the
-        run will be) let the sweep close a run whose execution never started.
+        ``metadata`` is what travels with the results (richdoc.metadata); ``message``
+        (the ingest message body) and ``execution_arn`` (the execution the run will be)
+        let the sweep close a run whose execution never started.
         """
         now = self.clock()
         job = Job(
@@ -235,6 +237,7 @@ class JobStore(AttemptRecords):
             run=1,
             source=source,
             options=options,
+            metadata=dict(metadata) if metadata else None,
             message=message,
             execution_arn=execution_arn,
             created_at=now,
