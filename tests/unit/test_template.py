@@ -757,7 +757,46 @@ OPERATOR_ACTIONS = {
         "states:StopExecution",
     },
     "Definition": {"states:DescribeStateMachine"},
+    "EventLog": {"logs:FilterLogEvents"},
+    "Republish": {"events:PutEvents"},
+    "Manifests": {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
 }
+
+
+# What an application needs to consume results (tests/e2e/test_consumers_e2e.py reads
+# them with the reader and a rule of its own under this policy), by statement.
+CONSUMER_ACTIONS = {
+    "ReadResults": {"s3:GetObject"},
+    "ListResults": {"s3:ListBucket"},
+    "Subscribe": {
+        "events:PutRule",
+        "events:DeleteRule",
+        "events:DescribeRule",
+        "events:PutTargets",
+        "events:RemoveTargets",
+        "events:ListTargetsByRule",
+    },
+    "Bus": {"events:DescribeEventBus", "events:ListRules"},
+    "Replay": {"events:StartReplay", "events:DescribeReplay", "events:DescribeArchive"},
+    "ReplayInto": {"events:PutEvents"},
+    "EventLog": {"logs:FilterLogEvents", "logs:GetLogEvents", "logs:DescribeLogStreams"},
+    "FindTheStack": {"cloudformation:DescribeStacks"},
+}
+
+
+def test_the_stack_ships_a_consumer_policy_that_reads_results_and_receives_events(
+    template: Template,
+) -> None:
+    policy = template.resources["ConsumerPolicy"]
+    assert policy["Type"] == "AWS::IAM::ManagedPolicy"
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert {s["Sid"]: set(_actions(s)) for s in statements} == CONSUMER_ACTIONS
+    for statement in statements:
+        assert statement["Effect"] == "Allow" and statement["Resource"] != "*", statement
+    # Nothing of the pipeline's own: no records, queues, sources or executions.
+    granted = {a for s in statements for a in _actions(s)}
+    assert not any(a.startswith(("dynamodb:", "sqs:", "states:")) for a in granted)
+    assert template.sam["Outputs"]["ConsumerPolicyArn"]["Value"] == {"Ref": "ConsumerPolicy"}
 
 
 def test_the_stack_ships_an_operator_policy_of_exactly_what_the_commands_call(

@@ -37,6 +37,8 @@ from richdoc_tools.ops.job_document import JobDocument
 from richdoc_tools.ops.uploads import Upload, clarify_metadata, put_source
 
 if TYPE_CHECKING:
+    from types_boto3_events import EventBridgeClient
+    from types_boto3_logs import CloudWatchLogsClient
     from types_boto3_s3 import S3Client
     from types_boto3_sqs import SQSClient
     from types_boto3_stepfunctions import SFNClient
@@ -73,6 +75,9 @@ class StackResources:
     dead_letter_queue_arn: str
     jobs_table: str
     state_machine_arn: str
+    # The completion events' bus and log (None for a stack deployed before them).
+    event_bus_name: str | None = None
+    event_log_group: str | None = None
     # The stack's parameters as deployed (DescribeStacks), e.g. the retention days.
     parameters: dict[str, str] = field(default_factory=dict)
 
@@ -93,6 +98,8 @@ class StackResources:
             dead_letter_queue_arn=outputs["DeadLetterQueueArn"],
             jobs_table=outputs["JobsTableName"],
             state_machine_arn=outputs["StateMachineArn"],
+            event_bus_name=outputs.get("EventBusName"),
+            event_log_group=outputs.get("EventLogGroupName"),
             parameters=dict(parameters or {}),
         )
 
@@ -205,6 +212,16 @@ class Operator:
     def stepfunctions(self) -> SFNClient:
         with self._lock:
             return self.session.client("stepfunctions", endpoint_url=self.endpoint_url)
+
+    @functools.cached_property
+    def events(self) -> EventBridgeClient:
+        with self._lock:
+            return self.session.client("events", endpoint_url=self.endpoint_url)
+
+    @functools.cached_property
+    def logs(self) -> CloudWatchLogsClient:
+        with self._lock:
+            return self.session.client("logs", endpoint_url=self.endpoint_url)
 
     def caller(self) -> str:
         """Who is acting, for the records a command leaves (a cancel, a redrive): the
