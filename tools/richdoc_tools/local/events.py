@@ -507,6 +507,10 @@ class EventDelivery:
     def fire_schedules(self, at: datetime | None = None) -> int:
         return self.schedules.fire_all(at)
 
+    def streams_caught_up(self) -> bool:
+        """Every stream event source has handled every record written so far."""
+        return all(loop.caught_up() for loop in self.loops if isinstance(loop, StreamPoller))
+
     def pause_queues(self, paused: bool) -> None:
         """Stop (or resume) every SQS event source mapping's polling; a batch being
         handled is finished."""

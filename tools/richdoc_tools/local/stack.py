@@ -178,6 +178,7 @@ class EmbeddedStack:
         patches.s3_delete_notifications.install(exit_stack)
         patches.dynamodb_lock.install(exit_stack)
         patches.dynamodb_streams.install(exit_stack)
+        patches.events_delivery.install(exit_stack)
         patches.metrics_lock.install(exit_stack)
         patches.condition_builder.install(exit_stack)
         patches.stop_execution.install(exit_stack)
@@ -352,6 +353,12 @@ class EmbeddedStack:
         Returns how many rules fired."""
         assert self.delivery is not None, "the stack is not started"
         return self.delivery.fire_schedules(at)
+
+    def notifications_delivered(self) -> bool:
+        """The notifier has handled every job record change written so far: the
+        manifests and completion events of the jobs that ended are out."""
+        assert self.delivery is not None, "the stack is not started"
+        return self.delivery.streams_caught_up()
 
     @contextlib.contextmanager
     def queues_paused(self) -> Iterator[None]:

@@ -79,6 +79,7 @@ class StreamPoller(EventLoop):
         self.limit = self.batch_size  # smaller while a failing batch is bisected
         self.delivered = 0  # records the function handled: tests await it
         self.seen = 0  # the stream appends counted when the poller last read
+        self.drained = False  # its last read found nothing after the checkpoint
 
     def run(self) -> None:
         if self.mapping.get("StartingPosition") == "LATEST":
@@ -86,8 +87,10 @@ class StreamPoller(EventLoop):
         super().run()
 
     def tick(self) -> bool:
+        self.drained = False  # first: caught_up() must not pair the new count with it
         self.seen = dynamodb_streams.appended.count  # before reading: no append is missed
         records = self._read()
+        self.drained = not records
         wanted = [r for r in records if self._matches(r)]
         if not wanted:
             if records:
@@ -155,6 +158,10 @@ class StreamPoller(EventLoop):
             return True
         wire = json.loads(json.dumps(record, default=str))
         return any(pattern.matches_event(wire) for pattern in self.patterns)
+
+    def caught_up(self) -> bool:
+        """Every record written so far has been handled (or passed over, or parked)."""
+        return self.drained and self.seen == dynamodb_streams.appended.count
 
     def wait(self, timeout_s: float) -> None:
         dynamodb_streams.appended.wait_past(self.seen, timeout_s)
