@@ -1,7 +1,7 @@
 """Records: the job record transitions the state machine asks for (start, escalate,
-succeed, fail, mark_dead_lettered), the reconciler EventBridge invokes when an execution
-ends outside the definition's routes, and the scheduled sweep of stuck jobs. The logic is
-``richdoc.records``; this module wires Powertools and the AWS clients to it."""
+shard_failed, succeed, fail, mark_dead_lettered), the reconciler EventBridge invokes when
+an execution ends outside the definition's routes, and the scheduled sweep of stuck jobs.
+The logic is ``richdoc.records``; this module wires Powertools and the AWS clients to it."""
 
 from __future__ import annotations
 
@@ -18,26 +18,27 @@ from richdoc.deletion import Deletion
 from richdoc.jobs import JobStore
 from richdoc.jobs.references import DigestReferences
 from richdoc.logcontext import log_invocation
-from richdoc.records import (
+from richdoc.records.actions import Actions
+from richdoc.records.backstops import (
     DEFAULT_WORKFLOW_TIMEOUT_S,
     WORKFLOW_TIMEOUT_ENV,
+    Backstops,
     ExecutionStatusChangeEvent,
-    Records,
-    parse_request,
 )
+from richdoc.records.dispatch import answer, parse_request
 from richdoc.tracing import handler_tracer
 
 logger = Logger(service="records")
 tracer = handler_tracer()
 metrics = Metrics(namespace="richdoc")
 jobs = JobStore.from_env(boto3.resource("dynamodb"))
-records = Records(
+actions = Actions(jobs=jobs, logger=logger, metrics=metrics)
+backstops = Backstops(
     jobs=jobs,
     sqs=boto3.client("sqs"),
     sfn=boto3.client("stepfunctions"),
     dead_letter_queue_url=os.environ["DEAD_LETTER_QUEUE_URL"],
     logger=logger,
-    metrics=metrics,
     workflow_timeout_s=int(os.environ.get(WORKFLOW_TIMEOUT_ENV, DEFAULT_WORKFLOW_TIMEOUT_S)),
     deletion=Deletion(
         jobs=jobs,
@@ -54,4 +55,4 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     request = parse_request(event)
     if not isinstance(request, ExecutionStatusChangeEvent | ScheduledSweep):
         logger.thread_safe_append_keys(run=request.run, action=request.action)
-    return records.handle(request).model_dump(mode="json")
+    return answer(request, actions=actions, backstops=backstops).model_dump(mode="json")

@@ -35,7 +35,7 @@ from richdoc.jobs import (
     Progress,
 )
 from richdoc.parse.settings import SHARD_CONCURRENCY_ENV, SHARD_PAGES_ENV
-from richdoc.records import Records
+from richdoc.records.actions import Actions
 from richdoc.taxonomy import MemoryUse, ResourceLimit
 from tests.support import parse_inputs
 from tests.support.gates import Gate
@@ -174,9 +174,9 @@ def test_a_cancel_that_commits_first_refuses_the_runs_success(
     stack: Any, monkeypatch: pytest.MonkeyPatch, stopped: bool
 ) -> None:
     gate, refused = Gate(), []
-    real = Records.succeed
+    real = Actions.succeed
 
-    def succeed(self: Records, action: Any) -> Any:
+    def succeed(self: Actions, action: Any) -> Any:
         gate.wait_here()
         try:
             return real(self, action)
@@ -184,7 +184,7 @@ def test_a_cancel_that_commits_first_refuses_the_runs_success(
             refused.append(exc)
             raise
 
-    monkeypatch.setattr(Records, "succeed", succeed)
+    monkeypatch.setattr(Actions, "succeed", succeed)
     job_id = upload(stack, f"lifecycle/race-cancel-first-{stopped}.md", b"# Race\n\nFirst.\n")
     assert gate.reached()
     assert job_of(stack, job_id).progress().phase is JobPhase.RECORDING
@@ -215,7 +215,7 @@ def test_a_run_that_succeeds_first_refuses_the_cancel(
     stack: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     gate = Gate()
-    monkeypatch.setattr(Records, "succeed", gate.after(Records.succeed))
+    monkeypatch.setattr(Actions, "succeed", gate.after(Actions.succeed))
     job_id = upload(stack, "lifecycle/race-success-first.md", b"# Race\n\nSucceed first.\n")
     assert gate.reached()  # committed; the records function has not answered yet
     assert job_of(stack, job_id).status is JobStatus.SUCCEEDED

@@ -22,7 +22,7 @@ from richdoc_tools.local.lambdas import PlatformError, ServiceError
 
 from richdoc.contracts import ParseInput
 from richdoc.jobs import DeadLetterMark, JobStatus
-from richdoc.records import STATUS_CHANGE
+from richdoc.records.backstops import STATUS_CHANGE
 from tests.support.parse_inputs import docx_bytes
 from tests.support.stack_runs import history, job_of, states_entered, upload
 
