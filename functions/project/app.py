@@ -8,12 +8,13 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 import richdoc.projection
 from richdoc.artifacts import projection_key
 from richdoc.contracts import PROJECT, ProjectCounts, ProjectInput, ProjectOutput
-from richdoc.stage import clients, stage_handler
+from richdoc.stage import stage_handler
+from richdoc.wiring import wiring
 
 
 @stage_handler(PROJECT)
 def handler(event: ProjectInput, context: LambdaContext) -> ProjectOutput:
-    store = clients.artifacts
+    store = wiring.artifacts
     doc = richdoc.projection.load_docling(store.get_bytes(event.docling_key))
     projection = richdoc.projection.project(doc, event.source)
     key = projection_key(event.job_id, event.run)

@@ -57,7 +57,7 @@ from richdoc.records.backstops import (
     ExecutionStatusChangeEvent,
     SweepIncomplete,
 )
-from richdoc.records.dispatch import parse_request
+from richdoc.records.requests import parse_request
 from richdoc.taxonomy import Failure, FailureKind
 from tests.support.lambda_context import FakeLambdaContext
 

@@ -258,7 +258,7 @@ def test_transient_errors_are_retried_then_succeed(
 
 
 def test_a_dynamodb_connection_error_in_a_step_is_retried_as_transient(stack: Any) -> None:
-    from richdoc.stage import clients
+    from richdoc.wiring import wiring
 
     def project_opening_its_attempt(params: Mapping[str, Any]) -> bool:
         # The only write that carries the stage's name: the job update opening its attempt.
@@ -266,7 +266,7 @@ def test_a_dynamodb_connection_error_in_a_step_is_retried_as_transient(stack: An
 
     # The project step's first DynamoDB write finds the endpoint unreachable once.
     with failing(
-        clients.jobs.table.meta.client,
+        wiring.jobs.table.meta.client,
         "UpdateItem",
         connection_error("dynamodb"),
         when=project_opening_its_attempt,

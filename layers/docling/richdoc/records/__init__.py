@@ -1,8 +1,8 @@
 """The records function's logic: the job record transitions the state machine asks for
 (``actions``), the backstops that finish a run the definition could not (``backstops``:
 the reconciler of executions that ended outside the definition's routes, and the sweep of
-jobs left open), and which of them answers a request (``dispatch``).
+jobs left open), and what the function is asked (``requests``).
 
 ``functions/records/app.py`` is the Lambda adapter: it parses the event
-(``dispatch.parse_request``) and hands it to ``dispatch.answer``.
+(``requests.parse_request``) and hands it to the ``answer`` of the half it is for.
 """

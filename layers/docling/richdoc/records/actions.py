@@ -26,6 +26,7 @@ from richdoc.contracts import (
     Recorded,
     RecordEscalation,
     RecordFailure,
+    RecordsActions,
     RecordShardFailure,
     RecordStart,
     RecordSuccess,
@@ -44,6 +45,21 @@ class Actions:
         self.jobs = jobs
         self.logger = logger
         self.metrics = metrics
+
+    def answer(self, action: RecordsActions) -> Recorded | FailureRecorded:
+        match action:
+            case RecordStart():
+                return self.start(action)
+            case RecordEscalation():
+                return self.escalate(action)
+            case RecordShardFailure():
+                return self.shard_failed(action)
+            case RecordSuccess():
+                return self.succeed(action)
+            case RecordFailure():
+                return self.fail(action)
+            case RecordDeadLettered():
+                return self.mark_dead_lettered(action)
 
     def start(self, action: RecordStart) -> Recorded:
         self.jobs.mark_running(action.job_id, action.run, action.execution_arn)

@@ -127,6 +127,13 @@ class Backstops:
         self.logger = logger
         self.workflow_timeout_s = workflow_timeout_s
 
+    def answer(self, event: ExecutionStatusChangeEvent | ScheduledSweep) -> Reconciled | Swept:
+        match event:
+            case ExecutionStatusChangeEvent():
+                return self.reconcile(event)
+            case ScheduledSweep():
+                return self.sweep(event)
+
     def reconcile(self, event: ExecutionStatusChangeEvent) -> Reconciled:
         """Finish the run of an execution that ended without the definition closing its
         job; nothing for executions that are not ours, of an older run, or already closed."""
