@@ -33,7 +33,7 @@ from richdoc.wiring import wiring
 def handler(event: ParseInput, context: LambdaContext) -> ParseOutput:
     memory_mb = int(context.memory_limit_in_mb)
     if event.tier > 1:  # an escalation: never parse again at the memory that ran out
-        earlier = wiring.jobs.attempts(event.job_id, event.run)
+        earlier = wiring.jobs.attempts.of_job(event.job_id, event.run)
         refusal = no_bigger_tier(event.tier, memory_mb, event.attempt_pages(), earlier)
         if refusal is not None:
             raise refusal

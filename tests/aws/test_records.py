@@ -212,7 +212,7 @@ def test_start_of_a_run_that_is_not_current_is_a_stale_run(world: World) -> None
 
 def test_escalation_closes_the_attempt_the_platform_killed(world: World) -> None:
     _running(world)
-    killed = world.jobs.open_attempt(JOB, 1, "parse", tier=1, memory_mb=3008)
+    killed = world.jobs.attempts.open(JOB, 1, "parse", tier=1, memory_mb=3008)
     result = world.actions.escalate(
         RecordEscalation(
             job_id=JOB,
@@ -223,7 +223,7 @@ def test_escalation_closes_the_attempt_the_platform_killed(world: World) -> None
         )
     )
     assert result == EscalationRecorded(recorded="escalate", from_tier=1, error="Sandbox.Timedout")
-    [attempt] = world.jobs.attempts(JOB, 1)
+    [attempt] = world.jobs.attempts.of_job(JOB, 1)
     assert (attempt.seq, attempt.tier, attempt.outcome) == (killed.seq, 1, "Sandbox.Timedout")
     assert attempt.reason == "Task timed out after 900 seconds"
     assert world.job().status is JobStatus.RUNNING  # the next tier goes on
@@ -235,7 +235,7 @@ def test_escalation_closes_the_attempt_the_platform_killed(world: World) -> None
 
 def _shard_attempts(world: World) -> dict[str | None, list[tuple[int | None, str]]]:
     found: dict[str | None, list[tuple[int | None, str]]] = {}
-    for attempt in world.jobs.attempts(JOB, 1):
+    for attempt in world.jobs.attempts.of_job(JOB, 1):
         found.setdefault(attempt.pages, []).append((attempt.tier, attempt.outcome))
     return found
 
@@ -243,7 +243,7 @@ def _shard_attempts(world: World) -> dict[str | None, list[tuple[int | None, str
 def test_a_shards_escalation_closes_that_shards_attempt_only(world: World) -> None:
     _running(world)
     for pages in ("1-50", "51-100", "101-150"):
-        world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages=pages)
+        world.jobs.attempts.open(JOB, 1, "parse", tier=1, pages=pages)
     world.actions.escalate(
         RecordEscalation(
             job_id=JOB,
@@ -263,10 +263,10 @@ def test_a_shards_escalation_closes_that_shards_attempt_only(world: World) -> No
 
 def test_attempts_are_numbered_per_shard(world: World) -> None:
     _running(world)
-    first = world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages="1-50")
-    other = world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages="51-100")
-    world.jobs.close_attempt(first, "ResourceLimit")
-    again = world.jobs.open_attempt(JOB, 1, "parse", tier=2, pages="1-50")
+    first = world.jobs.attempts.open(JOB, 1, "parse", tier=1, pages="1-50")
+    other = world.jobs.attempts.open(JOB, 1, "parse", tier=1, pages="51-100")
+    world.jobs.attempts.close(first, "ResourceLimit")
+    again = world.jobs.attempts.open(JOB, 1, "parse", tier=2, pages="1-50")
     assert (first.attempt, other.attempt, again.attempt) == (1, 1, 2)
 
 
@@ -274,7 +274,7 @@ def test_a_failed_shard_is_recorded_with_its_pages_and_the_job_failure_once(
     world: World,
 ) -> None:
     _running(world)
-    world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages="1-50")
+    world.jobs.attempts.open(JOB, 1, "parse", tier=1, pages="1-50")
     error = CaughtError(Error="Lambda.ServiceException", Cause="service unavailable")
     recorded = world.actions.shard_failed(
         RecordShardFailure(
@@ -309,7 +309,7 @@ def test_a_failed_shard_is_recorded_with_its_pages_and_the_job_failure_once(
 def test_a_reconciled_run_closes_every_shard_attempt_still_running(world: World) -> None:
     _running(world)
     for pages in ("1-50", "51-100"):
-        world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages=pages)
+        world.jobs.attempts.open(JOB, 1, "parse", tier=1, pages=pages)
     assert _reconcile(world, status_change("TIMED_OUT")).reconciled
     assert _shard_attempts(world) == {
         "1-50": [(1, "Execution.TIMED_OUT")],
@@ -384,7 +384,7 @@ def test_failure_records_the_failed_run_and_answers_the_dead_letter_attributes(
         error="UnsupportedFeature",
     )
     # The handler never ran (or could not close it): the catch path adds the attempt.
-    [attempt] = world.jobs.attempts(JOB, 1)
+    [attempt] = world.jobs.attempts.of_job(JOB, 1)
     assert (attempt.stage, attempt.tier, attempt.outcome, attempt.recorded_by) == (
         "parse",
         1,
@@ -500,7 +500,7 @@ def test_an_open_job_of_an_execution_that_ended_outside_the_definition_is_dead_l
     world: World,
 ) -> None:
     _running(world)
-    killed = world.jobs.open_attempt(JOB, 1, "parse", tier=2)
+    killed = world.jobs.attempts.open(JOB, 1, "parse", tier=2)
     assert _reconcile(world, status_change("TIMED_OUT", error=None, cause=None)) == Reconciled(
         reconciled=True
     )
@@ -509,7 +509,7 @@ def test_an_open_job_of_an_execution_that_ended_outside_the_definition_is_dead_l
     assert job.failure == Failure(
         FailureKind.INTERNAL, "execution TIMED_OUT:", error="Execution.TIMED_OUT"
     )
-    [attempt] = world.jobs.attempts(JOB, 1)
+    [attempt] = world.jobs.attempts.of_job(JOB, 1)
     assert (attempt.seq, attempt.outcome) == (killed.seq, "Execution.TIMED_OUT")
     [letter] = world.dead_letters()
     assert letter["Body"] == MESSAGE  # the original ingest message, ready for a redrive
@@ -530,7 +530,7 @@ def test_the_reconciled_reason_carries_the_execution_error_and_cause(world: Worl
         error="Execution.FAILED",
     )
     # No attempt was open and the job never reached a stage: one is added for the workflow.
-    [attempt] = world.jobs.attempts(JOB, 1)
+    [attempt] = world.jobs.attempts.of_job(JOB, 1)
     assert (attempt.stage, attempt.outcome) == ("workflow", "Execution.FAILED")
 
 
@@ -549,7 +549,7 @@ def test_a_failed_run_whose_dead_letter_send_failed_is_sent_with_its_own_failure
     [letter] = world.dead_letters()
     assert letter["MessageAttributes"]["richdoc.kind"]["StringValue"] == "corrupt_input"
     assert job.dead_letter == DeadLetterMark(message_id=letter["MessageId"], sent_by="reconciler")
-    assert [a.outcome for a in world.jobs.attempts(JOB, 1)] == ["CorruptInput"]
+    assert [a.outcome for a in world.jobs.attempts.of_job(JOB, 1)] == ["CorruptInput"]
 
 
 SEND_THEN_LOSE_THE_MARK = {
@@ -791,7 +791,7 @@ def test_the_sweep_closes_a_running_job_whose_execution_ended_unreported(
     _queue(world, started=True)
     world.jobs.mark_running(JOB, 1, world.execution_arn())
     move_to(CREATED + timedelta(minutes=5))
-    killed = world.jobs.open_attempt(JOB, 1, "parse", tier=1)
+    killed = world.jobs.attempts.open(JOB, 1, "parse", tier=1)
     world.sfn.stop_execution(executionArn=world.execution_arn())  # its status event is lost
     assert _sweep(world, CREATED + WORKFLOW_TIMEOUT + timedelta(hours=1)) == Swept(
         stuck=1, closed=1
@@ -799,7 +799,7 @@ def test_the_sweep_closes_a_running_job_whose_execution_ended_unreported(
     job = world.job()
     assert job.failure is not None
     assert (job.status, job.failure.error) == (JobStatus.DEAD_LETTERED, "Execution.ABORTED")
-    [attempt] = world.jobs.attempts(JOB, 1)
+    [attempt] = world.jobs.attempts.of_job(JOB, 1)
     assert (attempt.seq, attempt.outcome) == (killed.seq, "Execution.ABORTED")
     assert len(world.dead_letters()) == 1
 

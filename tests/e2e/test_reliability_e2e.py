@@ -333,7 +333,7 @@ def test_a_job_left_running_is_closed_by_the_sweep_once_its_execution_ended(
     assert job.status is JobStatus.DEAD_LETTERED
     assert job.failure is not None
     assert (job.failure.kind, job.failure.error) == ("internal", "Execution.FAILED")
-    assert [(a.stage, a.outcome) for a in stack.jobs.attempts(job_id, 1)] == [
+    assert [(a.stage, a.outcome) for a in stack.jobs.attempts.of_job(job_id, 1)] == [
         ("plan", "ok"),
         ("parse", "CorruptInput"),
         ("parse", "Execution.FAILED"),

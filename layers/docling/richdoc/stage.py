@@ -80,7 +80,7 @@ def stage_handler(
             tier = event.attempt_tier()
             logger.thread_safe_append_keys(run=event.run, execution=event.execution, tier=tier)
             started = time.monotonic()
-            with wiring.jobs.attempt(
+            with wiring.jobs.attempts.record(
                 event.job_id,
                 event.run,
                 stage,

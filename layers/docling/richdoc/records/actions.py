@@ -69,7 +69,7 @@ class Actions:
     def escalate(self, action: RecordEscalation) -> EscalationRecorded:
         failure = action.error.failure()
         pages = str(action.pages) if action.pages else None
-        self.jobs.record_platform_failure(
+        self.jobs.attempts.record_platform_failure(
             action.job_id, action.run, "parse", action.from_tier, failure, pages=pages
         )
         self.metrics.add_metric(name="TierEscalations", unit=MetricUnit.Count, value=1)
@@ -86,7 +86,7 @@ class Actions:
         known; the job's failure is recorded once, by ``fail``, after the Map state."""
         failure = action.error.failure()
         where = action.failed_at
-        self.jobs.record_platform_failure(
+        self.jobs.attempts.record_platform_failure(
             action.job_id, action.run, where.stage, where.tier, failure, pages=str(action.pages)
         )
         self.logger.warning(
@@ -115,7 +115,7 @@ class Actions:
         # The job first, behind the run fence: a stale or cancelled run records nothing.
         self.jobs.record_failure(action.job_id, action.run, failure)
         if not where.attempt_recorded:
-            self.jobs.record_platform_failure(
+            self.jobs.attempts.record_platform_failure(
                 action.job_id, action.run, where.stage, where.tier, failure
             )
         self.metrics.add_metric(name="JobsFailed", unit=MetricUnit.Count, value=1)

@@ -227,7 +227,7 @@ class Backstops:
         if cancel and cancel.reason:
             reason += f": {cancel.reason}"
         try:
-            self.jobs.close_running_attempts(job.job_id, job.run, CANCELLED_OUTCOME, reason)
+            self.jobs.attempts.close_running(job.job_id, job.run, CANCELLED_OUTCOME, reason)
             self.jobs.mark_cancel_closed(job.job_id, job.run)
         except StaleRun:
             return False
@@ -278,8 +278,8 @@ class Backstops:
                 # The execution has ended: every attempt still running was killed with it
                 # (several, when shards were running side by side).
                 error = failure.error or str(failure.kind)
-                if not self.jobs.close_running_attempts(job.job_id, job.run, error, failure.reason):
-                    self.jobs.record_platform_failure(
+                if not self.jobs.attempts.close_running(job.job_id, job.run, error, failure.reason):
+                    self.jobs.attempts.record_platform_failure(
                         job.job_id, job.run, job.stage or "workflow", job.tier, failure
                     )
                 job = self.jobs.record_failure(job.job_id, job.run, failure)
