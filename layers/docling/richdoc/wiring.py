@@ -34,6 +34,8 @@ T = TypeVar("T")
 
 
 class Wiring:
+    """Each property builds its dependency on first use and returns the same one after."""
+
     def __init__(self) -> None:
         # One lock for all: the embedded stack runs handlers side by side as threads, and
         # boto3's default session is not thread-safe. Reentrant: a store builds its client.
