@@ -27,6 +27,7 @@ from richdoc_tools.local.template import Template, load_template
 
 from richdoc.contracts import ParseInput, ParseOutput
 from richdoc.jobs import JobStore
+from richdoc.wiring import wiring
 from tests.support.aws import provision_one
 from tests.support.paths import DEFINITION_PATH
 
@@ -113,6 +114,15 @@ def jobs_table(aws: None, template: Template) -> Any:
 @pytest.fixture
 def job_store(jobs_table: Any) -> JobStore:
     return JobStore(jobs_table)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_wiring() -> Iterator[None]:
+    """Each test is a new execution environment for the handlers it runs: what they build
+    from the environment (``richdoc.wiring``) is built again from the test's."""
+    wiring.reset()
+    yield
+    wiring.reset()
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import (
@@ -27,29 +26,26 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from richdoc.artifacts import ARTIFACT_BUCKET_ENV
-from richdoc.jobs import JobStore
 from richdoc.logcontext import log_invocation
 from richdoc.manifests import ManifestKeeper
 from richdoc.notifier import EVENT_BUS_ENV, Notifier, job_image
 from richdoc.tracing import handler_tracer
+from richdoc.wiring import wiring
 
 logger = Logger(service="notifier")
 tracer = handler_tracer()
 metrics = Metrics(namespace="richdoc")
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 
-s3 = boto3.client("s3")
-results_bucket = os.environ[ARTIFACT_BUCKET_ENV]
-notifier = Notifier(
-    events=boto3.client("events"),
-    bus_name=os.environ[EVENT_BUS_ENV],
-    manifests=ManifestKeeper(
-        s3=s3,
-        jobs=JobStore.from_env(boto3.resource("dynamodb")),
+
+def notifier() -> Notifier:
+    results_bucket = os.environ[ARTIFACT_BUCKET_ENV]
+    return Notifier(
+        events=wiring.events,
+        bus_name=os.environ[EVENT_BUS_ENV],
+        manifests=ManifestKeeper(s3=wiring.s3, jobs=wiring.jobs, results_bucket=results_bucket),
         results_bucket=results_bucket,
-    ),
-    results_bucket=results_bucket,
-)
+    )
 
 
 @tracer.capture_method
@@ -57,7 +53,7 @@ def record_handler(record: DynamoDBRecord) -> None:
     change = record.dynamodb
     if change is None:
         return
-    detail = notifier.job_changed(job_image(change.old_image), job_image(change.new_image))
+    detail = notifier().job_changed(job_image(change.old_image), job_image(change.new_image))
     if detail is not None:
         logger.info(
             "completion event published",

@@ -10,7 +10,8 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 import richdoc.projection
 from richdoc.artifacts import chunks_key, projection_key
 from richdoc.contracts import PROJECT, ProjectCounts, ProjectInput, ProjectOutput
-from richdoc.stage import clients, stage_handler
+from richdoc.stage import stage_handler
+from richdoc.wiring import wiring
 from richdoc_client.chunking import DEFAULT_MAX_BYTES, build_chunks, chunks_jsonl
 from richdoc_client.identity import document_id
 
@@ -20,7 +21,7 @@ CHUNK_MAX_BYTES = int(os.environ.get("RICHDOC_CHUNK_MAX_BYTES") or DEFAULT_MAX_B
 
 @stage_handler(PROJECT)
 def handler(event: ProjectInput, context: LambdaContext) -> ProjectOutput:
-    store = clients.artifacts
+    store = wiring.artifacts
     doc = richdoc.projection.load_docling(store.get_bytes(event.docling_key))
     projection = richdoc.projection.project(doc, event.source)
     chunks = build_chunks(

@@ -225,7 +225,7 @@ def test_a_dynamodb_connection_error_in_the_job_store_is_transient(job_store: Jo
     with failing(client, "GetItem", connection_error("dynamodb")), pytest.raises(Transient):
         job_store.get("job-1")
     with failing(client, "Query", connection_error("dynamodb")), pytest.raises(Transient):
-        job_store.attempts("job-1")
+        job_store.attempts.of_job("job-1")
 
 
 def test_dynamodb_throttling_of_a_fenced_write_is_transient_not_a_stale_run(
@@ -332,17 +332,17 @@ def test_a_failure_to_close_an_attempt_never_replaces_the_handler_s_error(
     with (
         failing(client, "UpdateItem", connection_error("dynamodb"), when=closing),
         pytest.raises(KeyError) as raised,
-        job_store.attempt("job-1", 1, "project"),
+        job_store.attempts.record("job-1", 1, "project"),
     ):
         raise KeyError("self_ref")
     assert any("closing the attempt record failed too" in note for note in raised.value.__notes__)
     assert any("EndpointConnectionError" in note for note in raised.value.__notes__)
-    [attempt] = job_store.attempts("job-1", 1)
+    [attempt] = job_store.attempts.of_job("job-1", 1)
     assert attempt.outcome == "running"  # left for the state machine's catch path
     # ... which closes it with the handler's error name.
     failure = Failure(kind=FailureKind.INTERNAL, reason="self_ref", error="KeyError")
-    job_store.record_platform_failure("job-1", 1, "project", None, failure)
-    [attempt] = job_store.attempts("job-1", 1)
+    job_store.attempts.record_platform_failure("job-1", 1, "project", None, failure)
+    [attempt] = job_store.attempts.of_job("job-1", 1)
     assert attempt.outcome == "KeyError"
 
 

@@ -101,7 +101,7 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
         },
     }
     store.mark_running("job-1", 1, "arn:execution:job-1-r1")
-    with store.attempt(
+    with store.attempts.record(
         "job-1", 1, "parse", tier=2, pages="51-100", memory_mb=6144, request_id="req-1"
     ) as attempt:
         attempt.cached = True
@@ -166,7 +166,7 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
         },
     }
     assert _job_json(job) == expected_job
-    [stored] = store.attempts("job-1")
+    [stored] = store.attempts.of_job("job-1")
     expected_attempt = {
         "job_id": "job-1",
         "run": 1,
@@ -216,7 +216,7 @@ def test_a_dead_lettered_job_prints_its_failure_as_stored(jobs_table: Any) -> No
     store.create("job-1", SOURCE, JobOptions())
     store.mark_running("job-1", 1, "arn:execution:job-1-r1")
     failure = Failure(FailureKind.CORRUPT_INPUT, "not a zip")
-    store.record_platform_failure("job-1", 1, "parse", 1, failure)
+    store.attempts.record_platform_failure("job-1", 1, "parse", 1, failure)
     store.record_failure("job-1", 1, failure)
     marked = store.mark_dead_lettered("job-1", 1, "message-1", sent_by="reconciler")
     assert marked is not None
@@ -229,7 +229,7 @@ def test_a_dead_lettered_job_prints_its_failure_as_stored(jobs_table: Any) -> No
     )
     assert (printed["stage"], printed["tier"], printed["ended_at"]) == (None, None, NOW)
     assert (printed["outputs"], printed["counts"]) == ({}, {})
-    [added] = store.attempts("job-1")
+    [added] = store.attempts.of_job("job-1")
     assert _attempt_json(added) == {
         "job_id": "job-1",
         "run": 1,
@@ -257,7 +257,7 @@ def test_the_items_keep_their_attributes(jobs_table: Any, with_feature: bool) ->
     store = _store(jobs_table)
     store.create("job-1", SOURCE, JobOptions(), execution_arn="arn:execution:job-1-r1")
     store.mark_running("job-1", 1, "arn:execution:job-1-r1")
-    with store.attempt("job-1", 1, "plan"):
+    with store.attempts.record("job-1", 1, "plan"):
         pass
     failure = Failure(
         FailureKind.UNSUPPORTED_FEATURE if with_feature else FailureKind.INTERNAL,

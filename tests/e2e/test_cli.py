@@ -238,7 +238,7 @@ def test_run_json_has_the_design_fields_and_out_writes_every_artifact(
     # One public shape: job.json is the job as `richdoc jobs show --json` prints it (and
     # the input), read again here, and `richdoc run --json` summarises it.
     again = JobDocument(
-        job=stack.jobs.get(broken["job_id"]), attempts=stack.jobs.attempts(broken["job_id"])
+        job=stack.jobs.get(broken["job_id"]), attempts=stack.jobs.attempts.of_job(broken["job_id"])
     )
     shown = again.model_dump(mode="json")
     assert {name: value for name, value in job.items() if name != "input"} == shown

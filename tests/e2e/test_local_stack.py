@@ -349,7 +349,7 @@ def test_concurrent_jobs_log_with_their_own_job_as_correlation_id(
     assert {job.status for job in jobs.values() if job} == {JobStatus.SUCCEEDED}
     # Each handler invocation recorded its request id in its attempt item.
     job_of_request = {
-        a.request_id: a.job_id for job_id in job_ids for a in stack.jobs.attempts(job_id)
+        a.request_id: a.job_id for job_id in job_ids for a in stack.jobs.attempts.of_job(job_id)
     }
     lines = [json.loads(line) for line in stack.log_path.read_text().splitlines()]
     ours = [line for line in lines if line.get("function_request_id") in job_of_request]

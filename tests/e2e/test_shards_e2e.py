@@ -188,7 +188,11 @@ def test_a_shard_with_a_broken_page_escalates_alone_and_is_kept_partial_at_tier_
 
     shard_pages(0)
     whole = run_pdf(stack, "shards/broken-page.pdf", body)
-    assert [a.tier for a in stack.jobs.attempts(whole.job_id) if a.stage == "parse"] == [1, 2, 3]
+    assert [a.tier for a in stack.jobs.attempts.of_job(whole.job_id) if a.stage == "parse"] == [
+        1,
+        2,
+        3,
+    ]
     assert outputs(stack, job) == outputs(stack, whole)
 
 

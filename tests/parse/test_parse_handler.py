@@ -20,8 +20,8 @@ from richdoc.artifacts import ArtifactStore
 from richdoc.contracts import JobOptions, ParseOutput, SourceObject
 from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
 from richdoc.parse.step import parse_object, shared_worker
-from richdoc.stage import clients
 from richdoc.taxonomy import CorruptInput, ResourceLimit, Transient, UnsupportedFeature
+from richdoc.wiring import wiring
 from tests.support import parse_inputs
 from tests.support.aws import provision_one
 from tests.support.lambda_context import FakeLambdaContext
@@ -57,11 +57,9 @@ def aws(monkeypatch, template):
         s3.create_bucket(Bucket=ARTIFACTS)
         # The handler records its attempt on the job, which the state machine started.
         monkeypatch.setenv("JOBS_TABLE", provision_one(template, "JobsTable"))
-        clients.reset()
-        clients.jobs.create("job-abc", SourceObject(bucket=INGEST, key="in"), JobOptions())
-        clients.jobs.mark_running("job-abc", 1, "arn:execution:job-abc-r1")
+        wiring.jobs.create("job-abc", SourceObject(bucket=INGEST, key="in"), JobOptions())
+        wiring.jobs.mark_running("job-abc", 1, "arn:execution:job-abc-r1")
         yield s3
-    clients.reset()
 
 
 @pytest.fixture
@@ -153,7 +151,7 @@ def test_the_plan_records_the_digest_on_the_job_so_its_shards_need_not(
     plan = app.plan(event, FakeLambdaContext(memory_limit_in_mb=2048, remaining_ms=300_000))
     assert plan["sharded"] and plan["shard_count"] == 3
     assert plan["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
-    job = clients.jobs.get("job-abc")
+    job = wiring.jobs.get("job-abc")
     assert job is not None and (job.shards, job.source.sha256) == (3, plan["sha256"])
 
 

@@ -110,13 +110,13 @@ def dead_letters_for(stack: Any, job_id: str) -> list[dict[str, Any]]:
 
 
 def outcomes(stack: Any, job: Job) -> list[tuple[str, int | None, str]]:
-    return [(a.stage, a.tier, a.outcome) for a in stack.jobs.attempts(job.job_id, job.run)]
+    return [(a.stage, a.tier, a.outcome) for a in stack.jobs.attempts.of_job(job.job_id, job.run)]
 
 
 def shard_attempts(stack: Any, job: Job, run: int | None = None) -> dict[str, list[Attempt]]:
     """The run's parse attempts by shard, in page order."""
     found: dict[str, list[Attempt]] = {}
-    for attempt in stack.jobs.attempts(job.job_id, run or job.run):
+    for attempt in stack.jobs.attempts.of_job(job.job_id, run or job.run):
         if attempt.stage == "parse":
             assert attempt.pages is not None, "a sharded run parses no whole document"
             found.setdefault(attempt.pages, []).append(attempt)

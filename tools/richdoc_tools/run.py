@@ -180,7 +180,11 @@ def run_files(
 
 
 def _document(job: Job | None, stack: EmbeddedStack) -> JobDocument | None:
-    return None if job is None else JobDocument(job=job, attempts=stack.jobs.attempts(job.job_id))
+    return (
+        None
+        if job is None
+        else JobDocument(job=job, attempts=stack.jobs.attempts.of_job(job.job_id))
+    )
 
 
 JOB_FILE = "job.json"

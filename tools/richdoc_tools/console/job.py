@@ -135,7 +135,7 @@ def job_page(job_id: str) -> JobView:
 
 def _view(job: Job) -> JobView:
     operator = settings().operator
-    attempts = operator.jobs.attempts(job.job_id)
+    attempts = operator.jobs.attempts.of_job(job.job_id)
     run = _run(job)
     execution = None
     definition: dict[str, object] | None = None

@@ -35,6 +35,7 @@ from typing import Any
 import boto3
 
 from richdoc.jobs import Job, JobStore, Progress
+from richdoc.wiring import wiring
 from richdoc_tools.local import callers, emulation, patches
 from richdoc_tools.local.access import AccessControl, assume_all
 from richdoc_tools.local.clients import Clients
@@ -222,6 +223,9 @@ class EmbeddedStack:
         }
         # Set in the environment isolate_environment patched, so stop removes them.
         os.environ.update(shared_environment(clients("lambda"), functions))
+        # The handlers' clients and stores are built again from it, and forgotten at stop.
+        wiring.reset()
+        exit_stack.callback(wiring.reset)
         state_machines = [
             (lid, deployed.refs[lid])
             for lid, kind in deployed.types.items()

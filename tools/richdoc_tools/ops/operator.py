@@ -283,7 +283,7 @@ class Operator:
         job = self.find_job(job_id)
         if job is None:
             return None
-        return JobDocument(job=job, attempts=self.jobs.attempts(job.job_id))
+        return JobDocument(job=job, attempts=self.jobs.attempts.of_job(job.job_id))
 
     # ---- executions, artifacts, sources ------------------------------------------------
 

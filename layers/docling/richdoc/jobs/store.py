@@ -86,8 +86,8 @@ class _JobState(BaseModel):
         )
 
 
-class JobStore(AttemptRecords):
-    """Conditional, run-fenced writes of job and attempt items.
+class JobStore:
+    """Conditional, run-fenced writes of job items; their attempt items in ``attempts``.
 
     A job that ends (SUCCEEDED, DEAD_LETTERED, DELETED) expires ``retention_days`` later
     (the table's TTL), as long as its run outputs are kept; a redriven run takes the
@@ -104,6 +104,8 @@ class JobStore(AttemptRecords):
         self.table = table
         self.clock = clock
         self.retention_days = retention_days or None
+        # The same table, clock and retention: attempts are items of the job's partition.
+        self.attempts = AttemptRecords(table, clock, retention_days=self.retention_days)
 
     @classmethod
     def from_env(cls, dynamodb: DynamoDBServiceResource) -> JobStore:
