@@ -133,6 +133,22 @@ def _no_real_aws(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv("AWS_PROFILE")
 
 
+@pytest.hookimpl(wrapper=True, trylast=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """What the embedded stack's functions print goes to its function log even under the
+    test's output capture, which replaces the stack's routers as the test starts (a
+    function finishing in the background, the notifier after a job ended, would otherwise
+    print into a command's captured output). Inside the capture plugin's own wrapper
+    (``trylast``), so after it has put its streams in place."""
+    funcargs = getattr(item, "funcargs", {})
+    stack = funcargs.get("stack") or funcargs.get("embedded_stack")
+    function_log = getattr(stack, "function_log", None)
+    if function_log is None:
+        return (yield)
+    with function_log.over_current_streams():
+        return (yield)
+
+
 @pytest.fixture(scope="module")
 def embedded_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """One embedded stack per test module (starting one takes several seconds). Its

@@ -222,6 +222,7 @@ def test_run_json_has_the_design_fields_and_out_writes_every_artifact(
 
     write_outputs(results, stack, tmp_path)
     assert sorted(p.name for p in (tmp_path / "contract.docx").iterdir()) == [
+        "chunks.jsonl",
         "detection.json",
         "docling.json",
         "job.json",

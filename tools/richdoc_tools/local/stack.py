@@ -122,6 +122,7 @@ class EmbeddedStack:
         self.not_emulated: list[NotEmulated] = []
         self.runtime: LambdaRuntime | None = None
         self.delivery: EventDelivery | None = None
+        self.function_log: FunctionLog | None = None
         self._clients: Clients | None = None
         self._local = threading.local()
         self._queues: dict[str, str] = {}  # queue name -> logical id (for send faults)
@@ -243,6 +244,8 @@ class EmbeddedStack:
                 self.log_path, capture_descriptors=self.capture_process_output
             )
             function_log.open(exit_stack)
+            self.function_log = function_log
+            exit_stack.callback(setattr, self, "function_log", None)
         self._queues = {
             deployed.attributes[lid]["QueueName"]: lid
             for lid, kind in deployed.types.items()
