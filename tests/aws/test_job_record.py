@@ -23,6 +23,7 @@ from richdoc.contracts import (
     JobCounts,
     JobOptions,
     JobOutputs,
+    PageSpan,
     SourceObject,
     StepName,
 )
@@ -101,7 +102,13 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
     }
     store.mark_running("job-1", 1, "arn:execution:job-1-r1")
     with store.attempt(
-        "job-1", 1, "parse", tier=2, pages="51-100", memory_mb=6144, request_id="req-1"
+        "job-1",
+        1,
+        "parse",
+        tier=2,
+        pages=PageSpan.parse("51-100"),
+        memory_mb=6144,
+        request_id="req-1",
     ) as attempt:
         attempt.cached = True
     store.succeed(
@@ -361,6 +368,11 @@ _jobs = st.builds(
     ),
     message=st.none() | _text,
 )
+_spans = st.builds(
+    lambda start, extra: PageSpan(start=start, end=start + extra),
+    st.integers(min_value=1, max_value=5000),
+    st.integers(min_value=0, max_value=500),
+)
 _attempts = st.builds(
     Attempt,
     job_id=_text,
@@ -371,7 +383,7 @@ _attempts = st.builds(
     outcome=_text,
     started_at=_text,
     tier=st.none() | st.integers(min_value=1, max_value=3),
-    pages=st.none() | _text,
+    pages=st.none() | _spans,
     memory_mb=_maybe_int,
     request_id=st.none() | _text,
     reason=st.none() | _text,

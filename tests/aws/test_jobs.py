@@ -10,7 +10,7 @@ from typing import Any
 import boto3
 import pytest
 
-from richdoc.contracts import JobOptions
+from richdoc.contracts import JobOptions, PageSpan
 from richdoc.jobs import (
     DeadLetterMark,
     JobStatus,
@@ -317,7 +317,7 @@ def _requests(store: JobStore) -> list[str]:
 def test_opening_an_attempt_is_one_job_update_and_one_put(job_store: JobStore) -> None:
     job_id = _running(job_store)
     sent = _requests(job_store)
-    attempt = job_store.open_attempt(job_id, 1, "parse", tier=1, pages="1-50")
+    attempt = job_store.open_attempt(job_id, 1, "parse", tier=1, pages=PageSpan.parse("1-50"))
     assert sent == ["UpdateItem", "PutItem"]
     job_store.close_attempt(attempt, "ok")
     assert sent == ["UpdateItem", "PutItem", "UpdateItem"]
@@ -402,7 +402,9 @@ def test_attempts_opened_side_by_side_are_numbered_per_shard_without_repeats(
     with ThreadPoolExecutor(len(openers)) as pool:
         opened = list(
             pool.map(
-                lambda store, opener: store.open_attempt(job_id, 1, "parse", pages=opener[0]),
+                lambda store, opener: store.open_attempt(
+                    job_id, 1, "parse", pages=PageSpan.parse(opener[0])
+                ),
                 stores,
                 openers,
             )
@@ -411,4 +413,4 @@ def test_attempts_opened_side_by_side_are_numbered_per_shard_without_repeats(
     recorded = JobStore(jobs_table).attempts(job_id, 1)
     assert sorted(a.seq for a in recorded) == list(range(1, len(openers) + 1))
     for pages in shards:
-        assert sorted(a.attempt for a in recorded if a.pages == pages) == [1, 2, 3]
+        assert sorted(a.attempt for a in recorded if str(a.pages) == pages) == [1, 2, 3]

@@ -18,6 +18,7 @@ from richdoc.contracts import (
     CaughtError,
     FailedAt,
     JobOptions,
+    PageSpan,
     Reconciled,
     RecordFailure,
     ScheduledSweep,
@@ -120,8 +121,8 @@ def test_a_queued_job_can_be_cancelled_before_its_execution_starts(job_store: Jo
 
 def test_the_next_run_of_a_cancelled_job_starts_clean(running: JobStore) -> None:
     running.record_shards(JOB, 1, 3)
-    running.open_attempt(JOB, 1, "parse", tier=1, pages="1-50")
-    running.shard_done(JOB, 1, "1-50")
+    running.open_attempt(JOB, 1, "parse", tier=1, pages=PageSpan.parse("1-50"))
+    running.shard_done(JOB, 1, PageSpan.parse("1-50"))
     running.cancel(JOB, 1, by="ops", reason="later")
     assert running.start_next_run(JOB, 1, execution_arn="arn:x:job-1-r2") == 2
     job = _job(running)
@@ -142,9 +143,9 @@ def test_each_transition_writes_the_phase_the_run_is_in(job_store: JobStore) -> 
     seen()
     job_store.mark_running(JOB, 1, "arn:x")
     seen()
-    steps: list[tuple[StepName, str | None]] = [
+    steps: list[tuple[StepName, PageSpan | None]] = [
         ("plan", None),
-        ("parse", "1-50"),
+        ("parse", PageSpan.parse("1-50")),
         ("parse", None),
         ("merge", None),
         ("project", None),
@@ -180,9 +181,9 @@ def test_a_failed_run_is_dead_lettering_then_dead_lettered(running: JobStore) ->
 
 def test_a_finished_shard_counts_once_however_often_it_finishes(running: JobStore) -> None:
     running.record_shards(JOB, 1, 3)
-    running.open_attempt(JOB, 1, "parse", tier=1, pages="1-50")
+    running.open_attempt(JOB, 1, "parse", tier=1, pages=PageSpan.parse("1-50"))
     for pages in ("1-50", "1-50", "51-100", "1-50"):  # a retry, a cached shard
-        running.shard_done(JOB, 1, pages)
+        running.shard_done(JOB, 1, PageSpan.parse(pages))
     progress = _job(running).progress()
     assert (progress.shards, progress.shards_done, progress.pages_done) == (3, 2, 100)
     states = running.progress_of([JOB, "no-such-job"])
@@ -273,8 +274,8 @@ def test_the_reconciler_closes_a_cancelled_run_without_a_dead_letter(
     records: Records, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = records.jobs
-    store.open_attempt(JOB, 1, "parse", tier=1, pages="1-50")
-    store.open_attempt(JOB, 1, "parse", tier=1, pages="51-100")
+    store.open_attempt(JOB, 1, "parse", tier=1, pages=PageSpan.parse("1-50"))
+    store.open_attempt(JOB, 1, "parse", tier=1, pages=PageSpan.parse("51-100"))
     store.cancel(JOB, 1, by="ops", reason="wrong file")
     answer = records.reconcile(_status_change("ABORTED"))
     assert answer == Reconciled(reconciled=False, cancelled=True)

@@ -233,14 +233,15 @@ def test_escalation_closes_the_attempt_the_platform_killed(world: World) -> None
 def _shard_attempts(world: World) -> dict[str | None, list[tuple[int | None, str]]]:
     found: dict[str | None, list[tuple[int | None, str]]] = {}
     for attempt in world.jobs.attempts(JOB, 1):
-        found.setdefault(attempt.pages, []).append((attempt.tier, attempt.outcome))
+        pages = str(attempt.pages) if attempt.pages else None
+        found.setdefault(pages, []).append((attempt.tier, attempt.outcome))
     return found
 
 
 def test_a_shards_escalation_closes_that_shards_attempt_only(world: World) -> None:
     _running(world)
     for pages in ("1-50", "51-100", "101-150"):
-        world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages=pages)
+        world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages=PageSpan.parse(pages))
     world.records.escalate(
         RecordEscalation(
             job_id=JOB,
@@ -260,10 +261,10 @@ def test_a_shards_escalation_closes_that_shards_attempt_only(world: World) -> No
 
 def test_attempts_are_numbered_per_shard(world: World) -> None:
     _running(world)
-    first = world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages="1-50")
-    other = world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages="51-100")
+    first = world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages=PageSpan.parse("1-50"))
+    other = world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages=PageSpan.parse("51-100"))
     world.jobs.close_attempt(first, "ResourceLimit")
-    again = world.jobs.open_attempt(JOB, 1, "parse", tier=2, pages="1-50")
+    again = world.jobs.open_attempt(JOB, 1, "parse", tier=2, pages=PageSpan.parse("1-50"))
     assert (first.attempt, other.attempt, again.attempt) == (1, 1, 2)
 
 
@@ -271,7 +272,7 @@ def test_a_failed_shard_is_recorded_with_its_pages_and_the_job_failure_once(
     world: World,
 ) -> None:
     _running(world)
-    world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages="1-50")
+    world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages=PageSpan.parse("1-50"))
     error = CaughtError(Error="Lambda.ServiceException", Cause="service unavailable")
     recorded = world.records.shard_failed(
         RecordShardFailure(
@@ -306,7 +307,7 @@ def test_a_failed_shard_is_recorded_with_its_pages_and_the_job_failure_once(
 def test_a_reconciled_run_closes_every_shard_attempt_still_running(world: World) -> None:
     _running(world)
     for pages in ("1-50", "51-100"):
-        world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages=pages)
+        world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages=PageSpan.parse(pages))
     assert _reconcile(world, status_change("TIMED_OUT")).reconciled
     assert _shard_attempts(world) == {
         "1-50": [(1, "Execution.TIMED_OUT")],

@@ -24,7 +24,7 @@ from richdoc_tools.local.events import wait_until
 from richdoc_tools.ops.watch import watch_job
 from richdoc_tools.run import run_files
 
-from richdoc.contracts import ParseInput
+from richdoc.contracts import PageSpan, ParseInput
 from richdoc.jobs import (
     CANCELLED_OUTCOME,
     Job,
@@ -261,11 +261,12 @@ def test_a_sharded_parse_is_cancelled_between_its_shards(
     gate.open()
     wait_for_handlers(stack)
     assert ended(stack, job_id)["status"] == "ABORTED"
-    by_shard = {a.pages: a.outcome for a in stack.jobs.attempts(job_id) if a.stage == "parse"}
+    by_shard = {str(a.pages): a.outcome for a in stack.jobs.attempts(job_id) if a.stage == "parse"}
     assert by_shard == {"1-4": "ok", "5-8": CANCELLED_OUTCOME}  # 9-12 never started
     job = job_of(stack, job_id)
     assert job.status is JobStatus.CANCELLED
-    assert job.shards_done == frozenset({"1-4"})  # the finished shard that came too late is refused
+    # The finished shard that came too late is refused.
+    assert job.shards_done == frozenset({PageSpan.parse("1-4")})
     assert dead_letters_for(stack, job_id) == []
 
 

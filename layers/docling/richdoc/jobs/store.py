@@ -20,7 +20,14 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, Field
 
 from richdoc.awserrors import aws_errors, retry_conflicts
-from richdoc.contracts import JobCounts, JobOptions, JobOutputs, SourceObject
+from richdoc.contracts import (
+    JobCounts,
+    JobOptions,
+    JobOutputs,
+    PageSpan,
+    PageSpanText,
+    SourceObject,
+)
 from richdoc.jobs.attempts import ATTEMPT_COUNTS, ATTEMPT_SEQ, AttemptRecords
 from richdoc.jobs.keys import STATUS_INDEX, job_key
 from richdoc.jobs.listing import JobFilter, JobPage, Position, count_jobs, page_jobs
@@ -78,7 +85,7 @@ class _JobState(BaseModel):
     phase: JobPhase | None = None
     tier: int | None = None
     shards: int | None = None
-    shards_done: frozenset[str] | None = None
+    shards_done: frozenset[PageSpanText] | None = None
 
     def progress(self) -> Progress:
         return Progress.of(
@@ -317,15 +324,16 @@ class JobStore(AttemptRecords):
             update=update,
         )
 
-    def shard_done(self, job_id: str, run: int, pages: str) -> None:
-        """The parse of the shard of ``pages`` (``51-100``) finished: add it to the run's
-        finished shards (a string set, so a retried or cached shard counts once)."""
+    def shard_done(self, job_id: str, run: int, pages: PageSpan) -> None:
+        """The parse of the shard of ``pages`` finished: add it to the run's finished
+        shards (a string set of their text forms, so a retried or cached shard counts
+        once)."""
         self._transition(
             job_id,
             run=run,
             allowed=(JobStatus.RUNNING,),
             status=JobStatus.RUNNING,
-            update=Update().add("shards_done", {pages}),
+            update=Update().add("shards_done", {str(pages)}),
         )
 
     def mark_recording(self, job_id: str, run: int) -> None:

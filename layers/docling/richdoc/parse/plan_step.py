@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from richdoc.artifacts import ArtifactStore
-from richdoc.contracts import PageSpan, PlanInput, PlanOutput, SourceObject
+from richdoc.contracts import PlanInput, PlanOutput, SourceObject
 from richdoc.formats import format_of
 from richdoc.parse.page_ranges import PAGINATED_FORMATS, plan_shards
 from richdoc.parse.settings import ParseLimits, shard_concurrency_setting, shard_pages_setting
@@ -65,7 +65,7 @@ def plan_object(
         contract=worker.settings.contract(fmt),
         pages=pages,
         sharded=plan.sharded,
-        shards=[PageSpan(start=r.start, end=r.end) for r in plan.ranges],
+        shards=list(plan.ranges),
         shard_count=plan.shards,
         max_concurrency=max_concurrency,
         seconds=round(time.monotonic() - started, 3),

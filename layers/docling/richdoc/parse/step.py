@@ -23,9 +23,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from richdoc.artifacts import ArtifactStore, docling_key, too_large
-from richdoc.contracts import ParseInput, ParseOutput, SourceObject
+from richdoc.contracts import PageSpan, ParseInput, ParseOutput, SourceObject
 from richdoc.formats import DocFormat, format_of
-from richdoc.parse.page_ranges import PAGINATED_FORMATS, PageRange
+from richdoc.parse.page_ranges import PAGINATED_FORMATS
 from richdoc.parse.reports import ChildReport, Inspected, ParseReport, Timings
 from richdoc.parse.settings import (
     ParseLimits,
@@ -101,7 +101,7 @@ class ParseWorker:
         limits: ParseLimits,
         *,
         accept_partial: bool,
-        pages: PageRange | None = None,
+        pages: PageSpan | None = None,
     ) -> tuple[ChildReport, ChildOutcome]:
         """Convert ``staged`` (only ``pages`` of it, when given) into ``output``."""
         if pages is not None and fmt not in PAGINATED_FORMATS:
@@ -119,7 +119,7 @@ class ParseWorker:
                 timeout_s=limits.timeout_s,
                 mem_ceiling_mb=ceiling,
                 accept_partial=accept_partial,
-                page_range=pages.as_list() if pages else None,
+                page_range=pages,
                 threads=threads,
             )
             outcome = self.server.run(
@@ -239,7 +239,7 @@ def parse_file(
     *,
     accept_partial: bool = True,
     worker: ParseWorker | None = None,
-    pages: PageRange | None = None,
+    pages: PageSpan | None = None,
 ) -> ParseReport:
     """Parse a local file (only ``pages`` of it, when given) into ``output`` (the
     ``richdoc parse`` command).
@@ -297,7 +297,7 @@ def parse_object(
     *,
     accept_partial: bool,
     worker: ParseWorker | None = None,
-    pages: PageRange | None = None,
+    pages: PageSpan | None = None,
     remaining_s: Callable[[], float] | None = None,
 ) -> ParseReport:
     """Parse an S3 object (only ``pages`` of it, when given: one shard) into the artifact
@@ -329,7 +329,7 @@ def parse_object(
                 pipeline=pipeline,
                 contract=contract,
                 pages=cached_pages,
-                page_range=pages.as_list() if pages else None,
+                page_range=pages,
                 cached=True,
                 partial=False,
                 failed_pages=[],
@@ -377,13 +377,12 @@ def parse_request(
     """The parse Lambda's whole job: its state input in, its state output out; the
     conversion ends before the invocation does (``remaining_s``: its clock)."""
     limits = ParseLimits.resolve(memory_tier_mb=memory_tier_mb)
-    pages = PageRange(request.pages.start, request.pages.end) if request.pages else None
     report = parse_object(
         store,
         request.source,
         limits,
         accept_partial=request.accept_partial,
-        pages=pages,
+        pages=request.pages,
         remaining_s=remaining_s,
     )
     return report.to_output()
