@@ -235,7 +235,7 @@ def test_a_redrive_after_a_transient_shard_failure_parses_only_the_missing_shard
         "5-8": ["Lambda.ServiceException"],  # recorded by the state machine, with its pages
     }
     sha256 = hashlib.sha256(body).hexdigest()
-    contract = ParserSettings.from_env().contract(DocFormat.PDF)
+    contract = ParserSettings.from_env().conversion(DocFormat.PDF).contract
     stored = {
         pages: stack.client("s3")
         .list_objects_v2(

@@ -23,7 +23,7 @@ from richdoc.parse.merge import merge_shard_json
 from richdoc.parse.merge_step import merge_objects
 from richdoc.parse.page_ranges import plan_shards
 from richdoc.parse.plan_step import PLAN_RESERVE_S, plan_limits, plan_object
-from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
+from richdoc.parse.settings import Conversion, ParseLimits, ParserSettings, Pipeline
 from richdoc.parse.step import (
     PARSE_RESERVE_S,
     ParseWorker,
@@ -45,6 +45,16 @@ PAGES = 60
 @pytest.fixture(scope="session")
 def worker() -> ParseWorker:
     return shared_worker(ParserSettings(Pipeline.NATIVE), quiet=True)
+
+
+def _pdf(worker: ParseWorker) -> Conversion:
+    """How ``worker`` converts a PDF: what the plan of a PDF decides with its settings."""
+    return worker.settings.conversion(DocFormat.PDF)
+
+
+def _planned(plan: PlanOutput) -> Conversion:
+    """The plan's conversion, as the state machine hands it to every parse."""
+    return Conversion(DocFormat(plan.format), Pipeline(plan.pipeline), plan.contract)
 
 
 class Parses:
@@ -220,13 +230,31 @@ def test_each_shard_is_cached_under_its_page_range_and_reused(worker, s3, tmp_pa
     store = ArtifactStore(s3, "artifacts")
     source = SourceObject(bucket="ingest", key="big.pdf")
     first = parse_object(
-        store, source, LIMITS, accept_partial=False, worker=worker, pages=PageSpan(start=3, end=4)
+        store,
+        source,
+        _pdf(worker),
+        LIMITS,
+        accept_partial=False,
+        worker=worker,
+        pages=PageSpan(start=3, end=4),
     )
     again = parse_object(
-        store, source, LIMITS, accept_partial=False, worker=worker, pages=PageSpan(start=3, end=4)
+        store,
+        source,
+        _pdf(worker),
+        LIMITS,
+        accept_partial=False,
+        worker=worker,
+        pages=PageSpan(start=3, end=4),
     )
     other = parse_object(
-        store, source, LIMITS, accept_partial=False, worker=worker, pages=PageSpan(start=1, end=2)
+        store,
+        source,
+        _pdf(worker),
+        LIMITS,
+        accept_partial=False,
+        worker=worker,
+        pages=PageSpan(start=1, end=2),
     )
     assert first.docling_key == docling_key(first.sha256, first.contract, PageSpan(start=3, end=4))
     assert (first.cached, again.cached, other.cached) == (False, True, False)
@@ -235,7 +263,7 @@ def test_each_shard_is_cached_under_its_page_range_and_reused(worker, s3, tmp_pa
     stored = sorted(item["Key"] for item in s3.list_objects_v2(Bucket="artifacts")["Contents"])
     assert first.docling_key and other.docling_key
     assert stored == sorted([first.docling_key, other.docling_key])
-    whole = parse_object(store, source, LIMITS, accept_partial=False, worker=worker)
+    whole = parse_object(store, source, _pdf(worker), LIMITS, accept_partial=False, worker=worker)
     assert whole.docling_key == docling_key(first.sha256, first.contract)
     assert whole.page_range is None
 
@@ -246,14 +274,26 @@ def test_a_partial_shard_is_stored_apart_and_never_reused(worker, s3, tmp_path) 
     store = ArtifactStore(s3, "artifacts")
     source = SourceObject(bucket="ingest", key="broken.pdf")
     report = parse_object(
-        store, source, LIMITS, accept_partial=True, worker=worker, pages=PageSpan(start=4, end=6)
+        store,
+        source,
+        _pdf(worker),
+        LIMITS,
+        accept_partial=True,
+        worker=worker,
+        pages=PageSpan(start=4, end=6),
     )
     assert (report.partial, report.failed_pages) == (True, [4])
     assert report.docling_key == docling_key(
         report.sha256, f"{report.contract}-partial", PageSpan(start=4, end=6)
     )
     again = parse_object(
-        store, source, LIMITS, accept_partial=True, worker=worker, pages=PageSpan(start=4, end=6)
+        store,
+        source,
+        _pdf(worker),
+        LIMITS,
+        accept_partial=True,
+        worker=worker,
+        pages=PageSpan(start=4, end=6),
     )
     assert again.cached is False
 
@@ -279,6 +319,7 @@ def _parse_shards(store, source, plan, worker, *, accept_partial=True) -> list[S
         report = parse_object(
             store,
             source,
+            _planned(plan),
             LIMITS,
             accept_partial=accept_partial,
             worker=worker,
@@ -310,7 +351,7 @@ def test_a_large_pdf_is_planned_parsed_by_shard_and_merged_into_the_whole(
     assert plan.sha256 is not None
     assert merged.docling_key == merged_key(plan.sha256, plan.contract, 3)
     assert (merged.pages, merged.partial, merged.shards, merged.cached) == (12, False, 3, False)
-    whole = parse_object(store, source, LIMITS, accept_partial=False, worker=worker)
+    whole = parse_object(store, source, _pdf(worker), LIMITS, accept_partial=False, worker=worker)
     assert whole.docling_key is not None
     assert store.get_bytes(merged.docling_key) == store.get_bytes(whole.docling_key)
     # A redrive finds every shard and the merge cached.
@@ -400,6 +441,7 @@ def test_a_conversion_longer_than_the_parse_invocation_is_a_typed_resource_limit
         parse_object(
             store,
             source,
+            _pdf(blocking_parse_worker),
             LIMITS,
             accept_partial=False,
             worker=blocking_parse_worker,
@@ -443,7 +485,7 @@ def test_a_merge_with_a_partial_shard_is_partial_stored_apart_and_never_reused(
     assert plan.sha256 is not None
     assert merged.docling_key == merged_key(plan.sha256, f"{plan.contract}-partial", 3)
     assert merge_objects(store, plan, shards).cached is False
-    whole = parse_object(store, source, LIMITS, accept_partial=True, worker=worker)
+    whole = parse_object(store, source, _pdf(worker), LIMITS, accept_partial=True, worker=worker)
     assert whole.docling_key is not None
     assert store.get_bytes(merged.docling_key) == store.get_bytes(whole.docling_key)
 

@@ -229,10 +229,12 @@ class PlanInput(StageInput):
 
 
 class PlanOutput(StageOutput):
-    """How the document is parsed (``richdoc.parse.plan_step.plan_request``): whole, or as
-    page-range ``shards`` (a PDF with more pages than ``RICHDOC_SHARD_PAGES``), at most
-    ``max_concurrency`` at once (the Map state's ``MaxConcurrencyPath``: the template's
-    ``ShardMaxConcurrency``). About 30 bytes a shard: 6 KB for 200."""
+    """How the document is parsed (``richdoc.parse.plan_step.plan_request``): its
+    conversion (``format``, ``pipeline``, ``contract``), which reaches every parse in its
+    input; whole, or as page-range ``shards`` (a PDF with more pages than
+    ``RICHDOC_SHARD_PAGES``), at most ``max_concurrency`` at once (the Map state's
+    ``MaxConcurrencyPath``: the template's ``ShardMaxConcurrency``). About 30 bytes a
+    shard: 2.4 KB for 80."""
 
     sha256: str | None  # of the bytes inspected; None where the plan needed no download
     size: int | None
@@ -251,9 +253,16 @@ class PlanOutput(StageOutput):
 
 
 class ParseInput(StageInput):
+    """One parse: of the whole document or of one shard's ``pages``, at a memory tier,
+    converted as the run's plan decided (``PlanOutput``'s ``format``, ``pipeline`` and
+    ``contract``: ``richdoc.parse.settings.Conversion``)."""
+
     tier: int
     accept_partial: bool = False  # only the biggest tier keeps a partial conversion
     source: SourceObject
+    format: str
+    pipeline: str
+    contract: str  # the processor contract the DoclingDocument is stored under
     pages: PageSpan | None = None  # one shard's pages; None: the whole document
 
     def attempt_tier(self) -> int | None:

@@ -31,9 +31,10 @@ def plan_object(
     worker: ParseWorker | None = None,
     remaining_s: Callable[[], float] | None = None,
 ) -> PlanOutput:
-    """Decide how an S3 object is parsed: whole, or as page-range shards of at most
-    ``shard_pages`` pages (``richdoc.parse.page_ranges.plan_shards``), ``max_concurrency`` of
-    them at once.
+    """Decide how an S3 object is parsed: its conversion (format, pipeline, processor
+    contract: every parse of the run carries it out), and whole or as page-range shards
+    of at most ``shard_pages`` pages (``richdoc.parse.page_ranges.plan_shards``),
+    ``max_concurrency`` of them at once.
 
     A PDF that may be sharded is downloaded and inspected, in the worker, for its page
     count, so a document the inspection refuses (too big, damaged, encrypted, over
@@ -57,12 +58,13 @@ def plan_object(
                 limits = plan_limits(limits, remaining_s())
             pages = worker.inspect(downloaded.path, fmt, limits)
     plan = plan_shards(fmt, pages, shard_pages)
+    conversion = worker.settings.conversion(fmt)
     return PlanOutput(
         sha256=sha256,
         size=size,
-        format=str(fmt),
-        pipeline=str(worker.settings.pipeline_for(fmt)),
-        contract=worker.settings.contract(fmt),
+        format=str(conversion.format),
+        pipeline=str(conversion.pipeline),
+        contract=conversion.contract,
         pages=pages,
         sharded=plan.sharded,
         shards=list(plan.ranges),
