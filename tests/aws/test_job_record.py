@@ -37,6 +37,7 @@ from richdoc.jobs import (
     attempt_key,
     job_key,
 )
+from richdoc.jobs.references import DigestReferences
 from richdoc.taxonomy import Failure, FailureKind
 from tests.support.records import COUNTS, OUTPUTS, SOURCE
 
@@ -111,13 +112,13 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
         request_id="req-1",
     ) as attempt:
         attempt.cached = True
+    DigestReferences(store.table).record_on_job("ab" * 32, "job-1")  # as the parse does
     store.succeed(
         "job-1",
         1,
         outputs=OUTPUTS,
         counts=COUNTS,
         pipeline="simple",
-        sha256="ab" * 32,
         pages=12,
     )
     job = store.get("job-1")

@@ -90,22 +90,16 @@ def test_create_is_idempotent_for_duplicate_notifications(job_store: JobStore) -
     assert job.source == SOURCE
 
 
-def test_success_records_outputs_counts_pipeline_and_hash(job_store: JobStore) -> None:
+def test_success_records_outputs_counts_and_pipeline(job_store: JobStore) -> None:
     job_id = _running(job_store)
-    job_store.succeed(
-        job_id,
-        1,
-        outputs=OUTPUTS,
-        counts=COUNTS,
-        pipeline="simple",
-        sha256="ab" * 32,
-    )
+    job_store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="simple")
     job = job_store.get(job_id)
     assert job is not None
     assert job.status is JobStatus.SUCCEEDED
     assert job.outputs == OUTPUTS
     assert job.counts == COUNTS
-    assert job.source == SOURCE.model_copy(update={"sha256": "ab" * 32})
+    # The digest is the parse's to record (richdoc.jobs.references), not the success's.
+    assert job.source == SOURCE
     assert job.pipeline == "simple"
 
 
@@ -162,7 +156,7 @@ def test_a_stale_run_can_never_overwrite_a_newer_run(job_store: JobStore) -> Non
     assert job_store.start_next_run(job_id, 1, execution_arn="arn:execution:r2") == 2
     job_store.mark_running(job_id, 2, "arn:execution:r2")
     with pytest.raises(StaleRun):
-        job_store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline=None, sha256=None)
+        job_store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline=None)
     with pytest.raises(StaleRun):
         job_store.record_failure(job_id, 1, Failure(FailureKind.INTERNAL, "late"))
     with pytest.raises(StaleRun):
@@ -204,7 +198,7 @@ def test_only_dead_lettered_runs_can_be_redriven(job_store: JobStore) -> None:
 
 def test_succeeded_jobs_cannot_be_failed_later(job_store: JobStore) -> None:
     job_id = _running(job_store)
-    job_store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline=None, sha256=None)
+    job_store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline=None)
     with pytest.raises(StaleRun):
         job_store.record_failure(job_id, 1, Failure(FailureKind.INTERNAL, "late duplicate"))
 

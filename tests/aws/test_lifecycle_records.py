@@ -80,7 +80,7 @@ def test_a_cancel_commits_who_when_and_why_in_one_write(running: JobStore) -> No
         lambda s: s.open_attempt(JOB, 1, "parse", tier=1),
         lambda s: s.shard_done(JOB, 1, "1-50"),
         lambda s: s.mark_recording(JOB, 1),
-        lambda s: s.succeed(JOB, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p", sha256=None),
+        lambda s: s.succeed(JOB, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p"),
         lambda s: s.record_failure(JOB, 1, Failure(FailureKind.INTERNAL, "boom")),
     ],
     ids=["start", "attempt", "shard", "recording", "succeed", "fail"],
@@ -104,7 +104,7 @@ def test_a_stale_run_is_refused_as_stale_not_as_cancelled(running: JobStore) -> 
 @pytest.mark.parametrize("finish", ["succeed", "fail", "dead_letter"])
 def test_a_run_that_finished_first_refuses_the_cancel(running: JobStore, finish: str) -> None:
     if finish == "succeed":
-        running.succeed(JOB, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p", sha256=None)
+        running.succeed(JOB, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p")
     else:
         running.record_failure(JOB, 1, Failure(FailureKind.CORRUPT_INPUT, "not a zip"))
         if finish == "dead_letter":
@@ -156,7 +156,7 @@ def test_each_transition_writes_the_phase_the_run_is_in(job_store: JobStore) -> 
         seen()
     job_store.mark_recording(JOB, 1)
     seen()
-    job_store.succeed(JOB, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p", sha256=None)
+    job_store.succeed(JOB, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p")
     seen()
     assert phases == [
         JobPhase.QUEUED,

@@ -518,7 +518,7 @@ def _prepared(stack: Any, job_id: str, ended_as: str) -> Job:
     if ended_as == "cancelled":
         store.cancel(job_id, 1, by="ops")
     elif ended_as == "succeeded":
-        store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p", sha256=None)
+        store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p")
     else:  # dead-lettered (by the state machine, or a backstop after a timeout or stop)
         store.record_failure(job_id, 1, Failure(FailureKind.INTERNAL, "Execution.TIMED_OUT"))
         store.mark_dead_lettered(job_id, 1, "the-message", sent_by="reconciler")

@@ -241,7 +241,6 @@ class Records:
             outputs=JobOutputs.of(results),
             counts=JobCounts.of(results),
             pipeline=results.parse.pipeline,
-            sha256=results.parse.sha256,
             shards=results.parse.shards,
             pages=results.parse.pages,
         )

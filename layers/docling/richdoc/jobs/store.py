@@ -307,21 +307,15 @@ class JobStore(AttemptRecords):
             .set("phase", JobPhase.PLANNING),  # the definition's next state is Plan
         )
 
-    def record_shards(self, job_id: str, run: int, shards: int, sha256: str | None = None) -> None:
+    def record_shards(self, job_id: str, run: int, shards: int) -> None:
         """The plan's decision: the run's parse runs as ``shards`` page-range shards (1:
-        the whole document at once). ``sha256``, the digest of the bytes the plan
-        inspected, is recorded with it: the job uses that digest's parse artifacts from
-        now on, and its shards, registering on the digest at once, find it here instead
-        of each writing it (``richdoc.jobs.references``)."""
-        update = Update().set("shards", shards)
-        if sha256:
-            update.set(("source", "sha256"), sha256)
+        the whole document at once)."""
         self._transition(
             job_id,
             run=run,
             allowed=(JobStatus.RUNNING,),
             status=JobStatus.RUNNING,
-            update=update,
+            update=Update().set("shards", shards),
         )
 
     def shard_done(self, job_id: str, run: int, pages: PageSpan) -> None:
@@ -354,10 +348,11 @@ class JobStore(AttemptRecords):
         outputs: JobOutputs,
         counts: JobCounts,
         pipeline: str | None,
-        sha256: str | None,
         shards: int = 1,
         pages: int | None = None,
     ) -> None:
+        """The run succeeded. The source's digest is not written here: the parse (or the
+        merge) recorded it when it first used its artifacts (``richdoc.jobs.references``)."""
         update = (
             Update()
             .set("outputs", stored(outputs))
@@ -369,8 +364,6 @@ class JobStore(AttemptRecords):
             .set("phase", JobPhase.SUCCEEDED)
             .remove("stage")
         )
-        if sha256:
-            update.set(("source", "sha256"), sha256)
         self._transition(
             job_id,
             run=run,
