@@ -22,8 +22,8 @@ PAGINATED_FORMATS = frozenset({DocFormat.PDF})
 # The most shards one document is split into. Each shard is one iteration of an inline
 # Map state, whose events all go into the execution's history, which Standard caps at
 # 25,000 events: at the worst (every retrier of every task exhausted, both escalations,
-# the shard's failure recorded) an iteration writes 305 events and the rest of the
-# execution 629, so 80 shards fit (24,833; richdoc_tools.ops.history derives it from the
+# the shard's failure recorded) an iteration writes 305 events and the rest of a sharded
+# execution 433, so 80 shards fit (24,833; richdoc_tools.ops.history derives it from the
 # definition, tests/unit/test_history_budget.py holds this to it). 80 is also what
 # MaxPages (2,000) needs at the small account profile's 25-page shards. Past it, shards
 # get bigger instead of more numerous (docs/shards.md, "Budgets").
