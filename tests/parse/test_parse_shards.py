@@ -23,6 +23,7 @@ from richdoc.parse.merge import merge_shard_json
 from richdoc.parse.merge_step import merge_objects
 from richdoc.parse.page_ranges import plan_shards
 from richdoc.parse.plan_step import PLAN_RESERVE_S, plan_limits, plan_object
+from richdoc.parse.reports import ParseReport
 from richdoc.parse.settings import Conversion, ParseLimits, ParserSettings, Pipeline
 from richdoc.parse.step import (
     PARSE_RESERVE_S,
@@ -229,41 +230,22 @@ def test_each_shard_is_cached_under_its_page_range_and_reused(worker, s3, tmp_pa
     )
     store = ArtifactStore(s3, "artifacts")
     source = SourceObject(bucket="ingest", key="big.pdf")
-    first = parse_object(
-        store,
-        source,
-        _pdf(worker),
-        LIMITS,
-        accept_partial=False,
-        worker=worker,
-        pages=PageSpan(start=3, end=4),
-    )
-    again = parse_object(
-        store,
-        source,
-        _pdf(worker),
-        LIMITS,
-        accept_partial=False,
-        worker=worker,
-        pages=PageSpan(start=3, end=4),
-    )
-    other = parse_object(
-        store,
-        source,
-        _pdf(worker),
-        LIMITS,
-        accept_partial=False,
-        worker=worker,
-        pages=PageSpan(start=1, end=2),
-    )
-    assert first.docling_key == docling_key(first.sha256, first.contract, PageSpan(start=3, end=4))
+
+    def parse(pages: PageSpan | None) -> ParseReport:
+        return parse_object(
+            store, source, _pdf(worker), LIMITS, accept_partial=False, worker=worker, pages=pages
+        )
+
+    three_four = PageSpan(start=3, end=4)
+    first, again, other = parse(three_four), parse(three_four), parse(PageSpan(start=1, end=2))
+    assert first.docling_key == docling_key(first.sha256, first.contract, three_four)
     assert (first.cached, again.cached, other.cached) == (False, True, False)
     assert again.docling_key == first.docling_key != other.docling_key
-    assert again.page_range == PageSpan(start=3, end=4) and again.pages == 4
+    assert again.page_range == three_four and again.pages == 4
     stored = sorted(item["Key"] for item in s3.list_objects_v2(Bucket="artifacts")["Contents"])
     assert first.docling_key and other.docling_key
     assert stored == sorted([first.docling_key, other.docling_key])
-    whole = parse_object(store, source, _pdf(worker), LIMITS, accept_partial=False, worker=worker)
+    whole = parse(None)
     assert whole.docling_key == docling_key(first.sha256, first.contract)
     assert whole.page_range is None
 
@@ -273,29 +255,17 @@ def test_a_partial_shard_is_stored_apart_and_never_reused(worker, s3, tmp_path) 
     s3.put_object(Bucket="ingest", Key="broken.pdf", Body=path.read_bytes())
     store = ArtifactStore(s3, "artifacts")
     source = SourceObject(bucket="ingest", key="broken.pdf")
-    report = parse_object(
-        store,
-        source,
-        _pdf(worker),
-        LIMITS,
-        accept_partial=True,
-        worker=worker,
-        pages=PageSpan(start=4, end=6),
-    )
+    four_six = PageSpan(start=4, end=6)
+
+    def parse() -> ParseReport:
+        return parse_object(
+            store, source, _pdf(worker), LIMITS, accept_partial=True, worker=worker, pages=four_six
+        )
+
+    report = parse()
     assert (report.partial, report.failed_pages) == (True, [4])
-    assert report.docling_key == docling_key(
-        report.sha256, f"{report.contract}-partial", PageSpan(start=4, end=6)
-    )
-    again = parse_object(
-        store,
-        source,
-        _pdf(worker),
-        LIMITS,
-        accept_partial=True,
-        worker=worker,
-        pages=PageSpan(start=4, end=6),
-    )
-    assert again.cached is False
+    assert report.docling_key == docling_key(report.sha256, f"{report.contract}-partial", four_six)
+    assert parse().cached is False
 
 
 # Plan, shards, merge: the library calls the state machine makes -----------------------
