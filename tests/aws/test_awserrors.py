@@ -23,7 +23,7 @@ from richdoc.awserrors import (
     is_transaction_conflict,
     is_transient,
 )
-from richdoc.contracts import JobOptions, SourceObject
+from richdoc.contracts import JobOptions, PageSpan, SourceObject
 from richdoc.ingest import Starter
 from richdoc.jobs import JobStore, StaleRun
 from richdoc.jobs.keys import is_attempt_key
@@ -401,11 +401,11 @@ def test_a_job_write_that_meets_a_transaction_is_retried_with_jittered_backoff(
 ) -> None:
     conflict = _running_with_a_conflict(job_store)
     with failing(job_store.table.meta.client, "UpdateItem", conflict, times=3) as failed:
-        job_store.shard_done("job-1", 1, "1-50")
+        job_store.shard_done("job-1", 1, PageSpan.parse("1-50"))
     assert len(failed) == 3
     assert sleeps == [0.025, 0.05, 0.1]  # base * 2**n, each the top of its jitter range
     job = job_store.get("job-1")
-    assert job is not None and job.shards_done == frozenset({"1-50"})
+    assert job is not None and job.shards_done == frozenset({PageSpan.parse("1-50")})
 
 
 def test_a_conflict_that_outlasts_the_retries_is_transient_for_the_state_machine(
@@ -416,7 +416,7 @@ def test_a_conflict_that_outlasts_the_retries_is_transient_for_the_state_machine
         failing(job_store.table.meta.client, "UpdateItem", conflict, times=100) as failed,
         pytest.raises(Transient, match="TransactionConflictException"),
     ):
-        job_store.shard_done("job-1", 1, "1-50")
+        job_store.shard_done("job-1", 1, PageSpan.parse("1-50"))
     assert len(failed) == ConflictRetry().attempts  # bounded: 5 tries, 4 sleeps
     assert len(sleeps) == ConflictRetry().attempts - 1
     assert sum(sleeps) <= 1.0

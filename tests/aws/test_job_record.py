@@ -23,6 +23,7 @@ from richdoc.contracts import (
     JobCounts,
     JobOptions,
     JobOutputs,
+    PageSpan,
     SourceObject,
     StepName,
 )
@@ -36,6 +37,7 @@ from richdoc.jobs import (
     attempt_key,
     job_key,
 )
+from richdoc.jobs.references import DigestReferences
 from richdoc.taxonomy import Failure, FailureKind
 from tests.support.records import COUNTS, OUTPUTS, SOURCE
 
@@ -102,16 +104,22 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
     }
     store.mark_running("job-1", 1, "arn:execution:job-1-r1")
     with store.attempts.record(
-        "job-1", 1, "parse", tier=2, pages="51-100", memory_mb=6144, request_id="req-1"
+        "job-1",
+        1,
+        "parse",
+        tier=2,
+        pages=PageSpan.parse("51-100"),
+        memory_mb=6144,
+        request_id="req-1",
     ) as attempt:
         attempt.cached = True
+    DigestReferences(store.table).record_on_job("ab" * 32, "job-1")  # as the parse does
     store.succeed(
         "job-1",
         1,
         outputs=OUTPUTS,
         counts=COUNTS,
         pipeline="simple",
-        sha256="ab" * 32,
         pages=12,
     )
     job = store.get("job-1")
@@ -369,6 +377,11 @@ _jobs = st.builds(
     ),
     message=st.none() | _text,
 )
+_spans = st.builds(
+    lambda start, extra: PageSpan(start=start, end=start + extra),
+    st.integers(min_value=1, max_value=5000),
+    st.integers(min_value=0, max_value=500),
+)
 _attempts = st.builds(
     Attempt,
     job_id=_text,
@@ -379,7 +392,7 @@ _attempts = st.builds(
     outcome=_text,
     started_at=_text,
     tier=st.none() | st.integers(min_value=1, max_value=3),
-    pages=st.none() | _text,
+    pages=st.none() | _spans,
     memory_mb=_maybe_int,
     request_id=st.none() | _text,
     reason=st.none() | _text,

@@ -10,7 +10,7 @@ from typing import Any
 import boto3
 import pytest
 
-from richdoc.contracts import JobOptions
+from richdoc.contracts import JobOptions, PageSpan
 from richdoc.jobs import (
     DeadLetterMark,
     JobStatus,
@@ -90,22 +90,16 @@ def test_create_is_idempotent_for_duplicate_notifications(job_store: JobStore) -
     assert job.source == SOURCE
 
 
-def test_success_records_outputs_counts_pipeline_and_hash(job_store: JobStore) -> None:
+def test_success_records_outputs_counts_and_pipeline(job_store: JobStore) -> None:
     job_id = _running(job_store)
-    job_store.succeed(
-        job_id,
-        1,
-        outputs=OUTPUTS,
-        counts=COUNTS,
-        pipeline="simple",
-        sha256="ab" * 32,
-    )
+    job_store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="simple")
     job = job_store.get(job_id)
     assert job is not None
     assert job.status is JobStatus.SUCCEEDED
     assert job.outputs == OUTPUTS
     assert job.counts == COUNTS
-    assert job.source == SOURCE.model_copy(update={"sha256": "ab" * 32})
+    # The digest is the parse's to record (richdoc.jobs.references), not the success's.
+    assert job.source == SOURCE
     assert job.pipeline == "simple"
 
 
@@ -162,7 +156,7 @@ def test_a_stale_run_can_never_overwrite_a_newer_run(job_store: JobStore) -> Non
     assert job_store.start_next_run(job_id, 1, execution_arn="arn:execution:r2") == 2
     job_store.mark_running(job_id, 2, "arn:execution:r2")
     with pytest.raises(StaleRun):
-        job_store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline=None, sha256=None)
+        job_store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline=None)
     with pytest.raises(StaleRun):
         job_store.record_failure(job_id, 1, Failure(FailureKind.INTERNAL, "late"))
     with pytest.raises(StaleRun):
@@ -204,7 +198,7 @@ def test_only_dead_lettered_runs_can_be_redriven(job_store: JobStore) -> None:
 
 def test_succeeded_jobs_cannot_be_failed_later(job_store: JobStore) -> None:
     job_id = _running(job_store)
-    job_store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline=None, sha256=None)
+    job_store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline=None)
     with pytest.raises(StaleRun):
         job_store.record_failure(job_id, 1, Failure(FailureKind.INTERNAL, "late duplicate"))
 
@@ -319,7 +313,7 @@ def _requests(store: JobStore) -> list[str]:
 def test_opening_an_attempt_is_one_job_update_and_one_put(job_store: JobStore) -> None:
     job_id = _running(job_store)
     sent = _requests(job_store)
-    attempt = job_store.attempts.open(job_id, 1, "parse", tier=1, pages="1-50")
+    attempt = job_store.attempts.open(job_id, 1, "parse", tier=1, pages=PageSpan.parse("1-50"))
     assert sent == ["UpdateItem", "PutItem"]
     job_store.attempts.close(attempt, "ok")
     assert sent == ["UpdateItem", "PutItem", "UpdateItem"]
@@ -404,7 +398,9 @@ def test_attempts_opened_side_by_side_are_numbered_per_shard_without_repeats(
     with ThreadPoolExecutor(len(openers)) as pool:
         opened = list(
             pool.map(
-                lambda store, opener: store.attempts.open(job_id, 1, "parse", pages=opener[0]),
+                lambda store, opener: store.attempts.open(
+                    job_id, 1, "parse", pages=PageSpan.parse(opener[0])
+                ),
                 stores,
                 openers,
             )
@@ -413,4 +409,4 @@ def test_attempts_opened_side_by_side_are_numbered_per_shard_without_repeats(
     recorded = JobStore(jobs_table).attempts.of_job(job_id, 1)
     assert sorted(a.seq for a in recorded) == list(range(1, len(openers) + 1))
     for pages in shards:
-        assert sorted(a.attempt for a in recorded if a.pages == pages) == [1, 2, 3]
+        assert sorted(a.attempt for a in recorded if str(a.pages) == pages) == [1, 2, 3]

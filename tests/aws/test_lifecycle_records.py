@@ -18,6 +18,7 @@ from richdoc.contracts import (
     CaughtError,
     FailedAt,
     JobOptions,
+    PageSpan,
     Reconciled,
     RecordFailure,
     ScheduledSweep,
@@ -80,7 +81,7 @@ def test_a_cancel_commits_who_when_and_why_in_one_write(running: JobStore) -> No
         lambda s: s.attempts.open(JOB, 1, "parse", tier=1),
         lambda s: s.shard_done(JOB, 1, "1-50"),
         lambda s: s.mark_recording(JOB, 1),
-        lambda s: s.succeed(JOB, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p", sha256=None),
+        lambda s: s.succeed(JOB, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p"),
         lambda s: s.record_failure(JOB, 1, Failure(FailureKind.INTERNAL, "boom")),
     ],
     ids=["start", "attempt", "shard", "recording", "succeed", "fail"],
@@ -104,7 +105,7 @@ def test_a_stale_run_is_refused_as_stale_not_as_cancelled(running: JobStore) -> 
 @pytest.mark.parametrize("finish", ["succeed", "fail", "dead_letter"])
 def test_a_run_that_finished_first_refuses_the_cancel(running: JobStore, finish: str) -> None:
     if finish == "succeed":
-        running.succeed(JOB, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p", sha256=None)
+        running.succeed(JOB, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p")
     else:
         running.record_failure(JOB, 1, Failure(FailureKind.CORRUPT_INPUT, "not a zip"))
         if finish == "dead_letter":
@@ -121,8 +122,8 @@ def test_a_queued_job_can_be_cancelled_before_its_execution_starts(job_store: Jo
 
 def test_the_next_run_of_a_cancelled_job_starts_clean(running: JobStore) -> None:
     running.record_shards(JOB, 1, 3)
-    running.attempts.open(JOB, 1, "parse", tier=1, pages="1-50")
-    running.shard_done(JOB, 1, "1-50")
+    running.attempts.open(JOB, 1, "parse", tier=1, pages=PageSpan.parse("1-50"))
+    running.shard_done(JOB, 1, PageSpan.parse("1-50"))
     running.cancel(JOB, 1, by="ops", reason="later")
     assert running.start_next_run(JOB, 1, execution_arn="arn:x:job-1-r2") == 2
     job = _job(running)
@@ -143,9 +144,9 @@ def test_each_transition_writes_the_phase_the_run_is_in(job_store: JobStore) -> 
     seen()
     job_store.mark_running(JOB, 1, "arn:x")
     seen()
-    steps: list[tuple[StepName, str | None]] = [
+    steps: list[tuple[StepName, PageSpan | None]] = [
         ("plan", None),
-        ("parse", "1-50"),
+        ("parse", PageSpan.parse("1-50")),
         ("parse", None),
         ("merge", None),
         ("project", None),
@@ -156,7 +157,7 @@ def test_each_transition_writes_the_phase_the_run_is_in(job_store: JobStore) -> 
         seen()
     job_store.mark_recording(JOB, 1)
     seen()
-    job_store.succeed(JOB, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p", sha256=None)
+    job_store.succeed(JOB, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p")
     seen()
     assert phases == [
         JobPhase.QUEUED,
@@ -181,9 +182,9 @@ def test_a_failed_run_is_dead_lettering_then_dead_lettered(running: JobStore) ->
 
 def test_a_finished_shard_counts_once_however_often_it_finishes(running: JobStore) -> None:
     running.record_shards(JOB, 1, 3)
-    running.attempts.open(JOB, 1, "parse", tier=1, pages="1-50")
+    running.attempts.open(JOB, 1, "parse", tier=1, pages=PageSpan.parse("1-50"))
     for pages in ("1-50", "1-50", "51-100", "1-50"):  # a retry, a cached shard
-        running.shard_done(JOB, 1, pages)
+        running.shard_done(JOB, 1, PageSpan.parse(pages))
     progress = _job(running).progress()
     assert (progress.shards, progress.shards_done, progress.pages_done) == (3, 2, 100)
     states = running.progress_of([JOB, "no-such-job"])
@@ -273,8 +274,8 @@ def test_the_reconciler_closes_a_cancelled_run_without_a_dead_letter(
     backstops: Backstops, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = backstops.jobs
-    store.attempts.open(JOB, 1, "parse", tier=1, pages="1-50")
-    store.attempts.open(JOB, 1, "parse", tier=1, pages="51-100")
+    store.attempts.open(JOB, 1, "parse", tier=1, pages=PageSpan.parse("1-50"))
+    store.attempts.open(JOB, 1, "parse", tier=1, pages=PageSpan.parse("51-100"))
     store.cancel(JOB, 1, by="ops", reason="wrong file")
     answer = backstops.reconcile(_status_change("ABORTED"))
     assert answer == Reconciled(reconciled=False, cancelled=True)

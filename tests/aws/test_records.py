@@ -237,14 +237,15 @@ def test_escalation_closes_the_attempt_the_platform_killed(world: World) -> None
 def _shard_attempts(world: World) -> dict[str | None, list[tuple[int | None, str]]]:
     found: dict[str | None, list[tuple[int | None, str]]] = {}
     for attempt in world.jobs.attempts.of_job(JOB, 1):
-        found.setdefault(attempt.pages, []).append((attempt.tier, attempt.outcome))
+        pages = str(attempt.pages) if attempt.pages else None
+        found.setdefault(pages, []).append((attempt.tier, attempt.outcome))
     return found
 
 
 def test_a_shards_escalation_closes_that_shards_attempt_only(world: World) -> None:
     _running(world)
     for pages in ("1-50", "51-100", "101-150"):
-        world.jobs.attempts.open(JOB, 1, "parse", tier=1, pages=pages)
+        world.jobs.attempts.open(JOB, 1, "parse", tier=1, pages=PageSpan.parse(pages))
     world.actions.escalate(
         RecordEscalation(
             job_id=JOB,
@@ -264,10 +265,10 @@ def test_a_shards_escalation_closes_that_shards_attempt_only(world: World) -> No
 
 def test_attempts_are_numbered_per_shard(world: World) -> None:
     _running(world)
-    first = world.jobs.attempts.open(JOB, 1, "parse", tier=1, pages="1-50")
-    other = world.jobs.attempts.open(JOB, 1, "parse", tier=1, pages="51-100")
+    first = world.jobs.attempts.open(JOB, 1, "parse", tier=1, pages=PageSpan.parse("1-50"))
+    other = world.jobs.attempts.open(JOB, 1, "parse", tier=1, pages=PageSpan.parse("51-100"))
     world.jobs.attempts.close(first, "ResourceLimit")
-    again = world.jobs.attempts.open(JOB, 1, "parse", tier=2, pages="1-50")
+    again = world.jobs.attempts.open(JOB, 1, "parse", tier=2, pages=PageSpan.parse("1-50"))
     assert (first.attempt, other.attempt, again.attempt) == (1, 1, 2)
 
 
@@ -275,7 +276,7 @@ def test_a_failed_shard_is_recorded_with_its_pages_and_the_job_failure_once(
     world: World,
 ) -> None:
     _running(world)
-    world.jobs.attempts.open(JOB, 1, "parse", tier=1, pages="1-50")
+    world.jobs.attempts.open(JOB, 1, "parse", tier=1, pages=PageSpan.parse("1-50"))
     error = CaughtError(Error="Lambda.ServiceException", Cause="service unavailable")
     recorded = world.actions.shard_failed(
         RecordShardFailure(
@@ -310,7 +311,7 @@ def test_a_failed_shard_is_recorded_with_its_pages_and_the_job_failure_once(
 def test_a_reconciled_run_closes_every_shard_attempt_still_running(world: World) -> None:
     _running(world)
     for pages in ("1-50", "51-100"):
-        world.jobs.attempts.open(JOB, 1, "parse", tier=1, pages=pages)
+        world.jobs.attempts.open(JOB, 1, "parse", tier=1, pages=PageSpan.parse(pages))
     assert _reconcile(world, status_change("TIMED_OUT")).reconciled
     assert _shard_attempts(world) == {
         "1-50": [(1, "Execution.TIMED_OUT")],
@@ -327,7 +328,7 @@ def test_the_plan_records_the_shard_count_and_a_redrive_forgets_it(world: World)
     assert world.job().shards is None  # the next run plans again
 
 
-def test_success_records_outputs_counts_pipeline_and_the_source_hash(world: World) -> None:
+def test_success_records_outputs_counts_and_pipeline(world: World) -> None:
     _running(world)
     result = world.actions.succeed(
         RecordSuccess(job_id=JOB, run=1, action="succeed", results=RESULTS)
@@ -344,7 +345,7 @@ def test_success_records_outputs_counts_pipeline_and_the_source_hash(world: Worl
     assert job.counts == JobCounts(
         nodes=5, edges=4, spans=3, ambiguities=1, ambiguities_suppressed=2, chunks=2
     )
-    assert (job.pipeline, job.source.sha256) == ("simple", "ab" * 32)
+    assert job.pipeline == "simple"
     assert "JobsSucceeded" in _metric_names(world)
 
 
@@ -678,7 +679,6 @@ class ClosingJustAfterTheRead(JobStore):
             outputs=JobOutputs.of(RESULTS),
             counts=JobCounts.of(RESULTS),
             pipeline="simple",
-            sha256=None,
         )
         return job
 

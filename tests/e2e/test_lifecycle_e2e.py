@@ -24,7 +24,7 @@ from richdoc_tools.local.events import wait_until
 from richdoc_tools.ops.watch import watch_job
 from richdoc_tools.run import run_files
 
-from richdoc.contracts import ParseInput
+from richdoc.contracts import PageSpan, ParseInput
 from richdoc.jobs import (
     CANCELLED_OUTCOME,
     Job,
@@ -262,12 +262,13 @@ def test_a_sharded_parse_is_cancelled_between_its_shards(
     wait_for_handlers(stack)
     assert ended(stack, job_id)["status"] == "ABORTED"
     by_shard = {
-        a.pages: a.outcome for a in stack.jobs.attempts.of_job(job_id) if a.stage == "parse"
+        str(a.pages): a.outcome for a in stack.jobs.attempts.of_job(job_id) if a.stage == "parse"
     }
     assert by_shard == {"1-4": "ok", "5-8": CANCELLED_OUTCOME}  # 9-12 never started
     job = job_of(stack, job_id)
     assert job.status is JobStatus.CANCELLED
-    assert job.shards_done == frozenset({"1-4"})  # the finished shard that came too late is refused
+    # The finished shard that came too late is refused.
+    assert job.shards_done == frozenset({PageSpan.parse("1-4")})
     assert dead_letters_for(stack, job_id) == []
 
 
@@ -519,7 +520,7 @@ def _prepared(stack: Any, job_id: str, ended_as: str) -> Job:
     if ended_as == "cancelled":
         store.cancel(job_id, 1, by="ops")
     elif ended_as == "succeeded":
-        store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p", sha256=None)
+        store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p")
     else:  # dead-lettered (by the state machine, or a backstop after a timeout or stop)
         store.record_failure(job_id, 1, Failure(FailureKind.INTERNAL, "Execution.TIMED_OUT"))
         store.mark_dead_lettered(job_id, 1, "the-message", sent_by="reconciler")

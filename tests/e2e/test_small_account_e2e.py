@@ -94,7 +94,5 @@ def test_shards_are_25_pages_at_most_whatever_shard_pages_says(
     job = run_pdf(small_stack, "small/long.pdf", body)
     assert job.status is JobStatus.SUCCEEDED, job.failure
     assert job.shards == 2
-    pages = sorted(
-        a.pages or "" for a in small_stack.jobs.attempts.of_job(job.job_id) if a.stage == "parse"
-    )
-    assert pages == ["1-15", "16-30"]
+    pages = [a.pages for a in small_stack.jobs.attempts.of_job(job.job_id) if a.stage == "parse"]
+    assert sorted(map(str, pages)) == ["1-15", "16-30"]

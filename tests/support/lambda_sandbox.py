@@ -66,7 +66,11 @@ def main() -> int:
         event = {"job_id": "job-ro", "run": 1, "source": source.model_dump(mode="json")}
         planner = FakeLambdaContext(function_name="richdoc-plan", memory_limit_in_mb=2048)
         plan = app.plan(event, planner)
-        parse = app.handler({**event, "tier": 1, "accept_partial": False}, FakeLambdaContext())
+        # The parse converts as the plan decided (the state machine passes its conversion).
+        conversion = {name: plan[name] for name in ("format", "pipeline", "contract")}
+        parse = app.handler(
+            {**event, **conversion, "tier": 1, "accept_partial": False}, FakeLambdaContext()
+        )
     print(json.dumps({"plan": plan, "parse": parse}))
     return 0
 

@@ -1238,10 +1238,16 @@ def test_a_shard_tier_is_its_whole_document_tier_with_a_page_range(
     assert shard["Resource"] == whole["Resource"]
     assert shard["Retry"] == whole["Retry"]
     assert [c["ErrorEquals"] for c in shard["Catch"]] == [c["ErrorEquals"] for c in whole["Catch"]]
-    assert {
-        k: v for k, v in shard["Parameters"].items() if k not in ("pages.$", "execution.$")
-    } == {k: v for k, v in whole["Parameters"].items() if k != "execution.$"}
-    assert shard["Parameters"]["pages.$"] == "$.pages"
+    # The shard's Parameters, each path read through the Map's ItemSelector (an
+    # iteration's input), are the whole document's, and the page range.
+    selector = definition["States"][SHARDS]["ItemSelector"]
+
+    def through_the_map(key: str, value: Any) -> Any:
+        return selector[value.removeprefix("$.") + ".$"] if key.endswith(".$") else value
+
+    shard_parameters = {k: through_the_map(k, v) for k, v in shard["Parameters"].items()}
+    assert shard_parameters.pop("pages.$") == "$$.Map.Item.Value"
+    assert shard_parameters == whole["Parameters"]
     assert shard["TimeoutSeconds"] == whole["TimeoutSeconds"]
 
 

@@ -78,7 +78,11 @@ class ShardRow(BaseModel):
 
     @model_serializer
     def _public(self) -> dict[str, object]:
-        return {**dataclasses.asdict(self.shard), "status": self.status}
+        return {
+            **dataclasses.asdict(self.shard),
+            "pages": str(self.shard.pages),
+            "status": self.status,
+        }
 
 
 class Download(BaseModel):

@@ -49,6 +49,9 @@ from enum import StrEnum
 from typing import Any
 from urllib.parse import unquote_plus
 
+from pydantic import ValidationError
+
+from richdoc.contracts import PageSpan
 from richdoc_tools.local.callers import Invocation
 from richdoc_tools.local.service_errors import ServiceErrorResponse
 from richdoc_tools.local.service_request import ServiceRequest
@@ -177,10 +180,11 @@ def _sqs_keys(event: Mapping[str, Any]) -> list[str]:
 
 
 def _pages(event: Mapping[str, Any]) -> str:
-    pages = event.get("pages")
-    if isinstance(pages, dict) and "start" in pages and "end" in pages:
-        return f"{pages['start']}-{pages['end']}"
-    return ""
+    """A shard's page range as its text (``51-100``); "" for anything else."""
+    try:
+        return str(PageSpan.model_validate(event.get("pages")))
+    except ValidationError:
+        return ""
 
 
 class FaultInjector:

@@ -20,7 +20,7 @@ import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
 from richdoc.artifacts import ArtifactStore
-from richdoc.contracts import SourceObject
+from richdoc.contracts import PageSpan, SourceObject
 from richdoc.deletion import Deleted, Deletion
 from richdoc.jobs import Attempt, Job, JobFilter, JobPage, JobStatus, JobStore, Position
 from richdoc.jobs.references import DigestReferences
@@ -114,7 +114,7 @@ class ShardParse:
     """One page-range shard of a run's parse, as its attempts tell it."""
 
     run: int
-    pages: str  # "51-100"
+    pages: PageSpan
     attempts: int
     tier: int | None  # of the last attempt
     outcome: str  # of the last attempt: ok, or the error name
@@ -123,14 +123,14 @@ class ShardParse:
 
 def shard_parses(attempts: list[Attempt]) -> list[ShardParse]:
     """The shards of each run, in run and page order (none for a job parsed whole)."""
-    by_shard: dict[tuple[int, str], list[Attempt]] = {}
+    by_shard: dict[tuple[int, PageSpan], list[Attempt]] = {}
     for attempt in sorted(attempts, key=lambda a: (a.run, a.seq)):
         if attempt.stage == "parse" and attempt.pages:
             by_shard.setdefault((attempt.run, attempt.pages), []).append(attempt)
 
-    def order(key: tuple[int, str]) -> tuple[int, int]:
+    def order(key: tuple[int, PageSpan]) -> tuple[int, int]:
         run, pages = key
-        return run, int(pages.split("-")[0])
+        return run, pages.start
 
     return [
         ShardParse(

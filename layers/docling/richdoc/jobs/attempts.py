@@ -32,7 +32,7 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel
 
 from richdoc.awserrors import aws_errors, retry_conflicts
-from richdoc.contracts import StepName
+from richdoc.contracts import PageSpan, StepName
 from richdoc.jobs.keys import attempt_key, attempt_slot, attempts_prefix, job_key, partition_key
 from richdoc.jobs.model import (
     MAX_REASON_CHARS,
@@ -63,7 +63,7 @@ class AttemptDetails(TypedDict, total=False):
     """What a handler's attempt record carries besides its job, run and stage."""
 
     tier: int | None
-    pages: str | None  # a shard's page range, "51-100"
+    pages: PageSpan | None  # a shard's page range
     memory_mb: int | None
     request_id: str | None
 
@@ -209,7 +209,7 @@ class AttemptRecords:
         tier: int | None,
         failure: Failure,
         *,
-        pages: str | None = None,
+        pages: PageSpan | None = None,
     ) -> Attempt | None:
         """Catch path: account for an attempt the handler could not close itself.
 
@@ -254,7 +254,7 @@ class AttemptRecords:
     # ---- numbering -------------------------------------------------------------------------
 
     def _stage_attempts(
-        self, job_id: str, run: int, stage: AttemptStage, pages: str | None
+        self, job_id: str, run: int, stage: AttemptStage, pages: PageSpan | None
     ) -> list[Attempt]:
         """The run's attempts of ``stage`` for the same shard (or the whole document)."""
         return [a for a in self.of_job(job_id, run) if a.stage == stage and a.pages == pages]
@@ -286,7 +286,7 @@ class AttemptRecords:
         job_id: str,
         run: int,
         stage: AttemptStage,
-        pages: str | None,
+        pages: PageSpan | None,
         update: Update,
         *,
         fenced: bool,

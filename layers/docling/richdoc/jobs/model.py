@@ -27,7 +27,15 @@ from pydantic import (
     field_serializer,
 )
 
-from richdoc.contracts import FailedStage, JobCounts, JobOptions, JobOutputs, SourceObject, StepName
+from richdoc.contracts import (
+    FailedStage,
+    JobCounts,
+    JobOptions,
+    JobOutputs,
+    PageSpanText,
+    SourceObject,
+    StepName,
+)
 from richdoc.jobs.phase import JobPhase, Progress
 from richdoc.taxonomy import Failure
 
@@ -196,7 +204,7 @@ class Job(BaseModel):
     pages: int | None = None  # pages the successful parse converted
     # Page ranges of the run's shards whose parse finished (a string set; printed as a
     # count within ``progress``).
-    shards_done: frozenset[str] | None = None
+    shards_done: frozenset[PageSpanText] | None = None
     cancel: CancelRecord | None = None
     redrive: RedriveRequest | None = None
     deletion: DeletionMark | None = None  # a DELETED job's (printed only then)
@@ -249,7 +257,7 @@ class Attempt(BaseModel):
     outcome: str  # running, ok or the error name
     started_at: str
     tier: int | None = None
-    pages: str | None = None  # a shard's page range, "51-100"; None for a whole document
+    pages: PageSpanText | None = None  # a shard's page range; None for a whole document
     memory_mb: int | None = None
     request_id: str | None = None
     reason: str | None = None

@@ -68,11 +68,11 @@ class Actions:
 
     def escalate(self, action: RecordEscalation) -> EscalationRecorded:
         failure = action.error.failure()
-        pages = str(action.pages) if action.pages else None
         self.jobs.attempts.record_platform_failure(
-            action.job_id, action.run, "parse", action.from_tier, failure, pages=pages
+            action.job_id, action.run, "parse", action.from_tier, failure, pages=action.pages
         )
         self.metrics.add_metric(name="TierEscalations", unit=MetricUnit.Count, value=1)
+        pages = str(action.pages) if action.pages else None
         self.logger.warning(
             "parse tier escalation",
             extra={"from_tier": action.from_tier, "pages": pages, "error": failure.error},
@@ -87,7 +87,7 @@ class Actions:
         failure = action.error.failure()
         where = action.failed_at
         self.jobs.attempts.record_platform_failure(
-            action.job_id, action.run, where.stage, where.tier, failure, pages=str(action.pages)
+            action.job_id, action.run, where.stage, where.tier, failure, pages=action.pages
         )
         self.logger.warning(
             "shard failed", extra={"pages": str(action.pages), "error": failure.error}
@@ -102,7 +102,6 @@ class Actions:
             outputs=JobOutputs.of(results),
             counts=JobCounts.of(results),
             pipeline=results.parse.pipeline,
-            sha256=results.parse.sha256,
             shards=results.parse.shards,
             pages=results.parse.pages,
         )
