@@ -205,7 +205,8 @@ def test_run_json_has_the_design_fields_and_out_writes_every_artifact(
             "counts",
         } <= set(record)
         assert record["shards"] == 1  # none of these is a PDF long enough to shard
-        assert set(record["counts"]) == {"nodes", "edges", "spans", "ambiguities"}
+        # The design's counts, and the chunks of chunks.jsonl.
+        assert set(record["counts"]) == {"nodes", "edges", "spans", "ambiguities", "chunks"}
     contract, notes, broken = records
     assert (contract["status"], contract["failure_kind"], contract["feature"]) == (
         "SUCCEEDED",

@@ -33,6 +33,7 @@ class Counts(BaseModel):
     edges: int | None = None
     spans: int | None = None
     ambiguities: int | None = None
+    chunks: int | None = None  # the retrieval chunks of chunks.jsonl
 
 
 class RunResult(BaseModel):

@@ -110,6 +110,7 @@ class Integration(StrEnum):
 
     TASK = "task"  # a state machine task, synchronously
     QUEUE = "queue"  # the SQS event source mapping
+    STREAM = "stream"  # a DynamoDB stream event source mapping
     ASYNC = "async"  # EventBridge, asynchronously
 
 
@@ -160,6 +161,8 @@ def integration_of(event: Any) -> Integration:
         first = records[0] if isinstance(records, list) and records else None
         if isinstance(first, dict) and first.get("eventSource") == "aws:sqs":
             return Integration.QUEUE
+        if isinstance(first, dict) and first.get("eventSource") == "aws:dynamodb":
+            return Integration.STREAM
         if "detail-type" in event:
             return Integration.ASYNC
     return Integration.TASK
@@ -176,6 +179,17 @@ def _sqs_keys(event: Mapping[str, Any]) -> list[str]:
             key = s3_record.get("s3", {}).get("object", {}).get("key")
             if isinstance(key, str):
                 keys.append(unquote_plus(key))
+    return sorted(keys)
+
+
+def _stream_keys(event: Mapping[str, Any]) -> list[str]:
+    """The source keys of the job items a stream batch carries."""
+    keys = []
+    for record in event.get("Records", []):
+        image = record.get("dynamodb", {}).get("NewImage", {})
+        key = image.get("source", {}).get("M", {}).get("key", {}).get("S")
+        if isinstance(key, str):
+            keys.append(key)
     return sorted(keys)
 
 
@@ -226,6 +240,8 @@ class FaultInjector:
         integration = integration_of(event)
         if integration is Integration.QUEUE:
             return logical_id, "\n".join(_sqs_keys(event)), ""
+        if integration is Integration.STREAM:
+            return logical_id, "\n".join(_stream_keys(event)), ""
         if integration is Integration.ASYNC:
             if event.get("detail-type") == "Scheduled Event":
                 return f"{logical_id}:sweep", "", ""
