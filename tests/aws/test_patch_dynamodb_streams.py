@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from typing import Any
 
 import boto3
 from moto import mock_aws
 from richdoc_tools.local.clients import CLIENT_CONFIG
 from richdoc_tools.local.patches import dynamodb_streams
+
+from tests.support.aws import table_with_stream
 
 
 def test_dynamodb_stream_patch_point_records_and_delivers_in_one_method() -> None:
@@ -24,22 +25,11 @@ def test_dynamodb_stream_patch_point_records_and_delivers_in_one_method() -> Non
     assert "self.items = []" in source  # moto forgets what it delivered
 
 
-def _table() -> tuple[Any, str]:
-    ddb = boto3.client("dynamodb", region_name="us-east-1")
-    table = ddb.create_table(
-        TableName="t",
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-        BillingMode="PAY_PER_REQUEST",
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
-    )["TableDescription"]
-    return ddb, table["LatestStreamArn"]
-
-
 def test_with_the_patch_every_write_stays_on_the_stream_in_order_and_wakes_the_pollers() -> None:
     with mock_aws(), contextlib.ExitStack() as exit_stack:
         dynamodb_streams.install(exit_stack)
-        ddb, stream_arn = _table()
+        stream_arn = table_with_stream()
+        ddb = boto3.client("dynamodb", region_name="us-east-1")
         seen = dynamodb_streams.appended.count
         ddb.put_item(TableName="t", Item={"pk": {"S": "a"}, "n": {"N": "1"}})
         ddb.put_item(TableName="t", Item={"pk": {"S": "a"}, "n": {"N": "2"}})

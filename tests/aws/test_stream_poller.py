@@ -20,6 +20,8 @@ from richdoc_tools.local.clients import CLIENT_CONFIG
 from richdoc_tools.local.patches import dynamodb_streams
 from richdoc_tools.local.streams import StreamPoller
 
+from tests.support.aws import table_with_stream
+
 REGION = "us-east-1"
 Answer = Callable[[list[dict[str, Any]]], dict[str, Any] | None]
 
@@ -48,17 +50,11 @@ class StandInFunction:
 def stream(aws: None) -> Iterator[dict[str, Any]]:
     with contextlib.ExitStack() as exit_stack:
         dynamodb_streams.install(exit_stack)
+        arn = table_with_stream()
         ddb = boto3.client("dynamodb", region_name=REGION)
-        table = ddb.create_table(
-            TableName="t",
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            BillingMode="PAY_PER_REQUEST",
-            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
-        )["TableDescription"]
         sqs = boto3.client("sqs", region_name=REGION)
         queue = sqs.create_queue(QueueName="failures")["QueueUrl"]
-        yield {"ddb": ddb, "sqs": sqs, "queue": queue, "arn": table["LatestStreamArn"]}
+        yield {"ddb": ddb, "sqs": sqs, "queue": queue, "arn": arn}
 
 
 def write(stream: dict[str, Any], *items: tuple[str, str]) -> None:
