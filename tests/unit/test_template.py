@@ -1310,3 +1310,26 @@ def test_the_map_keeps_keys_only_and_the_merge_drops_them(definition: dict[str, 
     merge = definition["States"]["Merge"]
     # The merged parse replaces $.results (plan, shard list): later states stay small.
     assert (merge["ResultSelector"], merge["ResultPath"]) == ({"parse.$": "$"}, "$.results")
+
+
+def test_completion_events_go_on_the_stacks_bus_archived_and_logged(template: Template) -> None:
+    resources = template.resources
+    bus = resources["EventBus"]["Properties"]
+    assert bus["Name"] == {"Fn::Sub": "richdoc-${AWS::StackName}"}
+    archive = resources["EventArchive"]["Properties"]
+    assert archive["SourceArn"] == {"Fn::GetAtt": ["EventBus", "Arn"]}
+    assert archive["RetentionDays"] == {"Ref": "EventArchiveRetentionDays"}
+    rule = resources["EventLogRule"]["Properties"]
+    assert rule["EventBusName"] == {"Ref": "EventBus"}
+    # A log group target is named by its ARN without the ":*" of its Arn attribute.
+    [target] = rule["Targets"]
+    assert target["Arn"]["Fn::Sub"].endswith(":log-group:${EventLogGroup}")
+    policy = json.loads(resources["EventLogPolicy"]["Properties"]["PolicyDocument"]["Fn::Sub"])
+    [statement] = policy["Statement"]
+    assert "events.amazonaws.com" in statement["Principal"]["Service"]
+    assert statement["Resource"] == "${EventLogGroup.Arn}"
+    notifier = resources["NotifierFunction"]["Properties"]
+    assert notifier["Environment"]["Variables"]["EVENT_BUS_NAME"] == {"Ref": "EventBus"}
+    outputs = template.sam["Outputs"]
+    assert {"EventBusName", "EventBusArn", "EventArchiveArn", "EventLogGroupName"} <= set(outputs)
+    assert {"NotifyFailureQueueUrl", "ConsumerPolicyArn"} <= set(outputs)
