@@ -114,7 +114,7 @@ def one_run(stack: Any, pdf: Path, variant: str, clock: Any, shard_pages: int = 
     if result.status != "SUCCEEDED":
         raise RuntimeError(f"{variant} run {result.status}: {result.reason}")
     job = stack.jobs.get(result.job_id)
-    attempts = stack.jobs.attempts(result.job_id)
+    attempts = stack.jobs.attempts.of_job(result.job_id)
     steps: dict[str, float] = {}
     shard_seconds = []
     for attempt in attempts:

@@ -7,7 +7,8 @@ docs/reliability.md between its ``chaos`` markers.
                                       [--no-report]
 
 Exits 1 when any run broke a rule (a job lost, different outputs, not exactly one dead
-letter per dead-lettered job, an internal failure the fault-free run did not have).
+letter per dead-lettered job, an internal failure the fault-free run did not have, a
+terminal change whose completion event never reached the consumer).
 """
 
 from __future__ import annotations
@@ -34,14 +35,17 @@ def _table(runs: list[dict[str, Any]], documents: int, rate: float) -> str:
         f"{platform.machine()} {platform.system()}, {len(runs)} seeds):",
         "",
         "| seed | documents | faults injected | invocations run again | terminal | lost | "
-        "ended otherwise (transient) | rule broken | seconds |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "ended otherwise (transient) | completion events (repeats) | events lost | "
+        "rule broken | seconds |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run in runs:
+        repeats = run["completion_events"] - (run["documents"] - run["events_lost"])
         lines.append(
             f"| {run['seed']} | {run['documents']} | {run['faults']} | "
             f"{run['retried_invocations']} | {run['terminal']} | {run['lost']} | "
-            f"{run['changed']} | {len(run['violations'])} | {run['seconds']:.0f} |"
+            f"{run['changed']} | {run['completion_events']} ({repeats}) | "
+            f"{run['events_lost']} | {len(run['violations'])} | {run['seconds']:.0f} |"
         )
     lines += ["", "Faults injected, by kind and service:", ""]
     lines += ["| fault | " + " | ".join(f"seed {run['seed']}" for run in runs) + " |"]

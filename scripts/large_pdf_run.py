@@ -45,7 +45,7 @@ def measure(pages: int, shard_pages: int) -> dict[str, Any]:
             job = stack.jobs.get(result.job_id)
             assert job is not None and job.execution_arn is not None
             events = _history(stack, job.execution_arn)
-            attempts = stack.jobs.attempts(result.job_id)
+            attempts = stack.jobs.attempts.of_job(result.job_id)
             steps: dict[str, float] = {}
             tiers: dict[int, int] = {}
             for attempt in attempts:

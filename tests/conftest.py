@@ -27,6 +27,7 @@ from richdoc_tools.local.template import Template, load_template
 
 from richdoc.contracts import ParseInput, ParseOutput
 from richdoc.jobs import JobStore
+from richdoc.wiring import wiring
 from tests.support.aws import provision_one
 from tests.support.paths import DEFINITION_PATH
 
@@ -116,11 +117,36 @@ def job_store(jobs_table: Any) -> JobStore:
 
 
 @pytest.fixture(autouse=True)
+def _fresh_wiring() -> Iterator[None]:
+    """Each test is a new execution environment for the handlers it runs: what they build
+    from the environment (``richdoc.wiring``) is built again from the test's."""
+    wiring.reset()
+    yield
+    wiring.reset()
+
+
+@pytest.fixture(autouse=True)
 def _no_real_aws(monkeypatch: pytest.MonkeyPatch) -> None:
     # Nothing in the suite may reach a real AWS endpoint or the instance metadata service.
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     if "AWS_PROFILE" in os.environ:
         monkeypatch.delenv("AWS_PROFILE")
+
+
+@pytest.hookimpl(wrapper=True, trylast=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """What the embedded stack's functions print goes to its function log even under the
+    test's output capture, which replaces the stack's routers as the test starts (a
+    function finishing in the background, the notifier after a job ended, would otherwise
+    print into a command's captured output). Inside the capture plugin's own wrapper
+    (``trylast``), so after it has put its streams in place."""
+    funcargs = getattr(item, "funcargs", {})
+    stack = funcargs.get("stack") or funcargs.get("embedded_stack")
+    function_log = getattr(stack, "function_log", None)
+    if function_log is None:
+        return (yield)
+    with function_log.over_current_streams():
+        return (yield)
 
 
 @pytest.fixture(scope="module")

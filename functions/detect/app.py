@@ -9,12 +9,13 @@ import richdoc.detection
 from richdoc.artifacts import detection_key
 from richdoc.contracts import DETECT, DetectCounts, DetectInput, DetectOutput
 from richdoc.graph import Projection
-from richdoc.stage import clients, stage_handler
+from richdoc.stage import stage_handler
+from richdoc.wiring import wiring
 
 
 @stage_handler(DETECT)
 def handler(event: DetectInput, context: LambdaContext) -> DetectOutput:
-    store = clients.artifacts
+    store = wiring.artifacts
     projection = Projection.model_validate_json(store.get_bytes(event.projection_key))
     detection = richdoc.detection.detect(projection, clarify=event.clarify)
     key = detection_key(event.job_id, event.run)

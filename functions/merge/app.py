@@ -10,9 +10,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 import richdoc.parse.merge_step
 from richdoc.contracts import MERGE, MergeInput, ParseOutput
-from richdoc.stage import clients, stage_handler
+from richdoc.stage import stage_handler
+from richdoc.wiring import wiring
 
 
 @stage_handler(MERGE)
 def handler(event: MergeInput, context: LambdaContext) -> ParseOutput:
-    return richdoc.parse.merge_step.merge_request(event, store=clients.artifacts_of(event.job_id))
+    return richdoc.parse.merge_step.merge_request(event, store=wiring.artifacts_of(event.job_id))

@@ -10,10 +10,12 @@ tier).
 ``plan`` (the plan function: the same image, ``ImageConfig.Command`` ``app.plan``, since
 the page count needs the worker's pdfium) adapts ``richdoc.parse.plan_step.plan_request``
 (contract: ``richdoc.contracts.PLAN``) and records on the job how many shards the parse
-runs as, and the digest of the bytes it inspected (the parse artifacts the job uses).
+runs as, and the digest of the bytes it inspected (the parse artifacts the job uses:
+recorded before the shards start, each of them then finds it there rather than writing
+it, ``richdoc.jobs.references``).
 
-Module-level state (boto3 clients here, the warm docling worker inside
-``richdoc.parse.step``) lives across warm invocations.
+What warm invocations reuse: the clients and stores (``richdoc.wiring``) and the warm
+docling worker inside ``richdoc.parse.step``.
 """
 
 from __future__ import annotations
@@ -25,20 +27,21 @@ import richdoc.parse.plan_step
 import richdoc.parse.step
 from richdoc.contracts import PARSE, PLAN, ParseInput, ParseOutput, PlanInput, PlanOutput
 from richdoc.parse.escalation import no_bigger_tier
-from richdoc.stage import clients, metrics, stage_handler
+from richdoc.stage import metrics, stage_handler
+from richdoc.wiring import wiring
 
 
 @stage_handler(PARSE)
 def handler(event: ParseInput, context: LambdaContext) -> ParseOutput:
     memory_mb = int(context.memory_limit_in_mb)
     if event.tier > 1:  # an escalation: never parse again at the memory that ran out
-        earlier = clients.jobs.attempts(event.job_id, event.run)
+        earlier = wiring.jobs.attempts.of_job(event.job_id, event.run)
         refusal = no_bigger_tier(event.tier, memory_mb, event.attempt_pages(), earlier)
         if refusal is not None:
             raise refusal
     output = richdoc.parse.step.parse_request(
         event,
-        store=clients.artifacts_of(event.job_id),
+        store=wiring.artifacts_of(event.job_id),
         memory_tier_mb=memory_mb,
         remaining_s=lambda: context.get_remaining_time_in_millis() / 1000,
     )
@@ -50,10 +53,12 @@ def handler(event: ParseInput, context: LambdaContext) -> ParseOutput:
 def plan(event: PlanInput, context: LambdaContext) -> PlanOutput:
     output = richdoc.parse.plan_step.plan_request(
         event,
-        store=clients.artifacts,
+        store=wiring.artifacts,
         memory_tier_mb=int(context.memory_limit_in_mb),
         remaining_s=lambda: context.get_remaining_time_in_millis() / 1000,
     )
-    clients.jobs.record_shards(event.job_id, event.run, output.shard_count, output.sha256)
+    wiring.jobs.record_shards(event.job_id, event.run, output.shard_count)
+    if output.sha256:
+        wiring.references.record_on_job(output.sha256, event.job_id)
     metrics.add_metric(name="DocumentShards", unit=MetricUnit.Count, value=output.shard_count)
     return output

@@ -1,26 +1,45 @@
-"""Project step: DoclingDocument JSON in S3 -> projection.json in S3; returns its key and counts
-(contract: ``richdoc.contracts.PROJECT``)."""
+"""Project step: DoclingDocument JSON in S3 -> projection.json and its retrieval chunks
+(chunks.jsonl) in S3; returns their keys and counts (contract: ``richdoc.contracts.PROJECT``)."""
 
 from __future__ import annotations
+
+import os
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 import richdoc.projection
-from richdoc.artifacts import projection_key
+from richdoc.artifacts import chunks_key, projection_key
 from richdoc.contracts import PROJECT, ProjectCounts, ProjectInput, ProjectOutput
-from richdoc.stage import clients, stage_handler
+from richdoc.stage import stage_handler
+from richdoc.wiring import wiring
+from richdoc_client.chunking import DEFAULT_MAX_BYTES, build_chunks, chunks_jsonl
+from richdoc_client.identity import document_id
+
+# The chunks' size limit in UTF-8 bytes of text (template parameter ChunkMaxBytes).
+CHUNK_MAX_BYTES = int(os.environ.get("RICHDOC_CHUNK_MAX_BYTES") or DEFAULT_MAX_BYTES)
 
 
 @stage_handler(PROJECT)
 def handler(event: ProjectInput, context: LambdaContext) -> ProjectOutput:
-    store = clients.artifacts
+    store = wiring.artifacts
     doc = richdoc.projection.load_docling(store.get_bytes(event.docling_key))
     projection = richdoc.projection.project(doc, event.source)
+    chunks = build_chunks(
+        projection,
+        document_id=document_id(event.bucket, event.source.name),
+        max_bytes=CHUNK_MAX_BYTES,
+    )
     key = projection_key(event.job_id, event.run)
     store.put_bytes(key, projection.to_json_bytes())
+    chunks_at = chunks_key(event.job_id, event.run)
+    store.put_bytes(chunks_at, chunks_jsonl(chunks), content_type="application/x-ndjson")
     return ProjectOutput(
         projection_key=key,
+        chunks_key=chunks_at,
         counts=ProjectCounts(
-            nodes=len(projection.nodes), edges=len(projection.edges), spans=len(projection.spans)
+            nodes=len(projection.nodes),
+            edges=len(projection.edges),
+            spans=len(projection.spans),
+            chunks=len(chunks),
         ),
     )

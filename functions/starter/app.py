@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import (
@@ -24,34 +23,29 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from richdoc.artifacts import ArtifactStore
-from richdoc.deletion import Deletion
 from richdoc.ingest import MalformedMessage, Starter, StartOutcome, body_preview
-from richdoc.jobs import JobStore
-from richdoc.jobs.references import DigestReferences
 from richdoc.logcontext import log_invocation
+from richdoc.metadata import prefix_from_env
 from richdoc.taxonomy import Transient
 from richdoc.tracing import handler_tracer
+from richdoc.wiring import wiring
 
 logger = Logger(service="starter")
 tracer = handler_tracer()
 metrics = Metrics(namespace="richdoc")
 processor = BatchProcessor(event_type=EventType.SQS)
 
-s3 = boto3.client("s3")
-jobs = JobStore.from_env(boto3.resource("dynamodb"))
-starter = Starter(
-    s3=s3,
-    sfn=boto3.client("stepfunctions"),
-    jobs=jobs,
-    state_machine_arn=os.environ["STATE_MACHINE_ARN"],
-    clarify_default=os.environ.get("CLARIFY_DEFAULT", "false").lower() == "true",
-    deletion=Deletion(
-        jobs=jobs,
-        references=DigestReferences.from_env(jobs.table),
-        artifacts=ArtifactStore.from_env(s3),
-    ),
-)
+
+def starter() -> Starter:
+    return Starter(
+        s3=wiring.s3,
+        sfn=wiring.sfn,
+        jobs=wiring.jobs,
+        state_machine_arn=os.environ["STATE_MACHINE_ARN"],
+        clarify_default=os.environ.get("CLARIFY_DEFAULT", "false").lower() == "true",
+        deletion=wiring.deletion,
+        metadata_prefix=prefix_from_env(),
+    )
 
 
 # One data point per ingest record the starter failed on: StarterErrorsAlarm counts these.
@@ -72,7 +66,7 @@ def record_handler(record: SQSRecord) -> None:
 def handle_record(record: SQSRecord) -> None:
     attributes = {name: attr.string_value or "" for name, attr in record.message_attributes.items()}
     try:
-        results = starter.handle_message(record.body, attributes)
+        results = starter().handle_message(record.body, attributes)
     except Transient as exc:
         # A throttled or unreachable service: SQS redelivers the message, nothing is lost.
         logger.warning(

@@ -23,7 +23,7 @@ from richdoc.awserrors import (
     is_transaction_conflict,
     is_transient,
 )
-from richdoc.contracts import JobOptions, SourceObject
+from richdoc.contracts import JobOptions, PageSpan, SourceObject
 from richdoc.ingest import Starter
 from richdoc.jobs import JobStore, StaleRun
 from richdoc.jobs.keys import is_attempt_key
@@ -225,7 +225,7 @@ def test_a_dynamodb_connection_error_in_the_job_store_is_transient(job_store: Jo
     with failing(client, "GetItem", connection_error("dynamodb")), pytest.raises(Transient):
         job_store.get("job-1")
     with failing(client, "Query", connection_error("dynamodb")), pytest.raises(Transient):
-        job_store.attempts("job-1")
+        job_store.attempts.of_job("job-1")
 
 
 def test_dynamodb_throttling_of_a_fenced_write_is_transient_not_a_stale_run(
@@ -332,17 +332,17 @@ def test_a_failure_to_close_an_attempt_never_replaces_the_handler_s_error(
     with (
         failing(client, "UpdateItem", connection_error("dynamodb"), when=closing),
         pytest.raises(KeyError) as raised,
-        job_store.attempt("job-1", 1, "project"),
+        job_store.attempts.record("job-1", 1, "project"),
     ):
         raise KeyError("self_ref")
     assert any("closing the attempt record failed too" in note for note in raised.value.__notes__)
     assert any("EndpointConnectionError" in note for note in raised.value.__notes__)
-    [attempt] = job_store.attempts("job-1", 1)
+    [attempt] = job_store.attempts.of_job("job-1", 1)
     assert attempt.outcome == "running"  # left for the state machine's catch path
     # ... which closes it with the handler's error name.
     failure = Failure(kind=FailureKind.INTERNAL, reason="self_ref", error="KeyError")
-    job_store.record_platform_failure("job-1", 1, "project", None, failure)
-    [attempt] = job_store.attempts("job-1", 1)
+    job_store.attempts.record_platform_failure("job-1", 1, "project", None, failure)
+    [attempt] = job_store.attempts.of_job("job-1", 1)
     assert attempt.outcome == "KeyError"
 
 
@@ -401,11 +401,11 @@ def test_a_job_write_that_meets_a_transaction_is_retried_with_jittered_backoff(
 ) -> None:
     conflict = _running_with_a_conflict(job_store)
     with failing(job_store.table.meta.client, "UpdateItem", conflict, times=3) as failed:
-        job_store.shard_done("job-1", 1, "1-50")
+        job_store.shard_done("job-1", 1, PageSpan.parse("1-50"))
     assert len(failed) == 3
     assert sleeps == [0.025, 0.05, 0.1]  # base * 2**n, each the top of its jitter range
     job = job_store.get("job-1")
-    assert job is not None and job.shards_done == frozenset({"1-50"})
+    assert job is not None and job.shards_done == frozenset({PageSpan.parse("1-50")})
 
 
 def test_a_conflict_that_outlasts_the_retries_is_transient_for_the_state_machine(
@@ -416,7 +416,7 @@ def test_a_conflict_that_outlasts_the_retries_is_transient_for_the_state_machine
         failing(job_store.table.meta.client, "UpdateItem", conflict, times=100) as failed,
         pytest.raises(Transient, match="TransactionConflictException"),
     ):
-        job_store.shard_done("job-1", 1, "1-50")
+        job_store.shard_done("job-1", 1, PageSpan.parse("1-50"))
     assert len(failed) == ConflictRetry().attempts  # bounded: 5 tries, 4 sleeps
     assert len(sleeps) == ConflictRetry().attempts - 1
     assert sum(sleeps) <= 1.0

@@ -231,6 +231,7 @@ def test_the_job_page_colours_the_graph_from_the_history(
         "docling.json",
         "projection.json",
         "detection.json",
+        "chunks.jsonl",
     ]
     assert data["document_url"] == f"/jobs/{job_id}/document"
     assert [(a["name"], a["available"]) for a in data["actions"]] == [

@@ -63,7 +63,7 @@ def _job_with_outputs(world: dict[str, Any], job_id: str) -> None:
         detection_key=f"jobs/{job_id}/run-001/detection.json",
     )
     counts = JobCounts(nodes=1, edges=0, spans=1, ambiguities=0, ambiguities_suppressed=0)
-    jobs.succeed(job_id, 1, outputs=outputs, counts=counts, pipeline="standard", sha256=SHA)
+    jobs.succeed(job_id, 1, outputs=outputs, counts=counts, pipeline="standard")
 
 
 def _keys(world: dict[str, Any]) -> set[str]:
@@ -201,7 +201,8 @@ def test_shards_of_a_planned_document_register_without_writing_the_job_item(
     # the digest must not hold the job item in a transaction.
     jobs = _running(world, "job-a")
     references: DigestReferences = world["references"]
-    jobs.record_shards("job-a", 1, 3, SHA)  # the plan inspected the bytes
+    jobs.record_shards("job-a", 1, 3)
+    references.record_on_job(SHA, "job-a")  # the plan inspected the bytes
     sent = _operations(jobs.table.meta.client)
     for _ in range(3):  # three shards
         references.register(SHA, "job-a")

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -22,6 +19,7 @@ from richdoc.ingest import (
 )
 from richdoc.jobs import JobStatus, JobStore, job_id_for
 from richdoc.taxonomy import Failure, FailureKind
+from tests.support.handlers import load_handler
 from tests.support.lambda_context import FakeLambdaContext
 from tests.support.s3_events import BUCKET, eventbridge_notification, s3_notification
 from tests.support.sdk_faults import client_error, failing
@@ -258,13 +256,7 @@ def _starter_app(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("STATE_MACHINE_ARN", world["machine"])
     monkeypatch.setenv("ARTIFACT_BUCKET", "artifacts")
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
-    path = Path(__file__).resolve().parents[2] / "functions" / "starter" / "app.py"
-    spec = importlib.util.spec_from_file_location("starter_app", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)
-    spec.loader.exec_module(module)
-    return module
+    return load_handler("starter", monkeypatch)
 
 
 def _sqs_event(*bodies: str) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from richdoc.contracts import (
     JobCounts,
     JobOptions,
     JobOutputs,
+    PageSpan,
     SourceObject,
     StepName,
 )
@@ -36,6 +37,7 @@ from richdoc.jobs import (
     attempt_key,
     job_key,
 )
+from richdoc.jobs.references import DigestReferences
 from richdoc.taxonomy import Failure, FailureKind
 from tests.support.records import COUNTS, OUTPUTS, SOURCE
 
@@ -79,6 +81,7 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
         "pipeline": None,
         "source": {"bucket": "ingest", "key": "contract.docx", "version_id": "v1", "size": 10},
         "options": {"clarify": True},
+        "metadata": {},
         "failure": None,
         "execution_arn": None,
         "outputs": {},
@@ -100,17 +103,23 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
         },
     }
     store.mark_running("job-1", 1, "arn:execution:job-1-r1")
-    with store.attempt(
-        "job-1", 1, "parse", tier=2, pages="51-100", memory_mb=6144, request_id="req-1"
+    with store.attempts.record(
+        "job-1",
+        1,
+        "parse",
+        tier=2,
+        pages=PageSpan.parse("51-100"),
+        memory_mb=6144,
+        request_id="req-1",
     ) as attempt:
         attempt.cached = True
+    DigestReferences(store.table).record_on_job("ab" * 32, "job-1")  # as the parse does
     store.succeed(
         "job-1",
         1,
         outputs=OUTPUTS,
         counts=COUNTS,
         pipeline="simple",
-        sha256="ab" * 32,
         pages=12,
     )
     job = store.get("job-1")
@@ -131,12 +140,14 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
             "sha256": "ab" * 32,
         },
         "options": {"clarify": True},
+        "metadata": {},
         "failure": None,
         "execution_arn": "arn:execution:job-1-r1",
         "outputs": {
             "docling_key": "docling/ab/contract.json",
             "projection_key": "jobs/job-1/run-001/projection.json",
             "detection_key": "jobs/job-1/run-001/detection.json",
+            "chunks_key": "jobs/job-1/run-001/chunks.jsonl",
         },
         "counts": {
             "nodes": 3,
@@ -144,6 +155,7 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
             "spans": 2,
             "ambiguities": 0,
             "ambiguities_suppressed": 1,
+            "chunks": 2,
         },
         "created_at": NOW,
         "updated_at": NOW,
@@ -162,7 +174,7 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
         },
     }
     assert _job_json(job) == expected_job
-    [stored] = store.attempts("job-1")
+    [stored] = store.attempts.of_job("job-1")
     expected_attempt = {
         "job_id": "job-1",
         "run": 1,
@@ -200,7 +212,11 @@ def test_every_output_of_a_job_has_its_own_file_name() -> None:
         "docling.json": OUTPUTS.docling_key,
         "projection.json": OUTPUTS.projection_key,
         "detection.json": OUTPUTS.detection_key,
+        "chunks.jsonl": OUTPUTS.chunks_key,
     }
+    # A run recorded before chunks existed has no chunks file.
+    earlier = OUTPUTS.model_copy(update={"chunks_key": None})
+    assert list(earlier.files()) == ["docling.json", "projection.json", "detection.json"]
 
 
 def test_a_dead_lettered_job_prints_its_failure_as_stored(jobs_table: Any) -> None:
@@ -208,7 +224,7 @@ def test_a_dead_lettered_job_prints_its_failure_as_stored(jobs_table: Any) -> No
     store.create("job-1", SOURCE, JobOptions())
     store.mark_running("job-1", 1, "arn:execution:job-1-r1")
     failure = Failure(FailureKind.CORRUPT_INPUT, "not a zip")
-    store.record_platform_failure("job-1", 1, "parse", 1, failure)
+    store.attempts.record_platform_failure("job-1", 1, "parse", 1, failure)
     store.record_failure("job-1", 1, failure)
     marked = store.mark_dead_lettered("job-1", 1, "message-1", sent_by="reconciler")
     assert marked is not None
@@ -221,7 +237,7 @@ def test_a_dead_lettered_job_prints_its_failure_as_stored(jobs_table: Any) -> No
     )
     assert (printed["stage"], printed["tier"], printed["ended_at"]) == (None, None, NOW)
     assert (printed["outputs"], printed["counts"]) == ({}, {})
-    [added] = store.attempts("job-1")
+    [added] = store.attempts.of_job("job-1")
     assert _attempt_json(added) == {
         "job_id": "job-1",
         "run": 1,
@@ -249,7 +265,7 @@ def test_the_items_keep_their_attributes(jobs_table: Any, with_feature: bool) ->
     store = _store(jobs_table)
     store.create("job-1", SOURCE, JobOptions(), execution_arn="arn:execution:job-1-r1")
     store.mark_running("job-1", 1, "arn:execution:job-1-r1")
-    with store.attempt("job-1", 1, "plan"):
+    with store.attempts.record("job-1", 1, "plan"):
         pass
     failure = Failure(
         FailureKind.UNSUPPORTED_FEATURE if with_feature else FailureKind.INTERNAL,
@@ -361,6 +377,11 @@ _jobs = st.builds(
     ),
     message=st.none() | _text,
 )
+_spans = st.builds(
+    lambda start, extra: PageSpan(start=start, end=start + extra),
+    st.integers(min_value=1, max_value=5000),
+    st.integers(min_value=0, max_value=500),
+)
 _attempts = st.builds(
     Attempt,
     job_id=_text,
@@ -371,7 +392,7 @@ _attempts = st.builds(
     outcome=_text,
     started_at=_text,
     tier=st.none() | st.integers(min_value=1, max_value=3),
-    pages=st.none() | _text,
+    pages=st.none() | _spans,
     memory_mb=_maybe_int,
     request_id=st.none() | _text,
     reason=st.none() | _text,

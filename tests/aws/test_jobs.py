@@ -10,7 +10,7 @@ from typing import Any
 import boto3
 import pytest
 
-from richdoc.contracts import JobOptions
+from richdoc.contracts import JobOptions, PageSpan
 from richdoc.jobs import (
     DeadLetterMark,
     JobStatus,
@@ -90,22 +90,16 @@ def test_create_is_idempotent_for_duplicate_notifications(job_store: JobStore) -
     assert job.source == SOURCE
 
 
-def test_success_records_outputs_counts_pipeline_and_hash(job_store: JobStore) -> None:
+def test_success_records_outputs_counts_and_pipeline(job_store: JobStore) -> None:
     job_id = _running(job_store)
-    job_store.succeed(
-        job_id,
-        1,
-        outputs=OUTPUTS,
-        counts=COUNTS,
-        pipeline="simple",
-        sha256="ab" * 32,
-    )
+    job_store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="simple")
     job = job_store.get(job_id)
     assert job is not None
     assert job.status is JobStatus.SUCCEEDED
     assert job.outputs == OUTPUTS
     assert job.counts == COUNTS
-    assert job.source == SOURCE.model_copy(update={"sha256": "ab" * 32})
+    # The digest is the parse's to record (richdoc.jobs.references), not the success's.
+    assert job.source == SOURCE
     assert job.pipeline == "simple"
 
 
@@ -162,7 +156,7 @@ def test_a_stale_run_can_never_overwrite_a_newer_run(job_store: JobStore) -> Non
     assert job_store.start_next_run(job_id, 1, execution_arn="arn:execution:r2") == 2
     job_store.mark_running(job_id, 2, "arn:execution:r2")
     with pytest.raises(StaleRun):
-        job_store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline=None, sha256=None)
+        job_store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline=None)
     with pytest.raises(StaleRun):
         job_store.record_failure(job_id, 1, Failure(FailureKind.INTERNAL, "late"))
     with pytest.raises(StaleRun):
@@ -204,7 +198,7 @@ def test_only_dead_lettered_runs_can_be_redriven(job_store: JobStore) -> None:
 
 def test_succeeded_jobs_cannot_be_failed_later(job_store: JobStore) -> None:
     job_id = _running(job_store)
-    job_store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline=None, sha256=None)
+    job_store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline=None)
     with pytest.raises(StaleRun):
         job_store.record_failure(job_id, 1, Failure(FailureKind.INTERNAL, "late duplicate"))
 
@@ -213,16 +207,16 @@ def test_a_failed_job_takes_no_stage_from_a_zombie_handler(job_store: JobStore) 
     job_id = _running(job_store)
     job_store.record_failure(job_id, 1, Failure(FailureKind.RESOURCE_LIMIT, "tier 3"))
     with pytest.raises(StaleRun):
-        job_store.open_attempt(job_id, 1, "parse", tier=3)
+        job_store.attempts.open(job_id, 1, "parse", tier=3)
 
 
 def test_attempt_context_records_ok_and_error_outcomes(job_store: JobStore) -> None:
     job_id = _running(job_store)
-    with job_store.attempt(job_id, 1, "parse", tier=1, memory_mb=3008, request_id="r1"):
+    with job_store.attempts.record(job_id, 1, "parse", tier=1, memory_mb=3008, request_id="r1"):
         pass
-    with pytest.raises(ResourceLimit), job_store.attempt(job_id, 1, "parse", tier=2):
+    with pytest.raises(ResourceLimit), job_store.attempts.record(job_id, 1, "parse", tier=2):
         raise ResourceLimit("child exceeded 2.4 GB")
-    first, second = job_store.attempts(job_id, 1)
+    first, second = job_store.attempts.of_job(job_id, 1)
     assert (first.stage, first.attempt, first.tier, first.outcome) == ("parse", 1, 1, "ok")
     assert first.memory_mb == 3008 and first.duration_ms is not None
     assert (second.attempt, second.tier, second.outcome) == (2, 2, "ResourceLimit")
@@ -233,33 +227,35 @@ def test_attempt_context_records_ok_and_error_outcomes(job_store: JobStore) -> N
 
 def test_platform_killed_attempt_is_closed_by_the_catch_path(job_store: JobStore) -> None:
     job_id = _running(job_store)
-    attempt = job_store.open_attempt(job_id, 1, "parse", tier=1)  # then the sandbox dies
+    attempt = job_store.attempts.open(job_id, 1, "parse", tier=1)  # then the sandbox dies
     timeout = Failure.from_error("Sandbox.Timedout", "Task timed out after 900.00 seconds")
-    closed = job_store.record_platform_failure(job_id, 1, "parse", 1, timeout)
+    closed = job_store.attempts.record_platform_failure(job_id, 1, "parse", 1, timeout)
     assert closed is not None and closed.seq == attempt.seq
-    [recorded] = job_store.attempts(job_id, 1)
+    [recorded] = job_store.attempts.of_job(job_id, 1)
     assert recorded.outcome == "Sandbox.Timedout"
     # The zombie handler finishing later cannot overwrite the recorded outcome.
-    assert job_store.close_attempt(attempt, "ok") is False
-    assert job_store.attempts(job_id, 1)[0].outcome == "Sandbox.Timedout"
+    assert job_store.attempts.close(attempt, "ok") is False
+    assert job_store.attempts.of_job(job_id, 1)[0].outcome == "Sandbox.Timedout"
 
 
 def test_attempts_the_platform_never_started_are_added_once(job_store: JobStore) -> None:
     job_id = _running(job_store)
     throttled = Failure.from_error("Lambda.TooManyRequestsException", "Rate exceeded")
-    added = job_store.record_platform_failure(job_id, 1, "project", None, throttled)
+    added = job_store.attempts.record_platform_failure(job_id, 1, "project", None, throttled)
     assert added is not None and added.recorded_by == "state-machine"
-    assert job_store.record_platform_failure(job_id, 1, "project", None, throttled) is None
-    assert [a.outcome for a in job_store.attempts(job_id, 1)] == ["Lambda.TooManyRequestsException"]
+    assert job_store.attempts.record_platform_failure(job_id, 1, "project", None, throttled) is None
+    assert [a.outcome for a in job_store.attempts.of_job(job_id, 1)] == [
+        "Lambda.TooManyRequestsException"
+    ]
 
 
 def test_handler_recorded_errors_are_not_recorded_twice(job_store: JobStore) -> None:
     job_id = _running(job_store)
-    with pytest.raises(ResourceLimit), job_store.attempt(job_id, 1, "parse", tier=1):
+    with pytest.raises(ResourceLimit), job_store.attempts.record(job_id, 1, "parse", tier=1):
         raise ResourceLimit("over the ceiling")
     failure = Failure.from_error("ResourceLimit", '{"errorMessage": "over the ceiling"}')
-    assert job_store.record_platform_failure(job_id, 1, "parse", 1, failure) is None
-    assert len(job_store.attempts(job_id, 1)) == 1
+    assert job_store.attempts.record_platform_failure(job_id, 1, "parse", 1, failure) is None
+    assert len(job_store.attempts.of_job(job_id, 1)) == 1
 
 
 def test_jobs_are_listed_by_status_through_the_index(job_store: JobStore) -> None:
@@ -317,9 +313,9 @@ def _requests(store: JobStore) -> list[str]:
 def test_opening_an_attempt_is_one_job_update_and_one_put(job_store: JobStore) -> None:
     job_id = _running(job_store)
     sent = _requests(job_store)
-    attempt = job_store.open_attempt(job_id, 1, "parse", tier=1, pages="1-50")
+    attempt = job_store.attempts.open(job_id, 1, "parse", tier=1, pages=PageSpan.parse("1-50"))
     assert sent == ["UpdateItem", "PutItem"]
-    job_store.close_attempt(attempt, "ok")
+    job_store.attempts.close(attempt, "ok")
     assert sent == ["UpdateItem", "PutItem", "UpdateItem"]
     job = job_store.get(job_id)
     assert job is not None and (job.stage, job.tier) == ("parse", 1)
@@ -327,27 +323,27 @@ def test_opening_an_attempt_is_one_job_update_and_one_put(job_store: JobStore) -
 
 def test_a_stale_run_stops_before_recording_an_attempt(job_store: JobStore) -> None:
     job_id = _running(job_store)
-    job_store.open_attempt(job_id, 1, "parse", tier=1)
+    job_store.attempts.open(job_id, 1, "parse", tier=1)
     _dead_lettered(job_store, job_id, 1, Failure(FailureKind.TRANSIENT, "throttled"))
     job_store.start_next_run(job_id, 1)
     job_store.mark_running(job_id, 2, "arn:execution:r2")
     before = job_store.table.get_item(Key=job_key(job_id))["Item"]
     sent = _requests(job_store)
     with pytest.raises(StaleRun):
-        job_store.open_attempt(job_id, 1, "project")  # a zombie of run 1
+        job_store.attempts.open(job_id, 1, "project")  # a zombie of run 1
     assert sent == ["UpdateItem"]  # refused by the fence: nothing else was sent
     assert job_store.table.get_item(Key=job_key(job_id))["Item"] == before
-    assert [a.stage for a in job_store.attempts(job_id)] == ["parse"]
+    assert [a.stage for a in job_store.attempts.of_job(job_id)] == ["parse"]
 
 
 def test_a_redrive_numbers_the_next_run_s_attempts_from_one(job_store: JobStore) -> None:
     job_id = _running(job_store)
     for tier in (1, 2):
-        job_store.open_attempt(job_id, 1, "parse", tier=tier)
+        job_store.attempts.open(job_id, 1, "parse", tier=tier)
     _dead_lettered(job_store, job_id, 1, Failure(FailureKind.TRANSIENT, "throttled"))
     job_store.start_next_run(job_id, 1)
     job_store.mark_running(job_id, 2, "arn:execution:r2")
-    again = job_store.open_attempt(job_id, 2, "parse", tier=1)
+    again = job_store.attempts.open(job_id, 2, "parse", tier=1)
     assert (again.run, again.seq, again.attempt) == (2, 3, 1)
 
 
@@ -355,14 +351,14 @@ def test_a_job_recorded_before_the_attempt_counters_numbers_on_from_its_attempts
     job_store: JobStore,
 ) -> None:
     job_id = _running(job_store)
-    with pytest.raises(ResourceLimit), job_store.attempt(job_id, 1, "parse", tier=1):
+    with pytest.raises(ResourceLimit), job_store.attempts.record(job_id, 1, "parse", tier=1):
         raise ResourceLimit("over the ceiling")
     # As the job item was written before it counted attempts: no counter map.
     job_store.table.update_item(Key=job_key(job_id), UpdateExpression="REMOVE attempt_counts")
-    second = job_store.open_attempt(job_id, 1, "parse", tier=2)
+    second = job_store.attempts.open(job_id, 1, "parse", tier=2)
     assert (second.seq, second.attempt) == (2, 2)
     throttled = Failure.from_error("Lambda.TooManyRequestsException", "Rate exceeded")
-    added = job_store.record_platform_failure(job_id, 1, "project", None, throttled)
+    added = job_store.attempts.record_platform_failure(job_id, 1, "project", None, throttled)
     assert added is not None and (added.seq, added.attempt) == (3, 1)
 
 
@@ -402,13 +398,15 @@ def test_attempts_opened_side_by_side_are_numbered_per_shard_without_repeats(
     with ThreadPoolExecutor(len(openers)) as pool:
         opened = list(
             pool.map(
-                lambda store, opener: store.open_attempt(job_id, 1, "parse", pages=opener[0]),
+                lambda store, opener: store.attempts.open(
+                    job_id, 1, "parse", pages=PageSpan.parse(opener[0])
+                ),
                 stores,
                 openers,
             )
         )
     assert sorted(a.seq for a in opened) == list(range(1, len(openers) + 1))
-    recorded = JobStore(jobs_table).attempts(job_id, 1)
+    recorded = JobStore(jobs_table).attempts.of_job(job_id, 1)
     assert sorted(a.seq for a in recorded) == list(range(1, len(openers) + 1))
     for pages in shards:
-        assert sorted(a.attempt for a in recorded if a.pages == pages) == [1, 2, 3]
+        assert sorted(a.attempt for a in recorded if str(a.pages) == pages) == [1, 2, 3]

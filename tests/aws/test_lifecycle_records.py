@@ -18,6 +18,7 @@ from richdoc.contracts import (
     CaughtError,
     FailedAt,
     JobOptions,
+    PageSpan,
     Reconciled,
     RecordFailure,
     ScheduledSweep,
@@ -34,7 +35,8 @@ from richdoc.jobs import (
     StaleRun,
     job_id_for,
 )
-from richdoc.records import ExecutionStatusChangeEvent, Records
+from richdoc.records.actions import Actions
+from richdoc.records.backstops import Backstops, ExecutionStatusChangeEvent
 from richdoc.taxonomy import Failure, FailureKind
 from tests.support.records import COUNTS, OUTPUTS, SOURCE
 from tests.support.s3_events import BUCKET, s3_notification
@@ -76,10 +78,10 @@ def test_a_cancel_commits_who_when_and_why_in_one_write(running: JobStore) -> No
     "write",
     [
         lambda s: s.mark_running(JOB, 1, "arn:x"),
-        lambda s: s.open_attempt(JOB, 1, "parse", tier=1),
+        lambda s: s.attempts.open(JOB, 1, "parse", tier=1),
         lambda s: s.shard_done(JOB, 1, "1-50"),
         lambda s: s.mark_recording(JOB, 1),
-        lambda s: s.succeed(JOB, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p", sha256=None),
+        lambda s: s.succeed(JOB, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p"),
         lambda s: s.record_failure(JOB, 1, Failure(FailureKind.INTERNAL, "boom")),
     ],
     ids=["start", "attempt", "shard", "recording", "succeed", "fail"],
@@ -90,7 +92,7 @@ def test_a_cancelled_run_is_refused_every_later_write(running: JobStore, write: 
     with pytest.raises(JobCancelled):
         write(running)
     assert running.table.get_item(Key={"pk": f"JOB#{JOB}", "sk": "JOB"})["Item"] == before
-    assert running.attempts(JOB) == []
+    assert running.attempts.of_job(JOB) == []
 
 
 def test_a_stale_run_is_refused_as_stale_not_as_cancelled(running: JobStore) -> None:
@@ -103,7 +105,7 @@ def test_a_stale_run_is_refused_as_stale_not_as_cancelled(running: JobStore) -> 
 @pytest.mark.parametrize("finish", ["succeed", "fail", "dead_letter"])
 def test_a_run_that_finished_first_refuses_the_cancel(running: JobStore, finish: str) -> None:
     if finish == "succeed":
-        running.succeed(JOB, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p", sha256=None)
+        running.succeed(JOB, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p")
     else:
         running.record_failure(JOB, 1, Failure(FailureKind.CORRUPT_INPUT, "not a zip"))
         if finish == "dead_letter":
@@ -120,8 +122,8 @@ def test_a_queued_job_can_be_cancelled_before_its_execution_starts(job_store: Jo
 
 def test_the_next_run_of_a_cancelled_job_starts_clean(running: JobStore) -> None:
     running.record_shards(JOB, 1, 3)
-    running.open_attempt(JOB, 1, "parse", tier=1, pages="1-50")
-    running.shard_done(JOB, 1, "1-50")
+    running.attempts.open(JOB, 1, "parse", tier=1, pages=PageSpan.parse("1-50"))
+    running.shard_done(JOB, 1, PageSpan.parse("1-50"))
     running.cancel(JOB, 1, by="ops", reason="later")
     assert running.start_next_run(JOB, 1, execution_arn="arn:x:job-1-r2") == 2
     job = _job(running)
@@ -142,20 +144,20 @@ def test_each_transition_writes_the_phase_the_run_is_in(job_store: JobStore) -> 
     seen()
     job_store.mark_running(JOB, 1, "arn:x")
     seen()
-    steps: list[tuple[StepName, str | None]] = [
+    steps: list[tuple[StepName, PageSpan | None]] = [
         ("plan", None),
-        ("parse", "1-50"),
+        ("parse", PageSpan.parse("1-50")),
         ("parse", None),
         ("merge", None),
         ("project", None),
         ("detect", None),
     ]
     for stage, pages in steps:
-        job_store.open_attempt(JOB, 1, stage, tier=1 if stage == "parse" else None, pages=pages)
+        job_store.attempts.open(JOB, 1, stage, tier=1 if stage == "parse" else None, pages=pages)
         seen()
     job_store.mark_recording(JOB, 1)
     seen()
-    job_store.succeed(JOB, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p", sha256=None)
+    job_store.succeed(JOB, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p")
     seen()
     assert phases == [
         JobPhase.QUEUED,
@@ -180,9 +182,9 @@ def test_a_failed_run_is_dead_lettering_then_dead_lettered(running: JobStore) ->
 
 def test_a_finished_shard_counts_once_however_often_it_finishes(running: JobStore) -> None:
     running.record_shards(JOB, 1, 3)
-    running.open_attempt(JOB, 1, "parse", tier=1, pages="1-50")
+    running.attempts.open(JOB, 1, "parse", tier=1, pages=PageSpan.parse("1-50"))
     for pages in ("1-50", "1-50", "51-100", "1-50"):  # a retry, a cached shard
-        running.shard_done(JOB, 1, pages)
+        running.shard_done(JOB, 1, PageSpan.parse(pages))
     progress = _job(running).progress()
     assert (progress.shards, progress.shards_done, progress.pages_done) == (3, 2, 100)
     states = running.progress_of([JOB, "no-such-job"])
@@ -218,15 +220,14 @@ def test_only_a_redrivable_run_can_be_requested(running: JobStore) -> None:
 
 
 @pytest.fixture
-def records(running: JobStore) -> Records:
+def backstops(running: JobStore) -> Backstops:
     sqs = boto3.client("sqs")
-    return Records(
+    return Backstops(
         jobs=running,
         sqs=sqs,
         sfn=boto3.client("stepfunctions"),
         dead_letter_queue_url=sqs.create_queue(QueueName="dead-letters")["QueueUrl"],
         logger=Logger(service="records-test"),
-        metrics=Metrics(namespace="richdoc"),
         workflow_timeout_s=int(WORKFLOW_TIMEOUT.total_seconds()),
     )
 
@@ -262,45 +263,45 @@ def _status_change(status: str, run: int = 1) -> ExecutionStatusChangeEvent:
     )
 
 
-def _dead_letters(records: Records) -> list[Any]:
-    messages: list[Any] = records.sqs.receive_message(
-        QueueUrl=records.dead_letter_queue_url, MaxNumberOfMessages=10
+def _dead_letters(backstops: Backstops) -> list[Any]:
+    messages: list[Any] = backstops.sqs.receive_message(
+        QueueUrl=backstops.dead_letter_queue_url, MaxNumberOfMessages=10
     ).get("Messages", [])
     return messages
 
 
 def test_the_reconciler_closes_a_cancelled_run_without_a_dead_letter(
-    records: Records, capsys: pytest.CaptureFixture[str]
+    backstops: Backstops, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    store = records.jobs
-    store.open_attempt(JOB, 1, "parse", tier=1, pages="1-50")
-    store.open_attempt(JOB, 1, "parse", tier=1, pages="51-100")
+    store = backstops.jobs
+    store.attempts.open(JOB, 1, "parse", tier=1, pages=PageSpan.parse("1-50"))
+    store.attempts.open(JOB, 1, "parse", tier=1, pages=PageSpan.parse("51-100"))
     store.cancel(JOB, 1, by="ops", reason="wrong file")
-    answer = records.reconcile(_status_change("ABORTED"))
+    answer = backstops.reconcile(_status_change("ABORTED"))
     assert answer == Reconciled(reconciled=False, cancelled=True)
     job = _job(store)
     assert job.status is JobStatus.CANCELLED and job.failure is None and job.dead_letter is None
     assert job.cancel is not None and job.cancel.closed_at is not None
-    attempts = store.attempts(JOB, 1)
+    attempts = store.attempts.of_job(JOB, 1)
     assert {a.outcome for a in attempts} == {CANCELLED_OUTCOME}
     assert {a.reason for a in attempts} == {"cancelled by ops: wrong file"}
-    assert _dead_letters(records) == []
+    assert _dead_letters(backstops) == []
     assert "JobsDeadLettered" not in capsys.readouterr().out  # no internal alarm
     # Once: a second event (or the sweep after it) finds it closed.
-    assert records.reconcile(_status_change("ABORTED")) == Reconciled(reconciled=False)
+    assert backstops.reconcile(_status_change("ABORTED")) == Reconciled(reconciled=False)
 
 
-def test_an_abort_nobody_asked_for_stays_internal(records: Records) -> None:
-    assert records.reconcile(_status_change("ABORTED")) == Reconciled(reconciled=True)
-    job = _job(records.jobs)
+def test_an_abort_nobody_asked_for_stays_internal(backstops: Backstops) -> None:
+    assert backstops.reconcile(_status_change("ABORTED")) == Reconciled(reconciled=True)
+    job = _job(backstops.jobs)
     assert job.status is JobStatus.DEAD_LETTERED
     assert job.failure is not None and job.failure.error == "Execution.ABORTED"
-    assert len(_dead_letters(records)) == 1
+    assert len(_dead_letters(backstops)) == 1
 
 
-def test_the_sweep_closes_a_cancelled_run_whose_status_event_was_lost(records: Records) -> None:
-    store = records.jobs
-    store.open_attempt(JOB, 1, "project")
+def test_the_sweep_closes_a_cancelled_run_whose_status_event_was_lost(backstops: Backstops) -> None:
+    store = backstops.jobs
+    store.attempts.open(JOB, 1, "project")
     store.cancel(JOB, 1, by="ops")
     sweep = ScheduledSweep.model_validate(
         {
@@ -309,18 +310,21 @@ def test_the_sweep_closes_a_cancelled_run_whose_status_event_was_lost(records: R
             "time": (datetime.now(UTC) + WORKFLOW_TIMEOUT + timedelta(minutes=1)).isoformat(),
         }
     )
-    swept = records.sweep(sweep)
+    swept = backstops.sweep(sweep)
     assert (swept.stuck, swept.closed, swept.cancelled) == (0, 0, 1)
-    [attempt] = store.attempts(JOB, 1)
+    [attempt] = store.attempts.of_job(JOB, 1)
     assert attempt.outcome == CANCELLED_OUTCOME
-    assert _dead_letters(records) == []
-    assert records.sweep(sweep).cancelled == 0  # closed once
+    assert _dead_letters(backstops) == []
+    assert backstops.sweep(sweep).cancelled == 0  # closed once
 
 
-def test_a_failure_recorded_for_a_cancelled_run_records_nothing(records: Records) -> None:
-    records.jobs.cancel(JOB, 1, by="ops")
+def test_a_failure_recorded_for_a_cancelled_run_records_nothing(running: JobStore) -> None:
+    actions = Actions(
+        jobs=running, logger=Logger(service="records-test"), metrics=Metrics(namespace="richdoc")
+    )
+    running.cancel(JOB, 1, by="ops")
     with pytest.raises(JobCancelled):
-        records.fail(
+        actions.fail(
             RecordFailure(
                 job_id=JOB,
                 run=1,
@@ -329,8 +333,8 @@ def test_a_failure_recorded_for_a_cancelled_run_records_nothing(records: Records
                 error=CaughtError(Error="CorruptInput", Cause="not a zip"),
             )
         )
-    assert records.jobs.attempts(JOB) == []
-    assert _job(records.jobs).status is JobStatus.CANCELLED
+    assert running.attempts.of_job(JOB) == []
+    assert _job(running).status is JobStatus.CANCELLED
 
 
 # ---- the starter and a cancelled job ---------------------------------------------------------

@@ -156,6 +156,7 @@ def test_dead_letters_say_what_they_are_even_without_richdoc_attributes() -> Non
 def test_a_runs_shards_are_listed_in_page_order_with_their_last_attempt() -> None:
     from richdoc_tools.ops.operator import ShardParse, shard_parses
 
+    from richdoc.contracts import PageSpan
     from richdoc.jobs import Attempt
 
     def attempt(
@@ -171,7 +172,7 @@ def test_a_runs_shards_are_listed_in_page_order_with_their_last_attempt() -> Non
             outcome=outcome,
             started_at="t",
             tier=tier,
-            pages=pages,
+            pages=PageSpan.parse(pages) if pages else None,
             **kw,
         )
 
@@ -183,9 +184,10 @@ def test_a_runs_shards_are_listed_in_page_order_with_their_last_attempt() -> Non
         attempt(5, 2, "1-50", 1, "ok", cached=True),
         attempt(6, 1, None, 1, "ok", stage="merge"),
     ]
+    first, second = PageSpan.parse("1-50"), PageSpan.parse("51-100")
     assert shard_parses(attempts) == [
-        ShardParse(run=1, pages="1-50", attempts=1, tier=1, outcome="ok", cached=False),
-        ShardParse(run=1, pages="51-100", attempts=2, tier=2, outcome="ok", cached=False),
-        ShardParse(run=2, pages="1-50", attempts=1, tier=1, outcome="ok", cached=True),
+        ShardParse(run=1, pages=first, attempts=1, tier=1, outcome="ok", cached=False),
+        ShardParse(run=1, pages=second, attempts=2, tier=2, outcome="ok", cached=False),
+        ShardParse(run=2, pages=first, attempts=1, tier=1, outcome="ok", cached=True),
     ]
     assert shard_parses([attempt(1, 1, None, 1, "ok")]) == []  # a whole document

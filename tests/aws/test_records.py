@@ -50,13 +50,14 @@ from richdoc.contracts import (
 )
 from richdoc.deadletter import failure_attributes
 from richdoc.jobs import DeadLetterMark, Job, JobStatus, JobStore, StaleRun, timestamp
-from richdoc.records import (
+from richdoc.records.actions import Actions
+from richdoc.records.backstops import (
     STATUS_CHANGE,
+    Backstops,
     ExecutionStatusChangeEvent,
-    Records,
     SweepIncomplete,
-    parse_request,
 )
+from richdoc.records.requests import parse_request
 from richdoc.taxonomy import Failure, FailureKind
 from tests.support.lambda_context import FakeLambdaContext
 
@@ -78,7 +79,8 @@ RESULTS = StepResults(
     ),
     project=ProjectOutput(
         projection_key="jobs/job-1/run-001/projection.json",
-        counts=ProjectCounts(nodes=5, edges=4, spans=3),
+        chunks_key="jobs/job-1/run-001/chunks.jsonl",
+        counts=ProjectCounts(nodes=5, edges=4, spans=3, chunks=2),
     ),
     detect=DetectOutput(
         detection_key="jobs/job-1/run-001/detection.json",
@@ -93,7 +95,8 @@ CREATED = datetime(2026, 1, 1, tzinfo=UTC)
 
 @dataclass
 class World:
-    records: Records
+    actions: Actions
+    backstops: Backstops
     jobs: JobStore
     sqs: Any
     sfn: Any
@@ -130,16 +133,17 @@ def _world(jobs: JobStore, *, definition: dict[str, Any] | None = None) -> World
     )["stateMachineArn"]
     metrics = Metrics(namespace="richdoc")
     metrics.clear_metrics()
-    records = Records(
+    logger = Logger(service="records-test")
+    actions = Actions(jobs=jobs, logger=logger, metrics=metrics)
+    backstops = Backstops(
         jobs=jobs,
         sqs=sqs,
         sfn=sfn,
         dead_letter_queue_url=url,
-        logger=Logger(service="records-test"),
-        metrics=metrics,
+        logger=logger,
         workflow_timeout_s=int(WORKFLOW_TIMEOUT.total_seconds()),
     )
-    return World(records, jobs, sqs, sfn, machine, url, metrics)
+    return World(actions, backstops, jobs, sqs, sfn, machine, url, metrics)
 
 
 @pytest.fixture
@@ -158,7 +162,7 @@ def executing(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _running(world: World) -> None:
-    world.records.start(RecordStart(job_id=JOB, run=1, action="start", execution_arn="arn:x"))
+    world.actions.start(RecordStart(job_id=JOB, run=1, action="start", execution_arn="arn:x"))
 
 
 def _metric_names(world: World) -> set[str]:
@@ -172,7 +176,7 @@ def _emitted(capsys: pytest.CaptureFixture[str], name: str) -> list[dict[str, An
 
 
 def _fail(world: World, kind_error: str = "CorruptInput", job_id: str = JOB) -> FailureRecorded:
-    return world.records.fail(
+    return world.actions.fail(
         RecordFailure(
             job_id=job_id,
             run=1,
@@ -192,7 +196,7 @@ def _dead_lettered(world: World, failure: Failure) -> None:
 
 
 def test_start_marks_the_run_running_with_its_execution(world: World) -> None:
-    result = world.records.start(
+    result = world.actions.start(
         RecordStart(job_id=JOB, run=1, action="start", execution_arn="arn:execution:job-1-r1")
     )
     assert result == Recorded(recorded="start")
@@ -204,13 +208,13 @@ def test_start_marks_the_run_running_with_its_execution(world: World) -> None:
 
 def test_start_of_a_run_that_is_not_current_is_a_stale_run(world: World) -> None:
     with pytest.raises(StaleRun):
-        world.records.start(RecordStart(job_id=JOB, run=2, action="start", execution_arn="arn:x"))
+        world.actions.start(RecordStart(job_id=JOB, run=2, action="start", execution_arn="arn:x"))
 
 
 def test_escalation_closes_the_attempt_the_platform_killed(world: World) -> None:
     _running(world)
-    killed = world.jobs.open_attempt(JOB, 1, "parse", tier=1, memory_mb=3008)
-    result = world.records.escalate(
+    killed = world.jobs.attempts.open(JOB, 1, "parse", tier=1, memory_mb=3008)
+    result = world.actions.escalate(
         RecordEscalation(
             job_id=JOB,
             run=1,
@@ -220,7 +224,7 @@ def test_escalation_closes_the_attempt_the_platform_killed(world: World) -> None
         )
     )
     assert result == EscalationRecorded(recorded="escalate", from_tier=1, error="Sandbox.Timedout")
-    [attempt] = world.jobs.attempts(JOB, 1)
+    [attempt] = world.jobs.attempts.of_job(JOB, 1)
     assert (attempt.seq, attempt.tier, attempt.outcome) == (killed.seq, 1, "Sandbox.Timedout")
     assert attempt.reason == "Task timed out after 900 seconds"
     assert world.job().status is JobStatus.RUNNING  # the next tier goes on
@@ -232,16 +236,17 @@ def test_escalation_closes_the_attempt_the_platform_killed(world: World) -> None
 
 def _shard_attempts(world: World) -> dict[str | None, list[tuple[int | None, str]]]:
     found: dict[str | None, list[tuple[int | None, str]]] = {}
-    for attempt in world.jobs.attempts(JOB, 1):
-        found.setdefault(attempt.pages, []).append((attempt.tier, attempt.outcome))
+    for attempt in world.jobs.attempts.of_job(JOB, 1):
+        pages = str(attempt.pages) if attempt.pages else None
+        found.setdefault(pages, []).append((attempt.tier, attempt.outcome))
     return found
 
 
 def test_a_shards_escalation_closes_that_shards_attempt_only(world: World) -> None:
     _running(world)
     for pages in ("1-50", "51-100", "101-150"):
-        world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages=pages)
-    world.records.escalate(
+        world.jobs.attempts.open(JOB, 1, "parse", tier=1, pages=PageSpan.parse(pages))
+    world.actions.escalate(
         RecordEscalation(
             job_id=JOB,
             run=1,
@@ -260,10 +265,10 @@ def test_a_shards_escalation_closes_that_shards_attempt_only(world: World) -> No
 
 def test_attempts_are_numbered_per_shard(world: World) -> None:
     _running(world)
-    first = world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages="1-50")
-    other = world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages="51-100")
-    world.jobs.close_attempt(first, "ResourceLimit")
-    again = world.jobs.open_attempt(JOB, 1, "parse", tier=2, pages="1-50")
+    first = world.jobs.attempts.open(JOB, 1, "parse", tier=1, pages=PageSpan.parse("1-50"))
+    other = world.jobs.attempts.open(JOB, 1, "parse", tier=1, pages=PageSpan.parse("51-100"))
+    world.jobs.attempts.close(first, "ResourceLimit")
+    again = world.jobs.attempts.open(JOB, 1, "parse", tier=2, pages=PageSpan.parse("1-50"))
     assert (first.attempt, other.attempt, again.attempt) == (1, 1, 2)
 
 
@@ -271,9 +276,9 @@ def test_a_failed_shard_is_recorded_with_its_pages_and_the_job_failure_once(
     world: World,
 ) -> None:
     _running(world)
-    world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages="1-50")
+    world.jobs.attempts.open(JOB, 1, "parse", tier=1, pages=PageSpan.parse("1-50"))
     error = CaughtError(Error="Lambda.ServiceException", Cause="service unavailable")
-    recorded = world.records.shard_failed(
+    recorded = world.actions.shard_failed(
         RecordShardFailure(
             job_id=JOB,
             run=1,
@@ -285,7 +290,7 @@ def test_a_failed_shard_is_recorded_with_its_pages_and_the_job_failure_once(
     )
     assert recorded == Recorded(recorded="shard_failed")
     assert world.job().status is JobStatus.RUNNING  # the Map's Catch decides the run's fate
-    world.records.fail(
+    world.actions.fail(
         RecordFailure(
             job_id=JOB,
             run=1,
@@ -306,7 +311,7 @@ def test_a_failed_shard_is_recorded_with_its_pages_and_the_job_failure_once(
 def test_a_reconciled_run_closes_every_shard_attempt_still_running(world: World) -> None:
     _running(world)
     for pages in ("1-50", "51-100"):
-        world.jobs.open_attempt(JOB, 1, "parse", tier=1, pages=pages)
+        world.jobs.attempts.open(JOB, 1, "parse", tier=1, pages=PageSpan.parse(pages))
     assert _reconcile(world, status_change("TIMED_OUT")).reconciled
     assert _shard_attempts(world) == {
         "1-50": [(1, "Execution.TIMED_OUT")],
@@ -323,9 +328,9 @@ def test_the_plan_records_the_shard_count_and_a_redrive_forgets_it(world: World)
     assert world.job().shards is None  # the next run plans again
 
 
-def test_success_records_outputs_counts_pipeline_and_the_source_hash(world: World) -> None:
+def test_success_records_outputs_counts_and_pipeline(world: World) -> None:
     _running(world)
-    result = world.records.succeed(
+    result = world.actions.succeed(
         RecordSuccess(job_id=JOB, run=1, action="succeed", results=RESULTS)
     )
     assert result == Recorded(recorded="succeed")
@@ -335,11 +340,12 @@ def test_success_records_outputs_counts_pipeline_and_the_source_hash(world: Worl
         docling_key="docling/ab/c.json",
         projection_key="jobs/job-1/run-001/projection.json",
         detection_key="jobs/job-1/run-001/detection.json",
+        chunks_key="jobs/job-1/run-001/chunks.jsonl",
     )
     assert job.counts == JobCounts(
-        nodes=5, edges=4, spans=3, ambiguities=1, ambiguities_suppressed=2
+        nodes=5, edges=4, spans=3, ambiguities=1, ambiguities_suppressed=2, chunks=2
     )
-    assert (job.pipeline, job.source.sha256) == ("simple", "ab" * 32)
+    assert job.pipeline == "simple"
     assert "JobsSucceeded" in _metric_names(world)
 
 
@@ -350,7 +356,7 @@ def test_failure_records_the_failed_run_and_answers_the_dead_letter_attributes(
     envelope = json.dumps(
         {"errorType": "UnsupportedFeature", "errorMessage": "[encrypted] PDF is encrypted"}
     )
-    result = world.records.fail(
+    result = world.actions.fail(
         RecordFailure(
             job_id=JOB,
             run=1,
@@ -381,7 +387,7 @@ def test_failure_records_the_failed_run_and_answers_the_dead_letter_attributes(
         error="UnsupportedFeature",
     )
     # The handler never ran (or could not close it): the catch path adds the attempt.
-    [attempt] = world.jobs.attempts(JOB, 1)
+    [attempt] = world.jobs.attempts.of_job(JOB, 1)
     assert (attempt.stage, attempt.tier, attempt.outcome, attempt.recorded_by) == (
         "parse",
         1,
@@ -398,13 +404,13 @@ def test_the_mark_after_the_send_makes_the_job_dead_lettered_with_the_message(
     _running(world)
     _fail(world)
     mark = RecordDeadLettered(job_id=JOB, run=1, action="mark_dead_lettered", message_id="m-1")
-    assert world.records.mark_dead_lettered(mark) == Recorded(recorded="mark_dead_lettered")
+    assert world.actions.mark_dead_lettered(mark) == Recorded(recorded="mark_dead_lettered")
     job = world.job()
     assert job.status is JobStatus.DEAD_LETTERED
     assert job.dead_letter == DeadLetterMark(message_id="m-1", sent_by="state-machine")
     assert job.failure is not None and job.failure.kind == "corrupt_input"
     # A retried mark (its first answer lost) changes nothing and is not counted again.
-    world.records.mark_dead_lettered(mark)
+    world.actions.mark_dead_lettered(mark)
     [metric] = _emitted(capsys, "JobsDeadLettered")
     assert (metric["kind"], metric["JobsDeadLettered"]) == ("corrupt_input", [1.0])
     assert set(metric) - {"_aws", "kind", "JobsDeadLettered"} == set()  # kind only
@@ -415,14 +421,14 @@ def test_a_mark_of_a_run_a_redrive_took_over_is_a_stale_run(world: World) -> Non
     _fail(world)
     world.jobs.start_next_run(JOB, 1)
     with pytest.raises(StaleRun):
-        world.records.mark_dead_lettered(
+        world.actions.mark_dead_lettered(
             RecordDeadLettered(job_id=JOB, run=1, action="mark_dead_lettered", message_id="m-1")
         )
 
 
 def test_a_failure_answers_the_json_the_dead_letter_state_sends(world: World) -> None:
     _running(world)
-    result = world.records.fail(
+    result = world.actions.fail(
         RecordFailure(
             job_id=JOB,
             run=1,
@@ -490,14 +496,14 @@ def status_change(
 def _reconcile(world: World, event: dict[str, Any]) -> Reconciled:
     request = parse_request(event)
     assert isinstance(request, ExecutionStatusChangeEvent)
-    return world.records.reconcile(request)
+    return world.backstops.reconcile(request)
 
 
 def test_an_open_job_of_an_execution_that_ended_outside_the_definition_is_dead_lettered(
     world: World,
 ) -> None:
     _running(world)
-    killed = world.jobs.open_attempt(JOB, 1, "parse", tier=2)
+    killed = world.jobs.attempts.open(JOB, 1, "parse", tier=2)
     assert _reconcile(world, status_change("TIMED_OUT", error=None, cause=None)) == Reconciled(
         reconciled=True
     )
@@ -506,7 +512,7 @@ def test_an_open_job_of_an_execution_that_ended_outside_the_definition_is_dead_l
     assert job.failure == Failure(
         FailureKind.INTERNAL, "execution TIMED_OUT:", error="Execution.TIMED_OUT"
     )
-    [attempt] = world.jobs.attempts(JOB, 1)
+    [attempt] = world.jobs.attempts.of_job(JOB, 1)
     assert (attempt.seq, attempt.outcome) == (killed.seq, "Execution.TIMED_OUT")
     [letter] = world.dead_letters()
     assert letter["Body"] == MESSAGE  # the original ingest message, ready for a redrive
@@ -527,7 +533,7 @@ def test_the_reconciled_reason_carries_the_execution_error_and_cause(world: Worl
         error="Execution.FAILED",
     )
     # No attempt was open and the job never reached a stage: one is added for the workflow.
-    [attempt] = world.jobs.attempts(JOB, 1)
+    [attempt] = world.jobs.attempts.of_job(JOB, 1)
     assert (attempt.stage, attempt.outcome) == ("workflow", "Execution.FAILED")
 
 
@@ -546,7 +552,7 @@ def test_a_failed_run_whose_dead_letter_send_failed_is_sent_with_its_own_failure
     [letter] = world.dead_letters()
     assert letter["MessageAttributes"]["richdoc.kind"]["StringValue"] == "corrupt_input"
     assert job.dead_letter == DeadLetterMark(message_id=letter["MessageId"], sent_by="reconciler")
-    assert [a.outcome for a in world.jobs.attempts(JOB, 1)] == ["CorruptInput"]
+    assert [a.outcome for a in world.jobs.attempts.of_job(JOB, 1)] == ["CorruptInput"]
 
 
 SEND_THEN_LOSE_THE_MARK = {
@@ -607,7 +613,7 @@ def _ended(sfn: Any, arn: str) -> str:
 def test_a_reconcile_that_cannot_send_fails_and_leaves_the_job_failed(job_store: JobStore) -> None:
     assert job_store.create(JOB, SOURCE, JobOptions(), message=MESSAGE)
     world = _world(job_store)
-    world.records.dead_letter_queue_url = world.dead_letter_queue_url + "-gone"
+    world.backstops.dead_letter_queue_url = world.dead_letter_queue_url + "-gone"
     _running(world)
     with pytest.raises(ClientError):  # Lambda retries the event, then the failure queue
         _reconcile(world, status_change("ABORTED"))
@@ -615,7 +621,7 @@ def test_a_reconcile_that_cannot_send_fails_and_leaves_the_job_failed(job_store:
     assert job.failure is not None
     assert (job.status, job.failure.error) == (JobStatus.FAILED, "Execution.ABORTED")
     # The next attempt finds the job FAILED and sends with the failure already recorded.
-    world.records.dead_letter_queue_url = world.dead_letter_queue_url
+    world.backstops.dead_letter_queue_url = world.dead_letter_queue_url
     assert _reconcile(world, status_change("ABORTED", cause="retried")).reconciled
     assert world.job().failure == job.failure
     assert len(world.dead_letters()) == 1
@@ -652,7 +658,7 @@ def test_a_job_the_definition_already_closed_is_left_alone(
 ) -> None:
     _running(world)
     if terminal is JobStatus.SUCCEEDED:
-        world.records.succeed(RecordSuccess(job_id=JOB, run=1, action="succeed", results=RESULTS))
+        world.actions.succeed(RecordSuccess(job_id=JOB, run=1, action="succeed", results=RESULTS))
     else:
         _dead_lettered(world, Failure(FailureKind.CORRUPT_INPUT, "not a PDF"))
     before = world.job()
@@ -673,7 +679,6 @@ class ClosingJustAfterTheRead(JobStore):
             outputs=JobOutputs.of(RESULTS),
             counts=JobCounts.of(RESULTS),
             pipeline="simple",
-            sha256=None,
         )
         return job
 
@@ -710,7 +715,7 @@ def scheduled(at: datetime) -> dict[str, Any]:
 def _sweep(world: World, at: datetime) -> Swept:
     request = parse_request(scheduled(at))
     assert isinstance(request, ScheduledSweep)
-    return world.records.sweep(request)
+    return world.backstops.sweep(request)
 
 
 @pytest.fixture
@@ -788,7 +793,7 @@ def test_the_sweep_closes_a_running_job_whose_execution_ended_unreported(
     _queue(world, started=True)
     world.jobs.mark_running(JOB, 1, world.execution_arn())
     move_to(CREATED + timedelta(minutes=5))
-    killed = world.jobs.open_attempt(JOB, 1, "parse", tier=1)
+    killed = world.jobs.attempts.open(JOB, 1, "parse", tier=1)
     world.sfn.stop_execution(executionArn=world.execution_arn())  # its status event is lost
     assert _sweep(world, CREATED + WORKFLOW_TIMEOUT + timedelta(hours=1)) == Swept(
         stuck=1, closed=1
@@ -796,7 +801,7 @@ def test_the_sweep_closes_a_running_job_whose_execution_ended_unreported(
     job = world.job()
     assert job.failure is not None
     assert (job.status, job.failure.error) == (JobStatus.DEAD_LETTERED, "Execution.ABORTED")
-    [attempt] = world.jobs.attempts(JOB, 1)
+    [attempt] = world.jobs.attempts.of_job(JOB, 1)
     assert (attempt.seq, attempt.outcome) == (killed.seq, "Execution.ABORTED")
     assert len(world.dead_letters()) == 1
 
@@ -823,7 +828,7 @@ def test_a_sweep_that_cannot_dead_letter_fails_and_leaves_the_job_failed(
 ) -> None:
     world, _ = clocked
     _queue(world, started=False)
-    world.records.dead_letter_queue_url += "-gone"
+    world.backstops.dead_letter_queue_url += "-gone"
     with pytest.raises(SweepIncomplete, match=JOB):
         _sweep(world, CREATED + 2 * WORKFLOW_TIMEOUT)
     job = world.job()

@@ -43,6 +43,8 @@ def test_every_upload_ends_as_without_faults_and_nothing_is_lost(
 ) -> None:
     assert {d.kind for d in documents} == {"small", "broken", "unsupported", "sharded"}
     assert reference.lost == 0
+    # Without faults, exactly one completion event per job's terminal change.
+    assert [e.events for e in reference.ended.values()] == [1] * len(documents)
     with chaos.stack(tmp_path / "functions.log", faults=FaultSettings(RATE, SEED)) as stack:
         faulty = chaos.run(stack, documents, timeout_s=600)
     assert chaos.violations(reference, faulty) == []

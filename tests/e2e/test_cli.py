@@ -205,7 +205,8 @@ def test_run_json_has_the_design_fields_and_out_writes_every_artifact(
             "counts",
         } <= set(record)
         assert record["shards"] == 1  # none of these is a PDF long enough to shard
-        assert set(record["counts"]) == {"nodes", "edges", "spans", "ambiguities"}
+        # The design's counts, and the chunks of chunks.jsonl.
+        assert set(record["counts"]) == {"nodes", "edges", "spans", "ambiguities", "chunks"}
     contract, notes, broken = records
     assert (contract["status"], contract["failure_kind"], contract["feature"]) == (
         "SUCCEEDED",
@@ -222,6 +223,7 @@ def test_run_json_has_the_design_fields_and_out_writes_every_artifact(
 
     write_outputs(results, stack, tmp_path)
     assert sorted(p.name for p in (tmp_path / "contract.docx").iterdir()) == [
+        "chunks.jsonl",
         "detection.json",
         "docling.json",
         "job.json",
@@ -238,7 +240,7 @@ def test_run_json_has_the_design_fields_and_out_writes_every_artifact(
     # One public shape: job.json is the job as `richdoc jobs show --json` prints it (and
     # the input), read again here, and `richdoc run --json` summarises it.
     again = JobDocument(
-        job=stack.jobs.get(broken["job_id"]), attempts=stack.jobs.attempts(broken["job_id"])
+        job=stack.jobs.get(broken["job_id"]), attempts=stack.jobs.attempts.of_job(broken["job_id"])
     )
     shown = again.model_dump(mode="json")
     assert {name: value for name, value in job.items() if name != "input"} == shown

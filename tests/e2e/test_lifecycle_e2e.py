@@ -24,7 +24,7 @@ from richdoc_tools.local.events import wait_until
 from richdoc_tools.ops.watch import watch_job
 from richdoc_tools.run import run_files
 
-from richdoc.contracts import ParseInput
+from richdoc.contracts import PageSpan, ParseInput
 from richdoc.jobs import (
     CANCELLED_OUTCOME,
     Job,
@@ -35,7 +35,7 @@ from richdoc.jobs import (
     Progress,
 )
 from richdoc.parse.settings import SHARD_CONCURRENCY_ENV, SHARD_PAGES_ENV
-from richdoc.records import Records
+from richdoc.records.actions import Actions
 from richdoc.taxonomy import MemoryUse, ResourceLimit
 from tests.support import parse_inputs
 from tests.support.gates import Gate
@@ -148,7 +148,7 @@ def test_a_running_job_is_cancelled_and_closed_without_a_dead_letter(
 
     # The reconciler closes the attempt the parse is still running, as on AWS.
     job = closed_after_cancel(stack, job_id)
-    [attempt] = [a for a in stack.jobs.attempts(job_id) if a.stage == "parse"]
+    [attempt] = [a for a in stack.jobs.attempts.of_job(job_id) if a.stage == "parse"]
     assert (attempt.outcome, attempt.reason) == (
         CANCELLED_OUTCOME,
         f"cancelled by {job.cancel.by}: wrong file",  # type: ignore[union-attr]
@@ -157,7 +157,7 @@ def test_a_running_job_is_cancelled_and_closed_without_a_dead_letter(
     wait_for_handlers(stack)
     assert ended(stack, job_id)["status"] == "ABORTED"
     # The handler finished unheard: its own close of the attempt was refused.
-    assert [a.outcome for a in stack.jobs.attempts(job_id)] == ["ok", CANCELLED_OUTCOME]
+    assert [a.outcome for a in stack.jobs.attempts.of_job(job_id)] == ["ok", CANCELLED_OUTCOME]
     job = job_of(stack, job_id)
     assert (job.status, job.failure, job.dead_letter) == (JobStatus.CANCELLED, None, None)
     assert dead_letters_for(stack, job_id) == []
@@ -174,9 +174,9 @@ def test_a_cancel_that_commits_first_refuses_the_runs_success(
     stack: Any, monkeypatch: pytest.MonkeyPatch, stopped: bool
 ) -> None:
     gate, refused = Gate(), []
-    real = Records.succeed
+    real = Actions.succeed
 
-    def succeed(self: Records, action: Any) -> Any:
+    def succeed(self: Actions, action: Any) -> Any:
         gate.wait_here()
         try:
             return real(self, action)
@@ -184,7 +184,7 @@ def test_a_cancel_that_commits_first_refuses_the_runs_success(
             refused.append(exc)
             raise
 
-    monkeypatch.setattr(Records, "succeed", succeed)
+    monkeypatch.setattr(Actions, "succeed", succeed)
     job_id = upload(stack, f"lifecycle/race-cancel-first-{stopped}.md", b"# Race\n\nFirst.\n")
     assert gate.reached()
     assert job_of(stack, job_id).progress().phase is JobPhase.RECORDING
@@ -207,7 +207,7 @@ def test_a_cancel_that_commits_first_refuses_the_runs_success(
         ]
     job = closed_after_cancel(stack, job_id)  # by the reconciler, on either status event
     assert (job.status, job.outputs, job.counts) == (JobStatus.CANCELLED, None, None)
-    assert {a.outcome for a in stack.jobs.attempts(job_id)} == {"ok"}  # every step had ended
+    assert {a.outcome for a in stack.jobs.attempts.of_job(job_id)} == {"ok"}  # every step had ended
     assert dead_letters_for(stack, job_id) == []
 
 
@@ -215,7 +215,7 @@ def test_a_run_that_succeeds_first_refuses_the_cancel(
     stack: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     gate = Gate()
-    monkeypatch.setattr(Records, "succeed", gate.after(Records.succeed))
+    monkeypatch.setattr(Actions, "succeed", gate.after(Actions.succeed))
     job_id = upload(stack, "lifecycle/race-success-first.md", b"# Race\n\nSucceed first.\n")
     assert gate.reached()  # committed; the records function has not answered yet
     assert job_of(stack, job_id).status is JobStatus.SUCCEEDED
@@ -261,11 +261,14 @@ def test_a_sharded_parse_is_cancelled_between_its_shards(
     gate.open()
     wait_for_handlers(stack)
     assert ended(stack, job_id)["status"] == "ABORTED"
-    by_shard = {a.pages: a.outcome for a in stack.jobs.attempts(job_id) if a.stage == "parse"}
+    by_shard = {
+        str(a.pages): a.outcome for a in stack.jobs.attempts.of_job(job_id) if a.stage == "parse"
+    }
     assert by_shard == {"1-4": "ok", "5-8": CANCELLED_OUTCOME}  # 9-12 never started
     job = job_of(stack, job_id)
     assert job.status is JobStatus.CANCELLED
-    assert job.shards_done == frozenset({"1-4"})  # the finished shard that came too late is refused
+    # The finished shard that came too late is refused.
+    assert job.shards_done == frozenset({PageSpan.parse("1-4")})
     assert dead_letters_for(stack, job_id) == []
 
 
@@ -288,7 +291,7 @@ def test_a_queued_job_is_cancelled_before_its_execution_starts_and_redriven(
     ]
     job = closed_after_cancel(stack, job_id)
     assert (job.status, job.started_at) == (JobStatus.CANCELLED, None)
-    assert stack.jobs.attempts(job_id) == []
+    assert stack.jobs.attempts.of_job(job_id) == []
     assert dead_letters_for(stack, job_id) == []
 
     # The next run, from the stored message; a second redrive while the first is on its
@@ -389,7 +392,7 @@ def test_the_tier_ladder_shows_where_documents_finally_parsed_and_what_escalated
     body = parse_inputs.pdf(tmp_path / "three.pdf", pages=3).read_bytes()
     job = run_one(stack, "lifecycle/tiers.pdf", body)
     assert (job.status, job.pages) == (JobStatus.SUCCEEDED, 3)
-    killed, real = [a for a in stack.jobs.attempts(job.job_id) if a.stage == "parse"]
+    killed, real = [a for a in stack.jobs.attempts.of_job(job.job_id) if a.stage == "parse"]
     assert (killed.tier, killed.outcome, killed.mem_ceiling_mb, killed.peak_rss_mb) == (
         1,
         "ResourceLimit",
@@ -517,7 +520,7 @@ def _prepared(stack: Any, job_id: str, ended_as: str) -> Job:
     if ended_as == "cancelled":
         store.cancel(job_id, 1, by="ops")
     elif ended_as == "succeeded":
-        store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p", sha256=None)
+        store.succeed(job_id, 1, outputs=OUTPUTS, counts=COUNTS, pipeline="p")
     else:  # dead-lettered (by the state machine, or a backstop after a timeout or stop)
         store.record_failure(job_id, 1, Failure(FailureKind.INTERNAL, "Execution.TIMED_OUT"))
         store.mark_dead_lettered(job_id, 1, "the-message", sent_by="reconciler")
@@ -586,5 +589,5 @@ def test_a_resumed_run_never_writes_over_its_job_nor_sends_a_second_dead_letter(
     assert (described["status"], described["error"]) == ("FAILED", stops_in)
     wait_for_handlers(stack)
     assert job_of(stack, job_id) == before
-    assert stack.jobs.attempts(job_id) == []
+    assert stack.jobs.attempts.of_job(job_id) == []
     assert dead_letters_for(stack, job_id) == []

@@ -1,5 +1,6 @@
 """`richdoc local serve` from another process, driven with boto3 only: put an object, see the
-job succeed, read its outputs; Ctrl-C stops the server cleanly."""
+job succeed, read its outputs; a consumer's own rule on the bus receives its completion
+event and the reader reads the run; Ctrl-C stops the server cleanly."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from richdoc.jobs import job_id_for, job_key
+from richdoc_client.events import CompletionEvent
+from richdoc_client.reader import ResultsReader
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling]
 
@@ -74,6 +77,21 @@ def test_local_serve_runs_the_pipeline_for_a_boto3_client(tmp_path: Path) -> Non
             for o in cfn.describe_stacks(StackName="richdoc")["Stacks"][0]["Outputs"]
         }
         s3 = session.client("s3", endpoint_url=endpoint)
+        # A consumer subscribes a queue of its own to the completion events' bus.
+        sqs = session.client("sqs", endpoint_url=endpoint)
+        events = session.client("events", endpoint_url=endpoint)
+        inbox = sqs.create_queue(QueueName="consumer")["QueueUrl"]
+        inbox_arn = sqs.get_queue_attributes(QueueUrl=inbox, AttributeNames=["QueueArn"])
+        events.put_rule(
+            Name="consumer",
+            EventBusName=outputs["EventBusName"],
+            EventPattern='{"source": ["richdoc"], "detail": {"status": ["SUCCEEDED"]}}',
+        )
+        events.put_targets(
+            Rule="consumer",
+            EventBusName=outputs["EventBusName"],
+            Targets=[{"Id": "inbox", "Arn": inbox_arn["Attributes"]["QueueArn"]}],
+        )
         put = s3.put_object(
             Bucket=outputs["IngestBucketName"],
             Key="inbox/memo.md",
@@ -104,6 +122,20 @@ def test_local_serve_runs_the_pipeline_for_a_boto3_client(tmp_path: Path) -> Non
         )
         [ambiguity] = detection["ambiguities"]
         assert ambiguity["kind"] == "relative_date"
+
+        # Its event arrives (after the manifest it announces), and the reader reads the run.
+        received: list[dict[str, Any]] = []
+        deadline = time.monotonic() + 60
+        while not received:
+            assert time.monotonic() < deadline, "no completion event"
+            answer = sqs.receive_message(QueueUrl=inbox, WaitTimeSeconds=1)
+            received += [json.loads(m["Body"]) for m in answer.get("Messages", [])]
+        [event] = [CompletionEvent.model_validate(body) for body in received]
+        assert (event.detail.job_id, event.detail.source.key) == (job_id, "inbox/memo.md")
+        reader = ResultsReader.s3(outputs["ArtifactBucketName"], client=s3)
+        manifest = reader.manifest_of(outputs["IngestBucketName"], "inbox/memo.md")
+        assert manifest.result is not None and manifest.result.outputs == event.detail.outputs
+        assert any("following month" in chunk.text for chunk in reader.chunks(manifest))
 
         sfn = session.client("stepfunctions", endpoint_url=endpoint)
         [execution] = sfn.list_executions(stateMachineArn=outputs["StateMachineArn"])["executions"]

@@ -143,7 +143,8 @@ def test_functions_run_no_more_at_once_than_their_reserved_concurrency(stack: An
 
 
 def test_the_starter_mapping_keeps_its_maximum_concurrency(stack: Any) -> None:
-    [mapping] = stack.client("lambda").list_event_source_mappings()["EventSourceMappings"]
+    mappings = stack.client("lambda").list_event_source_mappings()["EventSourceMappings"]
+    [mapping] = [m for m in mappings if ":sqs:" in m["EventSourceArn"]]
     assert mapping["ScalingConfig"] == {"MaximumConcurrency": 5}
 
 
@@ -349,7 +350,7 @@ def test_concurrent_jobs_log_with_their_own_job_as_correlation_id(
     assert {job.status for job in jobs.values() if job} == {JobStatus.SUCCEEDED}
     # Each handler invocation recorded its request id in its attempt item.
     job_of_request = {
-        a.request_id: a.job_id for job_id in job_ids for a in stack.jobs.attempts(job_id)
+        a.request_id: a.job_id for job_id in job_ids for a in stack.jobs.attempts.of_job(job_id)
     }
     lines = [json.loads(line) for line in stack.log_path.read_text().splitlines()]
     ours = [line for line in lines if line.get("function_request_id") in job_of_request]

@@ -1,6 +1,7 @@
 """The operator policy the stack ships (``OperatorPolicy``) against what the operator
 tools really call: every command (jobs list, show, watch, failures, tiers, cancel,
-redrive, delete; dlq list, redrive, discard) and the console's pages and actions
+redrive, delete; dlq list, redrive, discard; events tail, republish) and the console's
+pages and actions
 (uploads, the dead-letter workbench's discard) run against the embedded stack, every AWS
 request they make is mapped to the IAM action and resource AWS authorizes it as, and the
 deployed policy must allow each one."""
@@ -113,6 +114,13 @@ def authorizations(call: Call, region: str, account: str) -> list[tuple[str, str
         return [(f"sqs:{op}", arn)]
     if call.service == "states":
         return [(f"states:{op}", p.get("executionArn") or p["stateMachineArn"])]
+    if call.service == "events":
+        return [
+            ("events:PutEvents", f"arn:aws:events:{region}:{account}:event-bus/{e['EventBusName']}")
+            for e in p["Entries"]
+        ]
+    if call.service == "logs":
+        return [(f"logs:{op}", f"arn:aws:logs:{region}:{account}:log-group:{p['logGroupName']}")]
     if call.service == "cloudformation":
         stack = f"arn:aws:cloudformation:{region}:{account}:stack/{p['StackName']}/"
         return [(f"cloudformation:{op}", stack + "00000000-0000-0000-0000-000000000000")]
@@ -221,6 +229,8 @@ def test_the_operator_policy_allows_every_call_the_operator_tools_make(
             ["dlq", "list", "--json"],
             ["dlq", "list", "--peek", "--json"],
             ["jobs", "cancel", held.job_id, "--reason", "policy test"],
+            ["events", "tail", "--since", "1h", "--json"],
+            ["events", "republish", done.job_id],
         ):
             assert main(command) in (0, 1), command
         assert console.get(f"/?token={settings.token}", base_url=BASE_URL).status_code == 303
@@ -276,4 +286,6 @@ def test_the_operator_policy_allows_every_call_the_operator_tools_make(
         "states:GetExecutionHistory",
         "states:DescribeStateMachineForExecution",
         "states:StopExecution",
+        "events:PutEvents",
+        "logs:FilterLogEvents",
     }

@@ -159,7 +159,7 @@ def test_a_resource_limit_at_tier_1_succeeds_at_tier_2(
         ("parse", 1, "ResourceLimit"),
         ("parse", 2, "ok"),
     ]
-    memories = [a.memory_mb for a in stack.jobs.attempts(job.job_id) if a.stage == "parse"]
+    memories = [a.memory_mb for a in stack.jobs.attempts.of_job(job.job_id) if a.stage == "parse"]
     assert memories[0] < memories[1]
 
 
@@ -223,7 +223,7 @@ def test_a_platform_out_of_memory_kill_escalates(stack: Any) -> None:
     )
     job = run_one(stack, "e2e/oom.docx", docx_bytes(["oom test"]))
     assert job.status is JobStatus.SUCCEEDED, job.failure
-    parse_attempts = [a for a in stack.jobs.attempts(job.job_id) if a.stage == "parse"]
+    parse_attempts = [a for a in stack.jobs.attempts.of_job(job.job_id) if a.stage == "parse"]
     assert [(a.tier, a.outcome, a.recorded_by) for a in parse_attempts] == [
         (1, "Runtime.OutOfMemory", "state-machine"),
         (2, "ok", "handler"),
@@ -258,7 +258,7 @@ def test_transient_errors_are_retried_then_succeed(
 
 
 def test_a_dynamodb_connection_error_in_a_step_is_retried_as_transient(stack: Any) -> None:
-    from richdoc.stage import clients
+    from richdoc.wiring import wiring
 
     def project_opening_its_attempt(params: Mapping[str, Any]) -> bool:
         # The only write that carries the stage's name: the job update opening its attempt.
@@ -266,7 +266,7 @@ def test_a_dynamodb_connection_error_in_a_step_is_retried_as_transient(stack: An
 
     # The project step's first DynamoDB write finds the endpoint unreachable once.
     with failing(
-        clients.jobs.table.meta.client,
+        wiring.jobs.table.meta.client,
         "UpdateItem",
         connection_error("dynamodb"),
         when=project_opening_its_attempt,
@@ -371,7 +371,7 @@ def test_transient_errors_that_never_clear_are_dead_lettered_and_redrive_starts_
     assert rerun.status is JobStatus.SUCCEEDED, rerun.failure
     assert execution(stack, rerun)["name"] == f"{job.job_id}-r2"
     assert [o for _, _, o in outcomes(stack, rerun)] == ["ok", "ok", "ok", "ok"]
-    assert len(stack.jobs.attempts(job.job_id, 1)) == 6  # run 1 keeps its record
+    assert len(stack.jobs.attempts.of_job(job.job_id, 1)) == 6  # run 1 keeps its record
 
 
 # ---- internal errors -----------------------------------------------------------------------

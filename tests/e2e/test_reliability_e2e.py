@@ -22,7 +22,7 @@ from richdoc_tools.local.lambdas import PlatformError, ServiceError
 
 from richdoc.contracts import ParseInput
 from richdoc.jobs import DeadLetterMark, JobStatus
-from richdoc.records import STATUS_CHANGE
+from richdoc.records.backstops import STATUS_CHANGE
 from tests.support.parse_inputs import docx_bytes
 from tests.support.stack_runs import history, job_of, states_entered, upload
 
@@ -333,7 +333,7 @@ def test_a_job_left_running_is_closed_by_the_sweep_once_its_execution_ended(
     assert job.status is JobStatus.DEAD_LETTERED
     assert job.failure is not None
     assert (job.failure.kind, job.failure.error) == ("internal", "Execution.FAILED")
-    assert [(a.stage, a.outcome) for a in stack.jobs.attempts(job_id, 1)] == [
+    assert [(a.stage, a.outcome) for a in stack.jobs.attempts.of_job(job_id, 1)] == [
         ("plan", "ok"),
         ("parse", "CorruptInput"),
         ("parse", "Execution.FAILED"),

@@ -24,10 +24,10 @@ from richdoc_tools.local.events import wait_until
 from richdoc_tools.local.lambdas import PlatformError
 
 from richdoc.artifacts import docling_key, merged_key
-from richdoc.contracts import ParseInput
+from richdoc.contracts import PageSpan, ParseInput
 from richdoc.formats import DocFormat
 from richdoc.jobs import Job, JobStatus
-from richdoc.parse.page_ranges import MAX_SHARDS, PageRange
+from richdoc.parse.page_ranges import MAX_SHARDS
 from richdoc.parse.settings import SHARD_CONCURRENCY_ENV, SHARD_PAGES_ENV, ParserSettings
 from richdoc.taxonomy import CorruptInput
 from tests.support import parse_inputs
@@ -104,7 +104,7 @@ def test_any_shard_size_gives_the_whole_documents_projection_and_detection(
     assert job.shards == expected
     shards = shard_attempts(stack, job)
     assert len(shards) == expected
-    ranges = [PageRange(*map(int, pages.split("-"))) for pages in shards]
+    ranges = [PageSpan.parse(pages) for pages in shards]
     assert ranges[0].start == 1 and ranges[-1].end == PROPERTY_PAGES
     assert all(a.end + 1 == b.start for a, b in itertools.pairwise(ranges))
     assert {a.outcome for tried in shards.values() for a in tried} == {"ok"}
@@ -135,15 +135,8 @@ SHARDS_OF_12 = ["1-4", "5-8", "9-12"]
 
 
 def _pages_are(pages: str) -> Callable[[Any], bool]:
-    start, end = map(int, pages.split("-"))
-    return lambda event: (
-        isinstance(event, dict)
-        and event.get("pages")
-        == {
-            "start": start,
-            "end": end,
-        }
-    )
+    span = PageSpan.parse(pages).model_dump(mode="json")
+    return lambda event: isinstance(event, dict) and event.get("pages") == span
 
 
 def test_a_shard_killed_for_memory_escalates_alone(
@@ -188,7 +181,11 @@ def test_a_shard_with_a_broken_page_escalates_alone_and_is_kept_partial_at_tier_
 
     shard_pages(0)
     whole = run_pdf(stack, "shards/broken-page.pdf", body)
-    assert [a.tier for a in stack.jobs.attempts(whole.job_id) if a.stage == "parse"] == [1, 2, 3]
+    assert [a.tier for a in stack.jobs.attempts.of_job(whole.job_id) if a.stage == "parse"] == [
+        1,
+        2,
+        3,
+    ]
     assert outputs(stack, job) == outputs(stack, whole)
 
 
@@ -242,12 +239,12 @@ def test_a_redrive_after_a_transient_shard_failure_parses_only_the_missing_shard
         "5-8": ["Lambda.ServiceException"],  # recorded by the state machine, with its pages
     }
     sha256 = hashlib.sha256(body).hexdigest()
-    contract = ParserSettings.from_env().contract(DocFormat.PDF)
+    contract = ParserSettings.from_env().conversion(DocFormat.PDF).contract
     stored = {
         pages: stack.client("s3")
         .list_objects_v2(
             Bucket=stack.outputs["ArtifactBucketName"],
-            Prefix=docling_key(sha256, contract, PageRange(*map(int, pages.split("-")))),
+            Prefix=docling_key(sha256, contract, PageSpan.parse(pages)),
         )
         .get("KeyCount", 0)
         for pages in SHARDS_OF_12

@@ -103,7 +103,9 @@ def test_a_document_over_tier_1s_real_ceiling_escalates_and_succeeds_at_tier_2(
     ]
     assert parses == [(1, "ResourceLimit"), (2, "ok")]
     [killed] = [
-        a for a in stack.jobs.attempts(whole.job_id, whole.run) if a.outcome == "ResourceLimit"
+        a
+        for a in stack.jobs.attempts.of_job(whole.job_id, whole.run)
+        if a.outcome == "ResourceLimit"
     ]
     assert killed.reason is not None and "exceeded mem_ceiling_mb" in killed.reason, killed
     entered = states_entered(history(stack, execution(stack, whole)["executionArn"]))

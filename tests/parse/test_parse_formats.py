@@ -7,19 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from richdoc.formats import (
-    EXTENSIONS,
-    HYPERLINK_CELLS_BUDGET,
-    LOADABLE_PACKAGE_KINDS,
-    MAX_SHEET_CELLS,
-    MERGED_CELLS_BUDGET,
-    MIB,
-    PACKAGE_KINDS,
-    ArchiveLimits,
-    DocFormat,
-    format_of,
-    inspect_file,
-)
+from richdoc.formats import EXTENSIONS, ArchiveLimits, DocFormat, format_of, inspect_file
+from richdoc.formats.archive import MIB
+from richdoc.formats.ooxml import LOADABLE_PACKAGE_KINDS, PACKAGE_KINDS
+from richdoc.formats.sheets import HYPERLINK_CELLS_BUDGET, MAX_SHEET_CELLS, MERGED_CELLS_BUDGET
 from richdoc.taxonomy import CorruptInput, ResourceLimit, UnsupportedFeature
 from tests.support import parse_inputs
 

@@ -16,12 +16,19 @@ from botocore.exceptions import ClientError
 from docling_core.types.doc import DoclingDocument
 from moto import mock_aws
 
-from richdoc.artifacts import ArtifactStore
+from richdoc.artifacts import ArtifactStore, docling_key
 from richdoc.contracts import JobOptions, ParseOutput, SourceObject
+from richdoc.formats import DocFormat, format_of
 from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
 from richdoc.parse.step import parse_object, shared_worker
-from richdoc.stage import clients
-from richdoc.taxonomy import CorruptInput, ResourceLimit, Transient, UnsupportedFeature
+from richdoc.taxonomy import (
+    CorruptInput,
+    InternalError,
+    ResourceLimit,
+    Transient,
+    UnsupportedFeature,
+)
+from richdoc.wiring import wiring
 from tests.support import parse_inputs
 from tests.support.aws import provision_one
 from tests.support.lambda_context import FakeLambdaContext
@@ -57,11 +64,9 @@ def aws(monkeypatch, template):
         s3.create_bucket(Bucket=ARTIFACTS)
         # The handler records its attempt on the job, which the state machine started.
         monkeypatch.setenv("JOBS_TABLE", provision_one(template, "JobsTable"))
-        clients.reset()
-        clients.jobs.create("job-abc", SourceObject(bucket=INGEST, key="in"), JobOptions())
-        clients.jobs.mark_running("job-abc", 1, "arn:execution:job-abc-r1")
+        wiring.jobs.create("job-abc", SourceObject(bucket=INGEST, key="in"), JobOptions())
+        wiring.jobs.mark_running("job-abc", 1, "arn:execution:job-abc-r1")
         yield s3
-    clients.reset()
 
 
 @pytest.fixture
@@ -70,12 +75,17 @@ def app(aws):
 
 
 def _event(key: str, *, tier: int = 1, accept_partial: bool = False, version_id=None) -> dict:
+    """A parse's state input, with the conversion the plan decides for ``key``."""
+    planned = ParserSettings.from_env().conversion(format_of(key))
     return {
         "job_id": "job-abc",
         "run": 1,
         "tier": tier,
         "accept_partial": accept_partial,
         "source": {"bucket": INGEST, "key": key, "version_id": version_id, "size": 1},
+        "format": str(planned.format),
+        "pipeline": str(planned.pipeline),
+        "contract": planned.contract,
     }
 
 
@@ -117,6 +127,28 @@ def test_identical_bytes_are_parsed_once_and_reused(app, aws, tmp_path):
     assert [item["Key"] for item in listed] == [first["docling_key"]]
 
 
+def test_the_parse_carries_out_the_plans_conversion_and_stores_under_its_contract(
+    app, aws, tmp_path
+):
+    path = parse_inputs.pdf(tmp_path / "a.pdf", pages=1)
+    _upload(aws, tmp_path, "a.pdf", path)
+    sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
+    # Planned under another processor contract (other docling versions: a deploy between
+    # the plan and this parse): this worker's output would not be what it names.
+    elsewhere = {**_event("a.pdf"), "contract": "0123456789abcdef"}
+    with pytest.raises(InternalError, match="planned by another deployment"):
+        app.handler(elsewhere, FakeLambdaContext())
+    with pytest.raises(InternalError, match="the standard pipeline"):
+        app.handler({**_event("a.pdf"), "pipeline": "standard"}, FakeLambdaContext())
+    # Unless the cache holds that conversion already: the plan's contract names it.
+    key = docling_key(sha256, "0123456789abcdef")
+    ArtifactStore(aws, ARTIFACTS).put_docling(key, b"{}", pipeline="native", pages=1)
+    assert app.handler(elsewhere, FakeLambdaContext())["docling_key"] == key
+    state = app.handler(_event("a.pdf"), FakeLambdaContext())
+    planned = ParserSettings.from_env().conversion(DocFormat.PDF)
+    assert (state["docling_key"], state["cached"]) == (docling_key(sha256, planned.contract), False)
+
+
 def test_a_partial_parse_at_the_biggest_tier_is_stored_apart_and_never_reused(app, aws, tmp_path):
     path = parse_inputs.pdf_with_broken_page(tmp_path / "broken.pdf", pages=4, broken=3)
     _upload(aws, tmp_path, "broken.pdf", path)
@@ -153,7 +185,7 @@ def test_the_plan_records_the_digest_on_the_job_so_its_shards_need_not(
     plan = app.plan(event, FakeLambdaContext(memory_limit_in_mb=2048, remaining_ms=300_000))
     assert plan["sharded"] and plan["shard_count"] == 3
     assert plan["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
-    job = clients.jobs.get("job-abc")
+    job = wiring.jobs.get("job-abc")
     assert job is not None and (job.shards, job.source.sha256) == (3, plan["sha256"])
 
 
@@ -195,6 +227,7 @@ def test_s3_throttling_is_transient(tmp_path):
         parse_object(
             ArtifactStore(cast(Any, ThrottledS3()), ARTIFACTS),
             SourceObject(bucket=INGEST, key="a.docx"),
+            worker.settings.conversion(DocFormat.DOCX),
             ParseLimits.resolve(),
             accept_partial=False,
             worker=worker,

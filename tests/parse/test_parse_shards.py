@@ -21,9 +21,10 @@ from richdoc.detection import detect
 from richdoc.formats import DocFormat
 from richdoc.parse.merge import merge_shard_json
 from richdoc.parse.merge_step import merge_objects
-from richdoc.parse.page_ranges import PageRange, plan_shards
+from richdoc.parse.page_ranges import plan_shards
 from richdoc.parse.plan_step import PLAN_RESERVE_S, plan_limits, plan_object
-from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
+from richdoc.parse.reports import ParseReport
+from richdoc.parse.settings import Conversion, ParseLimits, ParserSettings, Pipeline
 from richdoc.parse.step import (
     PARSE_RESERVE_S,
     ParseWorker,
@@ -47,14 +48,24 @@ def worker() -> ParseWorker:
     return shared_worker(ParserSettings(Pipeline.NATIVE), quiet=True)
 
 
+def _pdf(worker: ParseWorker) -> Conversion:
+    """How ``worker`` converts a PDF: what the plan of a PDF decides with its settings."""
+    return worker.settings.conversion(DocFormat.PDF)
+
+
+def _planned(plan: PlanOutput) -> Conversion:
+    """The plan's conversion, as the state machine hands it to every parse."""
+    return Conversion(DocFormat(plan.format), Pipeline(plan.pipeline), plan.contract)
+
+
 class Parses:
     """Conversions of one file through the worker, each page range converted once."""
 
     def __init__(self, worker: ParseWorker, source: Path, out: Path) -> None:
         self.worker, self.source, self.out = worker, source, out
-        self.done: dict[PageRange | None, bytes] = {}
+        self.done: dict[PageSpan | None, bytes] = {}
 
-    def json(self, pages: PageRange | None = None, *, accept_partial: bool = True) -> bytes:
+    def json(self, pages: PageSpan | None = None, *, accept_partial: bool = True) -> bytes:
         if pages not in self.done:
             target = self.out / f"{pages or 'whole'}.json"
             parse_file(
@@ -68,7 +79,7 @@ class Parses:
             self.done[pages] = target.read_bytes()
         return self.done[pages]
 
-    def merged(self, ranges: list[PageRange] | tuple[PageRange, ...]) -> bytes:
+    def merged(self, ranges: list[PageSpan] | tuple[PageSpan, ...]) -> bytes:
         # Two shards at a time, as two Map iterations would share this machine's cores.
         with ThreadPoolExecutor(2) as pool:
             parts = list(zip(ranges, pool.map(self.json, ranges), strict=True))
@@ -91,11 +102,13 @@ def _outputs(docling_json: bytes) -> tuple[bytes, bytes]:
 
 def test_a_shard_converts_only_its_pages_numbered_as_in_the_source(worker, tmp_path) -> None:
     source = parse_inputs.long_pdf(tmp_path / "a.pdf", pages=6, seed=1)
-    report = parse_file(source, tmp_path / "s.json", LIMITS, worker=worker, pages=PageRange(3, 5))
+    report = parse_file(
+        source, tmp_path / "s.json", LIMITS, worker=worker, pages=PageSpan(start=3, end=5)
+    )
     doc = DoclingDocument.model_validate_json((tmp_path / "s.json").read_bytes())
     assert list(doc.pages) == [3, 4, 5]
     assert {prov.page_no for text in doc.texts for prov in text.prov} == {3, 4, 5}
-    assert (report.pages, report.page_range, report.partial) == (6, [3, 5], False)
+    assert (report.pages, report.page_range, report.partial) == (6, PageSpan(start=3, end=5), False)
     assert doc.origin is not None and doc.origin.filename == "document.pdf"
 
 
@@ -112,11 +125,11 @@ def test_the_merged_shards_are_the_whole_document(agreement: Parses, shard_pages
 
 
 @st.composite
-def _partitions(draw: st.DrawFn, pages: int) -> list[PageRange]:
+def _partitions(draw: st.DrawFn, pages: int) -> list[PageSpan]:
     cuts = sorted(draw(st.sets(st.integers(2, pages), max_size=pages - 1)))
     starts = [1, *cuts]
     ends = [*(c - 1 for c in cuts), pages]
-    return [PageRange(a, b) for a, b in zip(starts, ends, strict=True)]
+    return [PageSpan(start=a, end=b) for a, b in zip(starts, ends, strict=True)]
 
 
 @pytest.fixture(scope="module")
@@ -127,9 +140,7 @@ def short(worker: ParseWorker, tmp_path_factory: pytest.TempPathFactory) -> Pars
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(ranges=_partitions(8))
-def test_any_page_ranges_merge_to_the_whole_document(
-    short: Parses, ranges: list[PageRange]
-) -> None:
+def test_any_page_ranges_merge_to_the_whole_document(short: Parses, ranges: list[PageSpan]) -> None:
     assert short.merged(ranges) == short.json()
 
 
@@ -151,9 +162,9 @@ def test_a_page_that_fails_fails_alike_sharded_and_whole(broken: Parses, shard_p
     assert list(DoclingDocument.model_validate_json(merged).pages) == [1, 2, 3, 5, 6]
 
 
-@pytest.mark.parametrize("pages", [PageRange(3, 4), PageRange(4, 4)], ids=str)
+@pytest.mark.parametrize("pages", [PageSpan(start=3, end=4), PageSpan(start=4, end=4)], ids=str)
 def test_below_the_biggest_tier_a_shard_with_a_failed_page_asks_for_a_bigger_tier(
-    broken: Parses, pages: PageRange, tmp_path: Path
+    broken: Parses, pages: PageSpan, tmp_path: Path
 ) -> None:
     with pytest.raises(ResourceLimit, match="bigger tier"):
         parse_file(
@@ -169,16 +180,20 @@ def test_below_the_biggest_tier_a_shard_with_a_failed_page_asks_for_a_bigger_tie
 def test_only_paginated_formats_convert_by_page_range(worker, tmp_path) -> None:
     source = parse_inputs.docx(tmp_path / "c.docx")
     with pytest.raises(ValueError, match="no pages"):
-        parse_file(source, tmp_path / "x.json", LIMITS, worker=worker, pages=PageRange(1, 1))
+        parse_file(
+            source, tmp_path / "x.json", LIMITS, worker=worker, pages=PageSpan(start=1, end=1)
+        )
 
 
 def test_a_page_range_past_the_last_page_is_refused(worker, tmp_path) -> None:
     source = parse_inputs.pdf(tmp_path / "a.pdf", pages=3)
-    with pytest.raises(Exception, match=r"pages-3-4 is beyond the document's 3 pages"):
-        parse_file(source, tmp_path / "x.json", LIMITS, worker=worker, pages=PageRange(3, 4))
+    with pytest.raises(Exception, match=r"pages 3-4 are beyond the document's 3 pages"):
+        parse_file(
+            source, tmp_path / "x.json", LIMITS, worker=worker, pages=PageSpan(start=3, end=4)
+        )
 
 
-@pytest.mark.parametrize("pages", [PageRange(1, 1), PageRange(2, 2)], ids=str)
+@pytest.mark.parametrize("pages", [PageSpan(start=1, end=1), PageSpan(start=2, end=2)], ids=str)
 def test_a_shard_of_a_pdf_with_a_page_pdfium_cannot_load_is_corrupt(
     worker, tmp_path, pages
 ) -> None:
@@ -215,23 +230,22 @@ def test_each_shard_is_cached_under_its_page_range_and_reused(worker, s3, tmp_pa
     )
     store = ArtifactStore(s3, "artifacts")
     source = SourceObject(bucket="ingest", key="big.pdf")
-    first = parse_object(
-        store, source, LIMITS, accept_partial=False, worker=worker, pages=PageRange(3, 4)
-    )
-    again = parse_object(
-        store, source, LIMITS, accept_partial=False, worker=worker, pages=PageRange(3, 4)
-    )
-    other = parse_object(
-        store, source, LIMITS, accept_partial=False, worker=worker, pages=PageRange(1, 2)
-    )
-    assert first.docling_key == docling_key(first.sha256, first.contract, PageRange(3, 4))
+
+    def parse(pages: PageSpan | None) -> ParseReport:
+        return parse_object(
+            store, source, _pdf(worker), LIMITS, accept_partial=False, worker=worker, pages=pages
+        )
+
+    three_four = PageSpan(start=3, end=4)
+    first, again, other = parse(three_four), parse(three_four), parse(PageSpan(start=1, end=2))
+    assert first.docling_key == docling_key(first.sha256, first.contract, three_four)
     assert (first.cached, again.cached, other.cached) == (False, True, False)
     assert again.docling_key == first.docling_key != other.docling_key
-    assert again.page_range == [3, 4] and again.pages == 4
+    assert again.page_range == three_four and again.pages == 4
     stored = sorted(item["Key"] for item in s3.list_objects_v2(Bucket="artifacts")["Contents"])
     assert first.docling_key and other.docling_key
     assert stored == sorted([first.docling_key, other.docling_key])
-    whole = parse_object(store, source, LIMITS, accept_partial=False, worker=worker)
+    whole = parse(None)
     assert whole.docling_key == docling_key(first.sha256, first.contract)
     assert whole.page_range is None
 
@@ -241,17 +255,17 @@ def test_a_partial_shard_is_stored_apart_and_never_reused(worker, s3, tmp_path) 
     s3.put_object(Bucket="ingest", Key="broken.pdf", Body=path.read_bytes())
     store = ArtifactStore(s3, "artifacts")
     source = SourceObject(bucket="ingest", key="broken.pdf")
-    report = parse_object(
-        store, source, LIMITS, accept_partial=True, worker=worker, pages=PageRange(4, 6)
-    )
+    four_six = PageSpan(start=4, end=6)
+
+    def parse() -> ParseReport:
+        return parse_object(
+            store, source, _pdf(worker), LIMITS, accept_partial=True, worker=worker, pages=four_six
+        )
+
+    report = parse()
     assert (report.partial, report.failed_pages) == (True, [4])
-    assert report.docling_key == docling_key(
-        report.sha256, f"{report.contract}-partial", PageRange(4, 6)
-    )
-    again = parse_object(
-        store, source, LIMITS, accept_partial=True, worker=worker, pages=PageRange(4, 6)
-    )
-    assert again.cached is False
+    assert report.docling_key == docling_key(report.sha256, f"{report.contract}-partial", four_six)
+    assert parse().cached is False
 
 
 # Plan, shards, merge: the library calls the state machine makes -----------------------
@@ -275,10 +289,11 @@ def _parse_shards(store, source, plan, worker, *, accept_partial=True) -> list[S
         report = parse_object(
             store,
             source,
+            _planned(plan),
             LIMITS,
             accept_partial=accept_partial,
             worker=worker,
-            pages=PageRange(span.start, span.end),
+            pages=span,
         )
         output = report.to_output()
         assert output.page_range == span
@@ -306,7 +321,7 @@ def test_a_large_pdf_is_planned_parsed_by_shard_and_merged_into_the_whole(
     assert plan.sha256 is not None
     assert merged.docling_key == merged_key(plan.sha256, plan.contract, 3)
     assert (merged.pages, merged.partial, merged.shards, merged.cached) == (12, False, 3, False)
-    whole = parse_object(store, source, LIMITS, accept_partial=False, worker=worker)
+    whole = parse_object(store, source, _pdf(worker), LIMITS, accept_partial=False, worker=worker)
     assert whole.docling_key is not None
     assert store.get_bytes(merged.docling_key) == store.get_bytes(whole.docling_key)
     # A redrive finds every shard and the merge cached.
@@ -396,6 +411,7 @@ def test_a_conversion_longer_than_the_parse_invocation_is_a_typed_resource_limit
         parse_object(
             store,
             source,
+            _pdf(blocking_parse_worker),
             LIMITS,
             accept_partial=False,
             worker=blocking_parse_worker,
@@ -439,7 +455,7 @@ def test_a_merge_with_a_partial_shard_is_partial_stored_apart_and_never_reused(
     assert plan.sha256 is not None
     assert merged.docling_key == merged_key(plan.sha256, f"{plan.contract}-partial", 3)
     assert merge_objects(store, plan, shards).cached is False
-    whole = parse_object(store, source, LIMITS, accept_partial=True, worker=worker)
+    whole = parse_object(store, source, _pdf(worker), LIMITS, accept_partial=True, worker=worker)
     assert whole.docling_key is not None
     assert store.get_bytes(merged.docling_key) == store.get_bytes(whole.docling_key)
 

@@ -30,9 +30,8 @@ from docling_core.types.doc import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from richdoc.contracts import SourceInfo
+from richdoc.contracts import PageSpan, SourceInfo
 from richdoc.parse.merge import Shard, dump_document, merge_shard_json, merge_shards
-from richdoc.parse.page_ranges import PageRange
 from richdoc.parse.settings import Pipeline
 from richdoc.projection import project
 from richdoc.taxonomy import CorruptInput, PipelineError
@@ -41,7 +40,7 @@ ORIGIN = DocumentOrigin(mimetype="application/pdf", filename="document.pdf", bin
 PAGE = Size(width=612.0, height=792.0)
 
 
-def _native_shard(pages: PageRange, converted: list[int], origin: DocumentOrigin = ORIGIN) -> Shard:
+def _native_shard(pages: PageSpan, converted: list[int], origin: DocumentOrigin = ORIGIN) -> Shard:
     """What the native pipeline makes of ``pages`` when only ``converted`` parse: one text
     item per line, under the body, with the source's page numbers."""
     doc = DoclingDocument(name="document", origin=origin)
@@ -68,7 +67,10 @@ def _prov_pages(doc: DoclingDocument) -> list[int]:
 def test_docling_core_concatenate_renumbers_pages_after_a_gap() -> None:
     """The fact the merge works around: concatenate numbers each document's pages on from
     the previous one's last page, so a failed first page of a shard shifts the rest."""
-    shards = [_native_shard(PageRange(1, 2), [1, 2]), _native_shard(PageRange(3, 4), [4])]
+    shards = [
+        _native_shard(PageSpan(start=1, end=2), [1, 2]),
+        _native_shard(PageSpan(start=3, end=4), [4]),
+    ]
     joined = DoclingDocument.concatenate([shard.document for shard in shards])
     assert sorted(joined.pages) == [1, 2, 3]
     assert (joined.name, joined.origin) == ("document", None)
@@ -76,9 +78,9 @@ def test_docling_core_concatenate_renumbers_pages_after_a_gap() -> None:
 
 def test_pages_keep_their_source_numbers_when_a_shard_lost_its_first_page() -> None:
     shards = [
-        _native_shard(PageRange(1, 2), [1, 2]),
-        _native_shard(PageRange(3, 5), [4, 5]),
-        _native_shard(PageRange(6, 6), [6]),
+        _native_shard(PageSpan(start=1, end=2), [1, 2]),
+        _native_shard(PageSpan(start=3, end=5), [4, 5]),
+        _native_shard(PageSpan(start=6, end=6), [6]),
     ]
     merged = merge_shards(shards, pipeline=Pipeline.NATIVE)
     assert list(merged.pages) == [1, 2, 4, 5, 6]
@@ -87,16 +89,23 @@ def test_pages_keep_their_source_numbers_when_a_shard_lost_its_first_page() -> N
 
 
 def test_the_merge_is_the_whole_document_with_the_source_name_and_origin() -> None:
-    whole = _native_shard(PageRange(1, 5), [1, 2, 4, 5]).document
-    shards = [_native_shard(PageRange(1, 3), [1, 2]), _native_shard(PageRange(4, 5), [4, 5])]
+    whole = _native_shard(PageSpan(start=1, end=5), [1, 2, 4, 5]).document
+    shards = [
+        _native_shard(PageSpan(start=1, end=3), [1, 2]),
+        _native_shard(PageSpan(start=4, end=5), [4, 5]),
+    ]
     merged = merge_shards(shards, pipeline=Pipeline.NATIVE)
     assert (merged.name, merged.origin) == ("document", ORIGIN)
     assert dump_document(merged) == dump_document(whole)
 
 
 def test_a_shard_whose_every_page_failed_adds_nothing() -> None:
-    empty = Shard(PageRange(3, 4), DoclingDocument(name="document"))
-    shards = [_native_shard(PageRange(1, 2), [1, 2]), empty, _native_shard(PageRange(5, 5), [5])]
+    empty = Shard(PageSpan(start=3, end=4), DoclingDocument(name="document"))
+    shards = [
+        _native_shard(PageSpan(start=1, end=2), [1, 2]),
+        empty,
+        _native_shard(PageSpan(start=5, end=5), [5]),
+    ]
     merged = merge_shards(shards, pipeline=Pipeline.NATIVE)
     assert list(merged.pages) == [1, 2, 5] and merged.origin == ORIGIN
     assert _prov_pages(merged) == [1, 1, 2, 2, 5, 5]
@@ -104,22 +113,28 @@ def test_a_shard_whose_every_page_failed_adds_nothing() -> None:
 
 def test_a_document_of_which_no_page_converted_is_corrupt_as_it_is_unsharded() -> None:
     shards = [
-        Shard(PageRange(1, 2), DoclingDocument(name="document")),
-        Shard(PageRange(3, 3), DoclingDocument(name="document")),
+        Shard(PageSpan(start=1, end=2), DoclingDocument(name="document")),
+        Shard(PageSpan(start=3, end=3), DoclingDocument(name="document")),
     ]
     with pytest.raises(CorruptInput, match="any page"):
         merge_shards(shards, pipeline=Pipeline.NATIVE)
 
 
 def test_merging_works_on_the_artifacts_json() -> None:
-    shards = [_native_shard(PageRange(1, 1), [1]), _native_shard(PageRange(2, 3), [2, 3])]
+    shards = [
+        _native_shard(PageSpan(start=1, end=1), [1]),
+        _native_shard(PageSpan(start=2, end=3), [2, 3]),
+    ]
     parts = [(shard.pages, dump_document(shard.document)) for shard in shards]
     merged = merge_shard_json(parts, pipeline=Pipeline.NATIVE)
-    assert merged == dump_document(_native_shard(PageRange(1, 3), [1, 2, 3]).document)
+    assert merged == dump_document(_native_shard(PageSpan(start=1, end=3), [1, 2, 3]).document)
 
 
 def test_the_artifacts_json_joined_without_validation_is_what_validation_would_dump() -> None:
-    shards = [_native_shard(PageRange(1, 1), [1]), _native_shard(PageRange(2, 3), [2, 3])]
+    shards = [
+        _native_shard(PageSpan(start=1, end=1), [1]),
+        _native_shard(PageSpan(start=2, end=3), [2, 3]),
+    ]
     parts = [(shard.pages, dump_document(shard.document)) for shard in shards]
     validated = dump_document(merge_shards(shards, pipeline=Pipeline.NATIVE))
     assert merge_shard_json(parts, pipeline=Pipeline.NATIVE) == validated
@@ -134,12 +149,20 @@ def test_the_artifacts_json_joined_without_validation_is_what_validation_would_d
 @pytest.mark.parametrize(
     ("shards", "message"),
     [
-        ([_native_shard(PageRange(1, 2), [1, 2]), _native_shard(PageRange(4, 4), [4])], "page 3"),
-        ([_native_shard(PageRange(1, 2), [1, 2, 3])], r"holds pages \[3\]"),
         (
             [
-                _native_shard(PageRange(1, 1), [1]),
-                _native_shard(PageRange(2, 2), [2], ORIGIN.model_copy(update={"binary_hash": 7})),
+                _native_shard(PageSpan(start=1, end=2), [1, 2]),
+                _native_shard(PageSpan(start=4, end=4), [4]),
+            ],
+            "page 3",
+        ),
+        ([_native_shard(PageSpan(start=1, end=2), [1, 2, 3])], r"holds pages \[3\]"),
+        (
+            [
+                _native_shard(PageSpan(start=1, end=1), [1]),
+                _native_shard(
+                    PageSpan(start=2, end=2), [2], ORIGIN.model_copy(update={"binary_hash": 7})
+                ),
             ],
             "origins differ",
         ),
@@ -237,7 +260,7 @@ def _sharded(
     starts = [1, *cuts]
     ends = [*(c - 1 for c in cuts), pages]
     shards = [
-        Shard(PageRange(a, b), _assemble(range(a, b + 1), elements))
+        Shard(PageSpan(start=a, end=b), _assemble(range(a, b + 1), elements))
         for a, b in zip(starts, ends, strict=True)
     ]
     return merge_shards(shards, pipeline=pipeline)
@@ -376,7 +399,7 @@ def test_the_join_is_docling_cores_concatenate_where_that_keeps_the_pages(
     pages, elements, cuts = document
     starts, ends = [1, *cuts], [*(c - 1 for c in cuts), pages]
     shards = [
-        Shard(PageRange(a, b), _assemble(range(a, b + 1), elements))
+        Shard(PageSpan(start=a, end=b), _assemble(range(a, b + 1), elements))
         for a, b in zip(starts, ends, strict=True)
     ]
     merged = merge_shards(shards, pipeline=Pipeline.NATIVE)

@@ -55,3 +55,15 @@ def state_machine(definition: Mapping[str, Any], name: str = "m") -> str:
         name=name, definition=json.dumps(definition), roleArn=role["Arn"]
     )
     return created["stateMachineArn"]
+
+
+def table_with_stream(name: str = "t") -> str:
+    """A table keyed by ``pk`` whose stream carries old and new images; its stream ARN."""
+    created = boto3.client("dynamodb", region_name=REGION).create_table(
+        TableName=name,
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        BillingMode="PAY_PER_REQUEST",
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+    )
+    return str(created["TableDescription"]["LatestStreamArn"])

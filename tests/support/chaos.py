@@ -8,6 +8,9 @@ What a run must show, whatever was injected:
 * every upload ends in a terminal job record (nothing lost);
 * every SUCCEEDED job has its outputs, and they equal the fault-free run's byte for byte;
 * every DEAD_LETTERED job has exactly one dead-letter message for its run;
+* every job's terminal change reached a consumer's subscription to the event bus as a
+  completion event (at least once: a repeat after an injected fault carries the same
+  ``event_id``, and is counted);
 * no job fails as ``internal`` where the fault-free run did not (a transient fault that
   surfaced as an internal failure).
 
@@ -92,6 +95,7 @@ class Ended:
     reason: str
     outputs: tuple[bytes, ...]  # docling, projection, detection (a SUCCEEDED job's)
     dead_letters: int  # messages for its run on the dead-letter queue
+    events: int = 0  # completion events of its final terminal change a consumer received
 
 
 @dataclass
@@ -131,7 +135,40 @@ def _dead_letters(stack: EmbeddedStack) -> Counter[tuple[str, int]]:
     return counts
 
 
-def _ended(stack: EmbeddedStack, job: Job | None, letters: Counter[tuple[str, int]]) -> Ended:
+CONSUMER = "chaos-consumer"
+
+
+def _subscribe(stack: EmbeddedStack) -> str:
+    """A consumer's queue, target of a rule of its own on the stack's event bus."""
+    sqs, events = stack.client("sqs"), stack.client("events")
+    url = sqs.create_queue(QueueName=CONSUMER)["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]
+    bus = stack.outputs["EventBusName"]
+    events.put_rule(Name=CONSUMER, EventBusName=bus, EventPattern='{"source": ["richdoc"]}')
+    events.put_targets(
+        Rule=CONSUMER, EventBusName=bus, Targets=[{"Id": "queue", "Arn": arn["QueueArn"]}]
+    )
+    return url
+
+
+def _completion_events(stack: EmbeddedStack, url: str) -> Counter[tuple[str, int, str]]:
+    """The events the consumer received, by (job id, run, status)."""
+    sqs = stack.client("sqs")
+    counts: Counter[tuple[str, int, str]] = Counter()
+    while batch := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", []):
+        for message in batch:
+            detail = json.loads(message["Body"])["detail"]
+            counts[(detail["job_id"], detail["run"], detail["status"])] += 1
+            sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+    return counts
+
+
+def _ended(
+    stack: EmbeddedStack,
+    job: Job | None,
+    letters: Counter[tuple[str, int]],
+    events: Counter[tuple[str, int, str]],
+) -> Ended:
     if job is None:
         return Ended(status=None, kind=None, reason="", outputs=(), dead_letters=0)
     outputs: tuple[bytes, ...] = ()
@@ -144,6 +181,7 @@ def _ended(stack: EmbeddedStack, job: Job | None, letters: Counter[tuple[str, in
         reason=job.failure.reason if job.failure else "",
         outputs=outputs,
         dead_letters=letters[(job.job_id, job.run)],
+        events=events[(job.job_id, job.run, str(job.status))],
     )
 
 
@@ -151,6 +189,7 @@ def run(stack: EmbeddedStack, documents: list[Document], *, timeout_s: float = 3
     """Upload every document, wait until every job is terminal, let the sweep close what
     the backstops left (it runs as if past the workflow timeout), and read what ended."""
     started = time.monotonic()
+    consumer = _subscribe(stack)
     uploads = {
         doc.key: stack.upload(Path(doc.key), key=doc.key, body=doc.body) for doc in documents
     }
@@ -162,8 +201,15 @@ def run(stack: EmbeddedStack, documents: list[Document], *, timeout_s: float = 3
         stack.fire_schedules(at=datetime.now(UTC) + PAST_THE_WORKFLOW_TIMEOUT)
         jobs = stack.wait_for_jobs(ids, 60)
     letters = _dead_letters(stack)
+    deadline = time.monotonic() + 120
+    while not stack.notifications_delivered() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    events = _completion_events(stack, consumer)
     return Outcome(
-        ended={key: _ended(stack, jobs[upload.job_id], letters) for key, upload in uploads.items()},
+        ended={
+            key: _ended(stack, jobs[upload.job_id], letters, events)
+            for key, upload in uploads.items()
+        },
         injected=stack.injector.summary(),
         retried_invocations=stack.injector.retried_invocations,
         seconds=time.monotonic() - started,
@@ -182,6 +228,8 @@ def violations(reference: Outcome, faulty: Outcome) -> list[str]:
             found.append(f"{key}: SUCCEEDED with outputs that differ from the fault-free run's")
         if ended.status is JobStatus.DEAD_LETTERED and ended.dead_letters != 1:
             found.append(f"{key}: DEAD_LETTERED with {ended.dead_letters} dead-letter messages")
+        if ended.events == 0:
+            found.append(f"{key}: {ended.status} without its completion event")
         if ended.status is not JobStatus.DEAD_LETTERED and ended.dead_letters:
             found.append(f"{key}: {ended.status} with {ended.dead_letters} dead-letter messages")
         if ended.kind is FailureKind.INTERNAL and expected.kind is not FailureKind.INTERNAL:
@@ -228,6 +276,8 @@ def summary(outcome: Outcome) -> dict[str, Any]:
         "injected": outcome.injected,
         "faults": sum(outcome.injected.values()),
         "retried_invocations": outcome.retried_invocations,
+        "completion_events": sum(e.events for e in outcome.ended.values()),
+        "events_lost": sum(1 for e in outcome.ended.values() if e.events == 0),
         "seconds": round(outcome.seconds, 1),
     }
 

@@ -38,7 +38,7 @@ def main() -> int:
     from richdoc_tools.local.template import load_template
 
     from richdoc.contracts import JobOptions, SourceObject
-    from richdoc.stage import clients
+    from richdoc.wiring import wiring
     from tests.support import parse_inputs
     from tests.support.aws import provision_one
 
@@ -60,13 +60,17 @@ def main() -> int:
         s3.put_object(Bucket=INGEST, Key=KEY, Body=pdf.read_bytes())
         os.environ["JOBS_TABLE"] = provision_one(load_template(), "JobsTable")
         source = SourceObject(bucket=INGEST, key=KEY)
-        clients.jobs.create("job-ro", source, JobOptions())
-        clients.jobs.mark_running("job-ro", 1, "arn:execution:job-ro-r1")
+        wiring.jobs.create("job-ro", source, JobOptions())
+        wiring.jobs.mark_running("job-ro", 1, "arn:execution:job-ro-r1")
         app = _handlers()
         event = {"job_id": "job-ro", "run": 1, "source": source.model_dump(mode="json")}
         planner = FakeLambdaContext(function_name="richdoc-plan", memory_limit_in_mb=2048)
         plan = app.plan(event, planner)
-        parse = app.handler({**event, "tier": 1, "accept_partial": False}, FakeLambdaContext())
+        # The parse converts as the plan decided (the state machine passes its conversion).
+        conversion = {name: plan[name] for name in ("format", "pipeline", "contract")}
+        parse = app.handler(
+            {**event, **conversion, "tier": 1, "accept_partial": False}, FakeLambdaContext()
+        )
     print(json.dumps({"plan": plan, "parse": parse}))
     return 0
 

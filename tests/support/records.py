@@ -9,5 +9,6 @@ OUTPUTS = JobOutputs(
     docling_key="docling/ab/contract.json",
     projection_key="jobs/job-1/run-001/projection.json",
     detection_key="jobs/job-1/run-001/detection.json",
+    chunks_key="jobs/job-1/run-001/chunks.jsonl",
 )
-COUNTS = JobCounts(nodes=3, edges=2, spans=2, ambiguities=0, ambiguities_suppressed=1)
+COUNTS = JobCounts(nodes=3, edges=2, spans=2, ambiguities=0, ambiguities_suppressed=1, chunks=2)

@@ -10,6 +10,7 @@ from typing import Any
 from richdoc_tools.local.events import wait_until
 from richdoc_tools.local.lambdas import FUNCTION_THREAD_PREFIX
 
+from richdoc.contracts import PageSpan
 from richdoc.jobs import Attempt, Job
 
 
@@ -110,17 +111,17 @@ def dead_letters_for(stack: Any, job_id: str) -> list[dict[str, Any]]:
 
 
 def outcomes(stack: Any, job: Job) -> list[tuple[str, int | None, str]]:
-    return [(a.stage, a.tier, a.outcome) for a in stack.jobs.attempts(job.job_id, job.run)]
+    return [(a.stage, a.tier, a.outcome) for a in stack.jobs.attempts.of_job(job.job_id, job.run)]
 
 
 def shard_attempts(stack: Any, job: Job, run: int | None = None) -> dict[str, list[Attempt]]:
     """The run's parse attempts by shard, in page order."""
-    found: dict[str, list[Attempt]] = {}
-    for attempt in stack.jobs.attempts(job.job_id, run or job.run):
+    found: dict[PageSpan, list[Attempt]] = {}
+    for attempt in stack.jobs.attempts.of_job(job.job_id, run or job.run):
         if attempt.stage == "parse":
             assert attempt.pages is not None, "a sharded run parses no whole document"
             found.setdefault(attempt.pages, []).append(attempt)
-    return dict(sorted(found.items(), key=lambda item: int(item[0].split("-")[0])))
+    return {str(pages): found[pages] for pages in sorted(found, key=lambda p: p.start)}
 
 
 def wait_for_handlers(stack: Any) -> None:

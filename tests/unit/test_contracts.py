@@ -544,6 +544,9 @@ def _mutated(definition: dict[str, Any], state: str, old: str, new: str) -> dict
         ("ParseShards", '"pages.$": "$.pages"', '"page.$": "$.pages"', "page is not a field"),
         ("ParseShards", '"cached.$": "$.cached"', '"hit.$": "$.cached"', "hit is not a field"),
         ("ParseShards", "$.results.plan.max_concurrency", "$.results.plan.most", "nothing at"),
+        # The plan's conversion reaches every parse.
+        ("ParseTier1", "$.results.plan.contract", "$.results.plan.digest", "nothing at 'digest'"),
+        ("ParseShards", '"pipeline.$": "$.pipeline"', '"pipe.$": "$.pipeline"', "pipe is not a"),
         ("ParseShards", '"shard_failed"', '"shard_lost"', "records rejects"),
         ("Merge", "$.results.shards", "$.results.shard_list", "nothing at 'shard_list'"),
         ("ParseShardsFailed", '"attempt_recorded"', '"recorded"', "recorded is not a field"),

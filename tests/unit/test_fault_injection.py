@@ -154,3 +154,7 @@ def test_an_invocation_is_known_by_its_events_work() -> None:
     sweep = {"detail-type": "Scheduled Event", "detail": {}}
     assert integration_of(sweep) is Integration.ASYNC
     assert injector.work_of("RecordsFunction", sweep) == ("RecordsFunction:sweep", "", "")
+    image = {"sk": {"S": "JOB"}, "source": {"M": {"key": {"S": "z.pdf"}}}}
+    stream = {"Records": [{"eventSource": "aws:dynamodb", "dynamodb": {"NewImage": image}}]}
+    assert integration_of(stream) is Integration.STREAM
+    assert injector.work_of("NotifierFunction", stream) == ("NotifierFunction", "z.pdf", "")

@@ -4,7 +4,8 @@ stay within their own boundaries.
 The layer and the parse image carry only the ``richdoc`` package; the CLI, the embedded
 stack and the operator tools (``richdoc_tools``) need moto, samtranslator and rich, which
 do not exist in Lambda. The parse step's caller side (the handler process) must not pay
-for docling either: only the isolated worker imports it.
+for docling either: only the isolated worker imports it. Lambda code makes its AWS
+clients in one module, ``richdoc.wiring``.
 
 Inside ``richdoc_tools`` each package has a rule (``RULES``): what it may import of the
 two packages, and what no chain of imports from it may reach; the console's and the
@@ -15,6 +16,7 @@ import graph read from the source (``tests.support.import_graph``), lazy imports
 
 from __future__ import annotations
 
+import ast
 import functools
 import json
 import subprocess
@@ -70,6 +72,7 @@ def _run_isolated(script: str, *, path: list[Path]) -> dict[str, object]:
         "ARTIFACT_BUCKET": "artifacts",
         "STATE_MACHINE_ARN": "arn:aws:states:us-east-1:123456789012:stateMachine:pipeline",
         "DEAD_LETTER_QUEUE_URL": "https://sqs.us-east-1.amazonaws.com/123456789012/dlq",
+        "EVENT_BUS_NAME": "richdoc-bus",
         "POWERTOOLS_TRACE_DISABLED": "true",
     }
     result = subprocess.run(
@@ -122,6 +125,34 @@ def test_no_lambda_module_imports_tool_dependencies_even_lazily() -> None:
         if _not_in_lambda(name) and name.split(".")[0] != "docling"
     ]
     assert offenders == []
+
+
+def _makes_aws_clients(path: Path) -> list[int]:
+    """The lines where ``path`` calls ``boto3.client``, ``boto3.resource`` or
+    ``boto3.Session``."""
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "boto3"
+        and node.func.attr in ("client", "resource", "Session")
+    ]
+
+
+def test_only_the_wiring_makes_aws_clients_in_lambda_code() -> None:
+    """Every handler takes its clients and stores from ``richdoc.wiring``: built once per
+    execution environment, from one place the embedded stack and the tests reset."""
+    wiring = LAYER / "richdoc" / "wiring.py"
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for path in [*(LAYER / "richdoc").rglob("*.py"), *FUNCTIONS.glob("*/app.py")]
+        if path != wiring
+        for line in _makes_aws_clients(path)
+    ]
+    assert offenders == []
+    assert _makes_aws_clients(wiring)
 
 
 @pytest.mark.docling

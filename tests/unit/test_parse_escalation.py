@@ -3,6 +3,7 @@ that ran out of it (the small account profile gives tiers 2 and 3 the same 3008 
 
 from __future__ import annotations
 
+from richdoc.contracts import PageSpan
 from richdoc.jobs import Attempt
 from richdoc.parse.escalation import no_bigger_tier
 from richdoc.taxonomy import FailureKind
@@ -18,7 +19,7 @@ def _attempt(tier: int | None, memory_mb: int | None, *, pages: str | None = Non
         outcome="ResourceLimit",
         started_at="2026-01-01T00:00:00.000+00:00",
         tier=tier,
-        pages=pages,
+        pages=PageSpan.parse(pages) if pages else None,
         memory_mb=memory_mb,
     )
 
@@ -37,8 +38,8 @@ def test_a_tier_no_bigger_than_one_that_ran_out_refuses_as_a_resource_limit() ->
 
 def test_only_the_same_document_or_shard_and_earlier_tiers_count() -> None:
     other_shard = _attempt(1, 3008, pages="1-50")
-    assert no_bigger_tier(2, 3008, "51-100", [other_shard]) is None
-    assert no_bigger_tier(2, 3008, "1-50", [other_shard]) is not None
+    assert no_bigger_tier(2, 3008, PageSpan.parse("51-100"), [other_shard]) is None
+    assert no_bigger_tier(2, 3008, PageSpan.parse("1-50"), [other_shard]) is not None
     # This tier's own attempt (opened before the check) is not an earlier one.
     assert no_bigger_tier(2, 3008, None, [_attempt(2, 3008)]) is None
     # Other stages do not count.

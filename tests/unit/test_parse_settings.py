@@ -18,6 +18,7 @@ from richdoc.parse.settings import (
     OVERSHOOT_MB,
     SMALLEST_ZYGOTE,
     TABLE_MODEL_DIR,
+    Conversion,
     ParseLimits,
     ParserSettings,
     Pipeline,
@@ -197,9 +198,16 @@ def test_the_contract_changes_with_format_and_pipeline():
 
 
 def test_html_and_htm_share_a_contract():
-    assert ParserSettings(Pipeline.NATIVE).contract(format_of("a.htm")) == ParserSettings(
-        Pipeline.NATIVE
-    ).contract(format_of("b.html"))
+    settings = ParserSettings(Pipeline.NATIVE)
+    assert settings.conversion(format_of("a.htm")) == settings.conversion(format_of("b.html"))
+
+
+def test_a_conversion_is_the_format_its_pipeline_and_their_contract():
+    native = ParserSettings(Pipeline.NATIVE)
+    assert native.conversion(DocFormat.PDF) == Conversion(
+        DocFormat.PDF, Pipeline.NATIVE, processor_contract(DocFormat.PDF, Pipeline.NATIVE)
+    )
+    assert native.conversion(DocFormat.DOCX).pipeline is Pipeline.SIMPLE
 
 
 def test_the_contract_changes_with_the_docling_versions(monkeypatch):

@@ -1,5 +1,5 @@
 """Shard planning: which documents are split, into which page ranges, under which keys,
-and the RICHDOC_SHARD_PAGES setting."""
+and the RICHDOC_SHARD_PAGES setting; the page range's one type and its forms."""
 
 from __future__ import annotations
 
@@ -8,10 +8,13 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 from richdoc.artifacts import docling_key, merged_key
+from richdoc.contracts import PageSpan, PageSpanText
 from richdoc.formats import DocFormat
-from richdoc.parse.page_ranges import MAX_SHARDS, PageRange, ShardPlan, check_partition, plan_shards
+from richdoc.jobs import Attempt
+from richdoc.parse.page_ranges import MAX_SHARDS, ShardPlan, check_partition, plan_shards
 from richdoc.parse.settings import DEFAULT_SHARD_PAGES, shard_pages_setting
 
 # Planning ---------------------------------------------------------------------------------
@@ -41,7 +44,8 @@ def test_a_plan_covers_every_page_once_in_order_with_balanced_shards(
 
 def test_a_document_no_longer_than_one_shard_is_parsed_whole() -> None:
     assert plan_shards(DocFormat.PDF, 50, 50) == ShardPlan(pages=50)
-    assert plan_shards(DocFormat.PDF, 51, 50).ranges == (PageRange(1, 26), PageRange(27, 51))
+    halves = (PageSpan(start=1, end=26), PageSpan(start=27, end=51))
+    assert plan_shards(DocFormat.PDF, 51, 50).ranges == halves
 
 
 def test_zero_shard_pages_turns_sharding_off() -> None:
@@ -71,7 +75,7 @@ def test_negative_sizes_are_refused() -> None:
 
 
 def test_a_page_range_is_one_based_and_inclusive() -> None:
-    pages = PageRange(51, 100)
+    pages = PageSpan(start=51, end=100)
     assert (pages.pages, 51 in pages, 100 in pages, 101 in pages, 50 in pages) == (
         50,
         True,
@@ -79,28 +83,76 @@ def test_a_page_range_is_one_based_and_inclusive() -> None:
         False,
         False,
     )
-    assert str(pages) == "pages-51-100" and pages.as_list() == [51, 100]
-    assert PageRange.of([51, 100]) == PageRange.of((51, 100)) == pages
 
 
 @pytest.mark.parametrize(("start", "end"), [(0, 5), (6, 5), (-1, 3)])
 def test_an_empty_or_zero_based_range_is_refused(start: int, end: int) -> None:
-    with pytest.raises(ValueError, match="1-based"):
-        PageRange(start, end)
+    with pytest.raises(ValueError, match=r"greater than or equal to 1|ends at or after"):
+        PageSpan(start=start, end=end)
+
+
+def test_a_page_range_has_one_form_in_payloads_one_in_records_and_one_in_keys() -> None:
+    pages = PageSpan(start=51, end=100)
+    # State payloads and worker tasks: the object, as every stored execution has it.
+    assert pages.model_dump(mode="json") == {"start": 51, "end": 100}
+    assert PageSpan.model_validate_json('{"start": 51, "end": 100}') == pages
+    # Job records: the text, read back.
+    assert str(pages) == "51-100" and PageSpan.parse("51-100") == pages
+    # Artifact keys.
+    assert pages.key_name == "pages-51-100"
+
+
+@pytest.mark.parametrize("text", ["", "51", "51-", "-100", "51-100-3", "a-b", "51 - 100", "0-3"])
+def test_text_that_is_not_a_page_range_is_refused(text: str) -> None:
+    with pytest.raises(ValueError):
+        PageSpan.parse(text)
+
+
+@given(st.integers(1, 10_000), st.integers(0, 10_000))
+def test_the_text_form_reads_back_as_the_same_range(start: int, extra: int) -> None:
+    pages = PageSpan(start=start, end=start + extra)
+    assert PageSpan.parse(str(pages)) == pages
+
+
+class _Stored(BaseModel):
+    pages: PageSpanText | None = None
+    done: frozenset[PageSpanText] = frozenset()
+
+
+def test_records_store_a_page_range_as_its_text_and_read_it_back() -> None:
+    # The attribute values written before the type existed, and still written.
+    stored = {"pages": "51-100", "done": {"1-50", "51-100"}}
+    record = _Stored.model_validate(stored)
+    assert record.pages == PageSpan(start=51, end=100)
+    assert record.done == {PageSpan(start=1, end=50), PageSpan(start=51, end=100)}
+    assert record.model_dump(mode="json")["pages"] == "51-100"
+    assert sorted(record.model_dump(mode="json")["done"]) == ["1-50", "51-100"]
+    attempt = Attempt(
+        job_id="j",
+        run=1,
+        seq=1,
+        stage="parse",
+        attempt=1,
+        outcome="ok",
+        started_at="t",
+        pages=PageSpan(start=51, end=100),
+    )
+    assert attempt.to_item()["pages"] == "51-100" and attempt.to_dict()["pages"] == "51-100"
+    assert Attempt.from_item(attempt.to_item()) == attempt
 
 
 @pytest.mark.parametrize(
     ("ranges", "pages", "message"),
     [
         ([], None, "no shards"),
-        ([PageRange(2, 5)], None, "pages-2-5 where page 1 should start"),
-        ([PageRange(1, 5), PageRange(7, 9)], None, "pages-7-9 where page 6 should start"),
-        ([PageRange(1, 5), PageRange(5, 9)], None, "pages-5-9 where page 6 should start"),
-        ([PageRange(1, 5), PageRange(6, 9)], 10, "pages 1-9 of a 10-page"),
+        ([PageSpan.parse("2-5")], None, "pages 2-5 where page 1 should start"),
+        ([PageSpan.parse("1-5"), PageSpan.parse("7-9")], None, "7-9 where page 6 should start"),
+        ([PageSpan.parse("1-5"), PageSpan.parse("5-9")], None, "5-9 where page 6 should start"),
+        ([PageSpan.parse("1-5"), PageSpan.parse("6-9")], 10, "pages 1-9 of a 10-page"),
     ],
 )
 def test_shards_must_partition_the_pages_from_the_first(
-    ranges: list[PageRange], pages: int | None, message: str
+    ranges: list[PageSpan], pages: int | None, message: str
 ) -> None:
     with pytest.raises(ValueError, match=message):
         check_partition(ranges, pages)
@@ -111,7 +163,7 @@ def test_shards_must_partition_the_pages_from_the_first(
 
 def test_a_shard_is_cached_under_its_page_range_beside_the_whole_document() -> None:
     assert docling_key("ab12", "c0ffee") == "docling/ab12/c0ffee.json"
-    assert docling_key("ab12", "c0ffee", PageRange(51, 100)) == (
+    assert docling_key("ab12", "c0ffee", PageSpan(start=51, end=100)) == (
         "docling/ab12/c0ffee/pages-51-100.json"
     )
     assert merged_key("ab12", "c0ffee", 40) == "docling/ab12/c0ffee/shards-40.json"

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from richdoc_tools.local.template import Template, repository_root
 
+from richdoc.jobs import JobStatus
 from richdoc.parse.settings import DEFAULT_MAX_OBJECT_MB, largest_document_json_mb
 from richdoc.taxonomy import (
     ERROR_NAMES_BY_KIND,
@@ -213,15 +214,41 @@ def test_ingest_queue_redrives_to_the_dead_letter_queue_and_outlasts_the_starter
     assert queue["VisibilityTimeout"] >= 6 * starter_timeout
 
 
-def test_starter_reports_partial_batch_failures(template: Template) -> None:
-    mappings = [
-        r["Properties"]
+def _mappings(template: Template) -> dict[str, dict[str, Any]]:
+    """Event source mappings by the function they invoke."""
+    return {
+        r["Properties"]["FunctionName"]["Ref"]: r["Properties"]
         for r in template.resources.values()
         if r["Type"] == "AWS::Lambda::EventSourceMapping"
-    ]
-    [mapping] = mappings
+    }
+
+
+def test_starter_reports_partial_batch_failures(template: Template) -> None:
+    mapping = _mappings(template)["StarterFunction"]
     assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
     assert mapping["EventSourceArn"] == {"Fn::GetAtt": ["IngestQueue", "Arn"]}
+
+
+def test_the_notifier_reads_every_job_change_and_never_holds_the_stream_up(
+    template: Template,
+) -> None:
+    table = template.resources["JobsTable"]["Properties"]
+    assert table["StreamSpecification"] == {"StreamViewType": "NEW_AND_OLD_IMAGES"}
+    assert set(_mappings(template)) == {"StarterFunction", "NotifierFunction"}
+    mapping = _mappings(template)["NotifierFunction"]
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": ["JobsTable", "StreamArn"]}
+    assert mapping["StartingPosition"] == "TRIM_HORIZON"  # nothing before the first poll lost
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    # A poisoned record is isolated, retried a bounded number of times, then parked.
+    assert mapping["BisectBatchOnFunctionError"] is True
+    assert 0 < mapping["MaximumRetryAttempts"] <= 20
+    assert mapping["DestinationConfig"]["OnFailure"]["Destination"] == {
+        "Fn::GetAtt": ["NotifyFailureQueue", "Arn"]
+    }
+    [pattern] = [json.loads(f["Pattern"]) for f in mapping["FilterCriteria"]["Filters"]]
+    assert pattern["dynamodb"]["Keys"] == {"sk": {"S": ["JOB"]}}
+    terminal = {s.value for s in JobStatus if s.terminal}
+    assert set(pattern["dynamodb"]["NewImage"]["job_status"]["S"]) == terminal
 
 
 def test_jobs_table_has_status_index_recovery_and_encryption(template: Template) -> None:
@@ -309,6 +336,8 @@ def test_every_alarm_notifies_the_alarm_topic(template: Template) -> None:
         "DeadLetterAgeAlarm",
         "StuckJobsAlarm",
         "ReconcileFailuresAlarm",
+        "NotifyFailuresAlarm",
+        "NotifierIteratorAgeAlarm",
     }
     for name, alarm in alarms.items():
         assert alarm["AlarmActions"] == [{"Ref": "AlarmTopic"}], name
@@ -561,11 +590,7 @@ def test_a_small_account_deploys_every_function_within_3008_mb(template: Templat
 
 
 def test_the_starter_scales_to_a_bounded_concurrency(template: Template) -> None:
-    [mapping] = [
-        r["Properties"]
-        for r in template.resources.values()
-        if r["Type"] == "AWS::Lambda::EventSourceMapping"
-    ]
+    mapping = _mappings(template)["StarterFunction"]
     assert mapping["ScalingConfig"] == {"MaximumConcurrency": {"Ref": "StarterMaximumConcurrency"}}
     assert template.sam["Parameters"]["StarterMaximumConcurrency"]["MinValue"] == 2  # AWS's minimum
 
@@ -576,9 +601,12 @@ def test_the_starter_scales_to_a_bounded_concurrency(template: Template) -> None
 PURGE_ACTIONS = {"s3:ListBucket", "s3:DeleteObject", "dynamodb:DeleteItem"}
 EXPECTED_ACTIONS = {
     # Also deletes the jobs of removed source objects (a delete marker: listing versions).
+    # The tags that travel with the results (MetadataPrefix).
     "StarterFunctionRole": {
         "s3:GetObject",
         "s3:GetObjectVersion",
+        "s3:GetObjectTagging",
+        "s3:GetObjectVersionTagging",
         "s3:ListBucket",
         "s3:ListBucketVersions",
         "dynamodb:GetItem",
@@ -662,6 +690,20 @@ EXPECTED_ACTIONS = {
         "states:GetExecutionHistory",
         *PURGE_ACTIONS,
     },
+    # Reads the jobs of a document's versions, keeps its manifest, publishes the event;
+    # the failed batches' records go to its OnFailure queue (reading the stream is the
+    # managed AWSLambdaDynamoDBExecutionRole's).
+    "NotifierFunctionRole": {
+        "events:PutEvents",
+        "s3:ListBucket",
+        "s3:ListBucketVersions",
+        "s3:GetObject",
+        "s3:PutObject",
+        "s3:DeleteObject",
+        "dynamodb:GetItem",
+        "dynamodb:BatchGetItem",
+        "sqs:SendMessage",
+    },
 }
 # Log delivery to CloudWatch does not support resource-level permissions.
 RESOURCE_STAR_ALLOWED = {
@@ -715,7 +757,46 @@ OPERATOR_ACTIONS = {
         "states:StopExecution",
     },
     "Definition": {"states:DescribeStateMachine"},
+    "EventLog": {"logs:FilterLogEvents"},
+    "Republish": {"events:PutEvents"},
+    "Manifests": {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
 }
+
+
+# What an application needs to consume results (tests/e2e/test_consumers_e2e.py reads
+# them with the reader and a rule of its own under this policy), by statement.
+CONSUMER_ACTIONS = {
+    "ReadResults": {"s3:GetObject"},
+    "ListResults": {"s3:ListBucket"},
+    "Subscribe": {
+        "events:PutRule",
+        "events:DeleteRule",
+        "events:DescribeRule",
+        "events:PutTargets",
+        "events:RemoveTargets",
+        "events:ListTargetsByRule",
+    },
+    "Bus": {"events:DescribeEventBus", "events:ListRules"},
+    "Replay": {"events:StartReplay", "events:DescribeReplay", "events:DescribeArchive"},
+    "ReplayInto": {"events:PutEvents"},
+    "EventLog": {"logs:FilterLogEvents", "logs:GetLogEvents", "logs:DescribeLogStreams"},
+    "FindTheStack": {"cloudformation:DescribeStacks"},
+}
+
+
+def test_the_stack_ships_a_consumer_policy_that_reads_results_and_receives_events(
+    template: Template,
+) -> None:
+    policy = template.resources["ConsumerPolicy"]
+    assert policy["Type"] == "AWS::IAM::ManagedPolicy"
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    assert {s["Sid"]: set(_actions(s)) for s in statements} == CONSUMER_ACTIONS
+    for statement in statements:
+        assert statement["Effect"] == "Allow" and statement["Resource"] != "*", statement
+    # Nothing of the pipeline's own: no records, queues, sources or executions.
+    granted = {a for s in statements for a in _actions(s)}
+    assert not any(a.startswith(("dynamodb:", "sqs:", "states:")) for a in granted)
+    assert template.sam["Outputs"]["ConsumerPolicyArn"]["Value"] == {"Ref": "ConsumerPolicy"}
 
 
 def test_the_stack_ships_an_operator_policy_of_exactly_what_the_commands_call(
@@ -1157,10 +1238,16 @@ def test_a_shard_tier_is_its_whole_document_tier_with_a_page_range(
     assert shard["Resource"] == whole["Resource"]
     assert shard["Retry"] == whole["Retry"]
     assert [c["ErrorEquals"] for c in shard["Catch"]] == [c["ErrorEquals"] for c in whole["Catch"]]
-    assert {
-        k: v for k, v in shard["Parameters"].items() if k not in ("pages.$", "execution.$")
-    } == {k: v for k, v in whole["Parameters"].items() if k != "execution.$"}
-    assert shard["Parameters"]["pages.$"] == "$.pages"
+    # The shard's Parameters, each path read through the Map's ItemSelector (an
+    # iteration's input), are the whole document's, and the page range.
+    selector = definition["States"][SHARDS]["ItemSelector"]
+
+    def through_the_map(key: str, value: Any) -> Any:
+        return selector[value.removeprefix("$.") + ".$"] if key.endswith(".$") else value
+
+    shard_parameters = {k: through_the_map(k, v) for k, v in shard["Parameters"].items()}
+    assert shard_parameters.pop("pages.$") == "$$.Map.Item.Value"
+    assert shard_parameters == whole["Parameters"]
     assert shard["TimeoutSeconds"] == whole["TimeoutSeconds"]
 
 
@@ -1223,3 +1310,26 @@ def test_the_map_keeps_keys_only_and_the_merge_drops_them(definition: dict[str, 
     merge = definition["States"]["Merge"]
     # The merged parse replaces $.results (plan, shard list): later states stay small.
     assert (merge["ResultSelector"], merge["ResultPath"]) == ({"parse.$": "$"}, "$.results")
+
+
+def test_completion_events_go_on_the_stacks_bus_archived_and_logged(template: Template) -> None:
+    resources = template.resources
+    bus = resources["EventBus"]["Properties"]
+    assert bus["Name"] == {"Fn::Sub": "richdoc-${AWS::StackName}"}
+    archive = resources["EventArchive"]["Properties"]
+    assert archive["SourceArn"] == {"Fn::GetAtt": ["EventBus", "Arn"]}
+    assert archive["RetentionDays"] == {"Ref": "EventArchiveRetentionDays"}
+    rule = resources["EventLogRule"]["Properties"]
+    assert rule["EventBusName"] == {"Ref": "EventBus"}
+    # A log group target is named by its ARN without the ":*" of its Arn attribute.
+    [target] = rule["Targets"]
+    assert target["Arn"]["Fn::Sub"].endswith(":log-group:${EventLogGroup}")
+    policy = json.loads(resources["EventLogPolicy"]["Properties"]["PolicyDocument"]["Fn::Sub"])
+    [statement] = policy["Statement"]
+    assert "events.amazonaws.com" in statement["Principal"]["Service"]
+    assert statement["Resource"] == "${EventLogGroup.Arn}"
+    notifier = resources["NotifierFunction"]["Properties"]
+    assert notifier["Environment"]["Variables"]["EVENT_BUS_NAME"] == {"Ref": "EventBus"}
+    outputs = template.sam["Outputs"]
+    assert {"EventBusName", "EventBusArn", "EventArchiveArn", "EventLogGroupName"} <= set(outputs)
+    assert {"NotifyFailureQueueUrl", "ConsumerPolicyArn"} <= set(outputs)

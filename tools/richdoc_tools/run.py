@@ -33,6 +33,7 @@ class Counts(BaseModel):
     edges: int | None = None
     spans: int | None = None
     ambiguities: int | None = None
+    chunks: int | None = None  # the retrieval chunks of chunks.jsonl
 
 
 class RunResult(BaseModel):
@@ -180,7 +181,11 @@ def run_files(
 
 
 def _document(job: Job | None, stack: EmbeddedStack) -> JobDocument | None:
-    return None if job is None else JobDocument(job=job, attempts=stack.jobs.attempts(job.job_id))
+    return (
+        None
+        if job is None
+        else JobDocument(job=job, attempts=stack.jobs.attempts.of_job(job.job_id))
+    )
 
 
 JOB_FILE = "job.json"

@@ -12,7 +12,10 @@ Layout of the artifact bucket::
     docling/<sha256>/<contract>/shards-<n>.json
                                               the merge of the document's n shards
     jobs/<job_id>/run-<NNN>/projection.json   per run, so a re-upload or a redrive never
-    jobs/<job_id>/run-<NNN>/detection.json    serves another run's output
+    jobs/<job_id>/run-<NNN>/chunks.jsonl      serves another run's output
+    jobs/<job_id>/run-<NNN>/detection.json
+    documents/<document_id>/manifest.json     a document's current results (written by the
+                                              notifier: richdoc.manifests)
 
 States pass only these keys, never the documents. Deleting a job deletes its
 ``jobs/<job_id>/`` and, when no other job uses them, its bytes' ``docling/<sha256>/``
@@ -33,13 +36,11 @@ from boto3.s3.transfer import TransferConfig
 from botocore.exceptions import ClientError
 
 from richdoc.awserrors import aws_errors
-from richdoc.contracts import SourceObject
+from richdoc.contracts import PageSpan, SourceObject
 from richdoc.taxonomy import CorruptInput, SourceAccessDenied, Transient, UnsupportedFeature
 
 if TYPE_CHECKING:
     from types_boto3_s3 import S3Client
-
-    from richdoc.parse.page_ranges import PageRange
 
 ARTIFACT_BUCKET_ENV = "ARTIFACT_BUCKET"
 MIB = 1 << 20
@@ -59,13 +60,13 @@ META_PIPELINE = "richdoc-pipeline"
 META_PAGES = "richdoc-pages"
 
 
-def docling_key(sha256: str, contract: str, pages: PageRange | None = None) -> str:
+def docling_key(sha256: str, contract: str, pages: PageSpan | None = None) -> str:
     """The DoclingDocument of the whole document, or of one page-range shard of it. The
     page range is part of the key, not of the contract, so whole-document artifacts keep
     their keys whether or not sharding is on."""
     if pages is None:
         return f"docling/{sha256}/{contract}.json"
-    return f"docling/{sha256}/{contract}/{pages}.json"
+    return f"docling/{sha256}/{contract}/{pages.key_name}.json"
 
 
 def merged_key(sha256: str, contract: str, shards: int) -> str:
@@ -102,6 +103,10 @@ def projection_key(job_id: str, run: int) -> str:
 
 def detection_key(job_id: str, run: int) -> str:
     return run_prefix(job_id, run) + "detection.json"
+
+
+def chunks_key(job_id: str, run: int) -> str:
+    return run_prefix(job_id, run) + "chunks.jsonl"
 
 
 @dataclass(frozen=True)

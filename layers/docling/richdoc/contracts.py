@@ -45,7 +45,15 @@ from typing import (
     TypeVar,
 )
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    TypeAdapter,
+    model_validator,
+)
 
 from richdoc.taxonomy import Failure, FailureKind, MemoryUse
 from richdoc_client.projection import ProjectionSource
@@ -130,8 +138,15 @@ class ExecutionInput(Contract):
 
 
 class PageSpan(Contract):
-    """Pages ``start`` to ``end`` of a document (1-based, inclusive): one page-range shard.
-    ``richdoc.parse.page_ranges.PageRange`` is the same range inside the parse step."""
+    """Pages ``start`` to ``end`` of a document, 1-based and inclusive (as docling's
+    ``convert(page_range=...)`` takes them): one page-range shard, wherever it goes.
+
+    Its forms, and the only code that writes or reads them: the JSON object
+    ``{"start": 51, "end": 100}`` in state payloads and worker tasks (the model's own);
+    the text ``51-100`` (``str``, ``parse``) in the job records (an attempt's ``pages``,
+    the finished shards, the attempt counters' slots: ``PageSpanText``); ``pages-51-100``
+    (``key_name``) in artifact keys (``richdoc.artifacts.docling_key``).
+    """
 
     start: int = Field(ge=1)
     end: int
@@ -142,9 +157,40 @@ class PageSpan(Contract):
             raise ValueError(f"a page range ends at or after its start: {self.start}-{self.end}")
         return self
 
+    @property
+    def pages(self) -> int:
+        return self.end - self.start + 1
+
+    def __contains__(self, page_no: object) -> bool:
+        return isinstance(page_no, int) and self.start <= page_no <= self.end
+
     def __str__(self) -> str:
-        """How attempt records name the shard: ``51-100``."""
+        """The text form: ``51-100``."""
         return f"{self.start}-{self.end}"
+
+    @classmethod
+    def parse(cls, text: str) -> PageSpan:
+        """The range of its text form (``51-100``); ``ValueError`` for anything else."""
+        start, dash, end = text.partition("-")
+        if not (dash and start.isdigit() and end.isdigit()):
+            raise ValueError(f"a page range reads START-END, not {text!r}")
+        return cls(start=int(start), end=int(end))
+
+    @property
+    def key_name(self) -> str:
+        """How an artifact key names the range: ``pages-51-100``."""
+        return f"pages-{self}"
+
+
+def _span_of_text(value: object) -> object:
+    return PageSpan.parse(value) if isinstance(value, str) else value
+
+
+# A PageSpan stored as its text form (``51-100``): the job records' attribute values, as
+# they have always been written.
+PageSpanText = Annotated[
+    PageSpan, BeforeValidator(_span_of_text), PlainSerializer(str, return_type=str)
+]
 
 
 class StageInput(Contract):
@@ -158,8 +204,8 @@ class StageInput(Contract):
         """The memory tier the attempt record and the duration metric carry."""
         return None
 
-    def attempt_pages(self) -> str | None:
-        """The page range (``51-100``) the attempt record carries: a shard's."""
+    def attempt_pages(self) -> PageSpan | None:
+        """The page range the attempt record carries: a shard's."""
         return None
 
 
@@ -183,10 +229,12 @@ class PlanInput(StageInput):
 
 
 class PlanOutput(StageOutput):
-    """How the document is parsed (``richdoc.parse.plan_step.plan_request``): whole, or as
-    page-range ``shards`` (a PDF with more pages than ``RICHDOC_SHARD_PAGES``), at most
-    ``max_concurrency`` at once (the Map state's ``MaxConcurrencyPath``: the template's
-    ``ShardMaxConcurrency``). About 30 bytes a shard: 6 KB for 200."""
+    """How the document is parsed (``richdoc.parse.plan_step.plan_request``): its
+    conversion (``format``, ``pipeline``, ``contract``), which reaches every parse in its
+    input; whole, or as page-range ``shards`` (a PDF with more pages than
+    ``RICHDOC_SHARD_PAGES``), at most ``max_concurrency`` at once (the Map state's
+    ``MaxConcurrencyPath``: the template's ``ShardMaxConcurrency``). About 30 bytes a
+    shard: 2.4 KB for 80."""
 
     sha256: str | None  # of the bytes inspected; None where the plan needed no download
     size: int | None
@@ -205,16 +253,23 @@ class PlanOutput(StageOutput):
 
 
 class ParseInput(StageInput):
+    """One parse: of the whole document or of one shard's ``pages``, at a memory tier,
+    converted as the run's plan decided (``PlanOutput``'s ``format``, ``pipeline`` and
+    ``contract``: ``richdoc.parse.settings.Conversion``)."""
+
     tier: int
     accept_partial: bool = False  # only the biggest tier keeps a partial conversion
     source: SourceObject
+    format: str
+    pipeline: str
+    contract: str  # the processor contract the DoclingDocument is stored under
     pages: PageSpan | None = None  # one shard's pages; None: the whole document
 
     def attempt_tier(self) -> int | None:
         return self.tier
 
-    def attempt_pages(self) -> str | None:
-        return str(self.pages) if self.pages else None
+    def attempt_pages(self) -> PageSpan | None:
+        return self.pages
 
 
 class ParseOutput(StageOutput):
@@ -273,17 +328,20 @@ class MergeInput(StageInput):
 
 class ProjectInput(StageInput):
     docling_key: str
-    source: SourceInfo
+    source: SourceInfo  # source.name is the object's key
+    bucket: str  # the ingest bucket: with the key, the document id the chunks carry
 
 
 class ProjectCounts(Contract):
     nodes: int
     edges: int
     spans: int
+    chunks: int
 
 
 class ProjectOutput(StageOutput):
     projection_key: str
+    chunks_key: str  # chunks.jsonl, the projection's retrieval chunks
     counts: ProjectCounts
 
 
@@ -346,6 +404,7 @@ class JobOutputs(Contract):
     docling_key: str
     projection_key: str
     detection_key: str
+    chunks_key: str | None = None  # None in the records of runs made before chunks existed
 
     @classmethod
     def of(cls, results: StepResults) -> JobOutputs:
@@ -353,11 +412,14 @@ class JobOutputs(Contract):
             docling_key=results.parse.docling_key,
             projection_key=results.project.projection_key,
             detection_key=results.detect.detection_key,
+            chunks_key=results.project.chunks_key,
         )
 
     def files(self) -> dict[str, str]:
-        """Each artifact's key by its file name (``OUTPUT_FILES``), in that order."""
-        return {file: getattr(self, field) for field, file in OUTPUT_FILES.items()}
+        """Each artifact's key by its file name (``OUTPUT_FILES``), in that order (those
+        the run wrote)."""
+        keys = {file: getattr(self, field) for field, file in OUTPUT_FILES.items()}
+        return {file: key for file, key in keys.items() if key is not None}
 
 
 # What each output is called as a file: ``richdoc run --out DIR`` writes these, the
@@ -366,6 +428,7 @@ OUTPUT_FILES = {
     "docling_key": "docling.json",
     "projection_key": "projection.json",
     "detection_key": "detection.json",
+    "chunks_key": "chunks.jsonl",
 }
 
 
@@ -377,6 +440,7 @@ class JobCounts(Contract):
     spans: int
     ambiguities: int
     ambiguities_suppressed: int
+    chunks: int | None = None  # None in the records of runs made before chunks existed
 
     @classmethod
     def of(cls, results: StepResults) -> JobCounts:
@@ -387,6 +451,7 @@ class JobCounts(Contract):
             spans=project.spans,
             ambiguities=detect.ambiguities,
             ambiguities_suppressed=detect.ambiguities_suppressed,
+            chunks=project.chunks,
         )
 
 

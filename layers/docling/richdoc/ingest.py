@@ -49,6 +49,7 @@ from richdoc.jobs import (
     execution_name,
     job_id_for,
 )
+from richdoc.metadata import passed_through
 
 if TYPE_CHECKING:
     from types_boto3_s3 import S3Client
@@ -192,12 +193,15 @@ class Starter:
         state_machine_arn: str,
         clarify_default: bool,
         deletion: Deletion | None = None,
+        metadata_prefix: str = "",
     ) -> None:
         self.s3 = s3
         self.sfn = sfn
         self.jobs = jobs
         self.state_machine_arn = state_machine_arn
         self.clarify_default = clarify_default
+        # User metadata and tags named with it travel with the results (richdoc.metadata).
+        self.metadata_prefix = metadata_prefix
         # Removal notifications delete their jobs through it (None: they are ignored).
         self.deletion = deletion
 
@@ -236,6 +240,20 @@ class Starter:
                 return {}
             raise
         return head
+
+    def _tags(self, source: SourceObject) -> list[tuple[str, str]]:
+        """The version's object tags; none when nothing is passed through or the version
+        is gone by now."""
+        if not self.metadata_prefix:
+            return []
+        try:
+            with aws_errors(f"reading the tags of s3://{source.bucket}/{source.key}"):
+                tagging = self.s3.get_object_tagging(**source.get_kwargs())
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "NoSuchVersion", "404"):
+                return []
+            raise
+        return [(tag["Key"], tag["Value"]) for tag in tagging.get("TagSet", [])]
 
     def _gone(self, job_id: str, source: SourceObject) -> StartResult | None:
         """A created object already deleted: its job recorded DELETED, nothing started;
@@ -283,10 +301,16 @@ class Starter:
                 return tombstone
 
         run = 1
+        metadata = passed_through(
+            head.get("Metadata", {}),
+            self._tags(source) if found else [],
+            self.metadata_prefix,
+        )
         new_run = self.jobs.create(
             job_id,
             source,
             options,
+            metadata=metadata,
             message=body,
             execution_arn=self._execution_arn(execution_name(job_id, run)),
         )

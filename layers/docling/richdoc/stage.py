@@ -1,4 +1,4 @@
-"""What every step handler shares: the typed contract, Powertools wiring, the attempt record.
+"""What every step handler shares: the typed contract, Powertools, the attempt record.
 
 A step handler (plan, parse, merge, project, detect) is a plain function from its input
 model to its output model (``richdoc.contracts``: ``PLAN``, ``PARSE``, ``MERGE``,
@@ -20,64 +20,23 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import boto3
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from richdoc.artifacts import ArtifactStore
 from richdoc.contracts import InputT, OutputT, StageContract, StageInput, StepName
-from richdoc.deletion import Deletion, Written
+from richdoc.deletion import Written
 from richdoc.jobs import JobStore
 from richdoc.jobs.attempts import record_memory
-from richdoc.jobs.references import DigestReferences
 from richdoc.logcontext import log_invocation
 from richdoc.tracing import handler_tracer
-
-if TYPE_CHECKING:
-    from types_boto3_s3 import S3Client
+from richdoc.wiring import wiring
 
 NAMESPACE = "richdoc"
 tracer = handler_tracer()
 metrics = Metrics(namespace=NAMESPACE)
-
-
-class Clients:
-    """boto3 clients created once per execution environment, on first use."""
-
-    @functools.cached_property
-    def s3(self) -> S3Client:
-        return boto3.client("s3")
-
-    @functools.cached_property
-    def jobs(self) -> JobStore:
-        return JobStore.from_env(boto3.resource("dynamodb"))
-
-    @functools.cached_property
-    def artifacts(self) -> ArtifactStore:
-        return ArtifactStore.from_env(self.s3)
-
-    @functools.cached_property
-    def references(self) -> DigestReferences:
-        return DigestReferences.from_env(self.jobs.table)
-
-    @functools.cached_property
-    def deletion(self) -> Deletion:
-        return Deletion(jobs=self.jobs, references=self.references, artifacts=self.artifacts)
-
-    def artifacts_of(self, job_id: str) -> ArtifactStore:
-        """The artifact store for one job's parse: it registers the job as a user of its
-        bytes' parse artifacts before it reads or writes them (richdoc.jobs.references)."""
-        return self.artifacts.for_user(lambda sha256: self.references.register(sha256, job_id))
-
-    def reset(self) -> None:
-        """Forget the clients (the environment they were made from has changed)."""
-        self.__dict__.clear()
-
-
-clients = Clients()
 
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 
@@ -121,7 +80,7 @@ def stage_handler(
             tier = event.attempt_tier()
             logger.thread_safe_append_keys(run=event.run, execution=event.execution, tier=tier)
             started = time.monotonic()
-            with clients.jobs.attempt(
+            with wiring.jobs.attempts.record(
                 event.job_id,
                 event.run,
                 stage,
@@ -137,8 +96,8 @@ def stage_handler(
                     record_memory(attempt, memory)
                 if writes is not None:
                     # Deleted while this ran? What it wrote goes now, and the run stops.
-                    clients.deletion.discard_if_deleted(event.job_id, writes)
-            step_done(clients.jobs, event, stage)
+                    wiring.deletion.discard_if_deleted(event.job_id, writes)
+            step_done(wiring.jobs, event, stage)
             result = output.model_dump(mode="json")
             with single_metric(
                 name="StageSeconds",

@@ -27,6 +27,12 @@ MANIFEST_PREFIX: Final = "documents/"
 MANIFEST_NAME: Final = "manifest.json"
 
 
+# How the manifest's version's job ended (its deletion removes the manifest instead).
+ManifestStatus = Literal[
+    TerminalStatus.SUCCEEDED, TerminalStatus.DEAD_LETTERED, TerminalStatus.CANCELLED
+]
+
+
 def manifest_key(document_id: str) -> str:
     return f"{MANIFEST_PREFIX}{document_id}/{MANIFEST_NAME}"
 
@@ -47,9 +53,7 @@ class Manifest(FrozenWireModel):
     source: SourceIdentity  # the newest version whose job has finished
     job_id: str  # that version's job
     run: Annotated[int, Field(ge=1)]  # the job's latest finished run
-    status: Literal[
-        TerminalStatus.SUCCEEDED, TerminalStatus.DEAD_LETTERED, TerminalStatus.CANCELLED
-    ]
+    status: ManifestStatus
     result: ManifestResult | None
     metadata: dict[str, str]  # the version's allow-listed user metadata and tags
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
@@ -136,3 +136,17 @@ def _stdout_closed() -> int:
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
     return EXIT_BROKEN_PIPE
+
+
+T = TypeVar("T")
+
+
+def resolving(action: Callable[[], T]) -> T:
+    """``action()``, with an ambiguous job id prefix as a usage error."""
+    from richdoc_tools.cli import render
+    from richdoc_tools.ops.operator import AmbiguousJobId
+
+    try:
+        return action()
+    except AmbiguousJobId as exc:
+        raise UsageError(render.ambiguous_job_id(exc)) from exc

@@ -10,12 +10,17 @@ tools' function that does the work (``richdoc_tools.ops.cancel``, ``redrive``, `
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 import click
 
-from richdoc_tools.cli.errors import EXIT_FAILED, EXIT_REFUSED, UsageError, outcome_code
+from richdoc_tools.cli.errors import (
+    EXIT_FAILED,
+    EXIT_REFUSED,
+    UsageError,
+    outcome_code,
+    resolving,
+)
 from richdoc_tools.cli.options import (
     FailureKindChoice,
     JobStatusChoice,
@@ -33,8 +38,6 @@ if TYPE_CHECKING:
     from richdoc.jobs import JobStatus
     from richdoc.taxonomy import FailureKind
     from richdoc_tools.ops.operator import Operator
-
-T = TypeVar("T")
 
 
 @click.group(short_help="job records of a stack")
@@ -72,7 +75,7 @@ def show(operator: Operator, job_id: str, as_json: bool) -> int:
     from richdoc_tools.cli import render
     from richdoc_tools.terminal import visible
 
-    found = _resolving(lambda: operator.show_job(job_id))
+    found = resolving(lambda: operator.show_job(job_id))
     if found is None:
         print(f"richdoc jobs show: no job {visible(job_id)}", file=sys.stderr)
         return EXIT_FAILED
@@ -102,7 +105,7 @@ def cancel(
     from richdoc_tools.cli import render
     from richdoc_tools.ops.cancel import CancelOutcome, cancel_jobs
 
-    results = _resolving(lambda: cancel_jobs(operator, list(job_ids), by=by, reason=reason))
+    results = resolving(lambda: cancel_jobs(operator, list(job_ids), by=by, reason=reason))
     render.cancel_results(results, as_json=as_json)
     outcomes = {r.outcome for r in results}
     if CancelOutcome.NOT_FOUND in outcomes:
@@ -170,7 +173,7 @@ def redrive(
     if job_ids and filtering:
         raise UsageError("give job ids or --status with filters, not both")
     if job_ids:
-        report = _resolving(lambda: redrive_ids(operator, job_ids, by=by, dry_run=dry_run))
+        report = resolving(lambda: redrive_ids(operator, job_ids, by=by, dry_run=dry_run))
     else:
         if status is None:
             raise UsageError("give job ids, or --status (with --kind, --feature, ...)")
@@ -270,7 +273,7 @@ def watch(operator: Operator, job_id: str, timeout: float | None, as_json: bool)
     from richdoc_tools.ops.watch import WatchTimedOut, watch_job
     from richdoc_tools.terminal import visible
 
-    found = _resolving(lambda: operator.find_job(job_id))
+    found = resolving(lambda: operator.find_job(job_id))
     if found is None:
         print(f"richdoc jobs watch: no job {visible(job_id)}", file=sys.stderr)
         return EXIT_FAILED
@@ -312,20 +315,9 @@ def delete(operator: Operator, job_id: str, with_source: bool, as_json: bool) ->
     from richdoc_tools.cli import render
     from richdoc_tools.terminal import visible
 
-    deleted = _resolving(lambda: operator.delete_job(job_id, with_source=with_source))
+    deleted = resolving(lambda: operator.delete_job(job_id, with_source=with_source))
     if deleted is None:
         print(f"richdoc jobs delete: no job {visible(job_id)}", file=sys.stderr)
         return EXIT_FAILED
     render.job_deleted(deleted, with_source=with_source, as_json=as_json)
     return 0
-
-
-def _resolving(action: Callable[[], T]) -> T:
-    """``action()``, with an ambiguous job id prefix as a usage error."""
-    from richdoc_tools.cli import render
-    from richdoc_tools.ops.operator import AmbiguousJobId
-
-    try:
-        return action()
-    except AmbiguousJobId as exc:
-        raise UsageError(render.ambiguous_job_id(exc)) from exc

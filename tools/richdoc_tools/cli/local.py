@@ -152,6 +152,11 @@ def _banner(stack: EmbeddedStack, log: Path | None) -> str:
         f"  richdoc jobs show JOB_ID {options}",
         f"  richdoc dlq list {options}",
         f"  richdoc dlq redrive {options}",
+        f"  richdoc events tail --follow {options}",
+        "completion events: subscribe a rule of your own to the bus EventBusName names",
+        f"  aws --endpoint-url {endpoint} events put-rule --event-bus-name "
+        f"{stack.outputs.get('EventBusName', '-')} --name mine "
+        """--event-pattern '{"source": ["richdoc"]}'""",
         "Ctrl-C stops the stack.",
     ]
     return "\n".join(visible(line) for line in lines)

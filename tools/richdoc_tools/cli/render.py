@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from richdoc.jobs import Attempt, Job, Progress
     from richdoc_tools.ops.cancel import CancelResult
     from richdoc_tools.ops.dead_letter_queue import DeadLetterListing, Taken
+    from richdoc_tools.ops.events import LoggedEvent, Republished
     from richdoc_tools.ops.failures import FailureGroup
     from richdoc_tools.ops.job_document import JobDocument
     from richdoc_tools.ops.operator import AmbiguousJobId
@@ -530,3 +531,78 @@ def deploy_check(
         print("nothing found that would make the deploy fail")
     else:
         print("the deploy would fail: apply the fixes above, then run this check again")
+
+
+# ---- richdoc events ------------------------------------------------------------------------
+
+
+class EventTail:
+    """``richdoc events tail``: each event as it comes, a line of its own (JSON, or the
+    time, status, job, run, object key, failure and chunks), and a count at the end."""
+
+    def __init__(self, *, as_json: bool) -> None:
+        self.as_json = as_json
+        self.shown = 0
+
+    def add(self, logged: LoggedEvent) -> None:
+        event = logged.event
+        if event is None:
+            print(
+                "richdoc events tail: a line of the event log that is not a completion "
+                f"event: {visible(logged.unreadable or '')}",
+                file=sys.stderr,
+                flush=True,
+            )
+            return
+        self.shown += 1
+        if self.as_json:
+            print(json.dumps(event.model_dump(mode="json", by_alias=True), sort_keys=True))
+            sys.stdout.flush()
+            return
+        detail = event.detail
+        parts = [
+            event.time.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            str(detail.status),
+            f"job {detail.job_id[:12]} run {detail.run}",
+            visible(detail.source.key),
+        ]
+        if detail.failure is not None:
+            parts.append(str(detail.failure.kind))
+            if detail.failure.feature:
+                parts.append(visible(detail.failure.feature))
+        if detail.counts is not None and detail.counts.chunks is not None:
+            parts.append(f"{detail.counts.chunks} chunks")
+        print("  ".join(parts), flush=True)
+
+    def close(self) -> None:
+        if not self.as_json:
+            print(f"{self.shown} completion event(s)")
+
+
+REPUBLISHED_COLUMNS = (_Col("job id", whole=True), "outcome", "status", "run", "event id")
+
+
+def republished(results: Sequence[Republished], *, as_json: bool) -> None:
+    if as_json:
+        _print_json(
+            [
+                {
+                    "job_id": r.job_id,
+                    "outcome": r.outcome,
+                    "event": r.detail.model_dump(mode="json", by_alias=True) if r.detail else None,
+                }
+                for r in results
+            ]
+        )
+        return
+    rows = [
+        [
+            r.job_id,
+            r.outcome,
+            r.detail.status if r.detail else None,
+            r.detail.run if r.detail else None,
+            r.detail.event_id if r.detail else None,
+        ]
+        for r in results
+    ]
+    _print_table(REPUBLISHED_COLUMNS, rows, Console())

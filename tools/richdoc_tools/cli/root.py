@@ -7,7 +7,18 @@ from collections.abc import Sequence
 
 import click
 
-from richdoc_tools.cli import console, deploy, dlq, errors, jobs, local, models, run, steps
+from richdoc_tools.cli import (
+    console,
+    deploy,
+    dlq,
+    errors,
+    events,
+    jobs,
+    local,
+    models,
+    run,
+    steps,
+)
 
 
 class _InOrder(click.Group):
@@ -35,6 +46,7 @@ for command in (
     local.local,
     jobs.jobs,
     dlq.dlq,
+    events.events,
     console.console,
     deploy.deploy,
     models.models,

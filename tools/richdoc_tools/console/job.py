@@ -78,7 +78,11 @@ class ShardRow(BaseModel):
 
     @model_serializer
     def _public(self) -> dict[str, object]:
-        return {**dataclasses.asdict(self.shard), "status": self.status}
+        return {
+            **dataclasses.asdict(self.shard),
+            "pages": str(self.shard.pages),
+            "status": self.status,
+        }
 
 
 class Download(BaseModel):
@@ -135,7 +139,7 @@ def job_page(job_id: str) -> JobView:
 
 def _view(job: Job) -> JobView:
     operator = settings().operator
-    attempts = operator.jobs.attempts(job.job_id)
+    attempts = operator.jobs.attempts.of_job(job.job_id)
     run = _run(job)
     execution = None
     definition: dict[str, object] | None = None
@@ -183,13 +187,15 @@ def _view(job: Job) -> JobView:
 
 @blueprint.get("/jobs/<job_id>/artifacts/<name>")
 def artifact(job_id: str, name: str) -> Response:
-    """docling.json, projection.json or detection.json of the job's run: a download."""
+    """docling.json, projection.json, detection.json or chunks.jsonl of the job's run: a
+    download."""
     job = job_or_abort(job_id)
     keys = job.outputs.files() if job.outputs else {}
     if name not in keys:
         abort(404, f"the job has no {name}")
     data = settings().operator.artifact(keys[name])
-    return attachment(data, f"{job.job_id[:12]}-{name}", "application/json")
+    mimetype = "application/x-ndjson" if name.endswith(".jsonl") else "application/json"
+    return attachment(data, f"{job.job_id[:12]}-{name}", mimetype)
 
 
 @blueprint.get("/jobs/<job_id>/source")

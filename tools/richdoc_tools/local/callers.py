@@ -2,10 +2,10 @@
 
 On AWS each function's calls are signed with its execution role's temporary credentials,
 and Step Functions calls a task's API with the state machine's role. Here every handler
-shares one process (and module-level boto3 clients that several functions import), so the
-principal is a property of the *thread*: the Lambda runtime sets it on the thread a
-handler runs on, the state machine's interpreter on its execution's thread, and the
-request signer (``patches.request_signing``) signs each request with the credentials of
+shares one process (and the boto3 clients of ``richdoc.wiring``, which every function
+uses), so the principal is a property of the *thread*: the Lambda runtime sets it on the
+thread a handler runs on, the state machine's interpreter on its execution's thread, and
+the request signer (``patches.request_signing``) signs each request with the credentials of
 the thread that sends it. Threads a handler starts (s3transfer's pool, a
 ``ThreadPoolExecutor``, a plain ``Thread``) act for the thread that started them
 (``patches.thread_context``). A thread with no caller set is an operator: the tests'

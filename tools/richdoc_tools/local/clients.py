@@ -12,6 +12,7 @@ import threading
 from typing import TYPE_CHECKING, Literal, overload
 
 import boto3
+from botocore.config import Config
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from types_boto3_cloudwatch import CloudWatchClient
     from types_boto3_dynamodb import DynamoDBClient
     from types_boto3_dynamodb.service_resource import Table
+    from types_boto3_dynamodbstreams import DynamoDBStreamsClient
     from types_boto3_events import EventBridgeClient
     from types_boto3_iam import IAMClient
     from types_boto3_kms import KMSClient
@@ -33,6 +35,7 @@ Service = Literal[
     "cloudformation",
     "cloudwatch",
     "dynamodb",
+    "dynamodbstreams",
     "events",
     "iam",
     "kms",
@@ -43,6 +46,12 @@ Service = Literal[
     "sqs",
     "stepfunctions",
 ]
+
+
+# botocore sends DynamoDB Streams requests that name an ARN to the ARN's account endpoint
+# (<account>.streams-ddb.<region>.amazonaws.com), which the in-process emulation does not
+# serve; the regional endpoint answers the same API.
+CLIENT_CONFIG = Config(account_id_endpoint_mode="disabled")
 
 
 class Clients:
@@ -63,6 +72,8 @@ class Clients:
     def __call__(self, service: Literal["cloudwatch"]) -> CloudWatchClient: ...
     @overload
     def __call__(self, service: Literal["dynamodb"]) -> DynamoDBClient: ...
+    @overload
+    def __call__(self, service: Literal["dynamodbstreams"]) -> DynamoDBStreamsClient: ...
     @overload
     def __call__(self, service: Literal["events"]) -> EventBridgeClient: ...
     @overload
@@ -87,7 +98,10 @@ class Clients:
             client = self._made.get(service)
             if client is None:
                 client = self._made[service] = self.session.client(
-                    service, region_name=self.region, endpoint_url=self.endpoint_url
+                    service,
+                    region_name=self.region,
+                    endpoint_url=self.endpoint_url,
+                    config=CLIENT_CONFIG,
                 )
         return client
 

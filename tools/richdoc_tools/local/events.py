@@ -16,7 +16,8 @@
   cannot be delivered at all goes to the target's ``DeadLetterConfig`` queue. AWS waits
   about one and two minutes before the retries; here they follow at once, on the
   delivering thread, so the event has been fully handled when delivery returns.
-* ``EventDelivery`` runs them all for a deployed stack.
+* ``EventDelivery`` runs them all for a deployed stack, with a
+  ``richdoc_tools.local.streams.StreamPoller`` for each DynamoDB stream event source.
 
 The services act as AWS's do: the poller receives and deletes with the function's
 execution role (Lambda's event source mapping uses it: the role needs
@@ -42,6 +43,8 @@ from botocore.exceptions import ClientError
 
 from richdoc_tools.local import callers
 from richdoc_tools.local.faults import FaultInjector
+from richdoc_tools.local.loops import EventLoop
+from richdoc_tools.local.streams import StreamPoller
 
 if TYPE_CHECKING:
     from types_boto3_events import EventBridgeClient
@@ -56,30 +59,6 @@ if TYPE_CHECKING:
     from richdoc_tools.local.clients import Clients
 
 TERMINAL_STATUSES: tuple[ExecutionStatusType, ...] = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
-
-
-class _Loop(threading.Thread):
-    def __init__(self, name: str, interval_s: float) -> None:
-        super().__init__(name=name, daemon=True)
-        self.interval_s = interval_s
-        self.stopping = threading.Event()
-        self.errors: list[BaseException] = []
-
-    def stop(self) -> None:
-        self.stopping.set()
-
-    def run(self) -> None:
-        while not self.stopping.is_set():
-            try:
-                busy = self.tick()
-            except Exception as exc:  # keep delivering; surface the error to the stack
-                self.errors.append(exc)
-                busy = False
-            if not busy:
-                self.stopping.wait(self.interval_s)
-
-    def tick(self) -> bool:
-        raise NotImplementedError
 
 
 def lambda_sqs_record(message: MessageTypeDef, queue_arn: str, region: str) -> dict[str, Any]:
@@ -116,7 +95,7 @@ def lambda_sqs_record(message: MessageTypeDef, queue_arn: str, region: str) -> d
     }
 
 
-class SqsPoller(_Loop):
+class SqsPoller(EventLoop):
     def __init__(
         self,
         *,
@@ -289,7 +268,7 @@ def schedule_period_s(expression: str) -> float:
     return int(match[1]) * unit
 
 
-class ScheduledRules(_Loop):
+class ScheduledRules(EventLoop):
     def __init__(
         self, *, events: EventBridgeClient, invoker: AsyncInvoker, region: str, account: str
     ) -> None:
@@ -347,7 +326,7 @@ class ScheduledRules(_Loop):
                     self.invoker.deliver(rule, target, event)
 
 
-class ExecutionStatusEvents(_Loop):
+class ExecutionStatusEvents(EventLoop):
     def __init__(
         self,
         *,
@@ -466,9 +445,20 @@ class EventDelivery:
     ) -> None:
         """``roles``: function ARN -> its execution role (a strict stack's)."""
         lambda_client, sqs, events = clients("lambda"), clients("sqs"), clients("events")
-        self.loops: list[_Loop] = []
+        self.loops: list[EventLoop] = []
         roles = dict(roles or {})
         for mapping in lambda_client.list_event_source_mappings()["EventSourceMappings"]:
+            if ":dynamodb:" in mapping["EventSourceArn"]:
+                self.loops.append(
+                    StreamPoller(
+                        streams=clients("dynamodbstreams"),
+                        lambda_client=lambda_client,
+                        sqs=sqs,
+                        mapping=mapping,
+                        role=roles.get(mapping["FunctionArn"]),
+                    )
+                )
+                continue
             self.loops.append(
                 SqsPoller(
                     sqs=sqs,
@@ -516,6 +506,10 @@ class EventDelivery:
 
     def fire_schedules(self, at: datetime | None = None) -> int:
         return self.schedules.fire_all(at)
+
+    def streams_caught_up(self) -> bool:
+        """Every stream event source has handled every record written so far."""
+        return all(loop.caught_up() for loop in self.loops if isinstance(loop, StreamPoller))
 
     def pause_queues(self, paused: bool) -> None:
         """Stop (or resume) every SQS event source mapping's polling; a batch being

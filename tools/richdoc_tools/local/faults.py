@@ -49,6 +49,9 @@ from enum import StrEnum
 from typing import Any
 from urllib.parse import unquote_plus
 
+from pydantic import ValidationError
+
+from richdoc.contracts import PageSpan
 from richdoc_tools.local.callers import Invocation
 from richdoc_tools.local.service_errors import ServiceErrorResponse
 from richdoc_tools.local.service_request import ServiceRequest
@@ -107,6 +110,7 @@ class Integration(StrEnum):
 
     TASK = "task"  # a state machine task, synchronously
     QUEUE = "queue"  # the SQS event source mapping
+    STREAM = "stream"  # a DynamoDB stream event source mapping
     ASYNC = "async"  # EventBridge, asynchronously
 
 
@@ -157,6 +161,8 @@ def integration_of(event: Any) -> Integration:
         first = records[0] if isinstance(records, list) and records else None
         if isinstance(first, dict) and first.get("eventSource") == "aws:sqs":
             return Integration.QUEUE
+        if isinstance(first, dict) and first.get("eventSource") == "aws:dynamodb":
+            return Integration.STREAM
         if "detail-type" in event:
             return Integration.ASYNC
     return Integration.TASK
@@ -176,11 +182,23 @@ def _sqs_keys(event: Mapping[str, Any]) -> list[str]:
     return sorted(keys)
 
 
+def _stream_keys(event: Mapping[str, Any]) -> list[str]:
+    """The source keys of the job items a stream batch carries."""
+    keys = []
+    for record in event.get("Records", []):
+        image = record.get("dynamodb", {}).get("NewImage", {})
+        key = image.get("source", {}).get("M", {}).get("key", {}).get("S")
+        if isinstance(key, str):
+            keys.append(key)
+    return sorted(keys)
+
+
 def _pages(event: Mapping[str, Any]) -> str:
-    pages = event.get("pages")
-    if isinstance(pages, dict) and "start" in pages and "end" in pages:
-        return f"{pages['start']}-{pages['end']}"
-    return ""
+    """A shard's page range as its text (``51-100``); "" for anything else."""
+    try:
+        return str(PageSpan.model_validate(event.get("pages")))
+    except ValidationError:
+        return ""
 
 
 class FaultInjector:
@@ -222,6 +240,8 @@ class FaultInjector:
         integration = integration_of(event)
         if integration is Integration.QUEUE:
             return logical_id, "\n".join(_sqs_keys(event)), ""
+        if integration is Integration.STREAM:
+            return logical_id, "\n".join(_stream_keys(event)), ""
         if integration is Integration.ASYNC:
             if event.get("detail-type") == "Scheduled Event":
                 return f"{logical_id}:sweep", "", ""

@@ -6,7 +6,8 @@ Most operations need the action of their own name on the resource they name. The
 that do not, for the services the pipeline uses:
 
 * S3: a GET or HEAD with ``versionId`` needs ``s3:GetObjectVersion`` (HeadObject, like
-  GetObject, needs ``s3:GetObject``); a DELETE with ``versionId`` ``s3:DeleteObjectVersion``;
+  GetObject, needs ``s3:GetObject``), GetObjectTagging with it
+  ``s3:GetObjectVersionTagging``; a DELETE with ``versionId`` ``s3:DeleteObjectVersion``;
   DeleteObjects needs the delete action of each key it lists, on each key;
   ListObjects(V2) and HeadBucket ``s3:ListBucket`` and ListObjectVersions
   ``s3:ListBucketVersions`` on the bucket; a multipart upload's parts ``s3:PutObject``;
@@ -20,6 +21,10 @@ that do not, for the services the pipeline uses:
   SendMessageBatch, ...) on the queue; a queue URL names the queue's ARN.
 * Lambda: Invoke is ``lambda:InvokeFunction``; a qualified name is on the qualified ARN.
 * Step Functions (``states:``): executions' operations are on the execution's ARN.
+* DynamoDB Streams (``dynamodb:``): on the stream's ARN, which GetRecords reads from the
+  shard iterator it is given.
+* EventBridge: PutEvents needs ``events:PutEvents`` on the bus of each entry (the
+  account's ``default`` bus when an entry names none).
 
 An operation not listed is resolved to its own action on the resource it names, or ``*``:
 a permission granted on a specific resource then does not cover it (a denial, never a
@@ -36,7 +41,7 @@ from richdoc_tools.local.policies import AuthorizationRequest
 from richdoc_tools.local.service_request import ServiceRequest
 
 # boto3's service name -> the IAM action prefix.
-PREFIXES = {"stepfunctions": "states", "lambda": "lambda"}
+PREFIXES = {"stepfunctions": "states", "lambda": "lambda", "dynamodbstreams": "dynamodb"}
 # Operations any principal may call (no IAM permission is needed).
 UNAUTHORIZED = frozenset({("sts", "GetCallerIdentity")})
 
@@ -89,6 +94,8 @@ def _s3(request: ServiceRequest, account: str) -> Needed:
         yield S3_BUCKET_ACTIONS[operation], bucket_arn
     elif operation in ("GetObject", "HeadObject"):
         yield ("s3:GetObjectVersion" if version else "s3:GetObject"), object_arn
+    elif operation == "GetObjectTagging":
+        yield ("s3:GetObjectVersionTagging" if version else "s3:GetObjectTagging"), object_arn
     elif operation == "DeleteObject":
         yield ("s3:DeleteObjectVersion" if version else "s3:DeleteObject"), object_arn
     elif operation == "DeleteObjects":
@@ -213,10 +220,42 @@ def _states(request: ServiceRequest, account: str) -> Needed:
     yield action, "*"
 
 
+# ---- DynamoDB Streams -------------------------------------------------------------------
+
+
+def _dynamodb_streams(request: ServiceRequest, account: str) -> Needed:
+    params = request.params
+    action = f"dynamodb:{request.operation}"
+    if "StreamArn" in params:
+        yield action, str(params["StreamArn"])
+    elif "ShardIterator" in params:
+        # An iterator names its stream: "<stream ARN>|<shard>|<position>".
+        yield action, str(params["ShardIterator"]).split("|", 1)[0]
+    else:
+        yield action, "*"
+
+
+# ---- EventBridge ------------------------------------------------------------------------
+
+
+def _events(request: ServiceRequest, account: str) -> Needed:
+    params = request.params
+    if request.operation != "PutEvents":
+        yield from _generic(request, account)
+        return
+    for entry in params.get("Entries", []):
+        bus = str(entry.get("EventBusName") or "default")
+        if not bus.startswith("arn:"):
+            bus = f"arn:aws:events:{request.region}:{account}:event-bus/{bus}"
+        yield "events:PutEvents", bus
+
+
 _RESOLVERS: dict[str, Callable[[ServiceRequest, str], Needed]] = {
     "s3": _s3,
     "dynamodb": _dynamodb,
     "sqs": _sqs,
     "lambda": _lambda,
     "stepfunctions": _states,
+    "dynamodbstreams": _dynamodb_streams,
+    "events": _events,
 }

@@ -35,6 +35,7 @@ from typing import Any
 import boto3
 
 from richdoc.jobs import Job, JobStore, Progress
+from richdoc.wiring import wiring
 from richdoc_tools.local import callers, emulation, patches
 from richdoc_tools.local.access import AccessControl, assume_all
 from richdoc_tools.local.clients import Clients
@@ -121,6 +122,7 @@ class EmbeddedStack:
         self.not_emulated: list[NotEmulated] = []
         self.runtime: LambdaRuntime | None = None
         self.delivery: EventDelivery | None = None
+        self.function_log: FunctionLog | None = None
         self._clients: Clients | None = None
         self._local = threading.local()
         self._queues: dict[str, str] = {}  # queue name -> logical id (for send faults)
@@ -177,6 +179,8 @@ class EmbeddedStack:
         patches.s3_notifications.install(exit_stack)
         patches.s3_delete_notifications.install(exit_stack)
         patches.dynamodb_lock.install(exit_stack)
+        patches.dynamodb_streams.install(exit_stack)
+        patches.events_delivery.install(exit_stack)
         patches.metrics_lock.install(exit_stack)
         patches.condition_builder.install(exit_stack)
         patches.stop_execution.install(exit_stack)
@@ -220,6 +224,9 @@ class EmbeddedStack:
         }
         # Set in the environment isolate_environment patched, so stop removes them.
         os.environ.update(shared_environment(clients("lambda"), functions))
+        # The handlers' clients and stores are built again from it, and forgotten at stop.
+        wiring.reset()
+        exit_stack.callback(wiring.reset)
         state_machines = [
             (lid, deployed.refs[lid])
             for lid, kind in deployed.types.items()
@@ -237,6 +244,8 @@ class EmbeddedStack:
                 self.log_path, capture_descriptors=self.capture_process_output
             )
             function_log.open(exit_stack)
+            self.function_log = function_log
+            exit_stack.callback(setattr, self, "function_log", None)
         self._queues = {
             deployed.attributes[lid]["QueueName"]: lid
             for lid, kind in deployed.types.items()
@@ -351,6 +360,12 @@ class EmbeddedStack:
         Returns how many rules fired."""
         assert self.delivery is not None, "the stack is not started"
         return self.delivery.fire_schedules(at)
+
+    def notifications_delivered(self) -> bool:
+        """The notifier has handled every job record change written so far: the
+        manifests and completion events of the jobs that ended are out."""
+        assert self.delivery is not None, "the stack is not started"
+        return self.delivery.streams_caught_up()
 
     @contextlib.contextmanager
     def queues_paused(self) -> Iterator[None]:

@@ -20,7 +20,7 @@ import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
 from richdoc.artifacts import ArtifactStore
-from richdoc.contracts import SourceObject
+from richdoc.contracts import PageSpan, SourceObject
 from richdoc.deletion import Deleted, Deletion
 from richdoc.jobs import Attempt, Job, JobFilter, JobPage, JobStatus, JobStore, Position
 from richdoc.jobs.references import DigestReferences
@@ -37,6 +37,8 @@ from richdoc_tools.ops.job_document import JobDocument
 from richdoc_tools.ops.uploads import Upload, clarify_metadata, put_source
 
 if TYPE_CHECKING:
+    from types_boto3_events import EventBridgeClient
+    from types_boto3_logs import CloudWatchLogsClient
     from types_boto3_s3 import S3Client
     from types_boto3_sqs import SQSClient
     from types_boto3_stepfunctions import SFNClient
@@ -73,6 +75,9 @@ class StackResources:
     dead_letter_queue_arn: str
     jobs_table: str
     state_machine_arn: str
+    # The completion events' bus and log (None for a stack deployed before them).
+    event_bus_name: str | None = None
+    event_log_group: str | None = None
     # The stack's parameters as deployed (DescribeStacks), e.g. the retention days.
     parameters: dict[str, str] = field(default_factory=dict)
 
@@ -93,6 +98,8 @@ class StackResources:
             dead_letter_queue_arn=outputs["DeadLetterQueueArn"],
             jobs_table=outputs["JobsTableName"],
             state_machine_arn=outputs["StateMachineArn"],
+            event_bus_name=outputs.get("EventBusName"),
+            event_log_group=outputs.get("EventLogGroupName"),
             parameters=dict(parameters or {}),
         )
 
@@ -107,7 +114,7 @@ class ShardParse:
     """One page-range shard of a run's parse, as its attempts tell it."""
 
     run: int
-    pages: str  # "51-100"
+    pages: PageSpan
     attempts: int
     tier: int | None  # of the last attempt
     outcome: str  # of the last attempt: ok, or the error name
@@ -116,14 +123,14 @@ class ShardParse:
 
 def shard_parses(attempts: list[Attempt]) -> list[ShardParse]:
     """The shards of each run, in run and page order (none for a job parsed whole)."""
-    by_shard: dict[tuple[int, str], list[Attempt]] = {}
+    by_shard: dict[tuple[int, PageSpan], list[Attempt]] = {}
     for attempt in sorted(attempts, key=lambda a: (a.run, a.seq)):
         if attempt.stage == "parse" and attempt.pages:
             by_shard.setdefault((attempt.run, attempt.pages), []).append(attempt)
 
-    def order(key: tuple[int, str]) -> tuple[int, int]:
+    def order(key: tuple[int, PageSpan]) -> tuple[int, int]:
         run, pages = key
-        return run, int(pages.split("-")[0])
+        return run, pages.start
 
     return [
         ShardParse(
@@ -206,6 +213,16 @@ class Operator:
         with self._lock:
             return self.session.client("stepfunctions", endpoint_url=self.endpoint_url)
 
+    @functools.cached_property
+    def events(self) -> EventBridgeClient:
+        with self._lock:
+            return self.session.client("events", endpoint_url=self.endpoint_url)
+
+    @functools.cached_property
+    def logs(self) -> CloudWatchLogsClient:
+        with self._lock:
+            return self.session.client("logs", endpoint_url=self.endpoint_url)
+
     def caller(self) -> str:
         """Who is acting, for the records a command leaves (a cancel, a redrive): the
         caller identity's ARN, or the local user when STS cannot say."""
@@ -266,7 +283,7 @@ class Operator:
         job = self.find_job(job_id)
         if job is None:
             return None
-        return JobDocument(job=job, attempts=self.jobs.attempts(job.job_id))
+        return JobDocument(job=job, attempts=self.jobs.attempts.of_job(job.job_id))
 
     # ---- executions, artifacts, sources ------------------------------------------------
 

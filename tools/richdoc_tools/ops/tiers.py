@@ -121,4 +121,4 @@ def tier_report(jobs: Iterable[tuple[Job, Sequence[Attempt]]]) -> TierReport:
 def fleet_tiers(operator: Operator, *, since: datetime | None = None) -> TierReport:
     store = operator.jobs
     jobs = store.list_jobs(since=since)
-    return tier_report((job, store.attempts(job.job_id, job.run)) for job in jobs)
+    return tier_report((job, store.attempts.of_job(job.job_id, job.run)) for job in jobs)

@@ -22,9 +22,10 @@ QUEUED or RUNNING run CANCELLED (terminal) in one conditional write; the run's o
 writes are then refused (``JobCancelled``). The job's ``phase`` (``phase``) says how far
 its run has come.
 
-``store.JobStore`` reads and writes them: job transitions in ``store``, attempts in
-``attempts``, the requests' expressions and the run fence in ``table``, listings page by
-page in ``listing``, the phase vocabulary and the progress it shows in ``phase``.
+``store.JobStore`` reads and writes them: job transitions in ``store``, attempts through
+its ``attempts`` (``attempts.AttemptRecords``: the same table, clock and retention), the
+requests' expressions and the run fence in ``table``, listings page by page in
+``listing``, the phase vocabulary and the progress it shows in ``phase``.
 """
 
 from richdoc.jobs.keys import (

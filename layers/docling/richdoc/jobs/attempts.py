@@ -32,7 +32,7 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel
 
 from richdoc.awserrors import aws_errors, retry_conflicts
-from richdoc.contracts import StepName
+from richdoc.contracts import PageSpan, StepName
 from richdoc.jobs.keys import attempt_key, attempt_slot, attempts_prefix, job_key, partition_key
 from richdoc.jobs.model import (
     MAX_REASON_CHARS,
@@ -63,7 +63,7 @@ class AttemptDetails(TypedDict, total=False):
     """What a handler's attempt record carries besides its job, run and stage."""
 
     tier: int | None
-    pages: str | None  # a shard's page range, "51-100"
+    pages: PageSpan | None  # a shard's page range
     memory_mb: int | None
     request_id: str | None
 
@@ -92,14 +92,17 @@ def record_memory(attempt: Attempt, memory: MemoryUse) -> None:
 
 
 class AttemptRecords:
-    """The attempt items of the jobs in ``table`` (the base of ``JobStore``)."""
+    """The attempt items of the jobs in ``table`` (``JobStore.attempts``)."""
 
-    table: Table
-    clock: Callable[[], str]
-    # Days an item is kept after it is written (the jobs table's TTL); None keeps it.
-    retention_days: int | None
+    def __init__(
+        self, table: Table, clock: Callable[[], str], *, retention_days: int | None
+    ) -> None:
+        self.table = table
+        self.clock = clock
+        # Days an item is kept after it is written (the jobs table's TTL); None keeps it.
+        self.retention_days = retention_days
 
-    def attempts(self, job_id: str, run: int | None = None) -> list[Attempt]:
+    def of_job(self, job_id: str, run: int | None = None) -> list[Attempt]:
         """A job's attempts (of one run, or of all), in the order they were opened."""
         items = query_all(
             self.table,
@@ -109,7 +112,7 @@ class AttemptRecords:
         )
         return [Attempt.from_item(item) for item in items]
 
-    def open_attempt(
+    def open(
         self, job_id: str, run: int, stage: StepName, **details: Unpack[AttemptDetails]
     ) -> Attempt:
         """Record that a Lambda attempt began (it stays 'running' if the platform kills it).
@@ -134,7 +137,7 @@ class AttemptRecords:
             **details,
         )
 
-    def close_attempt(self, attempt: Attempt, outcome: str, reason: str | None = None) -> bool:
+    def close(self, attempt: Attempt, outcome: str, reason: str | None = None) -> bool:
         """Close a running attempt (with ``attempt.cached`` and the memory when the handler
         set them). False if it was already closed (e.g. by a catch path)."""
         ended = self.clock()
@@ -168,18 +171,18 @@ class AttemptRecords:
         return True
 
     @contextlib.contextmanager
-    def attempt(
+    def record(
         self, job_id: str, run: int, stage: StepName, **details: Unpack[AttemptDetails]
     ) -> Iterator[Attempt]:
         """Wrap one handler invocation: open, then close with 'ok' or the error name."""
-        attempt = self.open_attempt(job_id, run, stage, **details)
+        attempt = self.open(job_id, run, stage, **details)
         try:
             yield attempt
         except Exception as exc:
             if isinstance(exc, PipelineError) and exc.memory is not None:
                 record_memory(attempt, exc.memory)
             try:
-                self.close_attempt(attempt, type(exc).__name__, str(exc))
+                self.close(attempt, type(exc).__name__, str(exc))
             except Exception as close_failure:
                 # The handler's error decides the route (retry, escalate, dead-letter);
                 # a failure to record it must not replace it. The attempt stays
@@ -196,7 +199,7 @@ class AttemptRecords:
                     f"{type(close_failure).__name__}: {close_failure}"
                 )
             raise
-        self.close_attempt(attempt, OK_OUTCOME)
+        self.close(attempt, OK_OUTCOME)
 
     def record_platform_failure(
         self,
@@ -206,7 +209,7 @@ class AttemptRecords:
         tier: int | None,
         failure: Failure,
         *,
-        pages: str | None = None,
+        pages: PageSpan | None = None,
     ) -> Attempt | None:
         """Catch path: account for an attempt the handler could not close itself.
 
@@ -219,7 +222,7 @@ class AttemptRecords:
         stage_attempts = self._stage_attempts(job_id, run, stage, pages)
         for attempt in stage_attempts:
             if attempt.outcome == RUNNING_OUTCOME:
-                self.close_attempt(attempt, error, failure.reason)
+                self.close(attempt, error, failure.reason)
                 return attempt
         if stage_attempts and stage_attempts[-1].outcome == error:
             return None
@@ -240,21 +243,21 @@ class AttemptRecords:
             recorded_by="state-machine",
         )
 
-    def close_running_attempts(
+    def close_running(
         self, job_id: str, run: int, outcome: str, reason: str | None
     ) -> list[Attempt]:
         """Close every attempt of the run still 'running' with ``outcome`` (the run's
         execution has ended, so nothing else will close them); returns them."""
-        running = [a for a in self.attempts(job_id, run) if a.outcome == RUNNING_OUTCOME]
-        return [a for a in running if self.close_attempt(a, outcome, reason)]
+        running = [a for a in self.of_job(job_id, run) if a.outcome == RUNNING_OUTCOME]
+        return [a for a in running if self.close(a, outcome, reason)]
 
     # ---- numbering -------------------------------------------------------------------------
 
     def _stage_attempts(
-        self, job_id: str, run: int, stage: AttemptStage, pages: str | None
+        self, job_id: str, run: int, stage: AttemptStage, pages: PageSpan | None
     ) -> list[Attempt]:
         """The run's attempts of ``stage`` for the same shard (or the whole document)."""
-        return [a for a in self.attempts(job_id, run) if a.stage == stage and a.pages == pages]
+        return [a for a in self.of_job(job_id, run) if a.stage == stage and a.pages == pages]
 
     def _add(
         self,
@@ -283,7 +286,7 @@ class AttemptRecords:
         job_id: str,
         run: int,
         stage: AttemptStage,
-        pages: str | None,
+        pages: PageSpan | None,
         update: Update,
         *,
         fenced: bool,
@@ -325,7 +328,7 @@ class AttemptRecords:
 
     def _add_counters(self, job_id: str, run: int) -> None:
         """The counter map of a job that has none, counting the run's attempts so far."""
-        counts = Counter(attempt_slot(run, a.stage, a.pages) for a in self.attempts(job_id, run))
+        counts = Counter(attempt_slot(run, a.stage, a.pages) for a in self.of_job(job_id, run))
         with aws_errors("numbering attempt"):
             retry_conflicts(
                 self.table.update_item,

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import hashlib
 
+from richdoc.contracts import PageSpan
+
 JOB_SK = "JOB"
 _PARTITION_PREFIX = "JOB#"
 _ATTEMPT_PREFIX = "ATTEMPT#"
@@ -55,7 +57,7 @@ def is_attempt_key(sort_key: str) -> bool:
     return sort_key.startswith(_ATTEMPT_PREFIX)
 
 
-def attempt_slot(run: int, stage: str, pages: str | None) -> str:
+def attempt_slot(run: int, stage: str, pages: PageSpan | None) -> str:
     """What attempts are numbered within: a stage of a run, and the shard (``pages``) in
     it; the job item counts each slot's attempts under this name."""
     return f"r{run}#{stage}#{pages}" if pages else f"r{run}#{stage}"

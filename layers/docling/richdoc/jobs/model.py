@@ -27,7 +27,15 @@ from pydantic import (
     field_serializer,
 )
 
-from richdoc.contracts import FailedStage, JobCounts, JobOptions, JobOutputs, SourceObject, StepName
+from richdoc.contracts import (
+    FailedStage,
+    JobCounts,
+    JobOptions,
+    JobOutputs,
+    PageSpanText,
+    SourceObject,
+    StepName,
+)
 from richdoc.jobs.phase import JobPhase, Progress
 from richdoc.taxonomy import Failure
 
@@ -181,6 +189,8 @@ class Job(BaseModel):
     pipeline: str | None = None
     source: Annotated[SourceObject, _Sparse]
     options: JobOptions = JobOptions()
+    # The source's user metadata and tags that travel with its results (richdoc.metadata).
+    metadata: dict[str, str] | None = None
     failure: Annotated[Failure, _Sparse] | None = None
     execution_arn: str | None = None
     outputs: JobOutputs | None = None
@@ -194,16 +204,16 @@ class Job(BaseModel):
     pages: int | None = None  # pages the successful parse converted
     # Page ranges of the run's shards whose parse finished (a string set; printed as a
     # count within ``progress``).
-    shards_done: frozenset[str] | None = None
+    shards_done: frozenset[PageSpanText] | None = None
     cancel: CancelRecord | None = None
     redrive: RedriveRequest | None = None
     deletion: DeletionMark | None = None  # a DELETED job's (printed only then)
     message: str | None = None  # the ingest message body that created the job (not printed)
 
-    @field_serializer("outputs", "counts", mode="wrap")
+    @field_serializer("outputs", "counts", "metadata", mode="wrap")
     def _none_as_empty(self, value: object, handler: SerializerFunctionWrapHandler) -> object:
-        # Printed as {} until the run succeeds. An item never gets here: exclude_none
-        # drops the field first.
+        # Printed as {} until the run succeeds (or when nothing was passed through). An
+        # item never gets here: exclude_none drops the field first.
         return {} if value is None else handler(value)
 
     @classmethod
@@ -247,7 +257,7 @@ class Attempt(BaseModel):
     outcome: str  # running, ok or the error name
     started_at: str
     tier: int | None = None
-    pages: str | None = None  # a shard's page range, "51-100"; None for a whole document
+    pages: PageSpanText | None = None  # a shard's page range; None for a whole document
     memory_mb: int | None = None
     request_id: str | None = None
     reason: str | None = None

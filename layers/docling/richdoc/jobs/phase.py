@@ -16,7 +16,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from richdoc.contracts import StepName
+from richdoc.contracts import PageSpan, StepName
 
 
 class JobPhase(StrEnum):
@@ -47,20 +47,11 @@ _OPENED: dict[StepName, JobPhase] = {
 }
 
 
-def phase_of_step(stage: StepName, pages: str | None = None) -> JobPhase:
+def phase_of_step(stage: StepName, pages: PageSpan | None = None) -> JobPhase:
     """The phase a step's attempt puts the job in (a parse of ``pages``: a shard's)."""
     if stage == "parse" and pages:
         return JobPhase.PARSING_SHARDS
     return _OPENED[stage]
-
-
-def pages_in(ranges: Iterable[str]) -> int:
-    """How many pages the page ranges (``51-100``) span."""
-    total = 0
-    for page_range in ranges:
-        start, _, end = page_range.partition("-")
-        total += int(end) - int(start) + 1
-    return total
 
 
 class Progress(BaseModel):
@@ -83,13 +74,14 @@ class Progress(BaseModel):
         *,
         tier: int | None,
         shards: int | None,
-        finished_ranges: Iterable[str] | None,
+        finished_ranges: Iterable[PageSpan] | None,
     ) -> Progress:
         if phase is JobPhase.PARSING:
             return cls(phase=phase, tier=tier)
         if phase is JobPhase.PARSING_SHARDS:
-            done = sorted(finished_ranges or ())
-            return cls(phase=phase, shards=shards, shards_done=len(done), pages_done=pages_in(done))
+            done = list(finished_ranges or ())
+            pages_done = sum(span.pages for span in done)
+            return cls(phase=phase, shards=shards, shards_done=len(done), pages_done=pages_done)
         return cls(phase=phase)
 
     def describe(self) -> str:

@@ -15,6 +15,7 @@ it. Its protocol:
   ``shard_done``), and on DynamoDB a write to an item an ongoing transaction holds fails
   (``TransactionConflictException``). The plan records the digest of a document it
   inspected before the shards start, so a shard's step 1 is a read that finds it there.
+  Step 1 (``record_on_job``) is the only write of a job's digest.
 * ``release``: a deleted job leaves the set (idempotent); True when the set is empty.
 * ``begin_purge`` / ``end_purge``: deleting the digest's artifacts is a lease on the item,
   taken only while the set is empty. While it is held no job registers, so no job starts
@@ -119,8 +120,8 @@ class DigestReferences:
 
     def record_on_job(self, sha256: str, job_id: str) -> None:
         """The job records that it uses ``sha256``'s artifacts (``source.sha256``), unless
-        it already does (the plan records it for a document it inspected): StaleRun if
-        the job is DELETED or gone."""
+        it already does: StaleRun if the job is DELETED or gone. The one write of a job's
+        digest: step 1 of ``register``, and the plan's for a document it inspected."""
         with aws_errors(f"reading job {job_id}"):
             item = self.table.get_item(
                 Key=job_key(job_id),

@@ -20,7 +20,14 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, Field
 
 from richdoc.awserrors import aws_errors, retry_conflicts
-from richdoc.contracts import JobCounts, JobOptions, JobOutputs, SourceObject
+from richdoc.contracts import (
+    JobCounts,
+    JobOptions,
+    JobOutputs,
+    PageSpan,
+    PageSpanText,
+    SourceObject,
+)
 from richdoc.jobs.attempts import ATTEMPT_COUNTS, ATTEMPT_SEQ, AttemptRecords
 from richdoc.jobs.keys import STATUS_INDEX, job_key
 from richdoc.jobs.listing import JobFilter, JobPage, Position, count_jobs, page_jobs
@@ -78,7 +85,7 @@ class _JobState(BaseModel):
     phase: JobPhase | None = None
     tier: int | None = None
     shards: int | None = None
-    shards_done: frozenset[str] | None = None
+    shards_done: frozenset[PageSpanText] | None = None
 
     def progress(self) -> Progress:
         return Progress.of(
@@ -86,8 +93,8 @@ class _JobState(BaseModel):
         )
 
 
-class JobStore(AttemptRecords):
-    """Conditional, run-fenced writes of job and attempt items.
+class JobStore:
+    """Conditional, run-fenced writes of job items; their attempt items in ``attempts``.
 
     A job that ends (SUCCEEDED, DEAD_LETTERED, DELETED) expires ``retention_days`` later
     (the table's TTL), as long as its run outputs are kept; a redriven run takes the
@@ -104,6 +111,8 @@ class JobStore(AttemptRecords):
         self.table = table
         self.clock = clock
         self.retention_days = retention_days or None
+        # The same table, clock and retention: attempts are items of the job's partition.
+        self.attempts = AttemptRecords(table, clock, retention_days=self.retention_days)
 
     @classmethod
     def from_env(cls, dynamodb: DynamoDBServiceResource) -> JobStore:
@@ -219,13 +228,15 @@ class JobStore(AttemptRecords):
         source: SourceObject,
         options: JobOptions,
         *,
+        metadata: Mapping[str, str] | None = None,
         message: str | None = None,
         execution_arn: str | None = None,
     ) -> bool:
         """Create run 1 as QUEUED. False when the job already exists (a duplicate).
 
-        ``message`` (the ingest message body) and ``execution_arn`` (the execution the
-        run will be) let the sweep close a run whose execution never started.
+        ``metadata`` is what travels with the results (richdoc.metadata); ``message``
+        (the ingest message body) and ``execution_arn`` (the execution the run will be)
+        let the sweep close a run whose execution never started.
         """
         now = self.clock()
         job = Job(
@@ -235,6 +246,7 @@ class JobStore(AttemptRecords):
             run=1,
             source=source,
             options=options,
+            metadata=dict(metadata) if metadata else None,
             message=message,
             execution_arn=execution_arn,
             created_at=now,
@@ -300,32 +312,27 @@ class JobStore(AttemptRecords):
             .set("phase", JobPhase.PLANNING),  # the definition's next state is Plan
         )
 
-    def record_shards(self, job_id: str, run: int, shards: int, sha256: str | None = None) -> None:
+    def record_shards(self, job_id: str, run: int, shards: int) -> None:
         """The plan's decision: the run's parse runs as ``shards`` page-range shards (1:
-        the whole document at once). ``sha256``, the digest of the bytes the plan
-        inspected, is recorded with it: the job uses that digest's parse artifacts from
-        now on, and its shards, registering on the digest at once, find it here instead
-        of each writing it (``richdoc.jobs.references``)."""
-        update = Update().set("shards", shards)
-        if sha256:
-            update.set(("source", "sha256"), sha256)
+        the whole document at once)."""
         self._transition(
             job_id,
             run=run,
             allowed=(JobStatus.RUNNING,),
             status=JobStatus.RUNNING,
-            update=update,
+            update=Update().set("shards", shards),
         )
 
-    def shard_done(self, job_id: str, run: int, pages: str) -> None:
-        """The parse of the shard of ``pages`` (``51-100``) finished: add it to the run's
-        finished shards (a string set, so a retried or cached shard counts once)."""
+    def shard_done(self, job_id: str, run: int, pages: PageSpan) -> None:
+        """The parse of the shard of ``pages`` finished: add it to the run's finished
+        shards (a string set of their text forms, so a retried or cached shard counts
+        once)."""
         self._transition(
             job_id,
             run=run,
             allowed=(JobStatus.RUNNING,),
             status=JobStatus.RUNNING,
-            update=Update().add("shards_done", {pages}),
+            update=Update().add("shards_done", {str(pages)}),
         )
 
     def mark_recording(self, job_id: str, run: int) -> None:
@@ -346,10 +353,11 @@ class JobStore(AttemptRecords):
         outputs: JobOutputs,
         counts: JobCounts,
         pipeline: str | None,
-        sha256: str | None,
         shards: int = 1,
         pages: int | None = None,
     ) -> None:
+        """The run succeeded. The source's digest is not written here: the parse (or the
+        merge) recorded it when it first used its artifacts (``richdoc.jobs.references``)."""
         update = (
             Update()
             .set("outputs", stored(outputs))
@@ -361,8 +369,6 @@ class JobStore(AttemptRecords):
             .set("phase", JobPhase.SUCCEEDED)
             .remove("stage")
         )
-        if sha256:
-            update.set(("source", "sha256"), sha256)
         self._transition(
             job_id,
             run=run,

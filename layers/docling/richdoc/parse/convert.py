@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
+from richdoc.contracts import PageSpan
 from richdoc.formats import ArchiveLimits, DocFormat, Inspection, inspect_file
 from richdoc.parse.classify import conversion_error
 from richdoc.parse.merge import dump_document
-from richdoc.parse.page_ranges import PAGINATED_FORMATS, PageRange
+from richdoc.parse.page_ranges import PAGINATED_FORMATS
 from richdoc.parse.reports import ChildReport, Inspected
 from richdoc.parse.settings import (
     DOCUMENT_TIMEOUT_FRACTION,
@@ -144,14 +145,14 @@ def set_document_timeout(converter: DocumentConverter, seconds: float) -> None:
         )
 
 
-def _expected_pages(page_count: int, pages: PageRange | None) -> range:
+def _expected_pages(page_count: int, pages: PageSpan | None) -> range:
     """The page numbers docling was asked to convert (its own ``get_expected_page_nos``)."""
     if pages is None:
         return range(1, page_count + 1)
     return range(pages.start, min(pages.end, page_count) + 1)
 
 
-def _failed_pages(result: ConversionResult, pages: PageRange | None) -> list[int]:
+def _failed_pages(result: ConversionResult, pages: PageSpan | None) -> list[int]:
     converted = {page.page_no for page in result.pages}
     expected = _expected_pages(result.input.page_count, pages)
     return [n for n in expected if n not in converted]
@@ -178,12 +179,12 @@ def document_json(result: ConversionResult) -> bytes:
     return dump_document(result.document)
 
 
-def _page_range_of(task: ConvertTask) -> PageRange | None:
+def _page_range_of(task: ConvertTask) -> PageSpan | None:
     if task.page_range is None:
         return None
     if task.format not in PAGINATED_FORMATS:
         raise ValueError(f"a {task.format} has no pages to convert by range")
-    return PageRange.of(task.page_range)
+    return task.page_range
 
 
 def run_task(args: JsonValue) -> JsonValue:
@@ -230,7 +231,7 @@ def convert_document(task: ConvertTask) -> ChildReport:
     started = time.monotonic()
     inspection = _inspect(task)
     if pages is not None and inspection.pages is not None and pages.end > inspection.pages:
-        raise ValueError(f"{pages} is beyond the document's {inspection.pages} pages")
+        raise ValueError(f"pages {pages} are beyond the document's {inspection.pages} pages")
     inspected = time.monotonic()
     converter = _warm.converters[fmt]
     threads = None
@@ -260,8 +261,9 @@ def convert_document(task: ConvertTask) -> ChildReport:
     failed = _failed_pages(result, pages) if partial else []
     if partial and not task.accept_partial:
         errors = "; ".join(e.error_message for e in result.errors[:3])
+        what = f"pages {pages}" if pages else "the document"
         raise ResourceLimit(
-            f"docling converted the {pages or 'document'} only partially ({len(failed)} of "
+            f"docling converted {what} only partially ({len(failed)} of "
             f"{len(_expected_pages(result.input.page_count, pages))} pages failed: {errors}); "
             "a bigger tier may finish it"
         )
@@ -269,7 +271,7 @@ def convert_document(task: ConvertTask) -> ChildReport:
     return ChildReport(
         pipeline=pipeline,
         pages=result.input.page_count,
-        page_range=pages.as_list() if pages else None,
+        page_range=pages,
         partial=partial,
         failed_pages=failed,
         inspect_s=inspected - started,
@@ -282,7 +284,7 @@ def _failed_shard(
     task: ConvertTask,
     pipeline: Pipeline,
     page_count: int,
-    pages: PageRange,
+    pages: PageSpan,
     started: float,
     inspected: float,
 ) -> ChildReport:
@@ -292,7 +294,7 @@ def _failed_shard(
     failed = list(range(pages.start, pages.end + 1))
     if not task.accept_partial:
         raise ResourceLimit(
-            f"docling could not convert any page of {pages}; a bigger tier may convert them"
+            f"docling could not convert any of pages {pages}; a bigger tier may convert them"
         )
     from docling_core.types.doc import DoclingDocument
 
@@ -300,7 +302,7 @@ def _failed_shard(
     return ChildReport(
         pipeline=pipeline,
         pages=page_count,
-        page_range=pages.as_list(),
+        page_range=pages,
         partial=True,
         failed_pages=failed,
         inspect_s=inspected - started,

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from richdoc.contracts import PageSpan
 from richdoc.jobs import Attempt
 from richdoc.taxonomy import FailureKind, ResourceLimit, kind_of_error_name
 
 
 def no_bigger_tier(
-    tier: int, memory_mb: int, pages: str | None, attempts: Iterable[Attempt]
+    tier: int, memory_mb: int, pages: PageSpan | None, attempts: Iterable[Attempt]
 ) -> ResourceLimit | None:
     """The refusal for a parse at ``tier`` with ``memory_mb`` when an earlier tier of the
     same run and document (or shard, ``pages``) ran out with at least that much memory;

@@ -52,7 +52,8 @@ from docling_core.types.doc import (
     TextItem,
 )
 
-from richdoc.parse.page_ranges import PageRange, check_partition
+from richdoc.contracts import PageSpan
+from richdoc.parse.page_ranges import check_partition
 from richdoc.parse.settings import Pipeline
 from richdoc.taxonomy import CorruptInput
 
@@ -81,11 +82,11 @@ def dump_document(doc: DoclingDocument) -> bytes:
 class Shard:
     """One shard's DoclingDocument: pages ``pages`` of the source, numbered as there."""
 
-    pages: PageRange
+    pages: PageSpan
     document: DoclingDocument
 
 
-def merge_shard_json(parts: Sequence[tuple[PageRange, bytes]], *, pipeline: Pipeline) -> bytes:
+def merge_shard_json(parts: Sequence[tuple[PageSpan, bytes]], *, pipeline: Pipeline) -> bytes:
     """The whole document's DoclingDocument JSON from its shards' (the artifacts' form:
     ``dump_document``), in page order; raises as ``merge_shards``."""
     docs = [(pages, json.loads(data)) for pages, data in parts]
@@ -111,7 +112,7 @@ def merge_shards(shards: Sequence[Shard], *, pipeline: Pipeline) -> DoclingDocum
     return _merge(parts, pipeline)
 
 
-def _merge(parts: list[tuple[PageRange, dict[str, Any]]], pipeline: Pipeline) -> DoclingDocument:
+def _merge(parts: list[tuple[PageSpan, dict[str, Any]]], pipeline: Pipeline) -> DoclingDocument:
     merged = _join(parts)
     document = DoclingDocument.model_validate(merged)
     if pipeline is Pipeline.STANDARD:
@@ -120,7 +121,7 @@ def _merge(parts: list[tuple[PageRange, dict[str, Any]]], pipeline: Pipeline) ->
     return document
 
 
-def _join(parts: list[tuple[PageRange, dict[str, Any]]]) -> dict[str, Any]:
+def _join(parts: list[tuple[PageSpan, dict[str, Any]]]) -> dict[str, Any]:
     """The shards' DoclingDocument trees (JSON) joined into the document's, in place: the
     shards' item lists are reused, their references shifted."""
     check_partition([pages for pages, _ in parts])
@@ -149,15 +150,15 @@ def _join(parts: list[tuple[PageRange, dict[str, Any]]]) -> dict[str, Any]:
     return merged
 
 
-def _check_pages_inside(pages: PageRange, doc: dict[str, Any]) -> None:
+def _check_pages_inside(pages: PageSpan, doc: dict[str, Any]) -> None:
     outside = {int(no) for no in doc.get("pages", {}) if int(no) not in pages}
     for name in ITEM_LISTS:
         for item in doc.get(name, []):
             outside.update(p["page_no"] for p in item.get("prov", ()) if p["page_no"] not in pages)
     if outside:
-        raise ValueError(f"the shard of {pages} holds pages {sorted(outside)}")
+        raise ValueError(f"the shard of pages {pages} holds pages {sorted(outside)}")
     if doc.get("furniture", {}).get("children"):
-        raise ValueError(f"the shard of {pages} uses the deprecated furniture tree")
+        raise ValueError(f"the shard of pages {pages} uses the deprecated furniture tree")
 
 
 def _shift_references(node: Any, offsets: dict[str, int]) -> None:

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 
 from richdoc.artifacts import ArtifactStore, merged_key
 from richdoc.contracts import MergeInput, ParseOutput, PlanOutput, ShardParsed
-from richdoc.parse.page_ranges import PageRange
 from richdoc.parse.settings import Pipeline
 
 
@@ -41,10 +40,7 @@ def merge_objects(
     if not cached:
         from richdoc.parse.merge import merge_shard_json  # docling-core: only when merging
 
-        parts = [
-            (PageRange(s.page_range.start, s.page_range.end), store.get_bytes(s.docling_key))
-            for s in shards
-        ]
+        parts = [(s.page_range, store.get_bytes(s.docling_key)) for s in shards]
         merged = merge_shard_json(parts, pipeline=Pipeline(plan.pipeline))
         store.put_docling(key, merged, pipeline=plan.pipeline, pages=plan.pages)
     return ParseOutput(

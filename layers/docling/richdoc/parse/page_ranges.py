@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from richdoc.contracts import PageSpan
 from richdoc.formats import DocFormat
 
 # Only these formats have pages docling can convert by range. PPTX and XLSX have slides
@@ -21,46 +22,12 @@ PAGINATED_FORMATS = frozenset({DocFormat.PDF})
 # The most shards one document is split into. Each shard is one iteration of an inline
 # Map state, whose events all go into the execution's history, which Standard caps at
 # 25,000 events: at the worst (every retrier of every task exhausted, both escalations,
-# the shard's failure recorded) an iteration writes 305 events and the rest of the
-# execution 629, so 80 shards fit (24,833; richdoc_tools.ops.history derives it from the
+# the shard's failure recorded) an iteration writes 305 events and the rest of a sharded
+# execution 433, so 80 shards fit (24,833; richdoc_tools.ops.history derives it from the
 # definition, tests/unit/test_history_budget.py holds this to it). 80 is also what
 # MaxPages (2,000) needs at the small account profile's 25-page shards. Past it, shards
 # get bigger instead of more numerous (docs/shards.md, "Budgets").
 MAX_SHARDS = 80
-
-
-@dataclass(frozen=True, order=True)
-class PageRange:
-    """Pages ``start`` to ``end`` of a document: 1-based and inclusive, as docling's
-    ``DocumentConverter.convert(page_range=...)`` takes them."""
-
-    start: int
-    end: int
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.start <= self.end:
-            raise ValueError(f"a page range is 1-based and ends at or after its start: {self}")
-
-    @property
-    def pages(self) -> int:
-        return self.end - self.start + 1
-
-    def __contains__(self, page_no: object) -> bool:
-        return isinstance(page_no, int) and self.start <= page_no <= self.end
-
-    def __str__(self) -> str:
-        return f"pages-{self.start}-{self.end}"
-
-    def as_list(self) -> list[int]:
-        """``[start, end]``: the range's JSON form in events and reports."""
-        return [self.start, self.end]
-
-    @classmethod
-    def of(cls, value: PageRange | tuple[int, int] | list[int]) -> PageRange:
-        if isinstance(value, PageRange):
-            return value
-        start, end = value
-        return cls(int(start), int(end))
 
 
 @dataclass(frozen=True)
@@ -68,7 +35,7 @@ class ShardPlan:
     """How one document is parsed: whole (no ranges), or as these ranges in page order."""
 
     pages: int | None  # the inspected page count; None where the format has no pages
-    ranges: tuple[PageRange, ...] = ()
+    ranges: tuple[PageSpan, ...] = ()
 
     @property
     def sharded(self) -> bool:
@@ -99,16 +66,16 @@ def plan_shards(
     if count < 2:
         return ShardPlan(pages=pages)
     base, bigger = divmod(pages, count)
-    ranges: list[PageRange] = []
+    ranges: list[PageSpan] = []
     start = 1
     for index in range(count):
         size = base + (1 if index < bigger else 0)
-        ranges.append(PageRange(start, start + size - 1))
+        ranges.append(PageSpan(start=start, end=start + size - 1))
         start += size
     return ShardPlan(pages=pages, ranges=tuple(ranges))
 
 
-def check_partition(ranges: Sequence[PageRange], pages: int | None = None) -> None:
+def check_partition(ranges: Sequence[PageSpan], pages: int | None = None) -> None:
     """Raise ``ValueError`` unless ``ranges`` cover pages 1..N in order without gaps or
     overlaps (N = ``pages`` when given): what a merge needs to rebuild the document."""
     if not ranges:
@@ -117,7 +84,7 @@ def check_partition(ranges: Sequence[PageRange], pages: int | None = None) -> No
     for page_range in ranges:
         if page_range.start != expected:
             raise ValueError(
-                f"shards must cover consecutive pages from page 1: {page_range} where "
+                f"shards must cover consecutive pages from page 1: pages {page_range} where "
                 f"page {expected} should start"
             )
         expected = page_range.end + 1

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from richdoc.artifacts import ArtifactStore
-from richdoc.contracts import PageSpan, PlanInput, PlanOutput, SourceObject
+from richdoc.contracts import PlanInput, PlanOutput, SourceObject
 from richdoc.formats import format_of
 from richdoc.parse.page_ranges import PAGINATED_FORMATS, plan_shards
 from richdoc.parse.settings import ParseLimits, shard_concurrency_setting, shard_pages_setting
@@ -31,9 +31,10 @@ def plan_object(
     worker: ParseWorker | None = None,
     remaining_s: Callable[[], float] | None = None,
 ) -> PlanOutput:
-    """Decide how an S3 object is parsed: whole, or as page-range shards of at most
-    ``shard_pages`` pages (``richdoc.parse.page_ranges.plan_shards``), ``max_concurrency`` of
-    them at once.
+    """Decide how an S3 object is parsed: its conversion (format, pipeline, processor
+    contract: every parse of the run carries it out), and whole or as page-range shards
+    of at most ``shard_pages`` pages (``richdoc.parse.page_ranges.plan_shards``),
+    ``max_concurrency`` of them at once.
 
     A PDF that may be sharded is downloaded and inspected, in the worker, for its page
     count, so a document the inspection refuses (too big, damaged, encrypted, over
@@ -57,15 +58,16 @@ def plan_object(
                 limits = plan_limits(limits, remaining_s())
             pages = worker.inspect(downloaded.path, fmt, limits)
     plan = plan_shards(fmt, pages, shard_pages)
+    conversion = worker.settings.conversion(fmt)
     return PlanOutput(
         sha256=sha256,
         size=size,
-        format=str(fmt),
-        pipeline=str(worker.settings.pipeline_for(fmt)),
-        contract=worker.settings.contract(fmt),
+        format=str(conversion.format),
+        pipeline=str(conversion.pipeline),
+        contract=conversion.contract,
         pages=pages,
         sharded=plan.sharded,
-        shards=[PageSpan(start=r.start, end=r.end) for r in plan.ranges],
+        shards=list(plan.ranges),
         shard_count=plan.shards,
         max_concurrency=max_concurrency,
         seconds=round(time.monotonic() - started, 3),

@@ -16,7 +16,7 @@ class ChildReport(BaseModel):
 
     pipeline: Pipeline
     pages: int  # docling's page count: PDF pages, PPTX slides, XLSX sheets; 0 otherwise
-    page_range: list[int] | None = None  # [start, end] of a shard; None for the whole
+    page_range: PageSpan | None = None  # a shard's pages; None for the whole document
     partial: bool
     failed_pages: list[int]
     inspect_s: float
@@ -55,7 +55,7 @@ class ParseReport(BaseModel):
     pipeline: Pipeline
     contract: str
     pages: int
-    page_range: list[int] | None = None  # [start, end] when this parse was one shard
+    page_range: PageSpan | None = None  # when this parse was one shard
     cached: bool
     partial: bool
     failed_pages: list[int]
@@ -83,7 +83,5 @@ class ParseReport(BaseModel):
             seconds=round(self.timings.total_s, 3),
             mem_ceiling_mb=self.mem_ceiling_mb,
             peak_rss_mb=round(self.peak_rss_mb) if self.peak_rss_mb is not None else None,
-            page_range=PageSpan(start=self.page_range[0], end=self.page_range[1])
-            if self.page_range
-            else None,
+            page_range=self.page_range,
         )

@@ -372,6 +372,18 @@ def docling_versions() -> dict[str, str]:
 
 
 @dataclass(frozen=True)
+class Conversion:
+    """How one document is converted: its format, the pipeline for it, and the processor
+    contract its DoclingDocument is stored under. The plan decides it for a run
+    (``ParserSettings.conversion``) and every parse of the run carries it out, so the
+    shards, the merge and a whole-document parse agree on it by construction."""
+
+    format: DocFormat
+    pipeline: Pipeline
+    contract: str
+
+
+@dataclass(frozen=True)
 class ParserSettings:
     """How the worker converts: which PDF pipeline, and where its model weights are."""
 
@@ -387,8 +399,10 @@ class ParserSettings:
     def pipeline_for(self, fmt: DocFormat) -> Pipeline:
         return self.pdf_pipeline if fmt is DocFormat.PDF else Pipeline.SIMPLE
 
-    def contract(self, fmt: DocFormat) -> str:
-        return processor_contract(fmt, self.pipeline_for(fmt))
+    def conversion(self, fmt: DocFormat) -> Conversion:
+        """How these settings convert a document of ``fmt``."""
+        pipeline = self.pipeline_for(fmt)
+        return Conversion(fmt, pipeline, processor_contract(fmt, pipeline))
 
 
 def processor_contract(fmt: DocFormat, pipeline: Pipeline) -> str:

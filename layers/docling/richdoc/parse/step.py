@@ -1,8 +1,9 @@
 """The parse step: a source document in, a DoclingDocument JSON out, failures typed.
 
 The caller's side (``parse_request`` for the Lambda handler, ``parse_file`` for the CLI)
-never imports docling: it picks the format and pipeline, looks the result up in the
-artifact cache, and hands the conversion to an isolated worker
+never imports docling: it takes the conversion the run's plan decided (the format, the
+pipeline and the processor contract; the CLI, with no plan, takes its worker's), looks
+the result up in the artifact cache, and hands the conversion to an isolated worker
 (``richdoc.worker``): a zygote that imports docling and builds its converters once,
 and a forked child per document with a memory ceiling and a wall-clock timeout.
 ``richdoc.parse.convert`` is what runs over there.
@@ -23,19 +24,21 @@ from collections.abc import Callable
 from pathlib import Path
 
 from richdoc.artifacts import ArtifactStore, docling_key, too_large
-from richdoc.contracts import ParseInput, ParseOutput, SourceObject
+from richdoc.contracts import PageSpan, ParseInput, ParseOutput, SourceObject
 from richdoc.formats import DocFormat, format_of
-from richdoc.parse.page_ranges import PAGINATED_FORMATS, PageRange
+from richdoc.parse.page_ranges import PAGINATED_FORMATS
 from richdoc.parse.reports import ChildReport, Inspected, ParseReport, Timings
 from richdoc.parse.settings import (
+    Conversion,
     ParseLimits,
     ParserSettings,
+    Pipeline,
     ZygoteMemory,
     cpu_budget,
     threads_for,
 )
 from richdoc.parse.tasks import ConvertTask, InspectTask
-from richdoc.taxonomy import local_disk_errors
+from richdoc.taxonomy import InternalError, local_disk_errors
 from richdoc.worker.client import ChildOutcome, ForkServer
 
 _STAGED_STEM = "document"
@@ -101,7 +104,7 @@ class ParseWorker:
         limits: ParseLimits,
         *,
         accept_partial: bool,
-        pages: PageRange | None = None,
+        pages: PageSpan | None = None,
     ) -> tuple[ChildReport, ChildOutcome]:
         """Convert ``staged`` (only ``pages`` of it, when given) into ``output``."""
         if pages is not None and fmt not in PAGINATED_FORMATS:
@@ -119,7 +122,7 @@ class ParseWorker:
                 timeout_s=limits.timeout_s,
                 mem_ceiling_mb=ceiling,
                 accept_partial=accept_partial,
-                page_range=pages.as_list() if pages else None,
+                page_range=pages,
                 threads=threads,
             )
             outcome = self.server.run(
@@ -132,6 +135,19 @@ class ParseWorker:
             with self._running_lock:
                 self._running -= 1
         return ChildReport.model_validate(outcome.value), outcome
+
+    def check_converts(self, conversion: Conversion) -> None:
+        """Refuse to make a conversion other than the planned one: the plan of a run made
+        under other docling versions or options (a deploy between the plan and this
+        parse) names a processor contract this worker's output would not match."""
+        own = self.settings.conversion(conversion.format)
+        if own != conversion:
+            raise InternalError(
+                f"the run's plan converts the {conversion.format} with the "
+                f"{conversion.pipeline} pipeline under processor contract "
+                f"{conversion.contract}; this worker uses {own.pipeline} under "
+                f"{own.contract} (planned by another deployment: the next run plans again)"
+            )
 
     def inspect(self, staged: Path, fmt: DocFormat, limits: ParseLimits) -> int | None:
         """The page count from the pre-parse inspection, in a child like a conversion;
@@ -198,8 +214,7 @@ def _converted(
     *,
     sha256: str,
     size: int,
-    fmt: DocFormat,
-    contract: str,
+    conversion: Conversion,
     marks: tuple[float, float, float],
     **where: str,
 ) -> ParseReport:
@@ -209,9 +224,9 @@ def _converted(
     return ParseReport(
         sha256=sha256,
         size=size,
-        format=fmt,
+        format=conversion.format,
         pipeline=report.pipeline,
-        contract=contract,
+        contract=conversion.contract,
         pages=report.pages,
         page_range=report.page_range,
         cached=False,
@@ -239,13 +254,14 @@ def parse_file(
     *,
     accept_partial: bool = True,
     worker: ParseWorker | None = None,
-    pages: PageRange | None = None,
+    pages: PageSpan | None = None,
 ) -> ParseReport:
     """Parse a local file (only ``pages`` of it, when given) into ``output`` (the
     ``richdoc parse`` command).
 
     There is no bigger tier to escalate to here, so a partial conversion is accepted by
-    default and reported (``partial``, ``failed_pages``).
+    default and reported (``partial``, ``failed_pages``). With no plan, the worker's
+    settings decide the conversion.
     """
     started = time.monotonic()
     fmt = format_of(source.name)
@@ -274,8 +290,7 @@ def parse_file(
         outcome,
         sha256=sha256,
         size=size,
-        fmt=fmt,
-        contract=worker.settings.contract(fmt),
+        conversion=worker.settings.conversion(fmt),
         marks=(started, fetched, converted),
         output=str(output),
     )
@@ -293,23 +308,23 @@ PARSE_RESERVE_S = 60.0
 def parse_object(
     store: ArtifactStore,
     source: SourceObject,
+    conversion: Conversion,
     limits: ParseLimits,
     *,
     accept_partial: bool,
     worker: ParseWorker | None = None,
-    pages: PageRange | None = None,
+    pages: PageSpan | None = None,
     remaining_s: Callable[[], float] | None = None,
 ) -> ParseReport:
     """Parse an S3 object (only ``pages`` of it, when given: one shard) into the artifact
-    bucket, reusing an earlier parse of the same bytes (and pages) under the same
-    contract. Partial results (accepted only at the biggest tier) go to a ``-partial``
-    contract key, so they never answer a later cache lookup. ``remaining_s`` is the
-    invocation's clock: the conversion ends ``PARSE_RESERVE_S`` before it does."""
+    bucket as ``conversion`` (the run's plan) says, reusing an earlier parse of the same
+    bytes (and pages) under its contract. Partial results (accepted only at the biggest
+    tier) go to a ``-partial`` contract key, so they never answer a later cache lookup.
+    ``remaining_s`` is the invocation's clock: the conversion ends ``PARSE_RESERVE_S``
+    before it does."""
     started = time.monotonic()
-    fmt = format_of(source.key)
+    fmt, contract = conversion.format, conversion.contract
     worker = worker or shared_worker()
-    pipeline = worker.settings.pipeline_for(fmt)
-    contract = worker.settings.contract(fmt)
     with (
         local_disk_errors(f"parsing s3://{source.bucket}/{source.key}"),
         tempfile.TemporaryDirectory(prefix="richdoc-parse-") as tmp,
@@ -326,10 +341,10 @@ def parse_object(
                 sha256=downloaded.sha256,
                 size=downloaded.size,
                 format=fmt,
-                pipeline=pipeline,
+                pipeline=conversion.pipeline,
                 contract=contract,
                 pages=cached_pages,
-                page_range=pages.as_list() if pages else None,
+                page_range=pages,
                 cached=True,
                 partial=False,
                 failed_pages=[],
@@ -344,6 +359,7 @@ def parse_object(
                 ),
                 docling_key=key,
             )
+        worker.check_converts(conversion)
         produced = Path(tmp) / "docling.json"
         if remaining_s is not None:
             limits = limits.within_invocation(remaining_s(), PARSE_RESERVE_S, "the parse")
@@ -360,8 +376,7 @@ def parse_object(
         outcome,
         sha256=downloaded.sha256,
         size=downloaded.size,
-        fmt=fmt,
-        contract=contract,
+        conversion=conversion,
         marks=(started, fetched, converted),
         docling_key=key,
     )
@@ -374,16 +389,19 @@ def parse_request(
     memory_tier_mb: int | None = None,
     remaining_s: Callable[[], float] | None = None,
 ) -> ParseOutput:
-    """The parse Lambda's whole job: its state input in, its state output out; the
-    conversion ends before the invocation does (``remaining_s``: its clock)."""
+    """The parse Lambda's whole job: its state input in, its state output out. The input
+    carries the plan's conversion (format, pipeline, processor contract), which the
+    parse carries out rather than deciding again; the conversion ends before the
+    invocation does (``remaining_s``: its clock)."""
     limits = ParseLimits.resolve(memory_tier_mb=memory_tier_mb)
-    pages = PageRange(request.pages.start, request.pages.end) if request.pages else None
+    planned = Conversion(DocFormat(request.format), Pipeline(request.pipeline), request.contract)
     report = parse_object(
         store,
         request.source,
+        planned,
         limits,
         accept_partial=request.accept_partial,
-        pages=pages,
+        pages=request.pages,
         remaining_s=remaining_s,
     )
     return report.to_output()

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from richdoc.contracts import PageSpan
 from richdoc.formats import DocFormat
 
 
@@ -29,7 +30,7 @@ class ConvertTask(_Task):
     timeout_s: float  # the standard pipeline's own document timeout derives from it
     threads: int = 1  # torch's threads for the conversion (richdoc.parse.settings.threads_for)
     accept_partial: bool
-    page_range: list[int] | None = None  # [start, end] of a shard
+    page_range: PageSpan | None = None  # a shard's pages
 
 
 class InspectTask(_Task):

@@ -115,11 +115,19 @@ def _lambda_function(deployment: Deployment, logical_id: str, props: dict[str, A
         "MaximumBatchingWindowInSeconds",
         "FunctionResponseTypes",
         "ScalingConfig",  # one poller per mapping is always within MaximumConcurrency
+        # Streams (richdoc_tools.local.streams reads them back from the mapping):
+        "StartingPosition",
+        "MaximumRetryAttempts",
+        "BisectBatchOnFunctionError",
+        "FilterCriteria",
+        "DestinationConfig",
     ),
 )
 def _lambda_event_source(deployment: Deployment, logical_id: str, props: dict[str, Any]) -> None:
     # Created disabled: moto delivers SQS messages synchronously inside SendMessage and
-    # ignores batchItemFailures; richdoc_tools.local.events polls with the mapping's settings.
+    # ignores batchItemFailures (and stream records inside the write:
+    # patches.dynamodb_streams); richdoc_tools.local.events polls with the mapping's
+    # settings.
     kwargs: dict[str, Any] = {
         "EventSourceArn": props["EventSourceArn"],
         "FunctionName": props["FunctionName"],
@@ -128,6 +136,13 @@ def _lambda_event_source(deployment: Deployment, logical_id: str, props: dict[st
         "FunctionResponseTypes": props.get("FunctionResponseTypes", []),
         "Enabled": False,
     }
+    for name in ("StartingPosition", "FilterCriteria", "DestinationConfig"):
+        if name in props:
+            kwargs[name] = props[name]
+    if "MaximumRetryAttempts" in props:
+        kwargs["MaximumRetryAttempts"] = int(props["MaximumRetryAttempts"])
+    if "BisectBatchOnFunctionError" in props:
+        kwargs["BisectBatchOnFunctionError"] = bool(props["BisectBatchOnFunctionError"])
     if scaling := props.get("ScalingConfig"):
         kwargs["ScalingConfig"] = {"MaximumConcurrency": int(scaling["MaximumConcurrency"])}
     mapping = deployment.client("lambda").create_event_source_mapping(**kwargs)

@@ -1,5 +1,5 @@
-"""DynamoDB: tables with their indexes, encryption, point-in-time recovery and deletion
-protection."""
+"""DynamoDB: tables with their indexes, streams, encryption, point-in-time recovery and
+deletion protection."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         "SSESpecification",
         "PointInTimeRecoverySpecification",
         "DeletionProtectionEnabled",
+        "StreamSpecification",  # read by richdoc_tools.local.streams, as Lambda reads it
     ),
     not_emulated={
         "TimeToLiveSpecification": "items past expires_at are not deleted locally",
@@ -42,6 +43,11 @@ def _dynamodb_table(deployment: Deployment, logical_id: str, props: dict[str, An
         kwargs["DeletionProtectionEnabled"] = bool(props["DeletionProtectionEnabled"])
     if "SSESpecification" in props:
         kwargs["SSESpecification"] = {"Enabled": props["SSESpecification"]["SSEEnabled"]}
+    if "StreamSpecification" in props:
+        kwargs["StreamSpecification"] = {
+            "StreamEnabled": True,
+            "StreamViewType": props["StreamSpecification"]["StreamViewType"],
+        }
     table = ddb.create_table(**kwargs)["TableDescription"]
     pitr = props.get("PointInTimeRecoverySpecification", {})
     if pitr.get("PointInTimeRecoveryEnabled"):
@@ -49,4 +55,7 @@ def _dynamodb_table(deployment: Deployment, logical_id: str, props: dict[str, An
             TableName=name,
             PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True},
         )
-    deployment.created(logical_id, name, Arn=table["TableArn"])
+    attributes = {"Arn": table["TableArn"]}
+    if "LatestStreamArn" in table:
+        attributes["StreamArn"] = table["LatestStreamArn"]
+    deployment.created(logical_id, name, **attributes)

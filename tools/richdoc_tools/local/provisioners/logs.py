@@ -1,4 +1,4 @@
-"""CloudWatch Logs: log groups and their retention."""
+"""CloudWatch Logs: log groups and their retention; resource policies."""
 
 from __future__ import annotations
 
@@ -18,3 +18,15 @@ def _log_group(deployment: Deployment, logical_id: str, props: dict[str, Any]) -
     if "RetentionInDays" in props:
         logs.put_retention_policy(logGroupName=name, retentionInDays=int(props["RetentionInDays"]))
     deployment.created(logical_id, name, Arn=deployment.arn("logs", f"log-group:{name}:*"))
+
+
+@provisions(
+    "AWS::Logs::ResourcePolicy",
+    consumes=("PolicyName", "PolicyDocument"),
+    not_emulated={"PolicyDocument": "resource-based policies are not evaluated locally"},
+)
+def _resource_policy(deployment: Deployment, logical_id: str, props: dict[str, Any]) -> None:
+    deployment.client("logs").put_resource_policy(
+        policyName=props["PolicyName"], policyDocument=props["PolicyDocument"]
+    )
+    deployment.created(logical_id, props["PolicyName"])

@@ -1,17 +1,4 @@
-"""Job records for the state machine (start, tier escalation, success, failure, the
-dead-letter mark), the reconciler of executions that ended outside the definition's
-routes, and the sweep of jobs left open.
-
-The state machine calls the records function with one ``richdoc.contracts.RecordsAction``;
-each action is a run-fenced transition of the job item (``richdoc.jobs``), or, for the
-tier escalation and the failure of a page-range shard, an attempt record. A failed run is
-closed in three states of the definition: ``fail`` records the failure (job FAILED, not
-terminal) and returns the classified failure and the SQS message attributes
-(``FailureRecorded``); the definition sends the original message to the dead-letter queue;
-``mark_dead_lettered`` then records the message's id and makes the job DEAD_LETTERED. So a
-job is never terminal without its dead-letter message on the queue.
-
-Two backstops finish what the definition could not:
+"""The backstops: what finishes a run the definition could not.
 
 * the reconciler: EventBridge delivers the "Step Functions Execution Status Change" event
   of an execution that ended FAILED, TIMED_OUT or ABORTED; if the job of that run is still
@@ -27,7 +14,7 @@ Two backstops finish what the definition could not:
 A run an operator cancelled (job CANCELLED, with its ``cancel`` record) is closed by the
 same two without a dead-letter message or a failure metric: its attempts still
 ``running`` are closed as ``cancelled``. An execution stopped by anyone else (the job
-still QUEUED or RUNNING) is an internal failure, as before.
+still QUEUED or RUNNING) is an internal failure.
 
 Exactly one dead-letter message per dead-lettered run: before sending, a backstop reads
 the execution's history; a ``SendToDeadLetterQueue`` task that succeeded there (the send
@@ -37,9 +24,6 @@ no window. A backstop's own send is recorded in the same conditional write that 
 job DEAD_LETTERED; only a sandbox killed between SendMessage returning and that write (a
 retried invocation then sends again) can leave a second copy, and the starter starts the
 next run once however often a run's message is redriven.
-
-``functions/records/app.py`` is the Lambda adapter: it parses the event
-(``parse_request``) and hands it to ``Records.handle``.
 """
 
 from __future__ import annotations
@@ -49,31 +33,11 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
-from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from richdoc.contracts import (
-    RECORDS_ACTION,
-    EscalationRecorded,
-    ExecutionInput,
-    FailureRecorded,
-    JobCounts,
-    JobOutputs,
-    MessageAttribute,
-    Reconciled,
-    RecordDeadLettered,
-    Recorded,
-    RecordEscalation,
-    RecordFailure,
-    RecordsActions,
-    RecordShardFailure,
-    RecordStart,
-    RecordSuccess,
-    ScheduledSweep,
-    Swept,
-)
+from richdoc.contracts import ExecutionInput, Reconciled, ScheduledSweep, Swept
 from richdoc.deadletter import failure_attributes
 from richdoc.deletion import Deletion
 from richdoc.jobs import (
@@ -86,6 +50,7 @@ from richdoc.jobs import (
     StaleRun,
     timestamp,
 )
+from richdoc.records.actions import count_dead_lettered, emit
 from richdoc.taxonomy import Failure, FailureKind
 
 if TYPE_CHECKING:
@@ -93,9 +58,7 @@ if TYPE_CHECKING:
     from types_boto3_stepfunctions import SFNClient
     from types_boto3_stepfunctions.type_defs import DescribeExecutionOutputTypeDef
 
-NAMESPACE = "richdoc"
 STATUS_CHANGE = "Step Functions Execution Status Change"
-SCHEDULED = "Scheduled Event"
 # The definition's TimeoutSeconds: no execution outlives it, so a job open longer than
 # this has none left to close it (the template sets the same value; a test checks it).
 WORKFLOW_TIMEOUT_ENV = "RICHDOC_WORKFLOW_TIMEOUT_S"
@@ -136,29 +99,14 @@ class ExecutionStatusChangeEvent(EventBridgeModel):
     detail: ExecutionStatusChange
 
 
-RecordsRequest = RecordsActions | ExecutionStatusChangeEvent | ScheduledSweep
-RecordsResult = Recorded | EscalationRecorded | FailureRecorded | Reconciled | Swept
-
-
-def parse_request(event: Mapping[str, Any]) -> RecordsRequest:
-    """A state machine action, or an event EventBridge delivers (an execution's status
-    change, the sweep's schedule)."""
-    if event.get("detail-type") == STATUS_CHANGE:
-        return ExecutionStatusChangeEvent.model_validate(event)
-    if event.get("detail-type") == SCHEDULED:
-        return ScheduledSweep.model_validate(event)
-    return RECORDS_ACTION.validate_python(event)
-
-
 class SweepIncomplete(Exception):
     """Some stuck jobs could not be closed; the invocation fails so Lambda retries it (and
     then delivers it to the failure queue). The jobs stay open for the next sweep."""
 
 
-# ---- the records logic ------------------------------------------------------------------------
+class Backstops:
+    """The reconciler (``reconcile``) and the sweep (``sweep``), and how they close a run."""
 
-
-class Records:
     def __init__(
         self,
         *,
@@ -167,7 +115,6 @@ class Records:
         sfn: SFNClient,
         dead_letter_queue_url: str,
         logger: Logger,
-        metrics: Metrics,
         workflow_timeout_s: int = DEFAULT_WORKFLOW_TIMEOUT_S,
         deletion: Deletion | None = None,
     ) -> None:
@@ -178,107 +125,14 @@ class Records:
         self.sfn = sfn  # execution status and history
         self.dead_letter_queue_url = dead_letter_queue_url
         self.logger = logger
-        self.metrics = metrics
         self.workflow_timeout_s = workflow_timeout_s
 
-    def handle(self, request: RecordsRequest) -> RecordsResult:
-        match request:
-            case RecordStart():
-                return self.start(request)
-            case RecordEscalation():
-                return self.escalate(request)
-            case RecordShardFailure():
-                return self.shard_failed(request)
-            case RecordSuccess():
-                return self.succeed(request)
-            case RecordFailure():
-                return self.fail(request)
-            case RecordDeadLettered():
-                return self.mark_dead_lettered(request)
+    def answer(self, event: ExecutionStatusChangeEvent | ScheduledSweep) -> Reconciled | Swept:
+        match event:
             case ExecutionStatusChangeEvent():
-                return self.reconcile(request)
+                return self.reconcile(event)
             case ScheduledSweep():
-                return self.sweep(request)
-
-    def start(self, action: RecordStart) -> Recorded:
-        self.jobs.mark_running(action.job_id, action.run, action.execution_arn)
-        self.metrics.add_metric(name="JobsRunning", unit=MetricUnit.Count, value=1)
-        return Recorded(recorded="start")
-
-    def escalate(self, action: RecordEscalation) -> EscalationRecorded:
-        failure = action.error.failure()
-        pages = str(action.pages) if action.pages else None
-        self.jobs.record_platform_failure(
-            action.job_id, action.run, "parse", action.from_tier, failure, pages=pages
-        )
-        self.metrics.add_metric(name="TierEscalations", unit=MetricUnit.Count, value=1)
-        self.logger.warning(
-            "parse tier escalation",
-            extra={"from_tier": action.from_tier, "pages": pages, "error": failure.error},
-        )
-        return EscalationRecorded(
-            recorded="escalate", from_tier=action.from_tier, error=failure.error
-        )
-
-    def shard_failed(self, action: RecordShardFailure) -> Recorded:
-        """A shard failed for good: its attempt is closed here, where its page range is
-        known; the job's failure is recorded once, by ``fail``, after the Map state."""
-        failure = action.error.failure()
-        where = action.failed_at
-        self.jobs.record_platform_failure(
-            action.job_id, action.run, where.stage, where.tier, failure, pages=str(action.pages)
-        )
-        self.logger.warning(
-            "shard failed", extra={"pages": str(action.pages), "error": failure.error}
-        )
-        return Recorded(recorded="shard_failed")
-
-    def succeed(self, action: RecordSuccess) -> Recorded:
-        results = action.results
-        self.jobs.succeed(
-            action.job_id,
-            action.run,
-            outputs=JobOutputs.of(results),
-            counts=JobCounts.of(results),
-            pipeline=results.parse.pipeline,
-            sha256=results.parse.sha256,
-            shards=results.parse.shards,
-            pages=results.parse.pages,
-        )
-        self.metrics.add_metric(name="JobsSucceeded", unit=MetricUnit.Count, value=1)
-        return Recorded(recorded="succeed")
-
-    def fail(self, action: RecordFailure) -> FailureRecorded:
-        failure = action.error.failure()
-        where = action.failed_at
-        # The job first, behind the run fence: a stale or cancelled run records nothing.
-        self.jobs.record_failure(action.job_id, action.run, failure)
-        if not where.attempt_recorded:
-            self.jobs.record_platform_failure(
-                action.job_id, action.run, where.stage, where.tier, failure
-            )
-        self.metrics.add_metric(name="JobsFailed", unit=MetricUnit.Count, value=1)
-        self.logger.error("run failed; dead-lettering", extra={"failure": failure.to_json_line()})
-        attributes = failure_attributes(action.job_id, action.run, failure)
-        return FailureRecorded(
-            kind=failure.kind,
-            reason=failure.reason,
-            feature=failure.feature,
-            error=failure.error,
-            message_attributes={
-                name: MessageAttribute.model_validate(value) for name, value in attributes.items()
-            },
-        )
-
-    def mark_dead_lettered(self, action: RecordDeadLettered) -> Recorded:
-        job = self.jobs.mark_dead_lettered(
-            action.job_id, action.run, action.message_id, sent_by="state-machine"
-        )
-        if job is not None:
-            self._dead_lettered(job)
-        return Recorded(recorded="mark_dead_lettered")
-
-    # ---- the backstops -------------------------------------------------------------------
+                return self.sweep(event)
 
     def reconcile(self, event: ExecutionStatusChangeEvent) -> Reconciled:
         """Finish the run of an execution that ended without the definition closing its
@@ -336,7 +190,7 @@ class Records:
                     continue
                 stuck += outcome is not None
                 closed += bool(outcome)
-        _emit("StuckJobs", stuck)  # every sweep, zero too: the alarm sees the sweep ran
+        emit("StuckJobs", stuck)  # every sweep, zero too: the alarm sees the sweep ran
         cancelled = 0
         for candidate in self.jobs.cancelled_unclosed_since(cutoff):
             try:
@@ -373,7 +227,7 @@ class Records:
         if cancel and cancel.reason:
             reason += f": {cancel.reason}"
         try:
-            self.jobs.close_running_attempts(job.job_id, job.run, CANCELLED_OUTCOME, reason)
+            self.jobs.attempts.close_running(job.job_id, job.run, CANCELLED_OUTCOME, reason)
             self.jobs.mark_cancel_closed(job.job_id, job.run)
         except StaleRun:
             return False
@@ -424,8 +278,8 @@ class Records:
                 # The execution has ended: every attempt still running was killed with it
                 # (several, when shards were running side by side).
                 error = failure.error or str(failure.kind)
-                if not self.jobs.close_running_attempts(job.job_id, job.run, error, failure.reason):
-                    self.jobs.record_platform_failure(
+                if not self.jobs.attempts.close_running(job.job_id, job.run, error, failure.reason):
+                    self.jobs.attempts.record_platform_failure(
                         job.job_id, job.run, job.stage or "workflow", job.tier, failure
                     )
                 job = self.jobs.record_failure(job.job_id, job.run, failure)
@@ -443,7 +297,7 @@ class Records:
         except StaleRun:  # its own run or a newer one took the job over meanwhile
             return False
         if marked is not None:
-            self._dead_lettered(marked)
+            count_dead_lettered(marked)
             self.logger.error(
                 "run closed outside the definition; job dead-lettered",
                 extra={"job_id": job.job_id, "run": job.run, "by": closer, "sent_by": sent_by},
@@ -493,22 +347,6 @@ class Records:
         except self.sfn.exceptions.ExecutionDoesNotExist:
             return None
         return None
-
-    @staticmethod
-    def _dead_lettered(job: Job) -> None:
-        # The kind dimension lets the alarm page on internal failures only: a corrupt
-        # upload is dead-lettered as designed.
-        failure = job.failure
-        _emit("JobsDeadLettered", 1, kind=str(failure.kind if failure else FailureKind.INTERNAL))
-
-
-def _emit(name: str, value: float, **dimensions: str) -> None:
-    """One metric with exactly these dimensions (no service dimension), flushed now."""
-    with single_metric(
-        name=name, unit=MetricUnit.Count, value=value, namespace=NAMESPACE
-    ) as metric:
-        for dimension, dimension_value in dimensions.items():
-            metric.add_dimension(name=dimension, value=dimension_value)
 
 
 def _is_send_message(details: Mapping[str, Any]) -> bool:

@@ -1,0 +1,21 @@
+"""What an inspection learns, and the page limit every inspector applies."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from richdoc.taxonomy import UnsupportedFeature
+
+
+@dataclass(frozen=True)
+class Inspection:
+    """What the pre-parse inspection learned."""
+
+    pages: int | None  # PDF pages, PPTX slides, XLSX sheets; None where docling has no pages
+
+
+def check_pages(pages: int, max_pages: int, unit: str) -> None:
+    if pages > max_pages:
+        raise UnsupportedFeature(
+            f"{pages} {unit}, above the limit of max_pages={max_pages}", feature="max_pages"
+        )

@@ -1,0 +1,270 @@
+"""The notifier against the AWS emulation: manifests kept in the results bucket from the
+ingest bucket's versions and the job records (richdoc.manifests), completion events put
+on a bus (richdoc.notifier), and the handler fed the jobs table's own stream records."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.stub import Stubber
+from richdoc_tools.local.clients import CLIENT_CONFIG
+from richdoc_tools.local.patches import dynamodb_streams, events_delivery
+
+from richdoc.contracts import JobOptions, SourceObject
+from richdoc.jobs import Job, JobStatus, JobStore, job_id_for
+from richdoc.manifests import ManifestKeeper
+from richdoc.notifier import Notifier
+from richdoc.taxonomy import Failure, FailureKind, Transient
+from richdoc_client.events import CompletionEvent, TerminalStatus
+from richdoc_client.identity import document_id
+from richdoc_client.manifest import Manifest, manifest_key
+from tests.support.handlers import load_handler
+from tests.support.lambda_context import FakeLambdaContext
+from tests.support.records import COUNTS, OUTPUTS
+
+REGION = "us-east-1"
+INGEST, RESULTS, KEY = "ingest", "results", "contracts/lease.pdf"
+
+
+@pytest.fixture
+def world(jobs_table: Any) -> Iterator[dict[str, Any]]:
+    with contextlib.ExitStack() as exit_stack:
+        events_delivery.install(exit_stack)  # targets get the event whole, as on AWS
+        yield _world(jobs_table)
+
+
+def _world(jobs_table: Any) -> dict[str, Any]:
+    s3 = boto3.client("s3", region_name=REGION)
+    for bucket in (INGEST, RESULTS):
+        s3.create_bucket(Bucket=bucket)
+    s3.put_bucket_versioning(Bucket=INGEST, VersioningConfiguration={"Status": "Enabled"})
+    events = boto3.client("events", region_name=REGION)
+    events.create_event_bus(Name="richdoc-test")
+    sqs = boto3.client("sqs", region_name=REGION)
+    queue = sqs.create_queue(QueueName="consumer")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])
+    events.put_rule(
+        Name="mine", EventBusName="richdoc-test", EventPattern='{"source": ["richdoc"]}'
+    )
+    events.put_targets(
+        Rule="mine",
+        EventBusName="richdoc-test",
+        Targets=[{"Id": "q", "Arn": queue_arn["Attributes"]["QueueArn"]}],
+    )
+    store = JobStore(jobs_table)
+    keeper = ManifestKeeper(s3=s3, jobs=store, results_bucket=RESULTS)
+    notifier = Notifier(
+        events=events, bus_name="richdoc-test", manifests=keeper, results_bucket=RESULTS
+    )
+    return {
+        "s3": s3,
+        "sqs": sqs,
+        "queue": queue,
+        "jobs": store,
+        "keeper": keeper,
+        "notifier": notifier,
+    }
+
+
+def upload(world: dict[str, Any], body: bytes = b"%PDF") -> str:
+    return str(world["s3"].put_object(Bucket=INGEST, Key=KEY, Body=body)["VersionId"])
+
+
+def record_job(world: dict[str, Any], version: str, status: JobStatus, run: int = 1) -> Job:
+    """A job item as the pipeline leaves it (written whole: its writes are tested elsewhere)."""
+    store: JobStore = world["jobs"]
+    job_id = job_id_for(INGEST, KEY, version)
+    fields: dict[str, Any] = {
+        "job_id": job_id,
+        "status": status,
+        "run": run,
+        "source": SourceObject(bucket=INGEST, key=KEY, version_id=version),
+        "options": JobOptions(),
+        "metadata": {"richdoc-tenant": "acme"},
+    }
+    if status is JobStatus.SUCCEEDED:
+        fields |= {"outputs": OUTPUTS, "counts": COUNTS}
+    if status is JobStatus.DEAD_LETTERED:
+        fields["failure"] = Failure(kind=FailureKind.CORRUPT_INPUT, reason="damaged")
+    job = Job.model_validate(fields)
+    store.table.put_item(Item={"pk": f"JOB#{job_id}", "sk": "JOB", **job.to_item()})
+    return job
+
+
+def stored_manifest(world: dict[str, Any]) -> Manifest | None:
+    key = manifest_key(document_id(INGEST, KEY))
+    try:
+        body = world["s3"].get_object(Bucket=RESULTS, Key=key)["Body"].read()
+    except world["s3"].exceptions.NoSuchKey:
+        return None
+    return Manifest.model_validate_json(body)
+
+
+def received(world: dict[str, Any]) -> list[CompletionEvent]:
+    messages = world["sqs"].receive_message(QueueUrl=world["queue"], MaxNumberOfMessages=10)
+    return [
+        CompletionEvent.model_validate(json.loads(m["Body"])) for m in messages.get("Messages", [])
+    ]
+
+
+def test_a_finished_version_gets_a_manifest_and_one_event(world: dict[str, Any]) -> None:
+    version = upload(world)
+    running = record_job(world, version, JobStatus.RUNNING)
+    done = record_job(world, version, JobStatus.SUCCEEDED)
+    detail = world["notifier"].job_changed(running, done)
+    assert detail is not None and detail.status is TerminalStatus.SUCCEEDED
+    manifest = stored_manifest(world)
+    assert manifest is not None and manifest.source.version_id == version
+    assert manifest.result is not None and manifest.result.outputs.projection_key == (
+        OUTPUTS.projection_key
+    )
+    [event] = received(world)
+    assert event.detail == detail
+    assert event.detail.metadata == {"richdoc-tenant": "acme"}
+
+
+def test_a_write_that_ends_no_run_publishes_nothing(world: dict[str, Any]) -> None:
+    version = upload(world)
+    done = record_job(world, version, JobStatus.SUCCEEDED)
+    assert world["notifier"].job_changed(done, done) is None
+    assert world["notifier"].job_changed(None, None) is None
+    assert received(world) == []
+    assert stored_manifest(world) is None  # nothing refreshed either
+
+
+def test_the_manifest_follows_new_versions_and_goes_with_a_delete_marker(
+    world: dict[str, Any],
+) -> None:
+    keeper: ManifestKeeper = world["keeper"]
+    first = upload(world, b"one")
+    record_job(world, first, JobStatus.SUCCEEDED)
+    keeper.refresh(INGEST, KEY)
+    second = upload(world, b"two")
+    record_job(world, second, JobStatus.DEAD_LETTERED)
+    manifest = keeper.refresh(INGEST, KEY)
+    assert manifest is not None and manifest.source.version_id == second
+    assert manifest.result is None  # the newer version failed: no stale result
+    assert stored_manifest(world) == manifest
+    world["s3"].delete_object(Bucket=INGEST, Key=KEY)  # a delete marker hides every version
+    assert keeper.refresh(INGEST, KEY) is None
+    assert stored_manifest(world) is None
+
+
+def test_a_refresh_that_an_other_version_overtakes_writes_again_until_it_holds(
+    world: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two versions' jobs end together: the refresh that computed first writes last, then
+    sees the newer truth on its check and writes that."""
+    keeper: ManifestKeeper = world["keeper"]
+    first = upload(world, b"one")
+    second = upload(world, b"two")
+    record_job(world, first, JobStatus.SUCCEEDED)
+    record_job(world, second, JobStatus.RUNNING)
+    real = keeper.compute
+    computed: list[Manifest | None] = []
+
+    def compute(bucket: str, key: str) -> Manifest | None:
+        result = real(bucket, key)
+        computed.append(result)
+        if len(computed) == 1:  # the other job ends right after this snapshot
+            record_job(world, second, JobStatus.SUCCEEDED)
+        return result
+
+    monkeypatch.setattr(keeper, "compute", compute)
+    manifest = keeper.refresh(INGEST, KEY)
+    assert [m.source.version_id if m else None for m in computed] == [first, second, second]
+    assert manifest is not None and stored_manifest(world) == manifest
+    assert manifest.source.version_id == second
+
+
+def test_a_refresh_that_never_settles_is_transient(
+    world: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    keeper: ManifestKeeper = world["keeper"]
+    version = upload(world)
+    statuses = iter([JobStatus.SUCCEEDED, JobStatus.CANCELLED] * 10)
+    real = keeper.compute
+
+    def compute(bucket: str, key: str) -> Manifest | None:
+        record_job(world, version, next(statuses))
+        return real(bucket, key)
+
+    monkeypatch.setattr(keeper, "compute", compute)
+    with pytest.raises(Transient, match="changed"):
+        keeper.refresh(INGEST, KEY)
+
+
+def test_an_event_the_bus_refuses_is_transient(world: dict[str, Any]) -> None:
+    """Retried by the stream's event source mapping, never lost."""
+    version = upload(world)
+    done = record_job(world, version, JobStatus.SUCCEEDED)
+    notifier: Notifier = world["notifier"]
+    with Stubber(notifier.events) as stubber:
+        stubber.add_response(
+            "put_events",
+            {
+                "FailedEntryCount": 1,
+                "Entries": [{"ErrorCode": "InternalFailure", "ErrorMessage": "try again"}],
+            },
+        )
+        with pytest.raises(Transient, match="InternalFailure"):
+            notifier.job_changed(None, done)
+
+
+# ---- the handler, fed the table's own stream ----------------------------------------------
+
+
+@contextlib.contextmanager
+def stream_kept() -> Iterator[None]:
+    with contextlib.ExitStack() as exit_stack:
+        dynamodb_streams.install(exit_stack)
+        yield
+
+
+def stream_records(table_name: str) -> list[dict[str, Any]]:
+    """Every record of the table's stream, as Lambda hands them to a function."""
+    ddb = boto3.client("dynamodb", region_name=REGION)
+    arn = ddb.describe_table(TableName=table_name)["Table"]["LatestStreamArn"]
+    streams = boto3.client("dynamodbstreams", region_name=REGION, config=CLIENT_CONFIG)
+    shard = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"][0]
+    iterator = streams.get_shard_iterator(
+        StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+    )["ShardIterator"]
+    records = streams.get_records(ShardIterator=iterator)["Records"]
+    return [json.loads(json.dumps({**r, "eventSourceARN": arn}, default=str)) for r in records]
+
+
+def handle(records: Iterable[dict[str, Any]], world: dict[str, Any], monkeypatch: Any) -> Any:
+    monkeypatch.setenv("ARTIFACT_BUCKET", RESULTS)
+    monkeypatch.setenv("EVENT_BUS_NAME", "richdoc-test")
+    monkeypatch.setenv("JOBS_TABLE", world["jobs"].table.name)
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    app = load_handler("notifier", monkeypatch)
+    return app.handler({"Records": list(records)}, FakeLambdaContext(function_name="notifier"))
+
+
+def test_the_handler_turns_the_streams_terminal_writes_into_one_event_each(
+    world: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with stream_kept():
+        store: JobStore = world["jobs"]
+        version = upload(world)
+        job_id = job_id_for(INGEST, KEY, version)
+        store.create(job_id, SourceObject(bucket=INGEST, key=KEY, version_id=version), JobOptions())
+        store.mark_running(job_id, 1, "arn:execution")
+        store.record_failure(job_id, 1, Failure(kind=FailureKind.CORRUPT_INPUT, reason="bad"))
+        store.mark_dead_lettered(job_id, 1, message_id="m-1", sent_by="state-machine")
+        store.record_discard(job_id, 1, "m-1", "seen it")  # a later write, same status
+        records = stream_records(store.table.name)
+        answer = handle(records, world, monkeypatch)
+    assert answer == {"batchItemFailures": []}
+    [event] = received(world)
+    assert (event.detail.status, event.detail.run) == (TerminalStatus.DEAD_LETTERED, 1)
+    assert event.detail.failure is not None and event.detail.failure.kind == "corrupt_input"
+    manifest = stored_manifest(world)
+    assert manifest is not None and manifest.status is TerminalStatus.DEAD_LETTERED

@@ -1,0 +1,173 @@
+"""Lambda's DynamoDB stream event source, as the embedded stack runs it
+(richdoc_tools.local.streams): the mapping's filter, batch size, partial batch failures,
+bisection, bounded retries and OnFailure queue, against the emulation's real stream.
+
+The function is a stand-in that answers as told, so every outcome is chosen by the test;
+each ``tick`` is one poll of the stream, run here on the test's thread."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import boto3
+import pytest
+from richdoc_tools.local.clients import CLIENT_CONFIG
+from richdoc_tools.local.patches import dynamodb_streams
+from richdoc_tools.local.streams import StreamPoller
+
+from tests.support.aws import table_with_stream
+
+REGION = "us-east-1"
+Answer = Callable[[list[dict[str, Any]]], dict[str, Any] | None]
+
+
+@dataclass
+class StandInFunction:
+    """Lambda's Invoke for one function: records each batch, answers with ``answer``
+    (None: a function error, as when the handler raised)."""
+
+    answer: Answer = field(default=lambda batch: {"batchItemFailures": []})
+    batches: list[list[str]] = field(default_factory=list)  # the items' "n" per batch
+
+    def invoke(self, FunctionName: str, Payload: bytes) -> dict[str, Any]:
+        records = json.loads(Payload)["Records"]
+        self.batches.append([r["dynamodb"]["NewImage"]["n"]["S"] for r in records])
+        answer = self.answer(records)
+        response: dict[str, Any] = {"StatusCode": 200}
+        if answer is None:
+            response["FunctionError"] = "Unhandled"
+            answer = {"errorType": "RuntimeError", "errorMessage": "failed"}
+        response["Payload"] = io.BytesIO(json.dumps(answer).encode())
+        return response
+
+
+@pytest.fixture
+def stream(aws: None) -> Iterator[dict[str, Any]]:
+    with contextlib.ExitStack() as exit_stack:
+        dynamodb_streams.install(exit_stack)
+        arn = table_with_stream()
+        ddb = boto3.client("dynamodb", region_name=REGION)
+        sqs = boto3.client("sqs", region_name=REGION)
+        queue = sqs.create_queue(QueueName="failures")["QueueUrl"]
+        yield {"ddb": ddb, "sqs": sqs, "queue": queue, "arn": arn}
+
+
+def write(stream: dict[str, Any], *items: tuple[str, str]) -> None:
+    """Items (key, kind) in this order: each write is a record of the stream."""
+    for key, kind in items:
+        stream["ddb"].put_item(
+            TableName="t", Item={"pk": {"S": key}, "kind": {"S": kind}, "n": {"S": key}}
+        )
+
+
+def poller(stream: dict[str, Any], function: StandInFunction, **mapping: Any) -> StreamPoller:
+    config = {
+        "UUID": "0123456789abcdef",
+        "EventSourceArn": stream["arn"],
+        "FunctionArn": "arn:aws:lambda:us-east-1:123456789012:function:notifier",
+        "BatchSize": 10,
+        "StartingPosition": "TRIM_HORIZON",
+        "FunctionResponseTypes": ["ReportBatchItemFailures"],
+        "DestinationConfig": {
+            "OnFailure": {"Destination": "arn:aws:sqs:us-east-1:123456789012:failures"}
+        },
+        **mapping,
+    }
+    return StreamPoller(
+        streams=boto3.client("dynamodbstreams", region_name=REGION, config=CLIENT_CONFIG),
+        lambda_client=cast(Any, function),
+        sqs=stream["sqs"],
+        mapping=cast(Any, config),
+    )
+
+
+def drain(p: StreamPoller, limit: int = 50) -> None:
+    for _ in range(limit):
+        if not p.tick():
+            return
+    raise AssertionError("the poller never ran out of records")
+
+
+def parked(stream: dict[str, Any]) -> list[dict[str, Any]]:
+    messages = stream["sqs"].receive_message(QueueUrl=stream["queue"], MaxNumberOfMessages=10)
+    return [json.loads(m["Body"]) for m in messages.get("Messages", [])]
+
+
+def test_records_go_in_order_in_batches_of_the_mappings_size(stream: dict[str, Any]) -> None:
+    write(stream, *[(f"k{n}", "job") for n in range(5)])
+    function = StandInFunction()
+    drain(poller(stream, function, BatchSize=2))
+    assert function.batches == [["k0", "k1"], ["k2", "k3"], ["k4"]]
+
+
+def test_records_the_filter_does_not_match_never_reach_the_function(
+    stream: dict[str, Any],
+) -> None:
+    write(stream, ("a", "attempt"), ("b", "job"), ("c", "attempt"), ("d", "job"))
+    function = StandInFunction()
+    pattern = {"dynamodb": {"NewImage": {"kind": {"S": ["job"]}}}}
+    p = poller(stream, function, FilterCriteria={"Filters": [{"Pattern": json.dumps(pattern)}]})
+    drain(p)
+    assert function.batches == [["b", "d"]]
+    write(stream, ("e", "attempt"))
+    drain(p)
+    assert function.batches == [["b", "d"]]  # passed over, not held for later
+
+
+def test_a_partial_failure_retries_from_the_first_failed_record(stream: dict[str, Any]) -> None:
+    write(stream, ("a", "job"), ("b", "job"), ("c", "job"))
+    failing = {"b"}
+
+    def answer(batch: list[dict[str, Any]]) -> dict[str, Any]:
+        failed = [r for r in batch if r["dynamodb"]["NewImage"]["n"]["S"] in failing]
+        failing.clear()  # the retry succeeds
+        failures = [{"itemIdentifier": r["dynamodb"]["SequenceNumber"]} for r in failed]
+        return {"batchItemFailures": failures}
+
+    function = StandInFunction(answer)
+    drain(poller(stream, function))
+    assert function.batches == [["a", "b", "c"], ["b", "c"]]
+
+
+def test_a_batch_that_keeps_failing_is_bisected_retried_then_parked(
+    stream: dict[str, Any],
+) -> None:
+    """Only the poisoned record is parked, after its retries; the others are delivered and
+    the records after it are not held up."""
+    write(stream, ("a", "job"), ("b", "job"), ("poison", "job"), ("d", "job"))
+
+    def answer(batch: list[dict[str, Any]]) -> dict[str, Any] | None:
+        keys = [r["dynamodb"]["NewImage"]["n"]["S"] for r in batch]
+        return None if "poison" in keys else {"batchItemFailures": []}
+
+    function = StandInFunction(answer)
+    p = poller(stream, function, BisectBatchOnFunctionError=True, MaximumRetryAttempts=2)
+    drain(p)
+    assert function.batches == [
+        ["a", "b", "poison", "d"],  # fails whole: bisected
+        ["a", "b"],
+        ["poison", "d"],  # fails: bisected again
+        ["poison"],  # alone: retried twice, then parked
+        ["poison"],
+        ["poison"],
+        ["d"],
+    ]
+    [record] = parked(stream)
+    info = record["DDBStreamBatchInfo"]
+    assert (info["batchSize"], info["streamArn"]) == (1, stream["arn"])
+    assert info["startSequenceNumber"] == info["endSequenceNumber"]
+    assert record["requestContext"]["condition"] == "RetryAttemptsExhausted"
+
+
+def test_without_bisection_a_failing_batch_is_parked_whole(stream: dict[str, Any]) -> None:
+    write(stream, ("a", "job"), ("b", "job"))
+    function = StandInFunction(lambda batch: None)
+    drain(poller(stream, function, MaximumRetryAttempts=1))
+    assert function.batches == [["a", "b"], ["a", "b"]]
+    [record] = parked(stream)
+    assert record["DDBStreamBatchInfo"]["batchSize"] == 2
