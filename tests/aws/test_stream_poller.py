@@ -171,3 +171,28 @@ def test_without_bisection_a_failing_batch_is_parked_whole(stream: dict[str, Any
     assert function.batches == [["a", "b"], ["a", "b"]]
     [record] = parked(stream)
     assert record["DDBStreamBatchInfo"]["batchSize"] == 2
+
+
+def test_a_throttled_batch_is_tried_again_whole_and_counts_no_retry(
+    stream: dict[str, Any],
+) -> None:
+    """A throttle is not a function error: no bisection, no retry spent, nothing parked."""
+    from botocore.exceptions import ClientError
+
+    write(stream, ("a", "job"), ("b", "job"))
+    throttles = 3
+
+    class Throttled(StandInFunction):
+        def invoke(self, FunctionName: str, Payload: bytes) -> dict[str, Any]:
+            nonlocal throttles
+            if throttles:
+                throttles -= 1
+                error = {"Code": "TooManyRequestsException", "Message": "Rate Exceeded."}
+                raise ClientError(cast(Any, {"Error": error}), "Invoke")
+            return super().invoke(FunctionName, Payload)
+
+    function = Throttled()
+    drain(poller(stream, function, BisectBatchOnFunctionError=True, MaximumRetryAttempts=0))
+    assert throttles == 0
+    assert function.batches == [["a", "b"]]
+    assert parked(stream) == []

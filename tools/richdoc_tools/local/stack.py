@@ -185,6 +185,7 @@ class EmbeddedStack:
         patches.condition_builder.install(exit_stack)
         patches.stop_execution.install(exit_stack)
         patches.redrive_execution.install(exit_stack)
+        patches.lambda_task_errors.install(exit_stack)
         patches.request_signing.install(exit_stack)
         patches.thread_context.install(exit_stack)
         patches.execution_caller.install(exit_stack, self._enter_execution, self._leave_execution)

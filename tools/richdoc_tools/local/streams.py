@@ -17,6 +17,9 @@ promises:
   does); then Lambda's batch record (``DDBStreamBatchInfo``) goes to the ``OnFailure``
   destination queue, sent with the function's role, and the poller moves past the batch.
 
+A throttled invocation (the function at its reserved concurrency) is not a function
+error: the batch is tried again, unsplit and uncounted, once the function has room.
+
 Lambda waits between retries; here they follow at once. The poller sleeps until a record
 is appended to a stream (``patches.dynamodb_streams.appended``) rather than polling.
 """
@@ -29,7 +32,10 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from botocore.exceptions import ClientError
+
 from richdoc_tools.local import callers
+from richdoc_tools.local.concurrency import is_throttle
 from richdoc_tools.local.loops import EventLoop
 from richdoc_tools.local.patches import dynamodb_streams
 
@@ -38,6 +44,10 @@ if TYPE_CHECKING:
     from types_boto3_lambda import LambdaClient
     from types_boto3_lambda.type_defs import EventSourceMappingConfigurationTypeDef
     from types_boto3_sqs import SQSClient
+
+
+# How soon a throttled batch is tried again.
+THROTTLED_RETRY_S = 0.05
 
 
 def _sequence(record: Mapping[str, Any]) -> int:
@@ -101,7 +111,15 @@ class StreamPoller(EventLoop):
         if self.checkpoint is None or skipped_to > self.checkpoint:
             self.checkpoint = skipped_to
         batch = wanted[: self.limit]
-        failed_at = self._invoke(batch)
+        try:
+            failed_at = self._invoke(batch)
+        except ClientError as exc:
+            if not is_throttle(exc):
+                raise
+            # Throttled: not a function error (no bisection, no retry counted); the shard
+            # waits and the batch is tried again.
+            self.stopping.wait(THROTTLED_RETRY_S)
+            return True
         if failed_at is None:
             self._done(batch)
             return True

@@ -32,6 +32,7 @@ from richdoc_tools.local.patches import (
     execution_status,
     lambda_invoke,
     lambda_payload_size,
+    lambda_task_errors,
     metrics_lock,
     redrive_execution,
     request_gate,
@@ -66,6 +67,7 @@ PATCH_POINTS = (
     sqs_send_faults,
     stop_execution,
     redrive_execution,
+    lambda_task_errors,
     # What AWS enforces and moto does not (strict stacks; docs/embedded-stack.md).
     request_signing,
     thread_context,
