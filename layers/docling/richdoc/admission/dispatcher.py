@@ -1,0 +1,252 @@
+"""The dispatcher: slots given back when runs end, waiting jobs admitted into them.
+
+It is woken by the jobs table's stream (a job that starts waiting; a job holding slots
+whose run ended, whoever ended it) and by a schedule (every minute, a backstop), and each
+time it does the same three things:
+
+1. **release** the slots of holders whose run has ended (terminal, or a newer run): read
+   the ledger, check each such holder against its job, ``SlotLedger.release`` (exactly
+   once);
+2. **admit** while there is room: the least recently served tenant with waiting jobs and
+   room under its share, its oldest waiting job (FIFO by upload time), ``SlotLedger.admit``
+   (conditional: concurrent dispatchers cannot over-admit), then start the run's
+   execution, named ``<job id>-r<run>`` with the input the job record holds, so a start
+   repeated after a failure or by another dispatcher is the same execution;
+3. on the schedule, start again the admitted runs whose execution did not start
+   (StartExecution throttled or failed after the admission) and report the backlog's
+   depth, its oldest age and the slots held as metrics.
+
+The run itself goes on as before: its execution's ``RecordStart`` marks the job RUNNING.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Callable, Iterable
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from aws_lambda_powertools import Logger
+from pydantic import BaseModel, ConfigDict
+
+from richdoc.admission.backlog import Backlog, TenantState
+from richdoc.admission.slots import Admission, Ledger, SlotLedger
+from richdoc.awserrors import aws_errors
+from richdoc.contracts import ExecutionInput
+from richdoc.jobs import Job, JobStatus, JobStore, execution_name, timestamp
+from richdoc.records.actions import emit
+from richdoc.taxonomy import Transient
+
+if TYPE_CHECKING:
+    from types_boto3_stepfunctions import SFNClient
+
+# An admitted run whose execution has not started this long after its admission is
+# started again by the schedule (a first start still under way is not raced).
+RESTART_AFTER_S = 60
+# The most jobs one dispatch admits (a Lambda invocation has a timeout; the next trigger
+# goes on).
+MAX_ADMISSIONS = 500
+# How many of a tenant's oldest waiting jobs one look at its queue reads (the index lags:
+# the first may have been admitted or cancelled a moment ago).
+LOOK_AHEAD = 5
+
+
+class Dispatched(BaseModel):
+    """What one wake of the dispatcher did (its answer, and its log line)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    released: list[str] = []
+    admitted: list[str] = []
+    restarted: list[str] = []
+
+
+class Dispatcher:
+    def __init__(
+        self,
+        *,
+        jobs: JobStore,
+        ledger: SlotLedger,
+        backlog: Backlog,
+        sfn: SFNClient,
+        state_machine_arn: str,
+        logger: Logger,
+        now: Callable[[], datetime],
+    ) -> None:
+        self.jobs = jobs
+        self.ledger = ledger
+        self.backlog = backlog
+        self.sfn = sfn
+        self.state_machine_arn = state_machine_arn
+        self.logger = logger
+        self.now = now
+
+    # ---- the triggers ------------------------------------------------------------------
+
+    def changes(self, jobs: Iterable[Job]) -> Dispatched:
+        """The stream's job records (new images): release what ended, then admit."""
+        ended = [job.job_id for job in jobs if job.slots is not None and not _holds(job)]
+        released = self.release(ended) if ended else []
+        return Dispatched(released=released, admitted=self.admit())
+
+    def schedule(self) -> Dispatched:
+        """The minutely backstop: release, admit, start what did not start; metrics."""
+        ledger = self.ledger.read()
+        released = self.release(ledger.holders, ledger)
+        admitted = self.admit()
+        restarted = self.restart_unstarted()
+        self.report()
+        return Dispatched(released=released, admitted=admitted, restarted=restarted)
+
+    # ---- the work ----------------------------------------------------------------------
+
+    def release(self, job_ids: Iterable[str], ledger: Ledger | None = None) -> list[str]:
+        """Give back the slots of those jobs whose holding run has ended."""
+        ledger = ledger or self.ledger.read()
+        held = {job_id: ledger.holders[job_id] for job_id in job_ids if job_id in ledger.holders}
+        if not held:
+            return []
+        current = self.jobs.get_many(held)
+        released = []
+        for job_id, holder in held.items():
+            job = current.get(job_id)
+            if job is not None and job.run == holder.run and not job.status.terminal:
+                continue  # still running (or admitted, starting)
+            if self.ledger.release(job_id, holder):
+                released.append(job_id)
+                self.logger.info(
+                    "slots released",
+                    extra={"job_id": job_id, "run": holder.run, "slots": holder.slots},
+                )
+        return released
+
+    def admit(self) -> list[str]:
+        """Admit waiting jobs while there is room: tenant by tenant, least recently
+        served first, each tenant's oldest job first. The ledger's conditions make every
+        admission safe; the tenants and their next jobs are read once per dispatch, not
+        once per admission."""
+        ledger = self.ledger.read()
+        if not ledger.exists:
+            self.ledger.ensure()
+        settings = self.ledger.settings
+        free = settings.capacity - ledger.running
+        if free <= 0:
+            return []
+        lane = self.backlog.tenants()
+        held = (
+            self.ledger.shares([t.tenant for t in lane])
+            if settings.per_tenant < settings.capacity
+            else {}
+        )
+        turns = deque(t for t in lane if held.get(t.tenant, 0) < settings.per_tenant)
+        next_jobs: dict[str, deque[Job]] = {}
+        admitted: list[str] = []
+        while turns and free > 0 and len(admitted) < MAX_ADMISSIONS:
+            tenant = turns.popleft()
+            outcome, job = self._admit_next(tenant, next_jobs)
+            if outcome is Admission.FULL:
+                break
+            if job is None:
+                continue  # its queue is empty, or it holds its share: its turn is over
+            admitted.append(job.job_id)
+            free -= 1
+            self.backlog.served(tenant.tenant)
+            self.start(job)
+            turns.append(tenant)  # to the back of the lane
+        return admitted
+
+    def _admit_next(
+        self, tenant: TenantState, next_jobs: dict[str, deque[Job]]
+    ) -> tuple[Admission | None, Job | None]:
+        """Admit the tenant's oldest waiting job; the outcome and the job admitted."""
+        while True:
+            queue = next_jobs.get(tenant.tenant)
+            if not queue:
+                waiting = self.backlog.oldest(tenant.tenant, LOOK_AHEAD)
+                if not waiting:
+                    self.backlog.clear(tenant, self.now())
+                    return None, None
+                found = self.jobs.get_many(waiting)  # one request, kept in queue order
+                # The index lags the table: a job admitted, cancelled or deleted a moment
+                # ago may still be listed.
+                queue = deque(found[i] for i in waiting if i in found and found[i].waiting)
+                next_jobs[tenant.tenant] = queue
+                if not queue:
+                    return None, None
+            job = queue.popleft()
+            outcome = self.ledger.admit(job)
+            if outcome is Admission.ADMITTED:
+                self.logger.info(
+                    "job admitted",
+                    extra={"job_id": job.job_id, "run": job.run, "tenant": job.tenant},
+                )
+                emit("JobsAdmitted", 1)
+                return outcome, job
+            if outcome in (Admission.FULL, Admission.TENANT_FULL):
+                return outcome, None
+
+    def start(self, job: Job) -> bool:
+        """Start the admitted run's execution; whether it is (or was already) started.
+        A start that fails is left to the schedule (``restart_unstarted``)."""
+        if job.message is None:
+            self.logger.error("admitted job has no ingest message", extra={"job_id": job.job_id})
+            return False
+        name = execution_name(job.job_id, job.run)
+        execution_input = ExecutionInput(
+            job_id=job.job_id,
+            run=job.run,
+            source=job.source,
+            options=job.options,
+            message=job.message,
+        )
+        try:
+            with aws_errors(f"starting execution {name}"):
+                self.sfn.start_execution(
+                    stateMachineArn=self.state_machine_arn,
+                    name=name,
+                    input=json.dumps(execution_input.model_dump(mode="json"), sort_keys=True),
+                )
+        except self.sfn.exceptions.ExecutionAlreadyExists:
+            return True
+        except Transient as exc:
+            self.logger.warning(
+                "execution not started; the schedule starts it again",
+                extra={"job_id": job.job_id, "run": job.run, "reason": exc.reason},
+            )
+            return False
+        return True
+
+    def restart_unstarted(self) -> list[str]:
+        """Start again the admitted runs still QUEUED a while after their admission."""
+        ledger = self.ledger.read()
+        cutoff = timestamp(self.now() - timedelta(seconds=RESTART_AFTER_S))
+        stale = [job_id for job_id, holder in ledger.holders.items() if holder.admitted_at < cutoff]
+        restarted = []
+        for job_id, job in self.jobs.get_many(stale).items():
+            holder = ledger.holders[job_id]
+            if job.status is JobStatus.QUEUED and job.run == holder.run and self.start(job):
+                restarted.append(job_id)
+        return restarted
+
+    def report(self) -> None:
+        """The backlog's depth, its oldest job's age and the slots held, as metrics
+        (every minute, zeros too: the alarms see the dispatcher runs)."""
+        depth, oldest = 0, None
+        for tenant in self.backlog.tenants():
+            depth += self.backlog.depth(tenant.tenant)
+            queued_at = self.backlog.oldest_queued_at(tenant.tenant)
+            if queued_at is not None and (oldest is None or queued_at < oldest):
+                oldest = queued_at
+        age = 0.0
+        if oldest is not None:
+            age = max(0.0, (self.now() - datetime.fromisoformat(oldest)).total_seconds())
+        emit("BacklogDepth", depth)
+        emit("OldestQueuedAgeSeconds", round(age, 1))
+        emit("SlotsHeld", self.ledger.read().running)
+
+
+def _holds(job: Job) -> bool:
+    """Whether the job's record says its run still holds its slots (it may still be
+    starting, running, or failing toward its dead letter)."""
+    return not job.status.terminal and job.slots_run == job.run
