@@ -19,6 +19,7 @@ from typing import IO, TYPE_CHECKING, Any
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
+from richdoc.admission.settings import AdmissionSettings
 from richdoc.artifacts import ArtifactStore
 from richdoc.contracts import PageSpan, SourceObject
 from richdoc.deletion import Deleted, Deletion
@@ -80,6 +81,8 @@ class StackResources:
     event_log_group: str | None = None
     # The stack's parameters as deployed (DescribeStacks), e.g. the retention days.
     parameters: dict[str, str] = field(default_factory=dict)
+    # Admission's capacity and each tenant's share (None for a stack deployed before it).
+    admission: AdmissionSettings | None = None
 
     @classmethod
     def from_outputs(
@@ -101,6 +104,13 @@ class StackResources:
             event_bus_name=outputs.get("EventBusName"),
             event_log_group=outputs.get("EventLogGroupName"),
             parameters=dict(parameters or {}),
+            admission=(
+                AdmissionSettings.of(
+                    int(outputs["MaxRunningJobs"]), int(outputs.get("MaxRunningJobsPerTenant", 0))
+                )
+                if outputs.get("MaxRunningJobs", "").isdigit()
+                else None
+            ),
         )
 
     def days(self, parameter: str) -> int | None:
@@ -280,10 +290,13 @@ class Operator:
 
     def show_job(self, job_id: str) -> JobDocument | None:
         """The job with this id or unique id prefix and its attempts (AmbiguousJobId)."""
+        from richdoc_tools.ops.backlog import places
+
         job = self.find_job(job_id)
         if job is None:
             return None
-        return JobDocument(job=job, attempts=self.jobs.attempts.of_job(job.job_id))
+        place = places(self, [job]).get(job.job_id)
+        return JobDocument(job=job, attempts=self.jobs.attempts.of_job(job.job_id), place=place)
 
     # ---- executions, artifacts, sources ------------------------------------------------
 

@@ -143,6 +143,17 @@ class Backlog:
         ahead = self._count(Key("tenant").eq(job.tenant) & Key("backlog_key").lt(job.backlog_key))
         return ahead + 1
 
+    def positions(self, tenant: str, through: str) -> dict[str, int]:
+        """The place (1: next) of each of the tenant's waiting jobs up to the one whose
+        ``backlog_key`` is ``through``: one pass over the keys-only index, however many
+        are asked about."""
+        query: QueryInputTableQueryTypeDef = {
+            "IndexName": QUEUE_INDEX,
+            "KeyConditionExpression": Key("tenant").eq(tenant) & Key("backlog_key").lte(through),
+        }
+        items = (item for page in self._pages(query) for item in page.get("Items", []))
+        return {_job_id(item): place for place, item in enumerate(items, start=1)}
+
     def depth(self, tenant: str) -> int:
         """How many jobs wait for ``tenant``."""
         return self._count(Key("tenant").eq(tenant))
