@@ -24,14 +24,15 @@ from __future__ import annotations
 import json
 from collections import deque
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict
 
-from richdoc.admission.backlog import Backlog, TenantState
-from richdoc.admission.slots import Admission, Ledger, SlotLedger
+from richdoc.admission.backlog import NEVER_SERVED, Backlog, TenantState
+from richdoc.admission.slots import Admission, Holder, Ledger, SlotLedger
 from richdoc.awserrors import aws_errors
 from richdoc.contracts import ExecutionInput
 from richdoc.jobs import Job, JobStatus, JobStore, execution_name, timestamp
@@ -62,6 +63,17 @@ class Dispatched(BaseModel):
     restarted: list[str] = []
 
 
+@dataclass
+class Turns:
+    """Whose turn it is (the lane, least recently served first, those under their share),
+    each tenant's next waiting jobs as far as read, and how many tenants the lane held."""
+
+    queue: deque[TenantState]
+    next_jobs: dict[str, deque[Job]]
+    tenants: int
+    free: int | None = None  # slots known free (None: not read; the ledger says when full)
+
+
 class Dispatcher:
     def __init__(
         self,
@@ -85,10 +97,31 @@ class Dispatcher:
     # ---- the triggers ------------------------------------------------------------------
 
     def changes(self, jobs: Iterable[Job]) -> Dispatched:
-        """The stream's job records (new images): release what ended, then admit."""
-        ended = [job.job_id for job in jobs if job.slots is not None and not _holds(job)]
-        released = self.release(ended) if ended else []
-        return Dispatched(released=released, admitted=self.admit())
+        """The stream's job records (new images): release what ended, then admit. An
+        image that says what its run held is released in one transaction, no read first
+        (its conditions check the ledger's record of the holding); one the ledger does
+        not agree with is released as the ledger says, after a check of its job."""
+        ended = [job for job in jobs if job.slots is not None and not _holds(job)]
+        # Who is next is read while the ending runs still hold their slots, so a freed
+        # slot is taken by the write right after the one that freed it.
+        turns = self._turns(room_known=bool(ended))
+        released, unsure = [], []
+        for job in ended:
+            assert job.slots is not None
+            holding = Holder(
+                run=job.slots_run or job.run,
+                slots=job.slots,
+                tenant=job.tenant or "",
+                admitted_at=job.admitted_at or "",
+            )
+            if self.ledger.release(job.job_id, holding):
+                released.append(job.job_id)
+                self._released(job.job_id, holding)
+            else:
+                unsure.append(job.job_id)
+        if unsure:
+            released += self.release(unsure)
+        return Dispatched(released=released, admitted=self.admit(turns))
 
     def schedule(self) -> Dispatched:
         """The minutely backstop: release, admit, start what did not start; metrics."""
@@ -115,46 +148,70 @@ class Dispatcher:
                 continue  # still running (or admitted, starting)
             if self.ledger.release(job_id, holder):
                 released.append(job_id)
-                self.logger.info(
-                    "slots released",
-                    extra={"job_id": job_id, "run": holder.run, "slots": holder.slots},
-                )
+                self._released(job_id, holder)
         return released
 
-    def admit(self) -> list[str]:
+    def _released(self, job_id: str, holder: Holder) -> None:
+        self.logger.info(
+            "slots released", extra={"job_id": job_id, "run": holder.run, "slots": holder.slots}
+        )
+
+    def admit(self, turns: Turns | None = None) -> list[str]:
         """Admit waiting jobs while there is room: tenant by tenant, least recently
         served first, each tenant's oldest job first. The ledger's conditions make every
-        admission safe; the tenants and their next jobs are read once per dispatch, not
-        once per admission."""
-        ledger = self.ledger.read()
-        if not ledger.exists:
-            self.ledger.ensure()
+        admission safe, so ``turns`` read earlier (``_turns``) may be used as they are;
+        the tenants and their next jobs are read once per dispatch, not per admission."""
+        turns = turns if turns is not None else self._turns(room_known=False)
+        admitted: list[str] = []
+        while turns.queue and len(admitted) < MAX_ADMISSIONS and turns.free != 0:
+            tenant = turns.queue.popleft()
+            outcome, job = self._admit_next(tenant, turns.next_jobs)
+            if outcome is Admission.FULL:
+                break
+            if job is None:
+                continue  # its queue is empty, or it holds its share: its turn is over
+            admitted.append(job.job_id)
+            if turns.free is not None:
+                turns.free -= 1
+            # Alone in the lane, a tenant's turns order nobody: its first is recorded (a
+            # tenant never served goes first), the others while it waits alone are not.
+            if turns.tenants > 1 or tenant.last_served == NEVER_SERVED:
+                self.backlog.served(tenant.tenant)
+            self.start(job)
+            turns.queue.append(tenant)  # to the back of the lane
+        return admitted
+
+    def _turns(self, *, room_known: bool) -> Turns:
+        """The tenants whose turn it is, in order, with the first one's next waiting jobs
+        read ahead. Empty when the ledger is full (unless ``room_known``: slots are about
+        to be released)."""
         settings = self.ledger.settings
-        free = settings.capacity - ledger.running
-        if free <= 0:
-            return []
+        free = None
+        if not room_known:
+            ledger = self.ledger.read()
+            if not ledger.exists:
+                self.ledger.ensure()
+            free = settings.capacity - ledger.running
+            if free <= 0:
+                return Turns(deque(), {}, 0, 0)
         lane = self.backlog.tenants()
         held = (
             self.ledger.shares([t.tenant for t in lane])
             if settings.per_tenant < settings.capacity
             else {}
         )
-        turns = deque(t for t in lane if held.get(t.tenant, 0) < settings.per_tenant)
-        next_jobs: dict[str, deque[Job]] = {}
-        admitted: list[str] = []
-        while turns and free > 0 and len(admitted) < MAX_ADMISSIONS:
-            tenant = turns.popleft()
-            outcome, job = self._admit_next(tenant, next_jobs)
-            if outcome is Admission.FULL:
-                break
-            if job is None:
-                continue  # its queue is empty, or it holds its share: its turn is over
-            admitted.append(job.job_id)
-            free -= 1
-            self.backlog.served(tenant.tenant)
-            self.start(job)
-            turns.append(tenant)  # to the back of the lane
-        return admitted
+        queue = deque(t for t in lane if held.get(t.tenant, 0) < settings.per_tenant)
+        turns = Turns(queue, {}, len(lane), free)
+        if queue:
+            turns.next_jobs[queue[0].tenant] = self._waiting(queue[0].tenant)
+        return turns
+
+    def _waiting(self, tenant: str) -> deque[Job]:
+        """The tenant's oldest waiting jobs, in queue order (the index lags the table: a
+        job admitted, cancelled or deleted a moment ago may still be listed)."""
+        waiting = self.backlog.oldest(tenant, LOOK_AHEAD)
+        found = self.jobs.get_many(waiting) if waiting else {}
+        return deque(found[i] for i in waiting if i in found and found[i].waiting)
 
     def _admit_next(
         self, tenant: TenantState, next_jobs: dict[str, deque[Job]]
@@ -163,16 +220,9 @@ class Dispatcher:
         while True:
             queue = next_jobs.get(tenant.tenant)
             if not queue:
-                waiting = self.backlog.oldest(tenant.tenant, LOOK_AHEAD)
-                if not waiting:
-                    self.backlog.clear(tenant, self.now())
-                    return None, None
-                found = self.jobs.get_many(waiting)  # one request, kept in queue order
-                # The index lags the table: a job admitted, cancelled or deleted a moment
-                # ago may still be listed.
-                queue = deque(found[i] for i in waiting if i in found and found[i].waiting)
-                next_jobs[tenant.tenant] = queue
+                queue = next_jobs[tenant.tenant] = self._waiting(tenant.tenant)
                 if not queue:
+                    self.backlog.clear(tenant, self.now())
                     return None, None
             job = queue.popleft()
             outcome = self.ledger.admit(job)
