@@ -314,3 +314,30 @@ def test_the_audit_puts_tenants_with_waiting_jobs_back_in_the_lane(
     assert SlotAudit(ledger=ledger, backlog=backlog, jobs=jobs).audit().lanes == ["acme"]
     assert [t.tenant for t in backlog.tenants()] == ["acme"]
     assert backlog.oldest("acme", 1) == [job.job_id]
+
+
+def test_a_run_that_ends_hands_its_slot_over_to_the_next_waiting_job_in_one_write(
+    jobs: JobStore, clock: Any, machine: str
+) -> None:
+    ledger = _ledger(jobs, capacity=1)
+    dispatcher = _dispatcher(jobs, ledger, machine)
+    first, second = (_queue(jobs, dispatcher.backlog, "acme", n) for n in ("a", "b"))
+    other = _queue(jobs, dispatcher.backlog, "globex", "c")
+    [admitted] = dispatcher.admit()
+    assert admitted == first.job_id
+    versions = ledger.read().version
+    _end(jobs, jobs.get(first.job_id))  # type: ignore[arg-type]
+    ended = jobs.get(first.job_id)
+    assert ended is not None
+    done = dispatcher.changes([ended])
+    assert (done.released, done.admitted) == ([first.job_id], [other.job_id])  # its turn
+    state = ledger.read()
+    assert (state.running, set(state.holders), state.version) == (1, {other.job_id}, versions + 1)
+    released, taken = jobs.get(first.job_id), jobs.get(other.job_id)
+    assert released is not None and taken is not None
+    assert released.released_at == taken.admitted_at  # the slot was never seen free
+    assert (ledger.tenant_running("acme"), ledger.tenant_running("globex")) == (0, 1)
+    # The image of a run the ledger no longer records as holding: nothing is handed over.
+    done = dispatcher.changes([ended])
+    assert (done.released, done.admitted) == ([], [])
+    assert jobs.get(second.job_id).waiting  # type: ignore[union-attr]

@@ -32,7 +32,7 @@ from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict
 
 from richdoc.admission.backlog import NEVER_SERVED, Backlog, TenantState
-from richdoc.admission.slots import Admission, Holder, Ledger, SlotLedger
+from richdoc.admission.slots import Admission, Handover, Holder, Ledger, SlotLedger
 from richdoc.awserrors import aws_errors
 from richdoc.contracts import ExecutionInput
 from richdoc.jobs import Job, JobStatus, JobStore, execution_name, timestamp
@@ -97,15 +97,17 @@ class Dispatcher:
     # ---- the triggers ------------------------------------------------------------------
 
     def changes(self, jobs: Iterable[Job]) -> Dispatched:
-        """The stream's job records (new images): release what ended, then admit. An
-        image that says what its run held is released in one transaction, no read first
-        (its conditions check the ledger's record of the holding); one the ledger does
-        not agree with is released as the ledger says, after a check of its job."""
+        """The stream's job records (new images): each run that ended hands its slot over
+        to the next waiting job in one transaction (the slot is never seen free), or gives
+        it back when nobody waits; then the rest of the room is admitted into. An image
+        says what its run held, so nothing is read first (the transaction's conditions
+        check the ledger's record of the holding); one the ledger does not agree with is
+        released as the ledger says, after a check of its job."""
         ended = [job for job in jobs if job.slots is not None and not _holds(job)]
-        # Who is next is read while the ending runs still hold their slots, so a freed
-        # slot is taken by the write right after the one that freed it.
+        # Whose turn it is, and that tenant's next waiting jobs, while the ending runs
+        # still hold their slots.
         turns = self._turns(room_known=bool(ended))
-        released, unsure = [], []
+        released, admitted, unsure = [], [], []
         for job in ended:
             assert job.slots is not None
             holding = Holder(
@@ -114,14 +116,46 @@ class Dispatcher:
                 tenant=job.tenant or "",
                 admitted_at=job.admitted_at or "",
             )
-            if self.ledger.release(job.job_id, holding):
+            handed, taken = self._hand_over(job.job_id, holding, turns)
+            if taken is not None:
+                admitted.append(taken.job_id)
+            if handed or self.ledger.release(job.job_id, holding):
                 released.append(job.job_id)
                 self._released(job.job_id, holding)
             else:
                 unsure.append(job.job_id)
         if unsure:
             released += self.release(unsure)
-        return Dispatched(released=released, admitted=self.admit(turns))
+        return Dispatched(released=released, admitted=admitted + self.admit(turns))
+
+    def _hand_over(self, ended_id: str, holding: Holder, turns: Turns) -> tuple[bool, Job | None]:
+        """Hand the ended run's slot to the next waiting job in turn: (released, the job
+        admitted). Nobody waiting, or a holding the ledger does not record as the image
+        says: nothing done (the caller releases)."""
+        while turns.queue and turns.free != 0:
+            tenant = turns.queue[0]
+            queue = turns.next_jobs.get(tenant.tenant)
+            if not queue:
+                queue = turns.next_jobs[tenant.tenant] = self._waiting(tenant.tenant)
+                if not queue:
+                    self.backlog.clear(tenant, self.now())
+                    turns.queue.popleft()
+                    continue
+            job = queue[0]
+            outcome = self.ledger.hand_over(ended_id, holding, job)
+            if outcome is Handover.GONE:
+                queue.popleft()  # the index lagged: admitted, cancelled or deleted
+                continue
+            if outcome is Handover.TENANT_FULL:
+                turns.queue.popleft()  # its share is held: its turn is over
+                continue
+            if outcome is not Handover.HANDED:
+                return False, None
+            queue.popleft()
+            turns.queue.popleft()
+            self._admitted(job, tenant, turns)
+            return True, job
+        return False, None
 
     def schedule(self) -> Dispatched:
         """The minutely backstop: release, admit, start what did not start; metrics."""
@@ -164,22 +198,33 @@ class Dispatcher:
         turns = turns if turns is not None else self._turns(room_known=False)
         admitted: list[str] = []
         while turns.queue and len(admitted) < MAX_ADMISSIONS and turns.free != 0:
-            tenant = turns.queue.popleft()
+            tenant = turns.queue[0]
             outcome, job = self._admit_next(tenant, turns.next_jobs)
             if outcome is Admission.FULL:
                 break
             if job is None:
-                continue  # its queue is empty, or it holds its share: its turn is over
+                turns.queue.popleft()  # its queue is empty, or it holds its share
+                continue
             admitted.append(job.job_id)
             if turns.free is not None:
                 turns.free -= 1
-            # Alone in the lane, a tenant's turns order nobody: its first is recorded (a
-            # tenant never served goes first), the others while it waits alone are not.
-            if turns.tenants > 1 or tenant.last_served == NEVER_SERVED:
-                self.backlog.served(tenant.tenant)
-            self.start(job)
-            turns.queue.append(tenant)  # to the back of the lane
+            turns.queue.popleft()
+            self._admitted(job, tenant, turns)
         return admitted
+
+    def _admitted(self, job: Job, tenant: TenantState, turns: Turns) -> None:
+        """After an admission: the tenant's turn recorded, the run's execution started,
+        the tenant to the back of the lane."""
+        self.logger.info(
+            "job admitted", extra={"job_id": job.job_id, "run": job.run, "tenant": job.tenant}
+        )
+        emit("JobsAdmitted", 1)
+        # Alone in the lane, a tenant's turns order nobody: its first is recorded (a
+        # tenant never served goes first), the others while it waits alone are not.
+        if turns.tenants > 1 or tenant.last_served == NEVER_SERVED:
+            self.backlog.served(tenant.tenant)
+        self.start(job)
+        turns.queue.append(tenant)
 
     def _turns(self, *, room_known: bool) -> Turns:
         """The tenants whose turn it is, in order, with the first one's next waiting jobs
@@ -227,11 +272,6 @@ class Dispatcher:
             job = queue.popleft()
             outcome = self.ledger.admit(job)
             if outcome is Admission.ADMITTED:
-                self.logger.info(
-                    "job admitted",
-                    extra={"job_id": job.job_id, "run": job.run, "tenant": job.tenant},
-                )
-                emit("JobsAdmitted", 1)
                 return outcome, job
             if outcome in (Admission.FULL, Admission.TENANT_FULL):
                 return outcome, None

@@ -78,6 +78,14 @@ class Ledger(BaseModel):
         return sum(h.slots for h in self.holders.values() if h.tenant == tenant)
 
 
+class Handover(StrEnum):
+    HANDED = "handed"  # released and admitted in one write
+    GONE = "gone"  # the job no longer waits
+    TENANT_FULL = "tenant_full"  # the job's tenant holds its share
+    NOT_HELD = "not_held"  # the ledger no longer records the ended run's holding
+    NOT_MIRRORED = "not_mirrored"  # the ended job's item does not say it holds them
+
+
 class Admission(StrEnum):
     ADMITTED = "admitted"
     FULL = "full"  # every slot is held
@@ -300,6 +308,83 @@ class SlotLedger:
             # over by hand): the ledger is the truth, release it there.
             reasons = self._transact([ledger, share], "releasing slots")
         return not reasons
+
+    def hand_over(self, ended_id: str, holder: Holder, job: Job) -> Handover:
+        """Give back what ``holder`` holds for the run of ``ended_id`` and admit the
+        waiting ``job`` into one of those slots, in one transaction: the slot is never
+        seen free. Its conditions are the release's and the admission's (the ledger holds
+        ``holder``; ``job`` still waits, and its tenant has room)."""
+        assert job.tenant is not None and job.backlog_key is not None, "not a waiting job"
+        now, tenant = self.clock(), job.tenant
+        admitted = Holder(run=job.run, slots=1, tenant=tenant, admitted_at=now)
+        ledger = _Item(
+            ledger_key(),
+            Update()
+            .remove(("holders", ended_id))
+            .set(("holders", job.job_id), admitted.model_dump())
+            .set("updated_at", now)
+            .add("running", 1 - holder.slots)
+            .add("version", 1),
+            "#ch.#ce.#cn = :cn AND #ch.#ce.#cs = :cs AND attribute_not_exists(#ch.#cj)",
+            {"#ch": "holders", "#ce": ended_id, "#cj": job.job_id, "#cn": "run", "#cs": "slots"},
+            {":cn": holder.run, ":cs": holder.slots},
+        )
+        shares = []
+        if holder.tenant == tenant:
+            if holder.slots != 1:
+                shares.append(
+                    _Item(
+                        share_key(tenant),
+                        Update().add("running", 1 - holder.slots),
+                        "attribute_exists(#cr)",
+                        {"#cr": "running"},
+                    )
+                )
+        else:
+            shares += [
+                _Item(
+                    share_key(holder.tenant),
+                    Update().add("running", -holder.slots),
+                    "attribute_exists(#cr)",
+                    {"#cr": "running"},
+                ),
+                _Item(
+                    share_key(tenant),
+                    Update().set("tenant", tenant).add("running", 1),
+                    "attribute_not_exists(#cr) OR #cr <= :cl",
+                    {"#cr": "running"},
+                    {":cl": self.settings.per_tenant - 1},
+                ),
+            ]
+        ended = _Item(
+            job_key(ended_id),
+            Update().remove("slots", "slots_run").set("released_at", now),
+            "#cw = :cn",
+            {"#cw": "slots_run"},
+            {":cn": holder.run},
+        )
+        waiting = _Item(
+            job_key(job.job_id),
+            Update()
+            .set("slots", 1)
+            .set("slots_run", job.run)
+            .set("admitted_at", now)
+            .set("updated_at", now)
+            .remove("backlog_key"),
+            "#cn = :cn AND #cs = :cs AND #cb = :cb AND attribute_not_exists(#cx)",
+            {"#cn": "run", "#cs": "job_status", "#cb": "backlog_key", "#cx": "slots"},
+            {":cn": job.run, ":cs": str(JobStatus.QUEUED), ":cb": job.backlog_key},
+        )
+        reasons = self._transact([ledger, *shares, ended, waiting], "handing a slot over")
+        if not reasons:
+            return Handover.HANDED
+        if reasons[-1] == CONDITION_FAILED:
+            return Handover.GONE
+        if reasons[0] == CONDITION_FAILED:
+            return Handover.NOT_HELD
+        if len(shares) == 2 and reasons[2] == CONDITION_FAILED:
+            return Handover.TENANT_FULL
+        return Handover.NOT_MIRRORED  # the ended job's item no longer mirrors the holding
 
     def recount(self, ledger: Ledger, tenants: Mapping[str, int]) -> bool:
         """Set the ledger's ``running`` and these tenants' counts (tenant -> the count it
