@@ -27,7 +27,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -39,6 +39,7 @@ from richdoc.wiring import wiring
 from richdoc_tools.local import callers, emulation, patches
 from richdoc_tools.local.access import AccessControl, assume_all
 from richdoc_tools.local.clients import Clients
+from richdoc_tools.local.clock import StackClock
 from richdoc_tools.local.deploy import Deployment
 from richdoc_tools.local.emulation import ACCOUNT, REGION
 from richdoc_tools.local.events import EventDelivery
@@ -50,6 +51,7 @@ from richdoc_tools.local.lambdas import (
     reserved_concurrency,
     shared_environment,
 )
+from richdoc_tools.local.lifecycle import Expired, Lifecycle
 from richdoc_tools.local.output import FunctionLog
 from richdoc_tools.local.provisioners import NotEmulated
 from richdoc_tools.local.service_request import ServiceRequest
@@ -94,6 +96,7 @@ class EmbeddedStack:
         schedules: bool = True,
         strict: bool = True,
         injected_faults: FaultSettings | None = None,
+        lifecycle_day_s: float | None = None,
     ) -> None:
         """``log_path``: function output goes there (see ``output.FunctionLog``);
         ``capture_process_output``: descriptor-level output too (for a command line, never
@@ -115,6 +118,10 @@ class EmbeddedStack:
         self.schedules = schedules
         self.strict = strict
         self.injector = FaultInjector(injected_faults)
+        # The clock S3 lifecycle rules and stream record ages read; a day lasts
+        # lifecycle_day_s seconds (default: a day). Tests advance it.
+        self.clock = StackClock.with_day(lifecycle_day_s) if lifecycle_day_s else StackClock()
+        self.lifecycle = Lifecycle(self.clock, account=ACCOUNT)
         self.transactions = Transactions()
         self.access: AccessControl | None = None
         self.template: Template | None = None
@@ -181,10 +188,13 @@ class EmbeddedStack:
         patches.dynamodb_lock.install(exit_stack)
         patches.dynamodb_streams.install(exit_stack)
         patches.events_delivery.install(exit_stack)
+        patches.events_replay.install(exit_stack)
         patches.metrics_lock.install(exit_stack)
         patches.condition_builder.install(exit_stack)
         patches.stop_execution.install(exit_stack)
         patches.redrive_execution.install(exit_stack)
+        patches.execution_history_pages.install(exit_stack)
+        patches.sqs_message_move_task.install(exit_stack)
         patches.request_signing.install(exit_stack)
         patches.thread_context.install(exit_stack)
         patches.execution_caller.install(exit_stack, self._enter_execution, self._leave_execution)
@@ -199,6 +209,8 @@ class EmbeddedStack:
             patches.s3_key_length.install(exit_stack)
             patches.lambda_payload_size.install(exit_stack)
             patches.sfn_input_size.install(exit_stack)
+            patches.events_sqs_policy.install(exit_stack)
+            patches.s3_metadata_encoding.install(exit_stack)
 
         exit_stack.callback(self._forget_clients)
         clients = self._clients = Clients(
@@ -272,6 +284,8 @@ class EmbeddedStack:
             schedules=self.schedules,
             roles=self._roles_by_arn(deployed.attributes, functions),
             injector=self.injector,
+            clock=self.clock,
+            lifecycle=self.lifecycle,
         )
         exit_stack.callback(self.delivery.stop)
         self.delivery.start()
@@ -360,6 +374,13 @@ class EmbeddedStack:
         Returns how many rules fired."""
         assert self.delivery is not None, "the stack is not started"
         return self.delivery.fire_schedules(at)
+
+    def apply_lifecycle(self, after: timedelta | None = None) -> list[Expired]:
+        """Apply the buckets' lifecycle rules now, on the stack's clock moved forward by
+        ``after`` first; what they removed (its notifications are sent on return)."""
+        if after:
+            self.clock.advance(after)
+        return self.lifecycle.apply()
 
     def notifications_delivered(self) -> bool:
         """The notifier has handled every job record change written so far: the
