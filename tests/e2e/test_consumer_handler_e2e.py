@@ -2,8 +2,9 @@
 handler, executed as printed, subscribed by a rule of its own under the page's queue
 policy, keeps an index that equals the manifests after out-of-order versions, a deleted
 old version, a noncurrent version the lifecycle expires, a failed newest version, a
-deleted key, a replay of the archive, and a consumer that lags behind a delete; and
-non-ASCII metadata arrives decoded in the job, the manifest and the event.
+deleted key, a replay of the archive, and a consumer that lags behind a delete;
+non-ASCII metadata arrives decoded in the job, the manifest and the event; and the
+consumer policy allows what the page documents and no forged event.
 
 Waits are on observable conditions: a job's record, the notifier having handled every
 change written so far, a gate the test opens."""
@@ -15,11 +16,13 @@ import json
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 from botocore.handlers import validate_ascii_metadata
 from richdoc_tools.cli import main
 from richdoc_tools.local.events import wait_until
+from richdoc_tools.local.policies import AuthorizationRequest, PolicyDocument, evaluate
 
 from richdoc.contracts import ParseInput
 from richdoc.jobs import JobStatus, job_id_for
@@ -301,3 +304,40 @@ def test_non_ascii_metadata_arrives_decoded_in_the_job_the_manifest_and_the_even
         manifest = reader(stack).manifest(document_id(bucket, job.source.key))
         assert manifest.metadata == metadata
         assert events[job_id].metadata == metadata
+
+
+def test_the_consumer_policy_allows_the_documented_calls_and_no_forgery(stack: Any) -> None:
+    """ConsumerPolicy as deployed, decided by IAM's rules: the reader, a rule of the
+    consumer's own prefix, a replay; never an event on the bus, the stack's own log rule,
+    or the pipeline's working store."""
+    iam = stack.client("iam")
+    arn = stack.outputs["ConsumerPolicyArn"]
+    version = iam.get_policy(PolicyArn=arn)["Policy"]["DefaultVersionId"]
+    found = iam.get_policy_version(PolicyArn=arn, VersionId=version)["PolicyVersion"]["Document"]
+    document = json.loads(unquote(found)) if isinstance(found, str) else dict(found)
+    policy = [PolicyDocument.parse("ConsumerPolicy", document)]
+    results, bus = (
+        f"arn:aws:s3:::{stack.outputs['ArtifactBucketName']}",
+        stack.outputs["EventBusArn"],
+    )
+    rules = bus.replace(":event-bus/", ":rule/")
+    events = stack.client("events")
+    [log_rule] = [
+        r["Name"]
+        for r in events.list_rules(EventBusName=stack.outputs["EventBusName"])["Rules"]
+        if "EventLogRule" in r["Name"]
+    ]
+
+    def may(action: str, resource: str) -> bool:
+        return evaluate(policy, AuthorizationRequest(action=action, resource=resource), {}).allowed
+
+    assert may("s3:GetObject", f"{results}/documents/{'0' * 32}/manifest.json")
+    assert may("s3:ListBucket", results)
+    assert may("events:PutRule", f"{rules}/consumer-my-app")
+    assert may("events:PutTargets", f"{rules}/consumer-my-app")
+    assert may("events:StartReplay", stack.outputs["EventArchiveArn"])
+    assert not may("events:PutEvents", bus)  # no forged DELETED for the others
+    assert not may("events:PutTargets", f"{rules}/{log_rule}")  # the stack's own rule
+    assert not may("events:DeleteRule", f"{rules}/{log_rule}")
+    assert not may("s3:GetObject", f"{results}/jobs/{'0' * 32}/run-001/projection.json")
+    assert not may("s3:GetObject", f"{results}/docling/{'0' * 64}/native.json")
