@@ -83,12 +83,13 @@ class Lifecycle:
         self.account = account
         self.partition = partition
 
-    def apply(self) -> list[Expired]:
-        """Apply every enabled rule of every bucket at the clock's time; what went."""
+    def apply(self, at: datetime | None = None) -> list[Expired]:
+        """Apply every enabled rule of every bucket at the clock's time (or as S3 would at
+        ``at``); what went."""
         from moto.s3.models import s3_backends
 
         backend = s3_backends[self.account][self.partition]
-        now = self.clock.now()
+        now = at or self.clock.now()
         expired: list[Expired] = []
         for bucket in list(backend.buckets.values()):
             for rule in [r for r in getattr(bucket, "rules", []) if r.status == "Enabled"]:

@@ -375,12 +375,11 @@ class EmbeddedStack:
         assert self.delivery is not None, "the stack is not started"
         return self.delivery.fire_schedules(at)
 
-    def apply_lifecycle(self, after: timedelta | None = None) -> list[Expired]:
-        """Apply the buckets' lifecycle rules now, on the stack's clock moved forward by
-        ``after`` first; what they removed (its notifications are sent on return)."""
-        if after:
-            self.clock.advance(after)
-        return self.lifecycle.apply()
+    def apply_lifecycle(self, after: timedelta = timedelta()) -> list[Expired]:
+        """Apply the buckets' lifecycle rules as S3 would ``after`` from the stack's
+        clock's now (the clock itself stays); what they removed (their notifications are
+        sent on return)."""
+        return self.lifecycle.apply(at=self.clock.now() + after)
 
     def notifications_delivered(self) -> bool:
         """The notifier has handled every job record change written so far: the
