@@ -4,7 +4,8 @@ policy, keeps an index that equals the manifests after out-of-order versions, a 
 old version, a noncurrent version the lifecycle expires, a failed newest version, a
 deleted key, a replay of the archive, and a consumer that lags behind a delete;
 non-ASCII metadata arrives decoded in the job, the manifest and the event; and the
-consumer policy allows what the page documents and no forged event.
+consumer policy allows what the page documents and no forged event; a change the
+notifier cannot deliver outlasts an outage, then is parked whole and republished.
 
 Waits are on observable conditions: a job's record, the notifier having handled every
 change written so far, a gate the test opens."""
@@ -22,6 +23,7 @@ import pytest
 from botocore.handlers import validate_ascii_metadata
 from richdoc_tools.cli import main
 from richdoc_tools.local.events import wait_until
+from richdoc_tools.local.lambdas import PlatformError
 from richdoc_tools.local.policies import AuthorizationRequest, PolicyDocument, evaluate
 
 from richdoc.contracts import ParseInput
@@ -341,3 +343,49 @@ def test_the_consumer_policy_allows_the_documented_calls_and_no_forgery(stack: A
     assert not may("events:DeleteRule", f"{rules}/{log_rule}")
     assert not may("s3:GetObject", f"{results}/jobs/{'0' * 32}/run-001/projection.json")
     assert not may("s3:GetObject", f"{results}/docling/{'0' * 64}/native.json")
+
+
+def test_a_change_the_notifier_cannot_deliver_outlasts_an_outage_then_is_parked_whole(
+    stack: Any, consumer: Consumer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The stream's budget is the record's age, not a count: 25 failed deliveries in a row
+    (the old limit was 10) end in the event; a change still failing past
+    NotifierMaxRecordAgeSeconds is written whole to NotifyFailureBucket, a message names
+    it on NotifyFailureQueue, and `richdoc events republish --failed` publishes it."""
+    outage = [PlatformError("Lambda.ServiceException", "EventBridge is unavailable")]
+    stack.faults.add("NotifierFunction", *outage * 25, when=lambda e: "outage-a" in json.dumps(e))
+    outlasted = put(stack, "consumers/outage-a.md", body("Outlasted an outage."))
+    ended(stack, outlasted, JobStatus.SUCCEEDED)
+    assert [e.detail.job_id for e in consumer.deliver()] == [outlasted]
+    assert (
+        stack.client("s3")
+        .list_objects_v2(Bucket=stack.outputs["NotifyFailureBucketName"])
+        .get("KeyCount")
+        == 0
+    )
+
+    stack.faults.add(
+        "NotifierFunction", *outage * 10_000, when=lambda e: "outage-b" in json.dumps(e)
+    )
+    parked = put(stack, "consumers/outage-b.md", body("Parked after its budget."))
+    ended(stack, parked, JobStatus.SUCCEEDED)
+    age = int(stack.template.sam["Parameters"]["NotifierMaxRecordAgeSeconds"]["Default"])
+    stack.clock.advance(timedelta(seconds=age + 60))  # the outage outlasts the budget
+    sqs, queue = stack.client("sqs"), stack.outputs["NotifyFailureQueueUrl"]
+
+    def waiting() -> int:
+        attributes = sqs.get_queue_attributes(
+            QueueUrl=queue, AttributeNames=["ApproximateNumberOfMessages"]
+        )
+        return int(attributes["Attributes"]["ApproximateNumberOfMessages"])
+
+    assert wait_until(lambda: waiting() >= 1, TIMEOUT_S)
+    assert consumer.receive() == []  # its event was never published
+    stack.faults.clear()  # the outage is over
+    capsys.readouterr()
+    assert main(["events", "republish", "--failed", "--json"]) == 0
+    results = json.loads(capsys.readouterr().out)
+    assert {(r["job_id"], r["outcome"]) for r in results} == {(parked, "published")}
+    [event] = consumer.deliver()
+    assert (event.detail.job_id, event.detail.current) == (parked, True)
+    assert waiting() == 0
