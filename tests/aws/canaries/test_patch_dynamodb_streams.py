@@ -11,6 +11,7 @@ import boto3
 from moto import mock_aws
 from richdoc_tools.local.clients import CLIENT_CONFIG
 from richdoc_tools.local.patches import dynamodb_streams
+from richdoc_tools.local.runtime.streams import appended
 
 from tests.support.aws import table_with_stream
 
@@ -30,12 +31,12 @@ def test_with_the_patch_every_write_stays_on_the_stream_in_order_and_wakes_the_p
         dynamodb_streams.install(exit_stack)
         stream_arn = table_with_stream()
         ddb = boto3.client("dynamodb", region_name="us-east-1")
-        seen = dynamodb_streams.appended.count
+        seen = appended.count
         ddb.put_item(TableName="t", Item={"pk": {"S": "a"}, "n": {"N": "1"}})
         ddb.put_item(TableName="t", Item={"pk": {"S": "a"}, "n": {"N": "2"}})
         ddb.delete_item(TableName="t", Key={"pk": {"S": "a"}})
-        assert dynamodb_streams.appended.count == seen + 3
-        dynamodb_streams.appended.wait_past(seen, timeout_s=0)  # returns at once: it moved
+        assert appended.count == seen + 3
+        appended.wait_past(seen, timeout_s=0)  # returns at once: it moved
 
         streams = boto3.client("dynamodbstreams", region_name="us-east-1", config=CLIENT_CONFIG)
         shard = streams.describe_stream(StreamArn=stream_arn)["StreamDescription"]["Shards"][0]

@@ -1,7 +1,7 @@
 """Canary: while a transaction is in flight, a write of one of its items is refused with
 TransactionConflictException (400, not retried by botocore) and a second transaction
 touching one is cancelled with a TransactionConflict reason; released, the first one is
-applied (patches.dynamodb_transactions, richdoc_tools.local.transactions)."""
+applied (patches.dynamodb_transactions, richdoc_tools.local.strict.transactions)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 from richdoc_tools.local.patches import dynamodb_lock, dynamodb_transactions
-from richdoc_tools.local.transactions import HeldTransaction, Transactions
+from richdoc_tools.local.strict.transactions import HeldTransaction, Transactions
 
 if TYPE_CHECKING:
     from types_boto3_dynamodb.type_defs import UpdateTypeDef

@@ -12,8 +12,8 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 from richdoc_tools.local.patches import request_gate, target
-from richdoc_tools.local.service_errors import ServiceErrorResponse
-from richdoc_tools.local.service_request import ServiceRequest
+from richdoc_tools.local.requests.service_errors import ServiceErrorResponse
+from richdoc_tools.local.requests.service_request import ServiceRequest
 
 
 def test_the_gate_sees_every_request_and_answers_a_checks_error(aws: None) -> None:
@@ -56,7 +56,7 @@ def _no_retries() -> Config:
 
 @pytest.mark.parametrize("key", ["plain.pdf", "a/b c+d.md", "é/ü €.docx", "x%2Fy?.txt"])
 def test_the_gates_short_cut_names_requests_as_the_router_does(aws: None, key: str) -> None:
-    from richdoc_tools.local.service_request import from_moto, routed
+    from richdoc_tools.local.requests.service_request import from_moto, routed
 
     pairs: list[tuple[object, object]] = []
     original = target.original(request_gate.TARGET)

@@ -8,8 +8,8 @@ from typing import Any
 
 import boto3
 from botocore.credentials import Credentials
-from richdoc_tools.local import callers
 from richdoc_tools.local.patches import request_signing
+from richdoc_tools.local.requests import callers
 
 ROLE_KEY = "ASIAROLEKEY000000001"
 

@@ -10,8 +10,8 @@ from collections.abc import Callable
 import boto3
 import pytest
 from botocore.exceptions import ClientError
-from richdoc_tools.local.access import AccessDenied
 from richdoc_tools.local.patches import s3_missing_key
+from richdoc_tools.local.strict.access import AccessDenied
 
 
 def _code(call: Callable[[], object]) -> tuple[str, int]:

@@ -7,8 +7,8 @@ import contextlib
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from richdoc_tools.local import callers
 from richdoc_tools.local.patches import thread_context
+from richdoc_tools.local.requests import callers
 
 INVOCATION = callers.Invocation(id="i", stage="ParseTier1Function", key="k", pages="", attempt=1)
 CALLER = callers.Caller(None, INVOCATION)

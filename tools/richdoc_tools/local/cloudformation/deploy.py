@@ -18,9 +18,9 @@ import warnings
 from collections.abc import Mapping
 
 from richdoc_tools.local.clients import Clients
-from richdoc_tools.local.intrinsics import Deployed, Resolver, deployment_order
-from richdoc_tools.local.provisioners import NotEmulated, provisioner_for
-from richdoc_tools.local.template import LOCAL_CODE_BUCKET, Template
+from richdoc_tools.local.cloudformation.intrinsics import Deployed, Resolver, deployment_order
+from richdoc_tools.local.cloudformation.provisioners import NotEmulated, provisioner_for
+from richdoc_tools.local.cloudformation.template import LOCAL_CODE_BUCKET, Template
 
 
 class Deployment:

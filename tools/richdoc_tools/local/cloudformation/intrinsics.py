@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from graphlib import TopologicalSorter
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.template import TemplateError
+from richdoc_tools.local.cloudformation.template import TemplateError
 
 if TYPE_CHECKING:
-    from richdoc_tools.local.template import Template
+    from richdoc_tools.local.cloudformation.template import Template
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Injected faults: the embedded stack failing at a rate, the way AWS fails, reproducibly.
 
-``richdoc run --faults RATE[,seed=N]`` (``EmbeddedStack(faults=FaultSettings(...))``)
+``richdoc run --faults RATE[,seed=N]`` (``EmbeddedStack(injected_faults=FaultSettings(...))``)
 makes two kinds of draws, each a fault with probability RATE:
 
 * **Every AWS call** of a function or of a state machine task (the request gate,
@@ -10,19 +10,19 @@ makes two kinds of draws, each a fault with probability RATE:
   real 5xx (``InternalError``/``InternalServerError``/``ServiceUnavailable``). botocore
   retries both, as on AWS; the Lambda task clients of Step Functions do not retry, its
   Retry blocks do.
-* **Every Lambda invocation** (``LambdaRuntime.invoke``) can be refused before it runs
-  (``Lambda.TooManyRequestsException``, ``Lambda.ServiceException``), dropped, or crash
-  while it runs. What a drop means depends on who invoked, as on AWS: a state machine
-  task's synchronous invocation that never answers fails the task with
-  ``Lambda.ClientExecutionTimeoutException`` (one of the Lambda service errors Step
-  Functions' guide says to retry); the SQS event source's batch is not deleted and comes
-  back after its visibility timeout; an asynchronous event (EventBridge's reconcile and
-  sweep) is lost, never retried, and left to the sweep. A crash happens at the
-  invocation's k-th AWS call (or at its return): that call is made, the sandbox dies,
-  every later call of the invocation is refused, and its caller gets
-  ``Lambda.ServiceException`` at once (``Sandbox.Timedout`` at the parse tiers whose
-  timeout escalates to the next tier: ``TIMEOUT_ESCALATES``); the handler's thread runs
-  on unheard, as a dead sandbox's would not (it can no longer reach AWS).
+* **Every Lambda invocation** (``runtime.lambdas.LambdaRuntime.invoke`` asks
+  ``invocations``) can be refused before it runs (``Lambda.TooManyRequestsException``,
+  ``Lambda.ServiceException``), dropped, or crash while it runs. What a drop means
+  depends on who invoked, as on AWS: a state machine task's synchronous invocation that
+  never answers fails the task with ``Lambda.ClientExecutionTimeoutException`` (one of
+  the Lambda service errors Step Functions' guide says to retry); the SQS event source's
+  batch is not deleted and comes back after its visibility timeout; an asynchronous
+  event (EventBridge's reconcile and sweep) is lost, never retried, and left to the
+  sweep. A crash happens at the invocation's k-th AWS call (or at its return): that call
+  is made, the sandbox dies, every later call of the invocation is refused, and its
+  caller gets ``Lambda.ServiceException`` at once (``Sandbox.Timedout`` at the parse
+  tiers whose timeout escalates to the next tier: ``TIMEOUT_ESCALATES``); the handler's
+  thread runs on unheard, as a dead sandbox's would not (it can no longer reach AWS).
 
 Each draw is a hash of (seed, the source object's key, the stage, the pages, the attempt,
 the call's ordinal within the invocation), never a shared random stream: threads
@@ -31,8 +31,8 @@ decides. The attempt counts the invocations of the same (stage, key, pages). A s
 batch is decided on its records' keys (which messages SQS puts in one batch depends on
 timing).
 
-The scripted ``FaultPlan`` (``lambdas.FaultPlan``) stays for targeted tests; both can
-be on at once.
+A test's scripted failures (``scripted.FailureScript``) are the other kind, for targeted
+tests; both can be on at once.
 """
 
 from __future__ import annotations
@@ -52,9 +52,9 @@ from urllib.parse import unquote_plus
 from pydantic import ValidationError
 
 from richdoc.contracts import PageSpan
-from richdoc_tools.local.callers import Invocation
-from richdoc_tools.local.service_errors import ServiceErrorResponse
-from richdoc_tools.local.service_request import ServiceRequest
+from richdoc_tools.local.requests.callers import Invocation
+from richdoc_tools.local.requests.service_errors import ServiceErrorResponse
+from richdoc_tools.local.requests.service_request import ServiceRequest
 
 # The parse tiers whose task escalates Sandbox.Timedout to the next tier (the top tier's
 # dead-letters it: a timeout there is a real resource limit, never a platform fault).

@@ -1,4 +1,4 @@
-"""Scripted failures of SQS SendMessage (``FaultPlan.fail_sends``).
+"""Scripted failures of SQS SendMessage (``FailureScript.fail_sends``).
 
 Every SendMessage request, from the state machine's ``sqs:sendMessage`` task or a
 handler's boto3 client, reaches this backend method, so a scripted error fails it
@@ -18,7 +18,7 @@ from richdoc_tools.local.patches.target import original, replace
 if TYPE_CHECKING:
     from moto.sqs.models import Message, SQSBackend
 
-    from richdoc_tools.local.lambdas import ServiceError
+    from richdoc_tools.local.faults.scripted import ServiceError
 
 TARGET = "moto.sqs.models.SQSBackend.send_message"
 PATCHED = (TARGET,)

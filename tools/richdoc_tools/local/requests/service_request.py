@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from xml.etree import ElementTree
 
-from richdoc_tools.local.callers import INVOCATION_HEADER
+from richdoc_tools.local.requests.callers import INVOCATION_HEADER
 
 if TYPE_CHECKING:
     from moto.core.responses import BaseResponse

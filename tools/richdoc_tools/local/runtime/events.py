@@ -17,7 +17,7 @@
   about one and two minutes before the retries; here they follow at once, on the
   delivering thread, so the event has been fully handled when delivery returns.
 * ``EventDelivery`` runs them all for a deployed stack, with a
-  ``richdoc_tools.local.streams.StreamPoller`` for each DynamoDB stream event source.
+  ``richdoc_tools.local.runtime.streams.StreamPoller`` for each DynamoDB stream event source.
 
 The services act as AWS's do: the poller receives and deletes with the function's
 execution role (Lambda's event source mapping uses it: the role needs
@@ -41,10 +41,10 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from richdoc_tools.local import callers
-from richdoc_tools.local.faults import FaultInjector
-from richdoc_tools.local.loops import EventLoop
-from richdoc_tools.local.streams import StreamPoller
+from richdoc_tools.local.faults.injected import FaultInjector
+from richdoc_tools.local.requests import callers
+from richdoc_tools.local.runtime.loops import EventLoop
+from richdoc_tools.local.runtime.streams import StreamPoller
 
 if TYPE_CHECKING:
     from types_boto3_events import EventBridgeClient

@@ -8,16 +8,12 @@ runtime's error envelope, so Step Functions sees the same error names as on AWS
 (``errorType`` = exception class name; ``Sandbox.Timedout`` when the function outlives its
 timeout).
 
-A scripted ``FaultPlan`` makes the platform fail chosen invocations before the handler
-runs (a throttle, a service error, an out-of-memory kill at start) to exercise the state
-machine's routes; errors raised by handlers come from running the real handlers. The same
-plan scripts failures of SQS SendMessage to a chosen queue (``fail_sends``; the embedded
-stack applies them in moto's SQS backend, see ``patches.sqs_send_faults``), whoever sends:
-the state machine's dead-letter task or a Lambda handler. Faults injected at a rate
-(``faults.FaultInjector``) are decided here for each invocation too.
+Whether an invocation fails before or while its handler runs (a test's scripted failure,
+an injected fault) is asked in one place, ``faults.invocations.InvocationFaults``; errors
+raised by handlers come from running the real handlers.
 
 Each handler runs on a thread of its own that acts as the function's execution role
-(``callers``: its AWS calls are signed with the role's session, on a strict stack), for
+(``requests.callers``: its AWS calls are signed with the role's session, on a strict stack), for
 an invocation numbered among the attempts of the same work.
 
 Concurrency: each function has invocation slots, its reserved concurrency when the
@@ -37,17 +33,18 @@ import threading
 import time
 import traceback
 import uuid
-from collections import defaultdict, deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local import callers
-from richdoc_tools.local.faults import FaultInjector, SandboxCrashed, integration_of
-from richdoc_tools.local.template import HandlerSource
+from richdoc_tools.local.cloudformation.template import HandlerSource
+from richdoc_tools.local.faults.injected import SandboxCrashed
+from richdoc_tools.local.faults.invocations import Crash, InvocationFaults
+from richdoc_tools.local.faults.scripted import PlatformError
+from richdoc_tools.local.requests import callers
 
 if TYPE_CHECKING:
     from moto.awslambda.models import LambdaFunction
@@ -55,77 +52,6 @@ if TYPE_CHECKING:
 
 # Handlers run on threads named like this (the stack routes their output by it).
 FUNCTION_THREAD_PREFIX = "lambda-"
-
-
-@dataclass(frozen=True)
-class PlatformError:
-    """An error raised by the Lambda platform instead of the handler."""
-
-    error_type: str  # e.g. Sandbox.Timedout, Runtime.OutOfMemory, Lambda.ServiceException
-    message: str = ""
-
-
-@dataclass(frozen=True)
-class ServiceError:
-    """An error an AWS API answers instead of doing the call (SQS SendMessage here).
-
-    The emulation answers it with HTTP 400 (moto takes the status from the service's error
-    model, which has no 5xx errors), so boto3 does not retry it on its own: each scripted
-    error fails exactly one request.
-    """
-
-    code: str = "InternalError"
-    message: str = "We encountered an internal error. Please try again."
-
-
-EventMatcher = Callable[[Any], bool]
-
-
-@dataclass
-class FaultPlan:
-    """Scripted outcomes per function logical id, consumed one per invocation (only by
-    invocations whose event ``when`` accepts, if given), and failures of SQS SendMessage
-    per queue logical id, consumed one per request."""
-
-    _queues: dict[str, deque[tuple[PlatformError, EventMatcher | None]]] = field(
-        default_factory=lambda: defaultdict(deque)
-    )
-    _sends: dict[str, deque[ServiceError]] = field(default_factory=lambda: defaultdict(deque))
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def add(
-        self, logical_id: str, *faults: PlatformError, when: EventMatcher | None = None
-    ) -> None:
-        with self._lock:
-            self._queues[logical_id].extend((fault, when) for fault in faults)
-
-    def take(self, logical_id: str, event: Any = None) -> PlatformError | None:
-        with self._lock:
-            queue = self._queues.get(logical_id, deque())
-            for i, (fault, when) in enumerate(queue):
-                if when is None or when(event):
-                    del queue[i]
-                    return fault
-            return None
-
-    def fail_sends(self, queue_logical_id: str, *errors: ServiceError) -> None:
-        """The next ``len(errors)`` SendMessage requests to the queue fail with these."""
-        with self._lock:
-            self._sends[queue_logical_id].extend(errors)
-
-    def take_send(self, queue_logical_id: str) -> ServiceError | None:
-        with self._lock:
-            queue = self._sends.get(queue_logical_id)
-            return queue.popleft() if queue else None
-
-    def pending_sends(self, queue_logical_id: str) -> int:
-        with self._lock:
-            return len(self._sends.get(queue_logical_id, ()))
-
-    def clear(self) -> None:
-        with self._lock:
-            self._queues.clear()
-            self._sends.clear()
 
 
 @dataclass
@@ -180,20 +106,20 @@ class LambdaRuntime:
         handlers: Mapping[str, HandlerSource],
         *,
         functions: Mapping[str, str],
-        faults: FaultPlan | None = None,
+        faults: InvocationFaults | None = None,
         timeout_override_s: Mapping[str, float] | None = None,
         on_import: Callable[[], None] | None = None,
         reserved_concurrency: Mapping[str, int] | None = None,
         principals: Mapping[str, callers.Principal] | None = None,
-        injector: FaultInjector | None = None,
     ) -> None:
         self.handlers = dict(handlers)  # logical id -> source
         self.functions = dict(functions)  # physical function name -> logical id
-        self.faults = faults or FaultPlan()
+        # What each invocation meets (scripted failures, injected faults); it also numbers
+        # the invocations.
+        self.faults = faults or InvocationFaults()
         # Each function's handler acts as its execution role (strict stacks; none: as an
-        # operator), and its invocations are numbered (and faulted) by the injector.
+        # operator).
         self.principals = dict(principals or {})
-        self.injector = injector or FaultInjector()
         self.timeout_override_s = dict(timeout_override_s or {})
         self.invocations: list[Invocation] = []
         self._modules: dict[Path, ModuleType] = {}
@@ -251,7 +177,7 @@ class LambdaRuntime:
             event = json.loads(event or "{}")
         memory_mb = int(fn.memory_size)
         timeout_s = self.timeout_override_s.get(logical_id, float(fn.timeout))
-        invocation = self.injector.begin(*self.injector.work_of(logical_id, event))
+        invocation = self.faults.begin(logical_id, event)
         with self._slots[logical_id]:
             started = time.monotonic()
             payload, error_type = self._run(
@@ -274,16 +200,11 @@ class LambdaRuntime:
         timeout_s: float,
         invocation: callers.Invocation,
     ) -> tuple[str, str | None]:
-        fault = self.faults.take(logical_id, event)
-        if fault is not None:
-            self.injector.end(invocation)
+        answered = threading.Event()  # the handler returned, or its sandbox crashed
+        fault = self.faults.before_run(invocation, logical_id, event, wake=answered)
+        if isinstance(fault, PlatformError):
+            self.faults.end(invocation)  # refused, or lost: the handler never runs
             return error_envelope(fault.error_type, fault.message, request_id), fault.error_type
-        injected = self.injector.invocation_fault(invocation, logical_id, integration_of(event))
-        if injected is not None and not injected.crash_at:
-            self.injector.end(invocation)  # refused, or lost: the handler never runs
-            return error_envelope(injected.error_type, injected.message, request_id), (
-                injected.error_type
-            )
 
         context = LocalContext(
             function_name=fn.function_name,
@@ -300,15 +221,13 @@ class LambdaRuntime:
             # failure is the runtime's init error, reported on every invocation.
             handler = self.handler(logical_id)
         except Exception as exc:
-            self.injector.end(invocation)
+            self.faults.end(invocation)
             message = f"Unable to import module '{self.handlers[logical_id].module_path}': {exc}"
             return error_envelope("Runtime.ImportModuleError", message, request_id), (
                 "Runtime.ImportModuleError"
             )
 
         caller = callers.Caller(self.principals.get(logical_id), invocation)
-        answered = threading.Event()  # the handler returned, or its sandbox crashed
-        crashed = self.injector.crashed(invocation, wake=answered)
 
         def run() -> None:
             try:
@@ -319,7 +238,7 @@ class LambdaRuntime:
             except SandboxCrashed:  # its sandbox is gone: nothing to report
                 pass
             finally:
-                self.injector.end(invocation)
+                self.faults.end(invocation)
                 answered.set()
 
         # The handler runs on its own thread so the function timeout can be enforced the
@@ -329,11 +248,10 @@ class LambdaRuntime:
         )
         worker.start()
         answered.wait(timeout_s)
-        if crashed is not None and injected is not None and answered.is_set():
-            crashed.set()  # at its k-th call, or as it returns if it made fewer
-            return error_envelope(injected.error_type, injected.message, request_id), (
-                injected.error_type
-            )
+        if isinstance(fault, Crash) and answered.is_set():
+            fault.happened.set()  # at its k-th call, or as it returns if it made fewer
+            crash = fault.error
+            return error_envelope(crash.error_type, crash.message, request_id), crash.error_type
         if not answered.is_set():
             stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
             message = f"{stamp} {request_id} Task timed out after {timeout_s:.2f} seconds"

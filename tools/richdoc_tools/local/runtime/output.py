@@ -37,7 +37,7 @@ from unittest import mock
 
 from aws_lambda_powertools.logging.constants import LOGGER_ATTRIBUTE_POWERTOOLS_HANDLER
 
-from richdoc_tools.local.lambdas import FUNCTION_THREAD_PREFIX
+from richdoc_tools.local.runtime.lambdas import FUNCTION_THREAD_PREFIX
 
 
 def in_function() -> bool:

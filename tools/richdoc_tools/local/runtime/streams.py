@@ -18,26 +18,50 @@ promises:
   destination queue, sent with the function's role, and the poller moves past the batch.
 
 Lambda waits between retries; here they follow at once. The poller sleeps until a record
-is appended to a stream (``patches.dynamodb_streams.appended``) rather than polling.
+is appended to a stream (``appended``, which ``patches.dynamodb_streams`` notifies) rather
+than polling.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local import callers
-from richdoc_tools.local.loops import EventLoop
-from richdoc_tools.local.patches import dynamodb_streams
+from richdoc_tools.local.requests import callers
+from richdoc_tools.local.runtime.loops import EventLoop
 
 if TYPE_CHECKING:
     from types_boto3_dynamodbstreams import DynamoDBStreamsClient
     from types_boto3_lambda import LambdaClient
     from types_boto3_lambda.type_defs import EventSourceMappingConfigurationTypeDef
     from types_boto3_sqs import SQSClient
+
+
+class Appends:
+    """How many records were appended to any stream; pollers wait for the count to move."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self.count = 0
+
+    def notify(self) -> None:
+        with self._changed:
+            self.count += 1
+            self._changed.notify_all()
+
+    def wait_past(self, seen: int, timeout_s: float) -> None:
+        """Until the count is no longer ``seen`` (a record came after the caller looked),
+        or ``timeout_s``."""
+        with self._changed:
+            self._changed.wait_for(lambda: self.count != seen, timeout_s)
+
+
+# Notified by the patch point that keeps stream records (patches.dynamodb_streams).
+appended = Appends()
 
 
 def _sequence(record: Mapping[str, Any]) -> int:
@@ -88,7 +112,7 @@ class StreamPoller(EventLoop):
 
     def tick(self) -> bool:
         self.drained = False  # first: caught_up() must not pair the new count with it
-        self.seen = dynamodb_streams.appended.count  # before reading: no append is missed
+        self.seen = appended.count  # before reading: no append is missed
         records = self._read()
         self.drained = not records
         wanted = [r for r in records if self._matches(r)]
@@ -161,14 +185,14 @@ class StreamPoller(EventLoop):
 
     def caught_up(self) -> bool:
         """Every record written so far has been handled (or passed over, or parked)."""
-        return self.drained and self.seen == dynamodb_streams.appended.count
+        return self.drained and self.seen == appended.count
 
     def wait(self, timeout_s: float) -> None:
-        dynamodb_streams.appended.wait_past(self.seen, timeout_s)
+        appended.wait_past(self.seen, timeout_s)
 
     def stop(self) -> None:
         super().stop()
-        dynamodb_streams.appended.notify()  # wakes the poller to see it is stopping
+        appended.notify()  # wakes the poller to see it is stopping
 
     # ---- handling ---------------------------------------------------------------------
 

@@ -34,9 +34,11 @@ from urllib.parse import unquote
 
 from botocore.credentials import Credentials
 
-from richdoc_tools.local import permissions
-from richdoc_tools.local.callers import Principal
-from richdoc_tools.local.policies import (
+from richdoc_tools.local.requests.callers import Principal
+from richdoc_tools.local.requests.service_errors import ServiceErrorResponse
+from richdoc_tools.local.requests.service_request import ServiceRequest
+from richdoc_tools.local.strict import permissions
+from richdoc_tools.local.strict.policies import (
     AuthorizationRequest,
     ConditionValues,
     Decision,
@@ -44,8 +46,6 @@ from richdoc_tools.local.policies import (
     PolicyDocument,
     evaluate,
 )
-from richdoc_tools.local.service_errors import ServiceErrorResponse
-from richdoc_tools.local.service_request import ServiceRequest
 
 if TYPE_CHECKING:
     from types_boto3_iam import IAMClient

@@ -37,8 +37,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlparse
 
-from richdoc_tools.local.policies import AuthorizationRequest
-from richdoc_tools.local.service_request import ServiceRequest
+from richdoc_tools.local.requests.service_request import ServiceRequest
+from richdoc_tools.local.strict.policies import AuthorizationRequest
 
 # boto3's service name -> the IAM action prefix.
 PREFIXES = {"stepfunctions": "states", "lambda": "lambda", "dynamodbstreams": "dynamodb"}

@@ -12,7 +12,7 @@ listed, a condition key the emulation does not know for the request) never allow
 Allow statement carrying it does not apply, and a Deny statement carrying it does; the
 evaluation says which condition it could not evaluate, and the denial's message carries it.
 
-Pure and deterministic: no AWS calls here (``richdoc_tools.local.access`` loads the
+Pure and deterministic: no AWS calls here (``richdoc_tools.local.strict.access`` loads the
 policies and resolves each request's action and resource).
 """
 

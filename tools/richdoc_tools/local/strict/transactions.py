@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from richdoc_tools.local.callers import Invocation
+from richdoc_tools.local.requests.callers import Invocation
 
 # A hold nobody releases lets go after this long, so a test that forgot fails instead of
 # hanging the suite (a safety valve, never what a test waits for).

@@ -4,7 +4,7 @@ Importing this package registers every provisioner (``registry.PROVISIONERS``); 
 registry module holds what each must declare (see ``registry``).
 """
 
-from richdoc_tools.local.provisioners import (
+from richdoc_tools.local.cloudformation.provisioners import (
     awslambda,
     cloudwatch,
     dynamodb,
@@ -17,7 +17,7 @@ from richdoc_tools.local.provisioners import (
     sqs,
     stepfunctions,
 )
-from richdoc_tools.local.provisioners.registry import (
+from richdoc_tools.local.cloudformation.provisioners.registry import (
     PROVISIONERS,
     NotEmulated,
     ResourceProvisioner,

@@ -1,7 +1,7 @@
 """Lambda: layers, functions, event source mappings, permissions, async invoke configs.
 
 The emulated Lambda service stores a placeholder package for every function and layer;
-invocations run the repository's handlers (see ``richdoc_tools.local.lambdas``).
+invocations run the repository's handlers (see ``richdoc_tools.local.runtime.lambdas``).
 """
 
 from __future__ import annotations
@@ -10,17 +10,19 @@ import io
 import zipfile
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.provisioners.registry import provisions, tags
+from richdoc_tools.local.cloudformation.provisioners.registry import provisions, tags
 
 if TYPE_CHECKING:
-    from richdoc_tools.local.deploy import Deployment
+    from richdoc_tools.local.cloudformation.deploy import Deployment
 
 
 def _placeholder_zip() -> bytes:
     """Code the emulated Lambda service stores; invocations run the repository's handlers."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("README.txt", "richdoc embedded stack: see richdoc_tools.local.lambdas\n")
+        archive.writestr(
+            "README.txt", "richdoc embedded stack: see richdoc_tools.local.runtime.lambdas\n"
+        )
     return buffer.getvalue()
 
 
@@ -97,7 +99,7 @@ def _lambda_function(deployment: Deployment, logical_id: str, props: dict[str, A
     client = deployment.client("lambda")
     function = client.create_function(**kwargs)
     if "ReservedConcurrentExecutions" in props:
-        # Read back by the Lambda runtime (richdoc_tools.local.lambdas) to size the
+        # Read back by the Lambda runtime (richdoc_tools.local.runtime.lambdas) to size the
         # function's invocation slots.
         client.put_function_concurrency(
             FunctionName=name,
@@ -115,7 +117,7 @@ def _lambda_function(deployment: Deployment, logical_id: str, props: dict[str, A
         "MaximumBatchingWindowInSeconds",
         "FunctionResponseTypes",
         "ScalingConfig",  # one poller per mapping is always within MaximumConcurrency
-        # Streams (richdoc_tools.local.streams reads them back from the mapping):
+        # Streams (richdoc_tools.local.runtime.streams reads them back from the mapping):
         "StartingPosition",
         "MaximumRetryAttempts",
         "BisectBatchOnFunctionError",
@@ -126,7 +128,7 @@ def _lambda_function(deployment: Deployment, logical_id: str, props: dict[str, A
 def _lambda_event_source(deployment: Deployment, logical_id: str, props: dict[str, Any]) -> None:
     # Created disabled: moto delivers SQS messages synchronously inside SendMessage and
     # ignores batchItemFailures (and stream records inside the write:
-    # patches.dynamodb_streams); richdoc_tools.local.events polls with the mapping's
+    # patches.dynamodb_streams); richdoc_tools.local.runtime.events polls with the mapping's
     # settings.
     kwargs: dict[str, Any] = {
         "EventSourceArn": props["EventSourceArn"],
@@ -178,7 +180,7 @@ def _lambda_permission(deployment: Deployment, logical_id: str, props: dict[str,
 def _lambda_event_invoke_config(
     deployment: Deployment, logical_id: str, props: dict[str, Any]
 ) -> None:
-    # Read back by richdoc_tools.local.events, which invokes asynchronously the way Lambda
+    # Read back by richdoc_tools.local.runtime.events, which invokes asynchronously the way Lambda
     # does: the retries, then the OnFailure destination.
     config = {
         key: props[key]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.provisioners.registry import provisions
+from richdoc_tools.local.cloudformation.provisioners.registry import provisions
 
 if TYPE_CHECKING:
-    from richdoc_tools.local.deploy import Deployment
+    from richdoc_tools.local.cloudformation.deploy import Deployment
 
 _ALARM_PROPERTIES = (
     "AlarmDescription",

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.provisioners.registry import provisions
+from richdoc_tools.local.cloudformation.provisioners.registry import provisions
 
 if TYPE_CHECKING:
-    from richdoc_tools.local.deploy import Deployment
+    from richdoc_tools.local.cloudformation.deploy import Deployment
 
 
 @provisions(
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
         "SSESpecification",
         "PointInTimeRecoverySpecification",
         "DeletionProtectionEnabled",
-        "StreamSpecification",  # read by richdoc_tools.local.streams, as Lambda reads it
+        "StreamSpecification",  # read by richdoc_tools.local.runtime.streams, as Lambda reads it
     ),
     not_emulated={
         "TimeToLiveSpecification": "items past expires_at are not deleted locally",

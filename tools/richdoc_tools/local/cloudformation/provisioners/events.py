@@ -1,18 +1,18 @@
 """EventBridge: event buses, their archives, and rules with their targets (moto delivers
 what is put on a bus to its rules' SQS, log group and archive targets; status changes and
-schedules are delivered by ``richdoc_tools.local.events``)."""
+schedules are delivered by ``richdoc_tools.local.runtime.events``)."""
 
 from __future__ import annotations
 
 import json
 from typing import TYPE_CHECKING, Any, Literal
 
-from richdoc_tools.local.provisioners.registry import provisions
+from richdoc_tools.local.cloudformation.provisioners.registry import provisions
 
 if TYPE_CHECKING:
     from types_boto3_events.type_defs import TargetTypeDef
 
-    from richdoc_tools.local.deploy import Deployment
+    from richdoc_tools.local.cloudformation.deploy import Deployment
 
 _TARGET_OPTIONS: tuple[Literal["Input", "DeadLetterConfig", "RetryPolicy"], ...] = (
     "Input",
@@ -50,7 +50,7 @@ def _archive(deployment: Deployment, logical_id: str, props: dict[str, Any]) -> 
     inert=("Description",),
 )
 def _events_rule(deployment: Deployment, logical_id: str, props: dict[str, Any]) -> None:
-    # moto stores the rules; richdoc_tools.local.events delivers to their targets (status
+    # moto stores the rules; richdoc_tools.local.runtime.events delivers to their targets (status
     # changes, schedules) the way EventBridge would.
     events = deployment.client("events")
     name = props.get("Name") or deployment.physical_name(logical_id, 64)

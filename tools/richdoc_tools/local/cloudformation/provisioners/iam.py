@@ -7,10 +7,10 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.provisioners.registry import provisions, tags
+from richdoc_tools.local.cloudformation.provisioners.registry import provisions, tags
 
 if TYPE_CHECKING:
-    from richdoc_tools.local.deploy import Deployment
+    from richdoc_tools.local.cloudformation.deploy import Deployment
 
 
 def _versioned(document: Mapping[str, Any]) -> str:

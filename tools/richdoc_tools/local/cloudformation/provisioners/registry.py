@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from richdoc_tools.local.template import TemplateError
+from richdoc_tools.local.cloudformation.template import TemplateError
 
 if TYPE_CHECKING:
-    from richdoc_tools.local.deploy import Deployment
+    from richdoc_tools.local.cloudformation.deploy import Deployment
 
 # Resource attributes besides Type and Properties that the emulation may disregard.
 # Condition is evaluated by the deployment (a false condition skips the resource).

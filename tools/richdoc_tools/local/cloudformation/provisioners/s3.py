@@ -6,8 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.provisioners.registry import NotEmulated, provisions
-from richdoc_tools.local.template import TemplateError
+from richdoc_tools.local.cloudformation.provisioners.registry import NotEmulated, provisions
+from richdoc_tools.local.cloudformation.template import TemplateError
 
 if TYPE_CHECKING:
     from types_boto3_s3.type_defs import (
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
         ServerSideEncryptionConfigurationTypeDef,
     )
 
-    from richdoc_tools.local.deploy import Deployment
+    from richdoc_tools.local.cloudformation.deploy import Deployment
 
 
 @provisions(

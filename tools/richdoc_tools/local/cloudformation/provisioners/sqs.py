@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.provisioners.registry import provisions
+from richdoc_tools.local.cloudformation.provisioners.registry import provisions
 
 if TYPE_CHECKING:
     from types_boto3_sqs.literals import QueueAttributeNameType
 
-    from richdoc_tools.local.deploy import Deployment
+    from richdoc_tools.local.cloudformation.deploy import Deployment
 
 _QUEUE_ATTRIBUTES: tuple[QueueAttributeNameType, ...] = (
     "VisibilityTimeout",

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.provisioners.registry import provisions, tags
-from richdoc_tools.local.template import TemplateError
+from richdoc_tools.local.cloudformation.provisioners.registry import provisions, tags
+from richdoc_tools.local.cloudformation.template import TemplateError
 
 if TYPE_CHECKING:
-    from richdoc_tools.local.deploy import Deployment
+    from richdoc_tools.local.cloudformation.deploy import Deployment
 
 
 @provisions(
