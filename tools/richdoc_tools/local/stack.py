@@ -247,7 +247,7 @@ class EmbeddedStack:
             for lid, kind in deployed.types.items()
             if kind == "AWS::SQS::Queue"
         }
-        patches.sqs_send_faults.install(exit_stack, self._scripted_send_failure)
+        patches.sqs_send_failures.install(exit_stack, self._scripted_send_failure)
 
     def _run(self, exit_stack: contextlib.ExitStack, deployed: Deployed) -> None:
         """The function log, the Lambda runtime and the event loops."""

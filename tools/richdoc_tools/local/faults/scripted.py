@@ -4,7 +4,7 @@ A ``FailureScript`` makes the Lambda platform fail chosen invocations before the
 runs (a throttle, a service error, an out-of-memory kill at start), to exercise the state
 machine's routes; errors raised by handlers come from running the real handlers. It also
 scripts failures of SQS SendMessage to a chosen queue (``fail_sends``; the stack applies
-them in moto's SQS backend, ``patches.sqs_send_faults``), whoever sends: the state
+them in moto's SQS backend, ``patches.sqs_send_failures``), whoever sends: the state
 machine's dead-letter task or a Lambda handler. Each scripted failure is consumed by the
 first invocation (or request) it matches.
 

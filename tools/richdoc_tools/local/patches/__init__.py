@@ -47,7 +47,7 @@ from richdoc_tools.local.patches import (
     sdk_retry_sleep,
     sfn_input_size,
     sqs_message_validation,
-    sqs_send_faults,
+    sqs_send_failures,
     stop_execution,
     task_clients,
     thread_context,
@@ -105,7 +105,7 @@ CONFIGURED: tuple[PatchPoint, ...] = (
     dynamodb_transactions,
     s3_missing_key,
     request_gate,
-    sqs_send_faults,
+    sqs_send_failures,
     lambda_invoke,
 )
 
