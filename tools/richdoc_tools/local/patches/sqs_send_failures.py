@@ -23,19 +23,19 @@ if TYPE_CHECKING:
 TARGET = "moto.sqs.models.SQSBackend.send_message"
 PATCHED = (TARGET,)
 
-FaultFor = Callable[[str], "ServiceError | None"]  # queue name -> the error to answer
+FailureFor = Callable[[str], "ServiceError | None"]  # queue name -> the error to answer
 
 
-def install(exit_stack: contextlib.ExitStack, fault_for: FaultFor) -> None:
+def install(exit_stack: contextlib.ExitStack, failure_for: FailureFor) -> None:
     from moto.sqs.exceptions import SQSException
 
     send: Callable[..., Message] = original(TARGET)
 
     @functools.wraps(send)
     def send_message(backend: SQSBackend, queue_name: str, *args: Any, **kwargs: Any) -> Message:
-        fault = fault_for(queue_name)
-        if fault is not None:
-            raise SQSException(fault.code, fault.message)
+        failure = failure_for(queue_name)
+        if failure is not None:
+            raise SQSException(failure.code, failure.message)
         return send(backend, queue_name, *args, **kwargs)
 
     replace(exit_stack, TARGET, send_message)
