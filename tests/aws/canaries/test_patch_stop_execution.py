@@ -84,3 +84,26 @@ def test_a_stopped_execution_stays_aborted_however_its_last_task_ends() -> None:
     assert comm.execution.exec_status == ExecutionStatus.ABORTED
     with pytest.raises(AttributeError):  # unpatched: moto reads the program state
         comm._reflect_execution_status()
+
+
+def test_every_end_is_announced_once_to_the_status_events_loop(sfn: Any) -> None:
+    """A stop when it is made, a natural end when moto's interpreter reflects it. (The
+    announcements are the process's: other tests' executions may end meanwhile.)"""
+    from richdoc_tools.local.runtime.events import executions_ended
+
+    with contextlib.ExitStack() as patches:
+        stop_execution.install(patches)
+        executions_ended.take()
+        stopped = _running(sfn, "stopped")
+        sfn.stop_execution(executionArn=stopped, error="richdoc.Cancelled")
+        assert stopped in executions_ended.take()  # at once, before the task returns
+        _ended(sfn, stopped)
+        machine = sfn.create_state_machine(
+            name="m-quick",
+            definition=json.dumps({"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}}),
+            roleArn=ROLE,
+        )["stateMachineArn"]
+        quick = sfn.start_execution(stateMachineArn=machine, name="quick")["executionArn"]
+        assert _ended(sfn, quick)["status"] == "SUCCEEDED"
+        announced = executions_ended.take()
+        assert quick in announced and stopped not in announced  # a stop is announced once

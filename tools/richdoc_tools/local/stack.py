@@ -57,6 +57,7 @@ from richdoc_tools.local.runtime.lambdas import (
     shared_environment,
 )
 from richdoc_tools.local.runtime.output import FunctionLog
+from richdoc_tools.local.runtime.streams import appended
 from richdoc_tools.local.strict.access import AccessControl, assume_all
 from richdoc_tools.local.strict.transactions import Transactions
 from richdoc_tools.ops.uploads import Upload, put_source
@@ -418,8 +419,10 @@ class EmbeddedStack:
         Each poll reads only the statuses and progress of the pending jobs
         (``JobStore.progress_of``), and whole records only for jobs that just ended: with
         hundreds of jobs in flight, one request per job, or whole items every 0.1 s, was
-        most of the waiting's cost. Raises ``EventLoopFailed`` as soon as an event loop
-        fails (jobs could not progress).
+        most of the waiting's cost. A poll follows a write to the jobs table (its stream
+        has a record more), or a second without one: never a poll that cannot find news.
+        Raises ``EventLoopFailed`` as soon as an event loop fails (jobs could not
+        progress).
         """
         pending = list(dict.fromkeys(job_ids))
         results: dict[str, Job | None] = dict.fromkeys(pending)
@@ -427,6 +430,7 @@ class EmbeddedStack:
         while True:
             if self.loop_errors:
                 raise EventLoopFailed(self.loop_errors)
+            seen = appended.count  # before the poll: no write after it is missed
             polled = self.jobs.progress_of(pending)
             ended = [i for i, (status, _) in polled.items() if status.terminal]
             if on_open:
@@ -438,7 +442,7 @@ class EmbeddedStack:
                     on_progress(job)
             if not pending or time.monotonic() >= deadline:
                 break
-            time.sleep(0.1)
+            appended.wait_past(seen, min(1.0, max(0.0, deadline - time.monotonic())))
         results.update(self.jobs.get_many(pending))  # the records of the late ones
         return results
 

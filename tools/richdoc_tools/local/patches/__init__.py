@@ -46,6 +46,7 @@ from richdoc_tools.local.patches import (
     s3_notifications,
     sdk_retry_sleep,
     sfn_input_size,
+    sqs_message_arrivals,
     sqs_message_validation,
     sqs_send_failures,
     stop_execution,
@@ -84,6 +85,7 @@ EMULATION: tuple[PlainPatchPoint, ...] = (
     condition_builder,
     stop_execution,
     redrive_execution,
+    sqs_message_arrivals,
 )
 # Who makes each request: signed as the calling thread's role, the threads a handler
 # starts acting for it. Every stack: the injected faults decide on the invocation too.

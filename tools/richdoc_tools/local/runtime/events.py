@@ -43,7 +43,7 @@ from botocore.exceptions import ClientError
 
 from richdoc_tools.local.faults.injected import FaultInjector
 from richdoc_tools.local.requests import callers
-from richdoc_tools.local.runtime.loops import EventLoop
+from richdoc_tools.local.runtime.loops import EventLoop, Signal
 from richdoc_tools.local.runtime.streams import StreamPoller
 
 if TYPE_CHECKING:
@@ -59,6 +59,37 @@ if TYPE_CHECKING:
     from richdoc_tools.local.clients import Clients
 
 TERMINAL_STATUSES: tuple[ExecutionStatusType, ...] = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
+
+# Notified by the patch point that sees every SendMessage (patches.sqs_message_arrivals):
+# the queues' pollers wake on it.
+messages_sent = Signal()
+
+
+class ExecutionEnds(Signal):
+    """The executions that ended (as ARNs), for the status events' loop: notified when
+    moto's interpreter ends one, or StopExecution aborts it (patches.stop_execution)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ended: list[str] = []
+        self._lock = threading.Lock()
+
+    def ended(self, execution_arn: str) -> None:
+        with self._lock:
+            self._ended.append(execution_arn)
+        self.notify()
+
+    def take(self) -> list[str]:
+        """The executions that ended since the last call, in order."""
+        with self._lock:
+            taken, self._ended = self._ended, []
+        return taken
+
+
+executions_ended = ExecutionEnds()
+# An execution that ends without passing either hook still gets its event: the loop lists
+# the ended executions when it has been idle this long.
+STATUS_LISTING_S = 5.0
 
 
 def lambda_sqs_record(message: MessageTypeDef, queue_arn: str, region: str) -> dict[str, Any]:
@@ -107,7 +138,9 @@ class SqsPoller(EventLoop):
         retry_visibility_s: int,
         role: callers.Principal | None = None,
     ) -> None:
-        super().__init__(name=f"sqs-poller-{mapping['UUID'][:8]}", interval_s=0.05)
+        super().__init__(
+            name=f"sqs-poller-{mapping['UUID'][:8]}", interval_s=1.0, wakes_on=messages_sent
+        )
         self.role = callers.Caller(role)  # the function's execution role
         # Set: the mapping receives nothing, as when it is disabled (tests order
         # deliveries with it).
@@ -120,7 +153,18 @@ class SqsPoller(EventLoop):
         # On AWS a failed message stays invisible for the queue's visibility timeout;
         # locally that wait is shortened so retries happen within a run.
         self.retry_visibility_s = retry_visibility_s
+        # When the messages this poller let go of are visible again (nothing is sent then:
+        # the poller wakes for them itself).
+        self.reappear_at: float | None = None
         self.partial = "ReportBatchItemFailures" in mapping.get("FunctionResponseTypes", [])
+
+    def idle_wait_s(self) -> float:
+        if self.reappear_at is None:
+            return self.interval_s
+        left = self.reappear_at - time.monotonic()
+        if left < 0:
+            self.reappear_at = None  # looked once they were due: the interval from now on
+        return min(self.interval_s, max(left, 0.0) + 0.01)
 
     def tick(self) -> bool:
         if self.paused.is_set():
@@ -159,6 +203,7 @@ class SqsPoller(EventLoop):
                     ReceiptHandle=m["ReceiptHandle"],
                     VisibilityTimeout=self.retry_visibility_s,
                 )
+                self.reappear_at = time.monotonic() + self.retry_visibility_s
             else:
                 with callers.acting_as(self.role):
                     self.sqs.delete_message(
@@ -272,7 +317,9 @@ class ScheduledRules(EventLoop):
     def __init__(
         self, *, events: EventBridgeClient, invoker: AsyncInvoker, region: str, account: str
     ) -> None:
-        super().__init__(name="event-schedules", interval_s=1.0)
+        # Rules are looked for again every minute (a rate is at least a minute); in
+        # between, the loop sleeps until the next rule is due.
+        super().__init__(name="event-schedules", interval_s=60.0)
         self.events = events
         self.invoker = invoker
         self.region = region
@@ -299,6 +346,11 @@ class ScheduledRules(EventLoop):
                 self.next_due[rule["Name"]] = now + period
                 self.fire(rule)
         return False
+
+    def idle_wait_s(self) -> float:
+        if not self.next_due:
+            return self.interval_s
+        return min(self.interval_s, max(0.0, min(self.next_due.values()) - time.monotonic()))
 
     def fire_all(self, at: datetime | None = None) -> int:
         """Fire every schedule now, as if it were ``at`` (default: now); returns how many
@@ -338,7 +390,9 @@ class ExecutionStatusEvents(EventLoop):
         account: str,
         on_event: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
-        super().__init__(name="sfn-status-events", interval_s=0.2)
+        super().__init__(
+            name="sfn-status-events", interval_s=STATUS_LISTING_S, wakes_on=executions_ended
+        )
         self.sfn = sfn
         self.events = events
         self.invoker = invoker
@@ -346,9 +400,12 @@ class ExecutionStatusEvents(EventLoop):
         self.region = region
         self.account = account
         self.on_event = on_event
-        self.seen: set[str] = set()
+        self.seen_executions: set[str] = set()
+        self.listed_at = -STATUS_LISTING_S  # the first tick lists what ended before it
 
     def tick(self) -> bool:
+        """The status events of the executions that ended since the last tick; after an
+        idle interval, of every ended execution not yet seen (listed)."""
         from moto.events.models import EventPattern
 
         rules = [
@@ -356,27 +413,48 @@ class ExecutionStatusEvents(EventLoop):
             for rule in self.events.list_rules()["Rules"]
             if rule.get("State") == "ENABLED" and "EventPattern" in rule
         ]
+        ended = executions_ended.take()
+        if time.monotonic() - self.listed_at >= STATUS_LISTING_S:
+            self.listed_at = time.monotonic()
+            ended += self._listed(rules)
         delivered = False
+        for arn in dict.fromkeys(ended):
+            if arn in self.seen_executions:
+                continue
+            event = self._status_event(arn)
+            if event is None:
+                continue  # not this emulation's (another stack's, in the same process)
+            detail = event["detail"]
+            if detail["stateMachineArn"] != self.state_machine_arn:
+                continue  # another state machine's
+            if detail["status"] not in TERMINAL_STATUSES:
+                continue  # announced, but not ended after all
+            self.seen_executions.add(arn)
+            delivered = self._deliver(event, rules) or delivered
+        return delivered
+
+    def _listed(self, rules: Sequence[tuple[RuleTypeDef, Any]]) -> list[str]:
         paginator = self.sfn.get_paginator("list_executions")
-        for status in self._statuses_to_list(rules):
-            pages = paginator.paginate(stateMachineArn=self.state_machine_arn, statusFilter=status)
-            for page in pages:
-                for summary in page["executions"]:
-                    arn = summary["executionArn"]
-                    if arn in self.seen:
-                        continue
-                    self.seen.add(arn)
-                    event = self._status_event(arn)
-                    for rule, pattern in rules:
-                        if not pattern.matches_event(event):  # type: ignore[arg-type]
-                            continue
-                        targets = self.events.list_targets_by_rule(Rule=rule["Name"])["Targets"]
-                        for target in targets:
-                            if ":lambda:" in target["Arn"]:
-                                self.invoker.deliver(rule, target, event)
-                                delivered = True
-                    if self.on_event:
-                        self.on_event(event)
+        return [
+            summary["executionArn"]
+            for status in self._statuses_to_list(rules)
+            for page in paginator.paginate(
+                stateMachineArn=self.state_machine_arn, statusFilter=status
+            )
+            for summary in page["executions"]
+        ]
+
+    def _deliver(self, event: dict[str, Any], rules: Sequence[tuple[RuleTypeDef, Any]]) -> bool:
+        delivered = False
+        for rule, pattern in rules:
+            if not pattern.matches_event(event):
+                continue
+            for target in self.events.list_targets_by_rule(Rule=rule["Name"])["Targets"]:
+                if ":lambda:" in target["Arn"]:
+                    self.invoker.deliver(rule, target, event)
+                    delivered = True
+        if self.on_event:
+            self.on_event(event)
         return delivered
 
     def _statuses_to_list(
@@ -396,8 +474,11 @@ class ExecutionStatusEvents(EventLoop):
             wanted.update(status)
         return [s for s in TERMINAL_STATUSES if s in wanted]
 
-    def _status_event(self, execution_arn: str) -> dict[str, Any]:
-        execution = self.sfn.describe_execution(executionArn=execution_arn)
+    def _status_event(self, execution_arn: str) -> dict[str, Any] | None:
+        try:
+            execution = self.sfn.describe_execution(executionArn=execution_arn)
+        except self.sfn.exceptions.ExecutionDoesNotExist:
+            return None
 
         def millis(value: Any) -> int | None:
             return int(value.timestamp() * 1000) if value else None
@@ -413,7 +494,7 @@ class ExecutionStatusEvents(EventLoop):
             "resources": [execution_arn],
             "detail": {
                 "executionArn": execution_arn,
-                "stateMachineArn": self.state_machine_arn,
+                "stateMachineArn": execution["stateMachineArn"],
                 "name": execution["name"],
                 "status": execution["status"],
                 "startDate": millis(execution.get("startDate")),
@@ -520,6 +601,7 @@ class EventDelivery:
                     loop.paused.set()
                 else:
                     loop.paused.clear()
+                    messages_sent.notify()  # what waited on the queues is there to take
 
 
 def wait_until(predicate: Callable[[], bool], timeout_s: float, interval_s: float = 0.05) -> bool:

@@ -25,14 +25,13 @@ than polling.
 from __future__ import annotations
 
 import json
-import threading
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from richdoc_tools.local.requests import callers
-from richdoc_tools.local.runtime.loops import EventLoop
+from richdoc_tools.local.runtime.loops import EventLoop, Signal
 
 if TYPE_CHECKING:
     from types_boto3_dynamodbstreams import DynamoDBStreamsClient
@@ -41,27 +40,8 @@ if TYPE_CHECKING:
     from types_boto3_sqs import SQSClient
 
 
-class Appends:
-    """How many records were appended to any stream; pollers wait for the count to move."""
-
-    def __init__(self) -> None:
-        self._changed = threading.Condition()
-        self.count = 0
-
-    def notify(self) -> None:
-        with self._changed:
-            self.count += 1
-            self._changed.notify_all()
-
-    def wait_past(self, seen: int, timeout_s: float) -> None:
-        """Until the count is no longer ``seen`` (a record came after the caller looked),
-        or ``timeout_s``."""
-        with self._changed:
-            self._changed.wait_for(lambda: self.count != seen, timeout_s)
-
-
 # Notified by the patch point that keeps stream records (patches.dynamodb_streams).
-appended = Appends()
+appended = Signal()
 
 
 def _sequence(record: Mapping[str, Any]) -> int:
@@ -78,7 +58,9 @@ class StreamPoller(EventLoop):
         mapping: EventSourceMappingConfigurationTypeDef,
         role: callers.Principal | None = None,
     ) -> None:
-        super().__init__(name=f"stream-poller-{mapping['UUID'][:8]}", interval_s=1.0)
+        super().__init__(
+            name=f"stream-poller-{mapping['UUID'][:8]}", interval_s=1.0, wakes_on=appended
+        )
         from moto.events.models import EventPattern
 
         self.role = callers.Caller(role)  # the function's execution role
@@ -102,7 +84,6 @@ class StreamPoller(EventLoop):
         self.retries = 0
         self.limit = self.batch_size  # smaller while a failing batch is bisected
         self.delivered = 0  # records the function handled: tests await it
-        self.seen = 0  # the stream appends counted when the poller last read
         self.drained = False  # its last read found nothing after the checkpoint
 
     def run(self) -> None:
@@ -110,9 +91,11 @@ class StreamPoller(EventLoop):
             self.checkpoint = self._latest()
         super().run()
 
-    def tick(self) -> bool:
+    def look(self) -> None:
         self.drained = False  # first: caught_up() must not pair the new count with it
-        self.seen = appended.count  # before reading: no append is missed
+        super().look()
+
+    def tick(self) -> bool:
         records = self._read()
         self.drained = not records
         wanted = [r for r in records if self._matches(r)]
@@ -186,13 +169,6 @@ class StreamPoller(EventLoop):
     def caught_up(self) -> bool:
         """Every record written so far has been handled (or passed over, or parked)."""
         return self.drained and self.seen == appended.count
-
-    def wait(self, timeout_s: float) -> None:
-        appended.wait_past(self.seen, timeout_s)
-
-    def stop(self) -> None:
-        super().stop()
-        appended.notify()  # wakes the poller to see it is stopping
 
     # ---- handling ---------------------------------------------------------------------
 
