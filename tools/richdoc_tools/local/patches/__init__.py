@@ -33,12 +33,14 @@ from richdoc_tools.local.patches import (
     events_delivery,
     execution_caller,
     execution_status,
+    json_paths,
     lambda_invoke,
     lambda_payload_size,
     metrics_lock,
     redrive_execution,
     request_gate,
     request_signing,
+    response_methods,
     retry_sleep,
     s3_delete_notifications,
     s3_key_length,
@@ -86,6 +88,8 @@ EMULATION: tuple[PlainPatchPoint, ...] = (
     stop_execution,
     redrive_execution,
     sqs_message_arrivals,
+    response_methods,
+    json_paths,
 )
 # Who makes each request: signed as the calling thread's role, the threads a handler
 # starts acting for it. Every stack: the injected faults decide on the invocation too.
