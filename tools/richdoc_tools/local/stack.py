@@ -63,6 +63,8 @@ from richdoc_tools.local.strict.transactions import Transactions
 from richdoc_tools.ops.uploads import Upload, put_source
 
 DEFAULT_STACK_NAME = "richdoc"
+# wait_for_jobs polls at most this often (the latency it may add to a job's end).
+POLL_SPACING_S = 0.1
 
 
 class StackError(RuntimeError):
@@ -420,7 +422,8 @@ class EmbeddedStack:
         (``JobStore.progress_of``), and whole records only for jobs that just ended: with
         hundreds of jobs in flight, one request per job, or whole items every 0.1 s, was
         most of the waiting's cost. A poll follows a write to the jobs table (its stream
-        has a record more), or a second without one: never a poll that cannot find news.
+        has a record more), at most every ``POLL_SPACING_S`` (many jobs write many times a
+        second), or a second without one: never a poll that cannot find news.
         Raises ``EventLoopFailed`` as soon as an event loop fails (jobs could not
         progress).
         """
@@ -442,7 +445,9 @@ class EmbeddedStack:
                     on_progress(job)
             if not pending or time.monotonic() >= deadline:
                 break
-            appended.wait_past(seen, min(1.0, max(0.0, deadline - time.monotonic())))
+            polled_at = time.monotonic()
+            appended.wait_past(seen, min(1.0, max(0.0, deadline - polled_at)))
+            time.sleep(max(0.0, polled_at + POLL_SPACING_S - time.monotonic()))
         results.update(self.jobs.get_many(pending))  # the records of the late ones
         return results
 
