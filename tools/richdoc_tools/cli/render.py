@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from richdoc.deletion import Deleted
     from richdoc.jobs import Attempt, Job, Progress
     from richdoc_tools.ops.cancel import CancelResult
-    from richdoc_tools.ops.dead_letter_queue import DeadLetterListing, Taken
+    from richdoc_tools.ops.dead_letter_queue.acting import Taken
+    from richdoc_tools.ops.dead_letter_queue.reading import DeadLetterListing
     from richdoc_tools.ops.events import LoggedEvent, Republished
     from richdoc_tools.ops.failures import FailureGroup
     from richdoc_tools.ops.job_document import JobDocument

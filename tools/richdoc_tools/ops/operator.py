@@ -1,5 +1,5 @@
-"""Operator tools against a stack: find its resources, read and delete jobs, inspect and
-redrive the DLQ.
+"""Operator tools against a stack: find its resources, read and delete jobs (the
+dead-letter queue's operations are functions of an ``Operator`` in ``dead_letter_queue``).
 
 The same code serves a deployed stack (AWS credentials, region and profile from the usual
 AWS settings) and the embedded stack of ``richdoc local serve`` (``--endpoint-url``):
@@ -24,15 +24,6 @@ from richdoc.contracts import PageSpan, SourceObject
 from richdoc.deletion import Deleted, Deletion
 from richdoc.jobs import Attempt, Job, JobFilter, JobPage, JobStatus, JobStore, Position
 from richdoc.jobs.references import DigestReferences
-from richdoc_tools.ops.dead_letter_queue import (
-    DeadLetter,
-    DeadLetterListing,
-    list_dead_letters,
-    move_messages,
-    peek,
-    peek_listing,
-    start_move_task,
-)
 from richdoc_tools.ops.job_document import JobDocument
 from richdoc_tools.ops.uploads import Upload, clarify_metadata, put_source
 
@@ -143,13 +134,6 @@ def shard_parses(attempts: list[Attempt]) -> list[ShardParse]:
         )
         for (run, pages), tried in sorted(by_shard.items(), key=lambda item: order(item[0]))
     ]
-
-
-@dataclass(frozen=True)
-class RedriveResult:
-    mode: str  # "message-move-task" on AWS, "local-move" on the embedded stack
-    task_handle: str | None = None
-    moved: int | None = None
 
 
 class Operator:
@@ -350,36 +334,3 @@ class Operator:
         if with_source and source.version_id:
             self.s3.delete_object(Bucket=source.bucket, Key=source.key, VersionId=source.version_id)
         return deleted
-
-    # ---- the dead-letter queue ---------------------------------------------------------
-
-    def dead_letters(self) -> list[DeadLetter]:
-        return peek(self.sqs, self.resources.dead_letter_queue_url)
-
-    def dead_letter_listing(self, *, receive: bool = False) -> DeadLetterListing:
-        """The waiting dead letters from the job records (nothing received), or with
-        ``receive`` every message on the queue, received to be read."""
-        url = self.resources.dead_letter_queue_url
-        if receive:
-            return peek_listing(self.sqs, url)
-        return list_dead_letters(self.jobs, self.sqs, url)
-
-    def redrive(self) -> RedriveResult:
-        """Move every dead-lettered message back to the ingest queue."""
-        try:
-            handle = start_move_task(
-                self.sqs, self.resources.dead_letter_queue_arn, self.resources.ingest_queue_arn
-            )
-        except NotImplementedError:
-            pass  # the in-process emulation lacks StartMessageMoveTask
-        except ClientError as exc:
-            # ... and the emulation's server answers it with a 5xx; AWS never lacks it.
-            status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-            if not (self.endpoint_url and status in (500, 501)):
-                raise
-        else:
-            return RedriveResult(mode="message-move-task", task_handle=handle)
-        moved = move_messages(
-            self.sqs, self.resources.dead_letter_queue_url, self.resources.ingest_queue_url
-        )
-        return RedriveResult(mode="local-move", moved=moved)
