@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from richdoc_tools.ops.failures import FailureGroup
     from richdoc_tools.ops.job_document import JobDocument
     from richdoc_tools.ops.operator import AmbiguousJobId
-    from richdoc_tools.ops.redrive import RedriveFilter, RedriveReport, RedriveResult
+    from richdoc_tools.ops.redrive import JobRedriveResult, RedriveFilter, RedriveReport
     from richdoc_tools.ops.tiers import Spread, TierReport
     from richdoc_tools.preflight import Finding
     from richdoc_tools.run import RunResult
@@ -296,7 +296,7 @@ def redrive_count(
     )
 
 
-def redrive_line(result: RedriveResult) -> None:
+def redrive_line(result: JobRedriveResult) -> None:
     """One job of a redrive by filter, as it is done."""
     print(visible(f"{result.job_id}  {result.outcome}  {result.detail}"), flush=True)
 

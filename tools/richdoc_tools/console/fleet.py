@@ -23,9 +23,9 @@ from richdoc_tools.console.twins import page, respond
 from richdoc_tools.ops.failures import FAILED_STATUSES, FailureGroup, fleet_failures
 from richdoc_tools.ops.redrive import (
     DEFAULT_RATE_PER_S,
+    JobRedriveResult,
     Pacer,
     RedriveFilter,
-    RedriveResult,
     redrive_selected,
     select,
 )
@@ -43,7 +43,7 @@ class GroupRedrive(BaseModel):
     dry_run: bool
     matched: int
     sent: int
-    results: list[RedriveResult]
+    results: list[JobRedriveResult]
 
 
 class FailuresPage(BaseModel):
