@@ -221,8 +221,9 @@ def failures(
     the feature tag, the error name and the reason with ids, numbers, paths, object keys
     and quoted strings taken out. Each group has a count, when it was first and last seen,
     some job ids, and the signature `jobs redrive --signature` takes."""
+    from richdoc.jobs import FAILED_STATUSES
     from richdoc_tools.cli import render
-    from richdoc_tools.ops.failures import FAILED_STATUSES, fleet_failures
+    from richdoc_tools.ops.failures import fleet_failures
 
     if status is not None and status not in FAILED_STATUSES:
         raise UsageError(f"--status {status}: failures are DEAD_LETTERED or FAILED jobs")

@@ -17,7 +17,7 @@ from flask import Blueprint, abort, after_this_request, redirect, request, url_f
 from pydantic import BaseModel
 from werkzeug.wrappers import Response
 
-from richdoc.jobs import JobFilter, JobStatus, timestamp
+from richdoc.jobs import FAILED_STATUSES, JobFilter, JobStatus, timestamp
 from richdoc.taxonomy import FailureKind
 from richdoc_tools.console.forms import cursor, moment
 from richdoc_tools.console.security import refused, wants_json
@@ -28,7 +28,6 @@ from richdoc_tools.console.twins import page, respond
 blueprint = Blueprint("jobs", __name__)
 
 LAST_LOOK_COOKIE = "richdoc_console_last_look"
-FAILED_STATUSES = (JobStatus.FAILED, JobStatus.DEAD_LETTERED)
 
 
 class Filters(BaseModel):
