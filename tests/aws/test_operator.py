@@ -156,7 +156,7 @@ def test_dead_letters_say_what_they_are_even_without_richdoc_attributes() -> Non
 
 
 def test_a_runs_shards_are_listed_in_page_order_with_their_last_attempt() -> None:
-    from richdoc_tools.ops.operator import ShardParse, shard_parses
+    from richdoc_tools.ops.shards import ShardParse, shard_parses
 
     from richdoc.contracts import PageSpan
     from richdoc.jobs import Attempt

@@ -144,7 +144,7 @@ T = TypeVar("T")
 def resolving(action: Callable[[], T]) -> T:
     """``action()``, with an ambiguous job id prefix as a usage error."""
     from richdoc_tools.cli import render
-    from richdoc_tools.ops.operator import AmbiguousJobId
+    from richdoc_tools.ops.jobs import AmbiguousJobId
 
     try:
         return action()

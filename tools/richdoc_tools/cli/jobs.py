@@ -57,7 +57,7 @@ def list_jobs(operator: Operator, status: JobStatus | None, as_json: bool) -> in
     """List jobs, optionally by status (uses the status index, no scan)."""
     from richdoc_tools.cli import render
 
-    render.jobs_list(operator.list_jobs(status), as_json=as_json)
+    render.jobs_list(operator.jobs.list_jobs(status), as_json=as_json)
     return 0
 
 
@@ -73,9 +73,10 @@ def show(operator: Operator, job_id: str, as_json: bool) -> int:
     characters `richdoc run` prints); a prefix several jobs share is a usage error (exit
     2) that lists them; no such job exits 1."""
     from richdoc_tools.cli import render
+    from richdoc_tools.ops.jobs import show_job
     from richdoc_tools.terminal import visible
 
-    found = resolving(lambda: operator.show_job(job_id))
+    found = resolving(lambda: show_job(operator, job_id))
     if found is None:
         print(f"richdoc jobs show: no job {visible(job_id)}", file=sys.stderr)
         return EXIT_FAILED
@@ -271,10 +272,11 @@ def watch(operator: Operator, job_id: str, timeout: float | None, as_json: bool)
     cancelled, 5 when deleted, its failure kind's code when dead-lettered (10 corrupt_input, 20
     unsupported_feature, 30 resource_limit, 75 transient, 70 internal), 1 on --timeout."""
     from richdoc_tools.cli import render
+    from richdoc_tools.ops.jobs import find_job
     from richdoc_tools.ops.watch import WatchTimedOut, watch_job
     from richdoc_tools.terminal import visible
 
-    found = resolving(lambda: operator.find_job(job_id))
+    found = resolving(lambda: find_job(operator, job_id))
     if found is None:
         print(f"richdoc jobs watch: no job {visible(job_id)}", file=sys.stderr)
         return EXIT_FAILED
@@ -314,9 +316,10 @@ def delete(operator: Operator, job_id: str, with_source: bool, as_json: bool) ->
     deleted. Deleting again changes nothing. JOB_ID may be any unique prefix; no such job
     exits 1."""
     from richdoc_tools.cli import render
+    from richdoc_tools.ops.jobs import delete_job
     from richdoc_tools.terminal import visible
 
-    deleted = resolving(lambda: operator.delete_job(job_id, with_source=with_source))
+    deleted = resolving(lambda: delete_job(operator, job_id, with_source=with_source))
     if deleted is None:
         print(f"richdoc jobs delete: no job {visible(job_id)}", file=sys.stderr)
         return EXIT_FAILED

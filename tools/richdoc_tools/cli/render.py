@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from richdoc_tools.ops.events import LoggedEvent, Republished
     from richdoc_tools.ops.failures import FailureGroup
     from richdoc_tools.ops.job_document import JobDocument
-    from richdoc_tools.ops.operator import AmbiguousJobId
+    from richdoc_tools.ops.jobs import AmbiguousJobId
     from richdoc_tools.ops.redrive import JobRedriveResult, RedriveFilter, RedriveReport
     from richdoc_tools.ops.tiers import Spread, TierReport
     from richdoc_tools.preflight import Finding
@@ -217,7 +217,7 @@ def _attempt_row(a: Attempt) -> list[object]:
 
 def job_show(document: JobDocument, *, as_json: bool) -> None:
     """The job's public JSON (``--json``), or its record, its shards and its attempts."""
-    from richdoc_tools.ops.operator import shard_parses
+    from richdoc_tools.ops.shards import shard_parses
 
     if as_json:
         _print_json(document.model_dump(mode="json"))

@@ -110,7 +110,7 @@ def _page() -> DeadLettersPage:
     kind = request.values.get("kind", "").strip()
     feature = request.values.get("feature", "").strip()
     after = cursor()
-    listed = operator.jobs_page(
+    listed = operator.jobs.page(
         JobFilter(statuses=(JobStatus.DEAD_LETTERED,), kind=kind or None, feature=feature or None),
         limit=config.page_size,
         after=after,

@@ -34,6 +34,7 @@ from richdoc.deadletter import redrive_attributes
 from richdoc.jobs import Job, JobStatus, StaleRun
 from richdoc.taxonomy import FailureKind
 from richdoc_tools.ops.failures import matches_signature
+from richdoc_tools.ops.jobs import find_jobs
 
 if TYPE_CHECKING:
     from richdoc_tools.ops.operator import Operator
@@ -130,7 +131,7 @@ def redrive_ids(
     operator: Operator, job_ids: Sequence[str], *, by: str | None = None, dry_run: bool = False
 ) -> RedriveReport:
     """The next run of each job (ids or unique prefixes, all resolved first)."""
-    found = operator.find_jobs(job_ids)
+    found = find_jobs(operator, job_ids)
     who = by or operator.caller()
     results = [
         _redrive(operator, requested, job.job_id, by=who, dry_run=dry_run)
