@@ -4,7 +4,7 @@ tab-separated rows with every value whole where a pager, grep or a CI log reads 
 from __future__ import annotations
 
 import pytest
-from richdoc_tools.cli import render
+from richdoc_tools.cli.render import dlq as render
 from richdoc_tools.ops.dead_letter_queue.reading import DeadLetter, DeadLetterListing, ListedLetter
 from richdoc_tools.terminal import visible
 

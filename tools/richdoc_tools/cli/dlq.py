@@ -44,7 +44,7 @@ def list_messages(operator: Operator, peek: bool, as_json: bool) -> int:
     queue's counts give how many other messages wait there (SQS moved them after the
     starter failed on every delivery, or they are malformed); --peek receives every
     message to show them."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import dlq as render
     from richdoc_tools.ops.dead_letter_queue.reading import dead_letter_listing
 
     if peek:
@@ -123,7 +123,7 @@ def discard(
     reason, so none disappears unexplained; its job stays DEAD_LETTERED and says when and
     why. A message whose job has moved on (a newer run) stays: exit 3. A message not
     found on the queue: exit 1. What the console's Discard does."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import dlq as render
     from richdoc_tools.ops.dead_letter_queue.acting import discard as discard_messages
     from richdoc_tools.ops.dead_letter_queue.reading import waiting_message_ids
 

@@ -55,7 +55,7 @@ def jobs() -> None:
 @with_operator
 def list_jobs(operator: Operator, status: JobStatus | None, as_json: bool) -> int:
     """List jobs, optionally by status (uses the status index, no scan)."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import jobs as render
 
     render.jobs_list(operator.jobs.list_jobs(status), as_json=as_json)
     return 0
@@ -72,7 +72,7 @@ def show(operator: Operator, job_id: str, as_json: bool) -> int:
     """Show one job. JOB_ID may be any unique prefix of the 32-character id (e.g. the 12
     characters `richdoc run` prints); a prefix several jobs share is a usage error (exit
     2) that lists them; no such job exits 1."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import jobs as render
     from richdoc_tools.ops.jobs import show_job
     from richdoc_tools.terminal import visible
 
@@ -103,7 +103,7 @@ def cancel(
     execution is stopped. A job that had already finished (SUCCEEDED, DEAD_LETTERED, or
     FAILED with its dead-letter message on its way) is left alone and said so: exit 3.
     Exit 1 when an id matches no job; cancelling a CANCELLED job again is fine (exit 0)."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import jobs as render
     from richdoc_tools.ops.cancel import CancelOutcome, cancel_jobs
 
     results = resolving(lambda: cancel_jobs(operator, list(job_ids), by=by, reason=reason))
@@ -160,7 +160,7 @@ def redrive(
     again, or whose redrive is already on its way, is skipped. Exit 3 when a job given by
     id cannot run again (it succeeded, or has no stored message); 1 when an id matches no
     job or a message could not be sent."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import jobs as render
     from richdoc_tools.ops.redrive import (
         Pacer,
         RedriveFilter,
@@ -223,7 +223,7 @@ def failures(
     and quoted strings taken out. Each group has a count, when it was first and last seen,
     some job ids, and the signature `jobs redrive --signature` takes."""
     from richdoc.jobs import FAILED_STATUSES
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import jobs as render
     from richdoc_tools.ops.failures import fleet_failures
 
     if status is not None and status not in FAILED_STATUSES:
@@ -244,7 +244,7 @@ def tiers(operator: Operator, since: datetime | None, as_json: bool) -> int:
     pages and size), how often a parse at the tier ended in a resource limit (and
     escalated), and its children's peak memory against their ceilings. Reads every job
     (or those updated since --since) and its run's attempts."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import jobs as render
     from richdoc_tools.ops.tiers import fleet_tiers
 
     render.tier_report(fleet_tiers(operator, since=since), as_json=as_json)
@@ -271,7 +271,7 @@ def watch(operator: Operator, job_id: str, timeout: float | None, as_json: bool)
     time it changes, until the job is terminal. Exit 0 when it succeeded, 4 when it was
     cancelled, 5 when deleted, its failure kind's code when dead-lettered (10 corrupt_input, 20
     unsupported_feature, 30 resource_limit, 75 transient, 70 internal), 1 on --timeout."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import jobs as render
     from richdoc_tools.ops.jobs import find_job
     from richdoc_tools.ops.watch import WatchTimedOut, watch_job
     from richdoc_tools.terminal import visible
@@ -315,7 +315,7 @@ def delete(operator: Operator, job_id: str, with_source: bool, as_json: bool) ->
     same bytes uses them. A run still going stops at its next step and what it writes is
     deleted. Deleting again changes nothing. JOB_ID may be any unique prefix; no such job
     exits 1."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import jobs as render
     from richdoc_tools.ops.jobs import delete_job
     from richdoc_tools.terminal import visible
 
