@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from richdoc_tools.ops.operator import Operator
 
 
+# ---- every message back to the ingest queue --------------------------------------------------
+
+
 @dataclass(frozen=True)
 class QueueRedrive:
     """How every message on the dead-letter queue went back to the ingest queue."""
@@ -86,6 +89,9 @@ def _forward(sqs: SQSClient, message: MessageTypeDef, destination_url: str) -> N
             for name, attr in message["MessageAttributes"].items()
         }
     sqs.send_message(**kwargs)
+
+
+# ---- acting on chosen messages ---------------------------------------------------------------
 
 
 @dataclass(frozen=True)

@@ -102,6 +102,9 @@ class DeadLetter:
 
 @dataclass
 class Received:
+    """A message a scan received: what it says, and what acting on it takes (its receipt
+    handle, the message as SQS sent it)."""
+
     letter: DeadLetter
     receipt: str
     raw: MessageTypeDef
