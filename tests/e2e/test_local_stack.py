@@ -258,7 +258,7 @@ def _dead_letters(stack: Any) -> list[dict[str, Any]]:
 
 
 def _drain_dead_letters(stack: Any) -> None:
-    from richdoc_tools.ops.dead_letter_queue import move_messages
+    from richdoc_tools.ops.dead_letter_queue.acting import move_messages
 
     sqs = stack.client("sqs")
     scratch = sqs.create_queue(QueueName="drained-dead-letters")["QueueUrl"]

@@ -357,10 +357,11 @@ def test_transient_errors_that_never_clear_are_dead_lettered_and_redrive_starts_
     assert dead_letters_for(stack, job.job_id)
 
     patch_parse(lambda event, real, **kw: real(event, **kw))  # the outage is over
+    from richdoc_tools.ops.dead_letter_queue.acting import redrive_all
     from richdoc_tools.ops.operator import Operator, StackResources
 
     operator = Operator(stack.session, StackResources.from_outputs("richdoc", stack.outputs))
-    result = operator.redrive()
+    result = redrive_all(operator)
     assert result.mode == "local-move" and (result.moved or 0) >= 1
 
     def rerun_finished() -> bool:

@@ -251,10 +251,11 @@ def test_a_redrive_after_a_transient_shard_failure_parses_only_the_missing_shard
     }
     assert stored == {"1-4": 1, "5-8": 0, "9-12": 0}
 
+    from richdoc_tools.ops.dead_letter_queue.acting import redrive_all
     from richdoc_tools.ops.operator import Operator, StackResources
 
     operator = Operator(stack.session, StackResources.from_outputs("richdoc", stack.outputs))
-    moved = operator.redrive().moved
+    moved = redrive_all(operator).moved
     assert moved is not None and moved >= 1
 
     def run_2_finished() -> bool:

@@ -13,7 +13,8 @@ operator services' modules import each other in no circle; the embedded stack's 
 stand on floors (``FLOORS``), each importing only the floors below it, in no circle.
 The rules are checked on the import graph read from the source
 (``tests.support.import_graph``), lazy imports and ``TYPE_CHECKING`` imports included (a
-circle counts only through imports that run).
+circle among the console's modules and the embedded stack's counts only through imports
+that run; among the operator services' through any import).
 """
 
 from __future__ import annotations
@@ -320,6 +321,17 @@ def test_the_console_and_the_operator_services_import_each_other_in_no_circle(
     )
 
 
+def test_the_operator_services_form_no_circle_even_through_type_checking_imports() -> None:
+    """``Operator`` is the stack's resources and clients and nothing else; each service is
+    a function of it in a module of its own, which imports the operator (for its type)
+    and is never imported by it. A circle through a ``TYPE_CHECKING`` import is a knot
+    all the same: neither module can be read without the other."""
+    circles = _graph().cycles(within("richdoc_tools.ops"), runtime_only=False)
+    assert circles == [], "richdoc_tools.ops has import circles: " + "; ".join(
+        " <-> ".join(circle) for circle in circles
+    )
+
+
 # ---- the embedded stack's wings: each imports only the floors below it ------------------
 
 LOCAL = "richdoc_tools.local"
@@ -465,4 +477,30 @@ def test_the_rules_name_each_import_that_breaks_them(tmp_path: Path) -> None:
         "richdoc_tools.console.job imports richdoc_tools.run at line 2, then "
         "richdoc_tools.run imports richdoc_tools.local.stack at line 1, then "
         "richdoc_tools.local.stack imports moto at line 1"
+    ]
+
+
+def test_a_circle_through_an_import_for_type_checking_is_found_when_asked_for(
+    tmp_path: Path,
+) -> None:
+    """An operator that calls a service which imports the operator only for its type: no
+    circle at run time, one when the imports for type checking count."""
+    _write(
+        tmp_path / "richdoc_tools",
+        {
+            "__init__.py": "",
+            "ops/__init__.py": "",
+            "ops/operator.py": "def redrive():\n    from richdoc_tools.ops import acting\n",
+            "ops/acting.py": (
+                "from typing import TYPE_CHECKING\n"
+                "if TYPE_CHECKING:\n"
+                "    from richdoc_tools.ops.operator import Operator\n"
+            ),
+        },
+    )
+    graph = ImportGraph.of_packages(tmp_path / "richdoc_tools")
+    ops = within("richdoc_tools.ops")
+    assert graph.cycles(ops) == []
+    assert graph.cycles(ops, runtime_only=False) == [
+        ["richdoc_tools.ops.acting", "richdoc_tools.ops.operator"]
     ]

@@ -79,7 +79,7 @@ def check(
     import boto3
 
     from richdoc_tools import preflight
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import deploy as render
     from richdoc_tools.local.cloudformation.template import load_template
 
     try:

@@ -1,30 +1,14 @@
-"""The dead-letter queue, as operators see it: read without consuming, redrive, discard.
-
-Against AWS, redrive is ``StartMessageMoveTask`` with the ingest queue as destination
-(messages the state machine sent have no SQS-recorded source queue). moto lacks that API,
-so the embedded stack uses an equivalent receive/send/delete move (``move_messages``).
-What the messages carry is defined by ``richdoc.deadletter``.
-
-Three kinds of message wait there, and ``dlq list`` and ``dlq redrive`` tell them apart:
-a dead-lettered run (sent by the state machine with ``richdoc.*`` attributes; redriving
-starts the job's next run); an S3 notification SQS moved after the starter failed on
-every delivery (kind ``undelivered``; redriving starts or resumes its job); and a
-malformed message that is no S3 notification at all (kind ``malformed``; redrive moves it
-too, as AWS's move task would, and it fails again and comes back).
-
-The console works the queue message by message: the dead-lettered jobs come from the job
-records, which carry each message's id (``waiting_dead_letters``), so listing receives
-nothing and the age alarm keeps seeing the oldest message's age; only an action on chosen
-messages (``redrive_chosen``, ``discard``) receives, to find them.
+"""Reading the dead-letter queue: the dead-lettered runs waiting there, from the job
+records (nothing received), and every message, received to be read and released at once
+(a peek). What the three kinds of message are: the package's docstring.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from collections.abc import Callable, Collection, Generator
+from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from richdoc.contracts import SourceObject
 from richdoc.deadletter import (
@@ -36,7 +20,7 @@ from richdoc.deadletter import (
     attribute_values,
 )
 from richdoc.ingest import MalformedMessage, body_preview, object_created_events
-from richdoc.jobs import Job, JobFilter, JobStatus, JobStore, StaleRun, job_id_for
+from richdoc.jobs import Job, JobFilter, JobStatus, JobStore, job_id_for
 
 if TYPE_CHECKING:
     from types_boto3_sqs import SQSClient
@@ -117,18 +101,21 @@ class DeadLetter:
 
 
 @dataclass
-class _Received:
+class Received:
+    """A message a scan received: what it says, and what acting on it takes (its receipt
+    handle, the message as SQS sent it)."""
+
     letter: DeadLetter
     receipt: str
     raw: MessageTypeDef
     settled: bool = False  # deleted, or already released
 
 
-def _scan(sqs: SQSClient, queue_url: str, *, limit: int = 1000) -> Generator[_Received]:
+def scan(sqs: SQSClient, queue_url: str, *, limit: int = 1000) -> Generator[Received]:
     """Every message on the queue once (up to ``limit``): each stays hidden while the scan
     runs and becomes visible again at its end, unless the consumer deleted it. Receiving
     counts: each scanned message's receive count goes up by one."""
-    seen: dict[str, _Received] = {}
+    seen: dict[str, Received] = {}
     try:
         while len(seen) < limit:
             batch = sqs.receive_message(
@@ -152,8 +139,8 @@ def _scan(sqs: SQSClient, queue_url: str, *, limit: int = 1000) -> Generator[_Re
                 _release(sqs, queue_url, received.receipt)
 
 
-def _received(message: MessageTypeDef) -> _Received:
-    return _Received(
+def _received(message: MessageTypeDef) -> Received:
+    return Received(
         DeadLetter(
             message_id=message["MessageId"],
             body=message["Body"],
@@ -171,48 +158,8 @@ def _release(sqs: SQSClient, queue_url: str, receipt: str) -> None:
 
 def peek(sqs: SQSClient, queue_url: str, *, limit: int = 1000) -> list[DeadLetter]:
     """Read DLQ messages without consuming them (they become visible again at once)."""
-    letters = {r.letter.message_id: r.letter for r in _scan(sqs, queue_url, limit=limit)}
+    letters = {r.letter.message_id: r.letter for r in scan(sqs, queue_url, limit=limit)}
     return list(letters.values())
-
-
-def start_move_task(sqs: SQSClient, dlq_arn: str, destination_arn: str) -> str:
-    """Redrive on AWS: an SQS message move task from the DLQ to the ingest queue."""
-    response = sqs.start_message_move_task(SourceArn=dlq_arn, DestinationArn=destination_arn)
-    task: str = response["TaskHandle"]
-    return task
-
-
-def move_messages(sqs: SQSClient, dlq_url: str, destination_url: str) -> int:
-    """The same move for the embedded stack: receive, send (body + attributes), delete."""
-    moved = 0
-    while True:
-        batch = sqs.receive_message(
-            QueueUrl=dlq_url,
-            MaxNumberOfMessages=10,
-            MessageAttributeNames=["All"],
-            VisibilityTimeout=60,
-            WaitTimeSeconds=0,
-        ).get("Messages", [])
-        if not batch:
-            return moved
-        for m in batch:
-            _forward(sqs, m, destination_url)
-            sqs.delete_message(QueueUrl=dlq_url, ReceiptHandle=m["ReceiptHandle"])
-            moved += 1
-
-
-def _forward(sqs: SQSClient, message: MessageTypeDef, destination_url: str) -> None:
-    """Send a received message on, its body and attributes as they are."""
-    kwargs: dict[str, Any] = {"QueueUrl": destination_url, "MessageBody": message["Body"]}
-    if message.get("MessageAttributes"):
-        kwargs["MessageAttributes"] = {
-            name: {k: v for k, v in attr.items() if k in ("DataType", "StringValue")}
-            for name, attr in message["MessageAttributes"].items()
-        }
-    sqs.send_message(**kwargs)
-
-
-# ---- acting on chosen messages ---------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -244,83 +191,6 @@ def queue_depth(sqs: SQSClient, queue_url: str) -> QueueDepth:
         in_flight=int(attributes.get("ApproximateNumberOfMessagesNotVisible", 0)),
         delayed=int(attributes.get("ApproximateNumberOfMessagesDelayed", 0)),
     )
-
-
-@dataclass(frozen=True)
-class Taken:
-    """What an action on chosen messages did: by message id, those it acted on, those it
-    left (the action declined), and those not found on the queue."""
-
-    done: list[str]
-    declined: list[str]
-    missing: list[str]
-
-
-def take(
-    sqs: SQSClient,
-    queue_url: str,
-    message_ids: Collection[str],
-    act: Callable[[DeadLetter, MessageTypeDef], bool],
-) -> Taken:
-    """Find the chosen messages on the queue and ``act`` on each (it returns False to
-    leave one where it is); a message it acted on is deleted, every other one goes back.
-    Only an action receives messages: listing reads the job records instead."""
-    wanted = set(message_ids)
-    done: list[str] = []
-    declined: list[str] = []
-    # Closed on the way out, so the messages not chosen go back at once, not whenever
-    # the generator is collected.
-    with contextlib.closing(_scan(sqs, queue_url)) as scan:
-        for received in scan:
-            message_id = received.letter.message_id
-            if message_id not in wanted or message_id in done:
-                continue
-            if not act(received.letter, received.raw):
-                declined.append(message_id)
-                continue
-            sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=received.receipt)
-            received.settled = True
-            done.append(message_id)
-            if len(done) + len(declined) == len(wanted):
-                break
-    missing = [m for m in message_ids if m not in done and m not in declined]
-    return Taken(done=done, declined=declined, missing=missing)
-
-
-def redrive_chosen(
-    sqs: SQSClient, dlq_url: str, destination_url: str, message_ids: Collection[str]
-) -> Taken:
-    """Move the chosen messages back to the ingest queue (what ``redrive`` does with all
-    of them): each dead-lettered run starts its job's next run."""
-
-    def forward(letter: DeadLetter, message: MessageTypeDef) -> bool:
-        _forward(sqs, message, destination_url)
-        return True
-
-    return take(sqs, dlq_url, message_ids, forward)
-
-
-def discard(operator: Operator, message_ids: Collection[str], reason: str) -> Taken:
-    """Delete the chosen messages for good (``richdoc dlq discard``, the console's
-    Discard), each only once its job records why (``JobStore.record_discard``): no message
-    disappears unexplained. A message whose job has moved on (a newer run, another
-    message) is not this one's to discard and stays (declined); a message of no recorded
-    run (SQS moved it: the starter never got to record one) has no job to keep the reason
-    and goes."""
-    if not reason.strip():
-        raise ValueError("say why the messages are discarded: the reason is kept on each job")
-    jobs = operator.jobs
-
-    def record(letter: DeadLetter, message: MessageTypeDef) -> bool:
-        if letter.job_id is None or letter.run is None:
-            return True
-        try:
-            jobs.record_discard(letter.job_id, letter.run, letter.message_id, reason)
-        except StaleRun:
-            return False
-        return True
-
-    return take(operator.sqs, operator.resources.dead_letter_queue_url, message_ids, record)
 
 
 def waiting_dead_letters(
@@ -427,7 +297,7 @@ def list_dead_letters(jobs: JobStore, sqs: SQSClient, queue_url: str) -> DeadLet
 
 
 def peek_listing(sqs: SQSClient, queue_url: str) -> DeadLetterListing:
-    """Every message, received to be read (each receive counts; see ``_scan``)."""
+    """Every message, received to be read (each receive counts; see ``scan``)."""
     return DeadLetterListing(
         letters=[ListedLetter.of_received(letter) for letter in peek(sqs, queue_url)],
         others=0,
@@ -435,30 +305,15 @@ def peek_listing(sqs: SQSClient, queue_url: str) -> DeadLetterListing:
     )
 
 
-@dataclass(frozen=True)
-class RedriveOutlook:
-    """What redriving these messages will do, by kind (see the module docstring)."""
-
-    total: int
-    next_runs: int
-    undelivered: int
-    malformed: int
-
-    def lines(self) -> list[str]:
-        return [
-            f"{self.next_runs} dead-lettered run(s): each starts the next run of its job",
-            f"{self.undelivered} S3 notification(s) the starter never handled: each starts "
-            "or resumes its job",
-            f"{self.malformed} malformed message(s), not S3 notifications: they start "
-            "nothing, fail again and return to the dead-letter queue after the ingest "
-            "queue's maxReceiveCount deliveries",
-        ]
+def dead_letters(operator: Operator) -> list[DeadLetter]:
+    """Every message on the stack's dead-letter queue, read without consuming it."""
+    return peek(operator.sqs, operator.resources.dead_letter_queue_url)
 
 
-def redrive_outlook(letters: list[DeadLetter]) -> RedriveOutlook:
-    return RedriveOutlook(
-        total=len(letters),
-        next_runs=sum(d.dead_lettered_run for d in letters),
-        undelivered=sum(not d.dead_lettered_run and not d.malformed for d in letters),
-        malformed=sum(d.malformed for d in letters),
-    )
+def dead_letter_listing(operator: Operator, *, receive: bool = False) -> DeadLetterListing:
+    """The waiting dead letters from the job records (nothing received), or with
+    ``receive`` every message on the queue, received to be read."""
+    url = operator.resources.dead_letter_queue_url
+    if receive:
+        return peek_listing(operator.sqs, url)
+    return list_dead_letters(operator.jobs, operator.sqs, url)
