@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import socket
     from types import FrameType
 
-    from richdoc_tools.local.faults import FaultSettings
+    from richdoc_tools.local.faults.injected import FaultSettings
     from richdoc_tools.ops.operator import Operator
 
 

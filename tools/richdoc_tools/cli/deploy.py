@@ -80,7 +80,7 @@ def check(
 
     from richdoc_tools import preflight
     from richdoc_tools.cli.render import deploy as render
-    from richdoc_tools.local.template import load_template
+    from richdoc_tools.local.cloudformation.template import load_template
 
     try:
         configured, config_region = preflight.samconfig(config_file)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from richdoc.jobs import Job
     from richdoc.jobs import Progress as JobProgress
-    from richdoc_tools.local.faults import FaultSettings
+    from richdoc_tools.local.faults.injected import FaultSettings
     from richdoc_tools.run import RunResult
 
 
