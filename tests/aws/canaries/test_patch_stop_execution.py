@@ -31,6 +31,16 @@ def _running(sfn: Any, name: str) -> str:
         name=f"m-{name}", definition=json.dumps(DEFINITION), roleArn=ROLE
     )["stateMachineArn"]
     arn: str = sfn.start_execution(stateMachineArn=machine, name=name, input="{}")["executionArn"]
+    # moto's interpreter starts on a thread of its own; stopping it before it has entered
+    # the Wait state crashes unpatched moto (no environment yet) instead of showing what
+    # this canary is about. Await the observable condition, however slow the machine.
+    deadline = time.monotonic() + 60
+    while not any(
+        event["type"] == "WaitStateEntered"
+        for event in sfn.get_execution_history(executionArn=arn)["events"]
+    ):
+        assert time.monotonic() < deadline, "the execution never entered its Wait state"
+        time.sleep(0.02)
     return arn
 
 

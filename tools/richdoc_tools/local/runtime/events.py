@@ -145,6 +145,9 @@ class SqsPoller(EventLoop):
         # Set: the mapping receives nothing, as when it is disabled (tests order
         # deliveries with it).
         self.paused = threading.Event()
+        # Held while a receive and its batch are under way, so pausing waits for a receive
+        # that had already looked at the flag (its messages are handled, not taken aside).
+        self.receiving = threading.Lock()
         self.sqs = sqs
         self.lambda_client = lambda_client
         self.mapping = mapping
@@ -167,8 +170,12 @@ class SqsPoller(EventLoop):
         return min(self.interval_s, max(left, 0.0) + 0.01)
 
     def tick(self) -> bool:
-        if self.paused.is_set():
-            return False
+        with self.receiving:
+            if self.paused.is_set():
+                return False
+            return self._receive_and_handle()
+
+    def _receive_and_handle(self) -> bool:
         with callers.acting_as(self.role):
             messages = self.sqs.receive_message(
                 QueueUrl=self.queue_url,
@@ -599,6 +606,8 @@ class EventDelivery:
             if isinstance(loop, SqsPoller):
                 if paused:
                     loop.paused.set()
+                    with loop.receiving:  # a receive already under way ends first
+                        pass
                 else:
                     loop.paused.clear()
                     messages_sent.notify()  # what waited on the queues is there to take
