@@ -1,7 +1,7 @@
 """Lambda's DynamoDB stream event source, as the embedded stack runs it
-(richdoc_tools.local.streams): the mapping's filter, batch size, partial batch failures,
-bisection, retries bounded by attempts or by record age (on the stack's clock), and the
-OnFailure queue or bucket, against the emulation's real stream.
+(richdoc_tools.local.runtime.streams): the mapping's filter, batch size, partial batch
+failures, bisection, retries bounded by attempts or by record age (on the stack's clock),
+and the OnFailure queue or bucket, against the emulation's real stream.
 
 The function is a stand-in that answers as told, so every outcome is chosen by the test;
 each ``tick`` is one poll of the stream, run here on the test's thread."""
@@ -19,9 +19,9 @@ from typing import Any, cast
 import boto3
 import pytest
 from richdoc_tools.local.clients import CLIENT_CONFIG
-from richdoc_tools.local.clock import StackClock
 from richdoc_tools.local.patches import dynamodb_streams
-from richdoc_tools.local.streams import StreamPoller
+from richdoc_tools.local.runtime.clock import StackClock
+from richdoc_tools.local.runtime.streams import StreamPoller
 
 from tests.support.aws import table_with_stream
 

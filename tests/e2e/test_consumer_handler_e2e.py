@@ -22,9 +22,9 @@ from urllib.parse import unquote
 import pytest
 from botocore.handlers import validate_ascii_metadata
 from richdoc_tools.cli import main
-from richdoc_tools.local.events import wait_until
-from richdoc_tools.local.lambdas import PlatformError
-from richdoc_tools.local.policies import AuthorizationRequest, PolicyDocument, evaluate
+from richdoc_tools.local.faults.scripted import PlatformError
+from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.strict.policies import AuthorizationRequest, PolicyDocument, evaluate
 
 from richdoc.contracts import ParseInput
 from richdoc.jobs import JobStatus, job_id_for
@@ -353,7 +353,7 @@ def test_a_change_the_notifier_cannot_deliver_outlasts_an_outage_then_is_parked_
     NotifierMaxRecordAgeSeconds is written whole to NotifyFailureBucket, a message names
     it on NotifyFailureQueue, and `richdoc events republish --failed` publishes it."""
     outage = [PlatformError("Lambda.ServiceException", "EventBridge is unavailable")]
-    stack.faults.add("NotifierFunction", *outage * 25, when=lambda e: "outage-a" in json.dumps(e))
+    stack.script.add("NotifierFunction", *outage * 25, when=lambda e: "outage-a" in json.dumps(e))
     outlasted = put(stack, "consumers/outage-a.md", body("Outlasted an outage."))
     ended(stack, outlasted, JobStatus.SUCCEEDED)
     assert [e.detail.job_id for e in consumer.deliver()] == [outlasted]
@@ -364,7 +364,7 @@ def test_a_change_the_notifier_cannot_deliver_outlasts_an_outage_then_is_parked_
         == 0
     )
 
-    stack.faults.add(
+    stack.script.add(
         "NotifierFunction", *outage * 10_000, when=lambda e: "outage-b" in json.dumps(e)
     )
     parked = put(stack, "consumers/outage-b.md", body("Parked after its budget."))
@@ -381,7 +381,7 @@ def test_a_change_the_notifier_cannot_deliver_outlasts_an_outage_then_is_parked_
 
     assert wait_until(lambda: waiting() >= 1, TIMEOUT_S)
     assert consumer.receive() == []  # its event was never published
-    stack.faults.clear()  # the outage is over
+    stack.script.clear()  # the outage is over
     capsys.readouterr()
     assert main(["events", "republish", "--failed", "--json"]) == 0
     results = json.loads(capsys.readouterr().out)

@@ -34,6 +34,7 @@ from richdoc.jobs.keys import JOB_SK
 from richdoc.manifests import ManifestKeeper
 from richdoc.notifier import Notifier
 from richdoc_client.events import CompletionDetail, CompletionEvent
+from richdoc_tools.ops.jobs import find_jobs
 
 if TYPE_CHECKING:
     from types_boto3_logs import CloudWatchLogsClient
@@ -126,7 +127,7 @@ def republish(operator: Operator, job_ids: Sequence[str]) -> list[Republished]:
         results_bucket=operator.resources.artifact_bucket,
     )
     results = []
-    for job_id, job in operator.find_jobs(job_ids).items():
+    for job_id, job in find_jobs(operator, job_ids).items():
         if job is None:
             results.append(Republished(job_id, "not_found"))
         elif not job.status.terminal:

@@ -90,6 +90,9 @@ class JobStatus(StrEnum):
 
 # A run is under way (or its dead-letter message is): what the backstops close.
 OPEN_STATUSES = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.FAILED)
+# A run failed (FAILED: its dead-letter message is on its way): what an operator triages
+# (``richdoc jobs failures``, the console's failure count). CANCELLED is not a failure.
+FAILED_STATUSES = (JobStatus.DEAD_LETTERED, JobStatus.FAILED)
 # What ``richdoc jobs redrive`` starts the next run of (FAILED: the dead-letter message
 # of the run is not confirmed yet; the starter accepts the next run all the same). A
 # DELETED job has no source left to run again.

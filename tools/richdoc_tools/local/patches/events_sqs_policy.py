@@ -3,10 +3,10 @@ AWS.
 
 An SQS target of a rule receives an event only if the queue's resource-based policy
 allows ``events.amazonaws.com`` to send to it for that rule (``aws:SourceArn``); a queue
-without such a policy receives nothing, silently (``richdoc_tools.local.queue_policies``).
-moto sent every event to every queue target: a consumer that followed a guide without
-the queue policy saw its events locally and none on AWS. Here a denied delivery is
-dropped; the count of them is kept (``dropped``) for tests to observe.
+without such a policy receives nothing, silently (``strict.queue_policies``). moto sent
+every event to every queue target: a consumer that followed a guide without the queue
+policy saw its events locally and none on AWS. Here a denied delivery is dropped; the
+count of them is kept (``dropped``) for tests to observe.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from richdoc_tools.local.patches.target import original, replace
-from richdoc_tools.local.queue_policies import EVENTBRIDGE, service_may_send
+from richdoc_tools.local.strict.queue_policies import EVENTBRIDGE, service_may_send
 
 TARGET = "moto.events.models.Rule._send_to_sqs_queue"
 PATCHED = (TARGET,)

@@ -6,10 +6,11 @@ moto has no ``StartMessageMoveTask``, ``ListMessageMoveTasks`` or
 after the CLI's retries (about 11 seconds), which reads as an outage. The embedded stack
 does not run move tasks, so it refuses to start or cancel one as SQS refuses an action
 it does not support: HTTP 400 ``UnsupportedOperation``, the message naming ``richdoc dlq
-redrive``, which moves a dead-letter queue's messages with the same effect (its body
-and attributes, to the ingest queue) and which ``richdoc_tools.ops`` falls back to on
-this answer. ``ListMessageMoveTasks`` answers truthfully that there are none. The
-canary (``tests/aws/test_patch_sqs_message_move_task.py``) fails when a moto upgrade
+redrive``, which on this answer moves the dead-letter queue's messages itself, with the
+same effect (each body and its attributes, to the ingest queue:
+``richdoc_tools.ops.dead_letter_queue.acting.redrive_all``). ``ListMessageMoveTasks``
+answers truthfully that there are none. The canary
+(``tests/aws/canaries/test_patch_sqs_message_move_task.py``) fails when a moto upgrade
 adds the calls, so that this refusal can give way to them.
 """
 
