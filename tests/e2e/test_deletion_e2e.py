@@ -222,6 +222,9 @@ def test_jobs_delete_by_hand_with_the_source_and_again(
     assert answer["job"]["deletion"]["by"] == "operator"
     assert answer["deleted"]["source"] is True
     assert answer["deleted"]["run_outputs"] >= 2
+    # The copies kept for the document's consumers go once the notifier has handled the
+    # deletion (it may still be handling the job's success when the command returns).
+    assert wait_until(stack.notifications_delivered, 30)
     assert _holding(stack, secret) == []
     versions = stack.client("s3").list_object_versions(
         Bucket=stack.outputs["IngestBucketName"], Prefix="deletion/by-hand.md"
