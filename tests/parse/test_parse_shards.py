@@ -21,10 +21,10 @@ from richdoc.detection import detect
 from richdoc.formats import DocFormat
 from richdoc.parse.merge import merge_shard_json
 from richdoc.parse.merge_step import merge_objects
-from richdoc.parse.page_ranges import plan_shards
 from richdoc.parse.plan_step import PLAN_RESERVE_S, plan_limits, plan_object
 from richdoc.parse.reports import ParseReport
 from richdoc.parse.settings import Conversion, ParseLimits, ParserSettings, Pipeline
+from richdoc.parse.shard_plan import plan_shards
 from richdoc.parse.step import (
     PARSE_RESERVE_S,
     ParseWorker,

@@ -16,7 +16,7 @@ from richdoc_tools.ops.history import (
 from richdoc_tools.ops.statemachine import Machine
 
 from richdoc.formats import DocFormat
-from richdoc.parse.page_ranges import MAX_SHARDS, plan_shards
+from richdoc.parse.shard_plan import MAX_SHARDS, plan_shards
 
 
 def test_the_most_shards_a_plan_asks_for_fit_the_history_at_the_worst(

@@ -14,8 +14,8 @@ from richdoc.artifacts import docling_key, merged_key
 from richdoc.contracts import PageSpan, PageSpanText
 from richdoc.formats import DocFormat
 from richdoc.jobs import Attempt
-from richdoc.parse.page_ranges import MAX_SHARDS, ShardPlan, check_partition, plan_shards
 from richdoc.parse.settings import DEFAULT_SHARD_PAGES, shard_pages_setting
+from richdoc.parse.shard_plan import MAX_SHARDS, ShardPlan, check_partition, plan_shards
 
 # Planning ---------------------------------------------------------------------------------
 

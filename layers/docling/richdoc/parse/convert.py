@@ -16,7 +16,6 @@ from richdoc.contracts import PageSpan
 from richdoc.formats import ArchiveLimits, DocFormat, Inspection, inspect_file
 from richdoc.parse.classify import conversion_error
 from richdoc.parse.merge import dump_document
-from richdoc.parse.page_ranges import PAGINATED_FORMATS
 from richdoc.parse.reports import ChildReport, Inspected
 from richdoc.parse.settings import (
     DOCUMENT_TIMEOUT_FRACTION,
@@ -24,6 +23,7 @@ from richdoc.parse.settings import (
     ParserSettings,
     Pipeline,
 )
+from richdoc.parse.shard_plan import PAGINATED_FORMATS
 from richdoc.parse.tasks import PARSE_TASK, ConvertTask, InspectTask
 from richdoc.taxonomy import ResourceLimit
 

@@ -1,6 +1,6 @@
 """The Plan state: is an S3 object parsed whole or as page-range shards?
 
-``plan_request`` decides (``richdoc.parse.page_ranges.plan_shards``); the Map state then
+``plan_request`` decides (``richdoc.parse.shard_plan.plan_shards``); the Map state then
 parses each shard with ``richdoc.parse.step.parse_request`` (its ``pages``), and the Merge
 state joins them (``richdoc.parse.merge_step``). docs/shards.md has the state machine.
 No docling here: a PDF's page count comes from the inspection, run in the parse worker.
@@ -16,8 +16,8 @@ from pathlib import Path
 from richdoc.artifacts import ArtifactStore
 from richdoc.contracts import PlanInput, PlanOutput, SourceObject
 from richdoc.formats import format_of
-from richdoc.parse.page_ranges import PAGINATED_FORMATS, plan_shards
 from richdoc.parse.settings import ParseLimits, shard_concurrency_setting, shard_pages_setting
+from richdoc.parse.shard_plan import PAGINATED_FORMATS, plan_shards
 from richdoc.parse.step import ParseWorker, shared_worker, staged_path
 
 
@@ -33,7 +33,7 @@ def plan_object(
 ) -> PlanOutput:
     """Decide how an S3 object is parsed: its conversion (format, pipeline, processor
     contract: every parse of the run carries it out), and whole or as page-range shards
-    of at most ``shard_pages`` pages (``richdoc.parse.page_ranges.plan_shards``),
+    of at most ``shard_pages`` pages (``richdoc.parse.shard_plan.plan_shards``),
     ``max_concurrency`` of them at once.
 
     A PDF that may be sharded is downloaded and inspected, in the worker, for its page

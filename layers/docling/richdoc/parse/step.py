@@ -26,7 +26,6 @@ from pathlib import Path
 from richdoc.artifacts import ArtifactStore, docling_key, too_large
 from richdoc.contracts import PageSpan, ParseInput, ParseOutput, SourceObject
 from richdoc.formats import DocFormat, format_of
-from richdoc.parse.page_ranges import PAGINATED_FORMATS
 from richdoc.parse.reports import ChildReport, Inspected, ParseReport, Timings
 from richdoc.parse.settings import (
     Conversion,
@@ -37,6 +36,7 @@ from richdoc.parse.settings import (
     cpu_budget,
     threads_for,
 )
+from richdoc.parse.shard_plan import PAGINATED_FORMATS
 from richdoc.parse.tasks import ConvertTask, InspectTask
 from richdoc.taxonomy import InternalError, local_disk_errors
 from richdoc.worker.client import ChildOutcome, ForkServer
