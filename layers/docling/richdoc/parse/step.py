@@ -200,14 +200,6 @@ def staged_path(workdir: Path, fmt: DocFormat) -> Path:
     return workdir / f"{_STAGED_STEM}.{fmt}"
 
 
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _converted(
     report: ChildReport,
     outcome: ChildOutcome,
@@ -276,7 +268,8 @@ def parse_file(
         staged = staged_path(Path(tmp), fmt)
         # A link, not a copy: the child reads the caller's file under the staged name.
         staged.symlink_to(source.resolve())
-        sha256 = _sha256_file(source)
+        with source.open("rb") as file:
+            sha256 = hashlib.file_digest(file, "sha256").hexdigest()
         fetched = time.monotonic()
         produced = Path(tmp) / "docling.json"
         report, outcome = worker.convert(
