@@ -86,13 +86,13 @@ def _make(work: Path, fmt: str, pages: int, name: str) -> Path:
 
 def _stage_costs(docling_json: Path, repeat: int) -> dict[str, float]:
     """The project and detect handlers' work on one parse output: median seconds."""
-    from richdoc.contracts import SourceInfo
     from richdoc.detection import detect
     from richdoc.graph import Projection
     from richdoc.projection import load_docling, project
+    from richdoc_client.projection import ProjectionSource
 
     data = docling_json.read_bytes()
-    source = SourceInfo(name=docling_json.name)
+    source = ProjectionSource(name=docling_json.name)
     projection_bytes = project(load_docling(data), source).to_json_bytes()
 
     def project_step() -> None:

@@ -97,13 +97,13 @@ def measure(document: Document) -> Run:
     from docling_core.transforms.chunker.hierarchical_chunker import HierarchicalChunker
     from docling_core.types.doc import DoclingDocument
 
-    from richdoc.contracts import SourceInfo
     from richdoc.projection import load_docling, project
+    from richdoc_client.projection import ProjectionSource
     from tests.support.gen_fixtures import build_large_document
 
     data = build_large_document(document.paragraphs, document.tables).model_dump_json().encode()
     doc = DoclingDocument.model_validate_json(data)
-    source = SourceInfo(name="large.docling.json")
+    source = ProjectionSource(name="large.docling.json")
     projection = project(doc, source)  # warm-up, and the shape to report
     chunks: list[int] = []  # counted inside the timed runs: one chunker pass at 10x is 12 s
     samples = interleaved(

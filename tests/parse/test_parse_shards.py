@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from moto import mock_aws
 
 from richdoc.artifacts import ArtifactStore, docling_key, merged_key
-from richdoc.contracts import PageSpan, PlanOutput, ShardParsed, SourceInfo, SourceObject
+from richdoc.contracts import PageSpan, PlanOutput, ShardParsed, SourceObject
 from richdoc.detection import detect
 from richdoc.formats import DocFormat
 from richdoc.parse.merge import merge_shard_json
@@ -34,6 +34,7 @@ from richdoc.parse.step import (
 )
 from richdoc.projection import load_docling, project
 from richdoc.taxonomy import CorruptInput, ResourceLimit, UnsupportedFeature
+from richdoc_client.projection import ProjectionSource
 from tests.support import damaged_inputs, parse_inputs
 
 # One zygote per test process: keep the docling tests in one xdist worker.
@@ -96,7 +97,7 @@ def agreement(worker: ParseWorker, tmp_path_factory: pytest.TempPathFactory) -> 
 def _outputs(docling_json: bytes) -> tuple[bytes, bytes]:
     """projection.json and detection.json, as the project and detect steps write them."""
     doc = load_docling(docling_json)
-    projection = project(doc, SourceInfo(name="in/agreement.pdf", pipeline="native"))
+    projection = project(doc, ProjectionSource(name="in/agreement.pdf", pipeline="native"))
     return projection.to_json_bytes(), detect(projection, clarify=True).to_json_bytes()
 
 
