@@ -264,7 +264,6 @@ class ParseOutput(StageOutput):
     failed_pages: list[int]
     seconds: float
     page_range: PageSpan | None = None  # the shard's pages; None for the whole document
-    shards: int = 1  # how many page-range shards the document was parsed as
     # The isolated child's memory ceiling and peak resident set (None: the cache answered,
     # or a merge).
     mem_ceiling_mb: int | None = None

@@ -21,10 +21,9 @@ def merge_objects(
 ) -> ParseOutput:
     """Merge the parsed shards of ``plan`` (in its order) into the document's
     DoclingDocument, stored under ``merged_key``; answers as the parse step does for a
-    whole document (with ``shards``), so project and detect read it as they read any
-    parse. A merge of complete shards is reused like a parse; one with partial shards
-    (accepted at the biggest tier) goes under the ``-partial`` contract and is never
-    reused."""
+    whole document, so project and detect read it as they read any parse. A merge of
+    complete shards is reused like a parse; one with partial shards (accepted at the
+    biggest tier) goes under the ``-partial`` contract and is never reused."""
     started = time.monotonic()
     if not plan.sharded or plan.sha256 is None or plan.size is None or plan.pages is None:
         raise ValueError("only a sharded plan has shards to merge")
@@ -53,7 +52,6 @@ def merge_objects(
         partial=partial,
         failed_pages=sorted(page for shard in shards for page in shard.failed_pages),
         seconds=round(time.monotonic() - started, 3),
-        shards=len(shards),
     )
 
 

@@ -102,7 +102,6 @@ class Actions:
             outputs=JobOutputs.of(results),
             counts=JobCounts.of(results),
             pipeline=results.parse.pipeline,
-            shards=results.parse.shards,
             pages=results.parse.pages,
         )
         self.metrics.add_metric(name="JobsSucceeded", unit=MetricUnit.Count, value=1)
