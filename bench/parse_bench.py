@@ -197,7 +197,7 @@ def run(mode: Mode, repeat: int | None = None) -> ItemResult:
         isolated, in_process = samples[name]["isolated"], samples[name]["in_process"]
         documents[name] = {
             "pages": config.pages if name != "md" else 1,
-            "docling_pages": report.pages,
+            "docling_pages": report.page_count,
             "pipeline": str(report.pipeline),
             "isolated_median_s": round(statistics.median(isolated), 4),
             "in_process_median_s": round(statistics.median(in_process), 4),

@@ -121,7 +121,7 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
         outputs=OUTPUTS,
         counts=COUNTS,
         pipeline="simple",
-        pages=12,
+        page_count=12,
     )
     job = store.get("job-1")
     assert job is not None

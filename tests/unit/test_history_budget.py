@@ -35,7 +35,7 @@ def test_the_most_shards_a_plan_asks_for_fit_the_history_at_the_worst(
 
 def test_the_longest_pdf_on_the_small_profile_keeps_its_25_page_shards() -> None:
     plan = plan_shards(DocFormat.PDF, 2000, 25)  # MaxPages at the small profile's size
-    assert plan.shards == MAX_SHARDS and max(r.pages for r in plan.ranges) == 25
+    assert plan.shard_count == MAX_SHARDS and max(r.page_count for r in plan.ranges) == 25
 
 
 def _task(**retry: int) -> dict[str, Any]:

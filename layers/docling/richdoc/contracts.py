@@ -23,6 +23,9 @@ handler returns its output model dumped with ``model_dump(mode="json")`` (the
 ``richdoc.stage.stage_handler`` decorator does it). ``tests/unit/test_contracts.py`` runs every
 route of the definition over these models, so a field renamed on one side only fails it.
 
+Pages: a field named ``pages`` is always a page range (``PageSpan``), a count of pages
+is ``page_count``.
+
 ``SourceObject`` is the one type for "the uploaded object": the starter makes it from the
 S3 notification, the job record stores it, the execution input carries it, the plan and
 the parse read it, the project step names its results after it.
@@ -135,7 +138,7 @@ class PageSpan(Contract):
         return self
 
     @property
-    def pages(self) -> int:
+    def page_count(self) -> int:
         return self.end - self.start + 1
 
     def __contains__(self, page_no: object) -> bool:
@@ -218,7 +221,7 @@ class PlanOutput(StageOutput):
     format: str
     pipeline: str
     contract: str
-    pages: int | None  # the inspected page count; None where not inspected
+    page_count: int | None  # as inspected; None where not inspected
     sharded: bool
     shards: list[PageSpan]  # in page order; empty when parsed whole
     shard_count: int  # parse invocations that convert the document: 1 when whole
@@ -258,7 +261,7 @@ class ParseOutput(StageOutput):
     sha256: str
     size: int
     pipeline: str
-    pages: int
+    page_count: int  # docling's: PDF pages, PPTX slides, XLSX sheets; 0 otherwise
     cached: bool
     partial: bool
     failed_pages: list[int]

@@ -353,7 +353,7 @@ class JobStore:
         outputs: JobOutputs,
         counts: JobCounts,
         pipeline: str | None,
-        pages: int | None = None,
+        page_count: int | None = None,
     ) -> None:
         """The run succeeded. The shard count and the source's digest are not written
         here: the plan recorded the one (``richdoc.stage.record_decision``), and the plan,
@@ -364,7 +364,7 @@ class JobStore:
             .set("outputs", stored(outputs))
             .set("counts", stored(counts))
             .set("pipeline", pipeline)
-            .set("pages", pages)
+            .set("pages", page_count)
             .set("ended_at", self.clock())
             .set("phase", JobPhase.SUCCEEDED)
             .remove("stage")

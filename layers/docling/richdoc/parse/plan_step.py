@@ -47,7 +47,7 @@ def plan_object(
     fmt = format_of(source.key)
     # Its own worker: counting pages needs pdfium, not docling's converters or models.
     worker = worker or shared_worker(inspect_only=True)
-    sha256 = size = pages = None
+    sha256 = size = page_count = None
     if fmt in PAGINATED_FORMATS and shard_pages > 0:
         with tempfile.TemporaryDirectory(prefix="richdoc-plan-") as tmp:
             downloaded = store.download_source(
@@ -56,8 +56,8 @@ def plan_object(
             sha256, size = downloaded.sha256, downloaded.size
             if remaining_s is not None:
                 limits = plan_limits(limits, remaining_s())
-            pages = worker.inspect(downloaded.path, fmt, limits)
-    plan = plan_shards(fmt, pages, shard_pages)
+            page_count = worker.inspect(downloaded.path, fmt, limits)
+    plan = plan_shards(fmt, page_count, shard_pages)
     conversion = worker.settings.conversion(fmt)
     return PlanOutput(
         sha256=sha256,
@@ -65,10 +65,10 @@ def plan_object(
         format=str(conversion.format),
         pipeline=str(conversion.pipeline),
         contract=conversion.contract,
-        pages=pages,
+        page_count=page_count,
         sharded=plan.sharded,
         shards=list(plan.ranges),
-        shard_count=plan.shards,
+        shard_count=plan.shard_count,
         max_concurrency=max_concurrency,
         seconds=round(time.monotonic() - started, 3),
     )

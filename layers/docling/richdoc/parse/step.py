@@ -165,7 +165,7 @@ class ParseWorker:
             mem_ceiling_mb=ceiling,
             result_path=staged.with_name("inspection.json"),
         )
-        return Inspected.model_validate(outcome.value).pages
+        return Inspected.model_validate(outcome.value).page_count
 
     def close(self) -> None:
         self.server.close()
@@ -219,7 +219,7 @@ def _converted(
         format=conversion.format,
         pipeline=report.pipeline,
         contract=conversion.contract,
-        pages=report.pages,
+        page_count=report.page_count,
         page_range=report.page_range,
         cached=False,
         partial=report.partial,
@@ -327,8 +327,8 @@ def parse_object(
         )
         fetched = time.monotonic()
         key = docling_key(downloaded.sha256, contract, pages)
-        cached_pages = store.docling_pages(key)
-        if cached_pages is not None:
+        cached_page_count = store.docling_page_count(key)
+        if cached_page_count is not None:
             done = time.monotonic()
             return ParseReport(
                 sha256=downloaded.sha256,
@@ -336,7 +336,7 @@ def parse_object(
                 format=fmt,
                 pipeline=conversion.pipeline,
                 contract=contract,
-                pages=cached_pages,
+                page_count=cached_page_count,
                 page_range=pages,
                 cached=True,
                 partial=False,
@@ -363,7 +363,9 @@ def parse_object(
         if report.partial:
             key = docling_key(downloaded.sha256, f"{contract}-partial", pages)
         with produced.open("rb") as body:
-            store.put_docling(key, body, pipeline=str(report.pipeline), pages=report.pages)
+            store.put_docling(
+                key, body, pipeline=str(report.pipeline), page_count=report.page_count
+            )
     return _converted(
         report,
         outcome,
