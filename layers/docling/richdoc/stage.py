@@ -40,6 +40,7 @@ from richdoc.contracts import (
 from richdoc.deletion import Written
 from richdoc.jobs import JobStore
 from richdoc.jobs.attempts import record_memory
+from richdoc.jobs.references import DigestReferences
 from richdoc.logcontext import log_invocation
 from richdoc.tracing import handler_tracer
 from richdoc.wiring import wiring
@@ -59,15 +60,17 @@ WRITES: dict[str, Written] = {
 }
 
 
-def record_decision(event: StageInput, output: StageOutput) -> None:
+def record_decision(
+    jobs: JobStore, references: DigestReferences, event: StageInput, output: StageOutput
+) -> None:
     """What a step's output decides for its job, written as part of its attempt (a failed
     write fails the attempt): the plan's shard count, the only write of it, and the digest
     of the bytes it inspected, so that the shards' registrations on that digest find it
     on the job (``richdoc.jobs.references``)."""
     if isinstance(output, PlanOutput):
-        wiring.jobs.record_shards(event.job_id, event.run, output.shard_count)
+        jobs.record_shards(event.job_id, event.run, output.shard_count)
         if output.sha256:
-            wiring.references.record_on_job(output.sha256, event.job_id)
+            references.record_on_job(output.sha256, event.job_id)
 
 
 def step_done(jobs: JobStore, event: StageInput, stage: StepName) -> None:
@@ -111,7 +114,7 @@ def stage_handler(
                 request_id=context.aws_request_id,
             ) as attempt:
                 output = body(event, context)
-                record_decision(event, output)
+                record_decision(wiring.jobs, wiring.references, event, output)
                 attempt.cached = output.attempt_cached()
                 memory = output.attempt_memory()
                 if memory is not None:
