@@ -104,12 +104,12 @@ class Steps:
 
 def in_process_steps(paths: list[Path], work: Path, clock: Clock) -> list[Steps]:
     """The three steps of each document, run here as the handlers run them (minus AWS)."""
-    from richdoc.contracts import SourceInfo
     from richdoc.detection import detect
     from richdoc.graph import Projection
     from richdoc.parse.settings import ParseLimits
     from richdoc.parse.step import parse_file, shared_worker
     from richdoc.projection import load_docling, project
+    from richdoc_client.projection import ProjectionSource
 
     worker, limits = shared_worker(), ParseLimits.resolve()
     out = work / "baseline.docling.json"
@@ -118,7 +118,7 @@ def in_process_steps(paths: list[Path], work: Path, clock: Clock) -> list[Steps]
         t0 = clock.now()
         parse_file(path, out, limits, worker=worker)
         t1 = clock.now()
-        projection = project(load_docling(out.read_bytes()), SourceInfo(name=path.name))
+        projection = project(load_docling(out.read_bytes()), ProjectionSource(name=path.name))
         data = projection.to_json_bytes()
         t2 = clock.now()
         detect(Projection.model_validate_json(data), clarify=True).to_json_bytes()

@@ -27,8 +27,8 @@ from richdoc.artifacts import docling_key, merged_key
 from richdoc.contracts import PageSpan, ParseInput
 from richdoc.formats import DocFormat
 from richdoc.jobs import Job, JobStatus
-from richdoc.parse.page_ranges import MAX_SHARDS
 from richdoc.parse.settings import SHARD_CONCURRENCY_ENV, SHARD_PAGES_ENV, ParserSettings
+from richdoc.parse.shard_plan import MAX_SHARDS
 from richdoc.taxonomy import CorruptInput
 from tests.support import parse_inputs
 from tests.support.stack_runs import (

@@ -196,6 +196,22 @@ def test_the_detect_handler_never_imports_docling_core() -> None:
     assert loaded == {"docling_core": []}
 
 
+def test_the_state_contracts_import_neither_docling_core_nor_the_published_result_models() -> None:
+    """Every handler imports ``richdoc.contracts``; the published models (the projection's
+    above all) are built only where a step reads or writes a result."""
+    loaded = _run_isolated(
+        """
+        import richdoc.contracts
+        loaded = sorted(
+            m for m in sys.modules if m.startswith(("docling_core", "richdoc_client."))
+        )
+        print(json.dumps({"loaded": loaded}))
+        """,
+        path=[LAYER],
+    )
+    assert loaded == {"loaded": ["richdoc_client.failures"]}
+
+
 # ---- the tools' packages: who may import whom -------------------------------------------------
 
 TOOLS = ROOT / "tools" / "richdoc_tools"

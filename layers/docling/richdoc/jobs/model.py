@@ -176,6 +176,11 @@ class DeletionMark(BaseModel):
     reason: str
 
 
+# The fields the printed job names as its record does (``status`` is printed under its
+# own name, stored as ``job_status``).
+PRINTED_NAMES = {"page_count": "pages"}
+
+
 class Job(BaseModel):
     """The job item (``sk = JOB``): one object version, its current run and what the run
     recorded."""
@@ -204,7 +209,11 @@ class Job(BaseModel):
     ended_at: str | None = None
     dead_letter: Annotated[DeadLetterMark, _Sparse] | None = None
     phase: JobPhase | None = None  # how far the run has come (printed within ``progress``)
-    pages: int | None = None  # pages the successful parse converted
+    # How many pages the successful parse converted: stored and printed as ``pages``, the
+    # name the records have always had (``PRINTED_NAMES``).
+    page_count: int | None = Field(
+        default=None, validation_alias="pages", serialization_alias="pages"
+    )
     # Page ranges of the run's shards whose parse finished (a string set; printed as a
     # count within ``progress``).
     shards_done: frozenset[PageSpanText] | None = None
@@ -243,6 +252,7 @@ class Job(BaseModel):
         if not self.deletion:
             hidden.add("deletion")
         printed = self.model_dump(mode="json", exclude=hidden)
+        printed = {PRINTED_NAMES.get(name, name): value for name, value in printed.items()}
         return {**printed, "progress": self.progress().model_dump(mode="json")}
 
 

@@ -34,7 +34,7 @@ MAX_SHARDS = 80
 class ShardPlan:
     """How one document is parsed: whole (no ranges), or as these ranges in page order."""
 
-    pages: int | None  # the inspected page count; None where the format has no pages
+    page_count: int | None  # as inspected; None where the format has no pages
     ranges: tuple[PageSpan, ...] = ()
 
     @property
@@ -42,15 +42,15 @@ class ShardPlan:
         return bool(self.ranges)
 
     @property
-    def shards(self) -> int:
+    def shard_count(self) -> int:
         """How many parse invocations convert the document (1 when not sharded)."""
         return len(self.ranges) or 1
 
 
 def plan_shards(
-    fmt: DocFormat, pages: int | None, shard_pages: int, *, max_shards: int = MAX_SHARDS
+    fmt: DocFormat, page_count: int | None, shard_pages: int, *, max_shards: int = MAX_SHARDS
 ) -> ShardPlan:
-    """Split a document of ``pages`` pages into the fewest ranges of at most
+    """Split a document of ``page_count`` pages into the fewest ranges of at most
     ``shard_pages`` pages (bigger ones when ``max_shards`` would be exceeded), balanced
     so that their sizes differ by at most one page: the slowest shard sets the latency.
 
@@ -60,24 +60,29 @@ def plan_shards(
     """
     if shard_pages < 0 or max_shards < 1:
         raise ValueError(f"need shard_pages >= 0 and max_shards >= 1: {shard_pages}, {max_shards}")
-    if fmt not in PAGINATED_FORMATS or pages is None or shard_pages == 0 or pages <= shard_pages:
-        return ShardPlan(pages=pages)
-    count = min(math.ceil(pages / shard_pages), max_shards)
+    if (
+        fmt not in PAGINATED_FORMATS
+        or page_count is None
+        or shard_pages == 0
+        or page_count <= shard_pages
+    ):
+        return ShardPlan(page_count=page_count)
+    count = min(math.ceil(page_count / shard_pages), max_shards)
     if count < 2:
-        return ShardPlan(pages=pages)
-    base, bigger = divmod(pages, count)
+        return ShardPlan(page_count=page_count)
+    base, bigger = divmod(page_count, count)
     ranges: list[PageSpan] = []
     start = 1
     for index in range(count):
         size = base + (1 if index < bigger else 0)
         ranges.append(PageSpan(start=start, end=start + size - 1))
         start += size
-    return ShardPlan(pages=pages, ranges=tuple(ranges))
+    return ShardPlan(page_count=page_count, ranges=tuple(ranges))
 
 
-def check_partition(ranges: Sequence[PageSpan], pages: int | None = None) -> None:
+def check_partition(ranges: Sequence[PageSpan], page_count: int | None = None) -> None:
     """Raise ``ValueError`` unless ``ranges`` cover pages 1..N in order without gaps or
-    overlaps (N = ``pages`` when given): what a merge needs to rebuild the document."""
+    overlaps (N = ``page_count`` when given): what a merge needs to rebuild the document."""
     if not ranges:
         raise ValueError("no shards")
     expected = 1
@@ -88,5 +93,5 @@ def check_partition(ranges: Sequence[PageSpan], pages: int | None = None) -> Non
                 f"page {expected} should start"
             )
         expected = page_range.end + 1
-    if pages is not None and expected - 1 != pages:
-        raise ValueError(f"shards cover pages 1-{expected - 1} of a {pages}-page document")
+    if page_count is not None and expected - 1 != page_count:
+        raise ValueError(f"shards cover pages 1-{expected - 1} of a {page_count}-page document")
