@@ -19,9 +19,10 @@ promises:
   (``runtime.clock``: tests move it forward); then Lambda's batch record
   (``DDBStreamBatchInfo``, the condition that ended the retries) goes to the
   ``OnFailure`` destination with the function's role, and the poller moves past the
-  batch. A queue or topic destination gets the record alone; an S3 bucket gets it with
-  the whole invocation's payload (``payload``: the records, images and all), as an
-  object under ``aws/lambda/<mapping UUID>/<shard id>/YYYY/MM/DD/``.
+  batch. A queue destination gets the record alone (an SNS topic, which gets the same
+  on AWS, is not emulated); an S3 bucket gets it with the whole invocation's payload
+  (``payload``: the records, images and all), as an object under
+  ``aws/lambda/<mapping UUID>/<shard id>/YYYY/MM/DD/``.
 
 Lambda waits between retries; here the poller waits ``retry_wait_s`` (the stack's scaled
 pause). The poller sleeps until a record is appended to a stream (``appended``, which
