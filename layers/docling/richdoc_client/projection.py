@@ -19,9 +19,11 @@ from typing import Annotated, Final, Literal
 from pydantic import ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
+from richdoc_client.versions import SchemaVersion, Versioned, since
 from richdoc_client.wire import AbsentOmitted, WireModel
 
 SCHEMA: Final = "richdoc.projection/v1"
+VERSION: Final = "1.1"  # richdoc_client.versions: how it may change
 
 
 class NodeLabel(StrEnum):
@@ -248,10 +250,11 @@ class ProjectionStats(WireModel):
 # ---- the document ------------------------------------------------------------------------
 
 
-class Projection(WireModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+class Projection(Versioned, WireModel):
+    model_config = ConfigDict(populate_by_name=True)
 
     schema_: Literal["richdoc.projection/v1"] = Field(default=SCHEMA, alias="schema")
+    schema_version: SchemaVersion = Field(default=VERSION, json_schema_extra=since("1.1"))
     source: ProjectionSource
     canonical_text: str
     nodes: list[Node]
@@ -289,6 +292,7 @@ class Projection(WireModel):
             "edges": _json_array(edges),
             "nodes": _json_array(nodes),
             "schema": _string(self.schema_),
+            "schema_version": _string(self.schema_version),
             "source": encode(self.source.model_dump(mode="json")),
             "spans": _json_array(spans),
             "stats": encode(self.stats.model_dump(mode="json")),
