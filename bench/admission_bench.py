@@ -115,7 +115,7 @@ def _ledger(stack: Any) -> Any:
 
 def _settle(stack: Any, job_ids: list[str], timeout_s: float) -> dict[str, Any]:
     """Every job terminal, then every slot back (the stream's last releases)."""
-    from richdoc_tools.local.events import wait_until
+    from richdoc_tools.local.runtime.events import wait_until
 
     from richdoc.jobs.keys import ledger_key
 
@@ -190,7 +190,7 @@ def _burst(mode: Mode, work: Path) -> dict[str, Any]:
 
 
 def _faulted(mode: Mode, work: Path) -> dict[str, Any]:
-    from richdoc_tools.local.faults import FaultSettings
+    from richdoc_tools.local.faults.injected import FaultSettings
     from richdoc_tools.local.stack import EmbeddedStack
 
     count = 100 if mode is Mode.FULL else 20

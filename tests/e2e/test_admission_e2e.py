@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 from richdoc_tools.cli import main
-from richdoc_tools.local.events import wait_until
-from richdoc_tools.local.lambdas import PlatformError
+from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.faults.scripted import PlatformError
 
 from richdoc.admission.backlog import Backlog
 from richdoc.admission.slots import SlotLedger
@@ -54,9 +54,9 @@ def two_slots(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 @pytest.fixture
 def stack(two_slots: Any) -> Iterator[Any]:
-    two_slots.faults.clear()
+    two_slots.script.clear()
     yield two_slots
-    two_slots.faults.clear()
+    two_slots.script.clear()
     assert two_slots.loop_errors == []
 
 
@@ -184,7 +184,7 @@ def test_a_stopped_execution_whose_status_event_was_lost_gives_its_slot_back_at_
 def test_a_run_whose_failure_path_crashed_gives_its_slot_back_through_the_reconciler(
     stack: Any,
 ) -> None:
-    stack.faults.add(
+    stack.script.add(
         "RecordsFunction",
         PlatformError("Lambda.Unknown", "sandbox lost"),
         when=lambda event: isinstance(event, dict) and event.get("action") == "fail",

@@ -1,5 +1,6 @@
 """What a successful run left behind: the keys of its outputs in the results bucket and
-their counts (the completion event and the manifest both carry them)."""
+their counts (the completion event and the manifest both carry them), and which run it
+was (``ResultRef``: how an event and a manifest name a document's current result)."""
 
 from __future__ import annotations
 
@@ -29,3 +30,12 @@ class ResultCounts(FrozenWireModel):
     ambiguities: Count
     ambiguities_suppressed: Count
     chunks: Count | None = None  # for runs that wrote chunks
+
+
+class ResultRef(FrozenWireModel):
+    """One run's result: the job (one version of the document) and its run. A document's
+    current result is the one its manifest names; an index that holds a document's
+    chunks remembers which result they came from by it."""
+
+    job_id: str
+    run: Annotated[int, Field(ge=1)]

@@ -56,10 +56,10 @@ def jobs() -> None:
 def list_jobs(operator: Operator, status: JobStatus | None, as_json: bool) -> int:
     """List jobs, optionally by status (uses the status index, no scan). A job waiting in
     the backlog shows its place in its tenant's queue and how long it has waited."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import jobs as render
     from richdoc_tools.ops.backlog import places
 
-    listed = operator.list_jobs(status)
+    listed = operator.jobs.list_jobs(status)
     render.jobs_list(listed, as_json=as_json, places=places(operator, listed))
     return 0
 
@@ -74,10 +74,10 @@ def backlog(operator: Operator, as_json: bool) -> int:
     """The jobs waiting for a slot, tenant by tenant (how many, the oldest's age, the slots
     the tenant's jobs hold), the deployment's capacity and the slots held, its throughput
     measured on recent runs (documents per hour) and when the backlog drains at it."""
-    from richdoc_tools.cli.render_admission import backlog_outlook
+    from richdoc_tools.cli.render import admission as render
     from richdoc_tools.ops.backlog import outlook
 
-    backlog_outlook(outlook(operator), as_json=as_json)
+    render.backlog_outlook(outlook(operator), as_json=as_json)
     return 0
 
 
@@ -92,10 +92,11 @@ def show(operator: Operator, job_id: str, as_json: bool) -> int:
     """Show one job. JOB_ID may be any unique prefix of the 32-character id (e.g. the 12
     characters `richdoc run` prints); a prefix several jobs share is a usage error (exit
     2) that lists them; no such job exits 1."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import jobs as render
+    from richdoc_tools.ops.jobs import show_job
     from richdoc_tools.terminal import visible
 
-    found = resolving(lambda: operator.show_job(job_id))
+    found = resolving(lambda: show_job(operator, job_id))
     if found is None:
         print(f"richdoc jobs show: no job {visible(job_id)}", file=sys.stderr)
         return EXIT_FAILED
@@ -122,7 +123,7 @@ def cancel(
     execution is stopped. A job that had already finished (SUCCEEDED, DEAD_LETTERED, or
     FAILED with its dead-letter message on its way) is left alone and said so: exit 3.
     Exit 1 when an id matches no job; cancelling a CANCELLED job again is fine (exit 0)."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import jobs as render
     from richdoc_tools.ops.cancel import CancelOutcome, cancel_jobs
 
     results = resolving(lambda: cancel_jobs(operator, list(job_ids), by=by, reason=reason))
@@ -179,7 +180,7 @@ def redrive(
     again, or whose redrive is already on its way, is skipped. Exit 3 when a job given by
     id cannot run again (it succeeded, or has no stored message); 1 when an id matches no
     job or a message could not be sent."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import jobs as render
     from richdoc_tools.ops.redrive import (
         Pacer,
         RedriveFilter,
@@ -241,8 +242,9 @@ def failures(
     the feature tag, the error name and the reason with ids, numbers, paths, object keys
     and quoted strings taken out. Each group has a count, when it was first and last seen,
     some job ids, and the signature `jobs redrive --signature` takes."""
-    from richdoc_tools.cli import render
-    from richdoc_tools.ops.failures import FAILED_STATUSES, fleet_failures
+    from richdoc.jobs import FAILED_STATUSES
+    from richdoc_tools.cli.render import jobs as render
+    from richdoc_tools.ops.failures import fleet_failures
 
     if status is not None and status not in FAILED_STATUSES:
         raise UsageError(f"--status {status}: failures are DEAD_LETTERED or FAILED jobs")
@@ -262,7 +264,7 @@ def tiers(operator: Operator, since: datetime | None, as_json: bool) -> int:
     pages and size), how often a parse at the tier ended in a resource limit (and
     escalated), and its children's peak memory against their ceilings. Reads every job
     (or those updated since --since) and its run's attempts."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import jobs as render
     from richdoc_tools.ops.tiers import fleet_tiers
 
     render.tier_report(fleet_tiers(operator, since=since), as_json=as_json)
@@ -289,11 +291,12 @@ def watch(operator: Operator, job_id: str, timeout: float | None, as_json: bool)
     time it changes, until the job is terminal. Exit 0 when it succeeded, 4 when it was
     cancelled, 5 when deleted, its failure kind's code when dead-lettered (10 corrupt_input, 20
     unsupported_feature, 30 resource_limit, 75 transient, 70 internal), 1 on --timeout."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import jobs as render
+    from richdoc_tools.ops.jobs import find_job
     from richdoc_tools.ops.watch import WatchTimedOut, watch_job
     from richdoc_tools.terminal import visible
 
-    found = resolving(lambda: operator.find_job(job_id))
+    found = resolving(lambda: find_job(operator, job_id))
     if found is None:
         print(f"richdoc jobs watch: no job {visible(job_id)}", file=sys.stderr)
         return EXIT_FAILED
@@ -332,10 +335,11 @@ def delete(operator: Operator, job_id: str, with_source: bool, as_json: bool) ->
     same bytes uses them. A run still going stops at its next step and what it writes is
     deleted. Deleting again changes nothing. JOB_ID may be any unique prefix; no such job
     exits 1."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import jobs as render
+    from richdoc_tools.ops.jobs import delete_job
     from richdoc_tools.terminal import visible
 
-    deleted = resolving(lambda: operator.delete_job(job_id, with_source=with_source))
+    deleted = resolving(lambda: delete_job(operator, job_id, with_source=with_source))
     if deleted is None:
         print(f"richdoc jobs delete: no job {visible(job_id)}", file=sys.stderr)
         return EXIT_FAILED

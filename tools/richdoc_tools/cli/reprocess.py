@@ -50,7 +50,7 @@ def reprocess(
     the dispatcher runs them as slots free, so no number of them makes a burst. Each run's
     end refreshes the document's manifest and publishes its completion event. Give --all,
     or narrow with --prefix, --tenant or --contract-changed (they combine)."""
-    from richdoc_tools.cli.render_admission import reprocess_line, reprocess_report
+    from richdoc_tools.cli.render.admission import reprocess_line, reprocess_report
     from richdoc_tools.ops.reprocess import ReprocessFilter, reprocess, select
 
     if not (everything or prefix or tenant or contract_changed):
