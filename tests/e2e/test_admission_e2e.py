@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 from richdoc_tools.cli import main
-from richdoc_tools.local.runtime.events import wait_until
 from richdoc_tools.local.faults.scripted import PlatformError
+from richdoc_tools.local.runtime.events import wait_until
 
 from richdoc.admission.backlog import Backlog
 from richdoc.admission.slots import SlotLedger
@@ -26,7 +26,9 @@ from richdoc.records.actions import Actions
 from richdoc.records.backstops import STATUS_CHANGE
 from richdoc.taxonomy import Failure, FailureKind
 from tests.support.admission import ledger, ledger_history, most_at_once, slots_back
+from tests.support.consumer_docs import subscribe
 from tests.support.gates import Gate
+from tests.support.published_schemas import schema_errors
 from tests.support.stack_runs import job_of, upload
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling, pytest.mark.xdist_group("stack")]
@@ -249,15 +251,38 @@ def test_a_hundred_dead_letters_redriven_wait_their_turn_and_all_succeed(
 # ---- reprocess: run finished documents again, through the backlog ---------------------------
 
 
+def received(sqs: Any, queue_url: str) -> list[Any]:
+    """Every completion event on a consumer's queue (each checked against the published
+    event schema), received and deleted."""
+    from richdoc_client.events import CompletionEvent
+
+    found = []
+    while messages := sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get(
+        "Messages"
+    ):
+        for message in messages:
+            body = json.loads(message["Body"])
+            assert schema_errors("event", body["detail"]) == []
+            found.append(CompletionEvent.model_validate(body))
+            sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+    return found
+
+
 def test_reprocess_after_a_contract_change_runs_each_document_again_through_the_backlog(
     stack: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import richdoc.parse.settings
     from richdoc.artifacts import contract_of
+    from richdoc.document_results import kept_keys
+    from richdoc_client.events import CompletionEvent
     from richdoc_client.identity import document_id
     from richdoc_client.manifest import manifest_key
     from richdoc_client.reader import ResultsReader
 
+    sqs, events = stack.client("sqs"), stack.client("events")
+    bus = stack.outputs["EventBusName"]
+    # A consumer's subscription, as docs/consumers.md makes one.
+    subscription = subscribe(sqs, events, bus, "reprocess-e2e", '{"source": ["richdoc"]}')
     job_ids = [upload(stack, f"reprocess/{n}.md", note(n)) for n in range(4)]
     first = settled(stack, job_ids)
     assert {job.status for job in first.values()} == {JobStatus.SUCCEEDED}
@@ -277,14 +302,26 @@ def test_reprocess_after_a_contract_change_runs_each_document_again_through_the_
     assert (report["matched"], report["queued"], report["skipped"]) == (4, 4, 0)
     assert {r["outcome"] for r in report["results"]} == {"queued"}
     second = settled(stack, job_ids)
+    announced = {
+        (event.detail.job_id, event.detail.run): event for event in received(sqs, subscription)
+    }
+    events.remove_targets(Rule="reprocess-e2e", EventBusName=bus, Ids=["queue"])
+    events.delete_rule(Name="reprocess-e2e", EventBusName=bus)
+    sqs.delete_queue(QueueUrl=subscription)
+    reader = ResultsReader.s3(results, client=stack.client("s3"))
     for job_id in job_ids:
         job = second[job_id]
         assert (job.run, job.status) == (2, JobStatus.SUCCEEDED)
         assert contract_of(job.outputs.docling_key) not in old
-        # Its manifest points at the new run (the lost one is back).
-        reader = ResultsReader.s3(results, client=stack.client("s3"))
+        # Its manifest points at the new run, kept with the document (the lost one is
+        # back), and its completion event says so.
         manifest = reader.manifest_of(ingest, job.source.key)
         assert manifest.result is not None and manifest.result.run == 2
+        assert manifest.result.outputs == kept_keys(job, results)
+        event = announced[(job_id, 2)]
+        assert isinstance(event, CompletionEvent) and event.detail.current is True
+        assert event.detail.manifest is not None and event.detail.manifest.run == 2
+        assert event.detail.outputs == manifest.result.outputs
     assert most_at_once(second.values()) <= CAPACITY
     # Nothing is left whose contract differs: a second reprocess queues nothing.
     assert main(["reprocess", "--prefix", "reprocess/", "--contract-changed", "--json"]) == 0
