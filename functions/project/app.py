@@ -9,7 +9,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 import richdoc.projection
 from richdoc.artifacts import chunks_key, projection_key
-from richdoc.contracts import PROJECT, ProjectCounts, ProjectInput, ProjectOutput
+from richdoc.contracts import PROJECT, ProjectCounts, ProjectInput, ProjectOutput, ocr_counts
 from richdoc.stage import stage_handler
 from richdoc.wiring import wiring
 from richdoc_client.chunking import DEFAULT_MAX_BYTES, build_chunks, chunks_jsonl
@@ -41,5 +41,6 @@ def handler(event: ProjectInput, context: LambdaContext) -> ProjectOutput:
             edges=len(projection.edges),
             spans=len(projection.spans),
             chunks=len(chunks),
+            **ocr_counts(projection.stats.ocr),
         ),
     )

@@ -56,7 +56,7 @@ from pydantic import (
 )
 
 from richdoc.taxonomy import Failure, FailureKind, MemoryUse
-from richdoc_client.projection import ProjectionSource
+from richdoc_client.projection import OcrStats, ProjectionSource
 
 if TYPE_CHECKING:
     from docling_core.types.doc.document import DoclingDocument
@@ -231,10 +231,10 @@ class PlanInput(StageInput):
 class PlanOutput(StageOutput):
     """How the document is parsed (``richdoc.parse.plan_step.plan_request``): its
     conversion (``format``, ``pipeline``, ``contract``), which reaches every parse in its
-    input; whole, or as page-range ``shards`` (a PDF with more pages than
-    ``RICHDOC_SHARD_PAGES``), at most ``max_concurrency`` at once (the Map state's
-    ``MaxConcurrencyPath``: the template's ``ShardMaxConcurrency``). About 30 bytes a
-    shard: 2.4 KB for 80."""
+    input; whole, or as page-range ``shards`` (a PDF or image whose pages cost more than
+    ``RICHDOC_SHARD_PAGES`` text pages: a page OCR reads costs several), at most
+    ``max_concurrency`` at once (the Map state's ``MaxConcurrencyPath``: the template's
+    ``ShardMaxConcurrency``). About 30 bytes a shard: 2.4 KB for 80."""
 
     sha256: str | None  # of the bytes inspected; None where the plan needed no download
     size: int | None
@@ -242,6 +242,8 @@ class PlanOutput(StageOutput):
     pipeline: str
     contract: str
     pages: int | None  # the inspected page count; None where not inspected
+    ocr_pages: int | None = None  # how many pages OCR reads; None where not inspected
+    page_cost: int | None = None  # the pages' cost in text pages; None where not inspected
     sharded: bool
     shards: list[PageSpan]  # in page order; empty when parsed whole
     shard_count: int  # parse invocations that convert the document: 1 when whole
@@ -337,6 +339,22 @@ class ProjectCounts(Contract):
     edges: int
     spans: int
     chunks: int
+    # Pages OCR read and pages without a text layer it left unread (OcrMode off); None
+    # where the document had neither (projection.json's stats.ocr).
+    ocr_pages: int | None = None
+    unread_pages: list[int] | None = None
+
+
+class OcrCounts(TypedDict, total=False):
+    ocr_pages: int
+    unread_pages: list[int]
+
+
+def ocr_counts(stats: OcrStats | None) -> OcrCounts:
+    """The counts of what OCR did, from projection.json's ``stats.ocr`` (none without it)."""
+    if stats is None:
+        return {}
+    return {"ocr_pages": len(stats.pages), "unread_pages": list(stats.unread_pages)}
 
 
 class ProjectOutput(StageOutput):
@@ -441,6 +459,9 @@ class JobCounts(Contract):
     ambiguities: int
     ambiguities_suppressed: int
     chunks: int | None = None  # None in the records of runs made before chunks existed
+    # As ProjectCounts: None where OCR had no page to read or leave (and in older records).
+    ocr_pages: int | None = None
+    unread_pages: list[int] | None = None
 
     @classmethod
     def of(cls, results: StepResults) -> JobCounts:
@@ -452,6 +473,8 @@ class JobCounts(Contract):
             ambiguities=detect.ambiguities,
             ambiguities_suppressed=detect.ambiguities_suppressed,
             chunks=project.chunks,
+            ocr_pages=project.ocr_pages,
+            unread_pages=project.unread_pages,
         )
 
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
 
-from richdoc_client.wire import FrozenWireModel
+from richdoc_client.wire import Additions, FrozenWireModel
 
 Count = Annotated[int, Field(ge=0)]
+PageNumber = Annotated[int, Field(ge=1)]
 
 
 class ResultKeys(FrozenWireModel):
@@ -22,10 +24,16 @@ class ResultKeys(FrozenWireModel):
     chunks_key: str | None = None  # chunks.jsonl, for runs that wrote chunks
 
 
-class ResultCounts(FrozenWireModel):
+class ResultCounts(Additions, FrozenWireModel):
+    ADDED = frozenset({"ocr_pages", "unread_pages"})
+
     nodes: Count
     edges: Count
     spans: Count
     ambiguities: Count
     ambiguities_suppressed: Count
     chunks: Count | None = None  # for runs that wrote chunks
+    # Pages read by OCR (a scan's), and pages without a text layer left unread because
+    # OCR is off (OcrMode), ascending: absent where the document had none of either.
+    ocr_pages: Count | SkipJsonSchema[None] = None
+    unread_pages: list[PageNumber] | SkipJsonSchema[None] = None

@@ -3,7 +3,7 @@ does not know is refused (the JSON Schemas say ``additionalProperties: false``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
@@ -24,3 +24,18 @@ class AbsentOmitted(BaseModel):
     def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
         return {key: value for key, value in data.items() if value is not None}
+
+
+class Additions(BaseModel):
+    """A model with members added within its schema's version (``ADDED``): each is left
+    out of every dump while it is None, so a file says nothing of what was not known, and
+    files written before the member existed read the same way."""
+
+    ADDED: ClassVar[frozenset[str]] = frozenset()
+
+    @model_serializer(mode="wrap")
+    def _omit_unknown_additions(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {
+            key: value for key, value in data.items() if value is not None or key not in self.ADDED
+        }
