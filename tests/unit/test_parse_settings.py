@@ -205,7 +205,9 @@ def test_html_and_htm_share_a_contract():
 def test_a_conversion_is_the_format_its_pipeline_and_their_contract():
     native = ParserSettings(Pipeline.NATIVE)
     assert native.conversion(DocFormat.PDF) == Conversion(
-        DocFormat.PDF, Pipeline.NATIVE, processor_contract(DocFormat.PDF, Pipeline.NATIVE)
+        DocFormat.PDF,
+        Pipeline.NATIVE,
+        processor_contract(DocFormat.PDF, Pipeline.NATIVE, native.ocr_mode),
     )
     assert native.conversion(DocFormat.DOCX).pipeline is Pipeline.SIMPLE
 

@@ -179,9 +179,12 @@ def _own_scale(page: Page) -> float | None:
 
 
 def _register() -> None:
-    factory = get_ocr_factory()  # the instance every pipeline without plugins asks
-    if PageOcrOptions not in factory.classes:
-        factory.register(PageOcrModel, "richdoc", __name__)
+    """Into the factories docling's pipelines ask for (cached per argument, called with
+    the keyword), with or without external plugins."""
+    for plugins in (False, True):
+        factory = get_ocr_factory(allow_external_plugins=plugins)
+        if PageOcrOptions not in factory.classes:
+            factory.register(PageOcrModel, "richdoc", __name__)
 
 
 _register()
@@ -203,7 +206,8 @@ class NativeOcrPdfPipeline(NativePdfPipeline):
     def __init__(self, pipeline_options: NativeOcrPdfPipelineOptions) -> None:
         super().__init__(pipeline_options)
         self.pipeline_options: NativeOcrPdfPipelineOptions = pipeline_options
-        model = get_ocr_factory().create_instance(
+        factory = get_ocr_factory(allow_external_plugins=pipeline_options.allow_external_plugins)
+        model = factory.create_instance(
             options=pipeline_options.ocr_options,
             enabled=pipeline_options.do_ocr,
             artifacts_path=None,
