@@ -40,11 +40,12 @@ def plan_object(
     ``OCR_PAGE_COST``: ``richdoc.parse.page_ranges.plan_shards``), ``max_concurrency``
     of them at once.
 
-    A PDF or an image is downloaded and inspected, in the worker, for its page count and
-    its pages without a text layer, so a document the inspection refuses (too big,
-    damaged, encrypted, over max_pages, nothing on any page, only scans with OCR off)
-    fails here, once, rather than in every shard. Anything else is planned whole from
-    its key alone, without a download: its parse inspects it as before.
+    A PDF or an image that may be sharded is downloaded and inspected, in the worker,
+    for its page count and its pages without a text layer, so a document the inspection
+    refuses (too big, damaged, encrypted, over max_pages, nothing on any page, only
+    scans with OCR off) fails here, once, rather than in every shard. Anything else (and
+    everything with sharding off) is planned whole from its key alone, without a
+    download: its parse inspects it as before.
     ``remaining_s`` (the invocation's time left, read when the inspection starts) cuts
     its wall clock (``plan_limits``).
     """
@@ -54,7 +55,7 @@ def plan_object(
     worker = worker or shared_worker(inspect_only=True)
     sha256 = size = pages = ocr_pages = cost = None
     costs: list[int] | None = None
-    if fmt in PAGINATED_FORMATS:
+    if fmt in PAGINATED_FORMATS and shard_pages > 0:
         with tempfile.TemporaryDirectory(prefix="richdoc-plan-") as tmp:
             downloaded = store.download_source(
                 source, staged_path(Path(tmp), fmt), max_bytes=limits.max_object_bytes
