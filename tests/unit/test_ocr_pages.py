@@ -65,15 +65,17 @@ def test_formats_with_a_text_layer_are_never_ocr_read(fmt: DocFormat) -> None:
 
 
 @pytest.mark.parametrize(
-    ("raw", "mode"), [("", OcrMode.AUTO), ("OFF", OcrMode.OFF), ("force", OcrMode.FORCE)]
+    ("raw", "mode"), [("", OcrMode.AUTO), ("off", OcrMode.OFF), ("force", OcrMode.FORCE)]
 )
 def test_the_mode_setting(raw: str, mode: OcrMode) -> None:
     assert ocr_mode_setting({"RICHDOC_OCR_MODE": raw}) is mode
 
 
-def test_an_unknown_mode_is_a_configuration_error() -> None:
+@pytest.mark.parametrize("raw", ["sometimes", "OFF"])
+def test_an_unknown_mode_is_a_configuration_error(raw: str) -> None:
+    # Exactly the template's AllowedValues: the shell's value becomes OcrMode locally.
     with pytest.raises(ValueError, match="auto, off or force"):
-        ocr_mode_setting({"RICHDOC_OCR_MODE": "sometimes"})
+        ocr_mode_setting({"RICHDOC_OCR_MODE": raw})
 
 
 # The processor contract -----------------------------------------------------------------

@@ -27,17 +27,20 @@ SIGNAL_CHECK_S = 0.2
 STACK_PARAMETERS_FROM_ENV = {
     "RICHDOC_SHARD_PAGES": "ShardPages",
     "RICHDOC_SHARD_CONCURRENCY": "ShardMaxConcurrency",
+    "RICHDOC_OCR_MODE": "OcrMode",
 }
 
 
 def stack_parameters() -> dict[str, str]:
     """Template parameters from ``STACK_PARAMETERS_FROM_ENV``; a bad value is a usage error."""
+    from richdoc.parse.ocr import ocr_mode_setting
     from richdoc.parse.settings import shard_concurrency_setting, shard_pages_setting
     from richdoc_tools.terminal import visible
 
     try:
         shard_pages_setting()
         shard_concurrency_setting()
+        ocr_mode_setting()
     except ValueError as exc:
         raise UsageError(visible(exc)) from exc
     return {

@@ -75,7 +75,7 @@ class OcrMode(StrEnum):
 def ocr_mode_setting(environ: Mapping[str, str] | None = None) -> OcrMode:
     """``RICHDOC_OCR_MODE``: auto (the default), off or force."""
     env = os.environ if environ is None else environ
-    raw = env.get(OCR_MODE_ENV, "").strip().lower() or OcrMode.AUTO.value
+    raw = env.get(OCR_MODE_ENV, "").strip() or OcrMode.AUTO.value
     try:
         return OcrMode(raw)
     except ValueError:
