@@ -210,7 +210,8 @@ def cost_per_page(mode: Mode, work: Path, result: ItemResult) -> float:
     scanned.write_bytes(scans.scanned_pdf(pages))
     typeset.write_bytes(scans.typeset(pages))
     every_cpu = os.sched_getaffinity(0)
-    rows, seconds = [], {}
+    rows: list[list[Any]] = []
+    seconds: dict[tuple[str, int], float] = {}
     for cpus in (1, 2):
         # Before the worker starts: its zygote and children inherit the affinity.
         os.sched_setaffinity(0, set(sorted(every_cpu)[:cpus]))

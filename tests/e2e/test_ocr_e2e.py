@@ -53,11 +53,12 @@ def test_a_scanned_contract_succeeds_with_its_conflicting_dates_found_in_the_ocr
     projection = projection_of(stack, job)
     assert projection.stats.ocr is not None
     assert (projection.stats.ocr.mode, projection.stats.ocr.pages) == ("auto", [1, 2])
-    assert projection.stats.ocr.words == sum(
-        len(words(line)) for page in scans.CONTRACT_PAGES for line in page
-    )
     blocks = [node for node in projection.nodes if not isinstance(node, DocumentNode)]
     assert len(blocks) == sum(len(page) for page in scans.CONTRACT_PAGES)
+    read_text = " ".join(block_text(node) or "" for node in blocks)
+    assert projection.stats.ocr.words == len(read_text.split())
+    known = [w for page in scans.CONTRACT_PAGES for line in page for w in words(line)]
+    assert words(read_text) == known
     for node in blocks:
         props = node.props
         assert props.page in (1, 2) and props.bbox is not None, node
@@ -68,17 +69,20 @@ def test_a_scanned_contract_succeeds_with_its_conflicting_dates_found_in_the_ocr
     detection = Detection.model_validate_json(read(stack, job.outputs.detection_key))
     [ambiguity] = detection.ambiguities
     assert ambiguity.kind is AmbiguityKind.CONFLICTING_DATES
-    found = {}
+    found: dict[str, tuple[str, int | None, float | None]] = {}
     text = projection.canonical_text.encode()
     for candidate in ambiguity.candidates:
         assert candidate.spanRef is not None
         span = projection.spans[candidate.spanRef]
+        node = projection.nodes[span.node]
+        assert not isinstance(node, DocumentNode)
         sentence = text[span.start : span.end].decode()
-        found[candidate.label] = (sentence, projection.nodes[span.node].props)
+        found[candidate.label] = (sentence, node.props.page, span.ocr_confidence)
     effective, signed = found["2024-03-01 (effective)"], found["2025-02-14 (signed)"]
     assert words(effective[0]) == words(scans.CONTRACT_PAGES[0][1])
     assert words(signed[0]) == words(scans.CONTRACT_PAGES[1][1])
-    assert (effective[1].page, signed[1].page) == (1, 2)
+    assert (effective[1], signed[1]) == (1, 2)
+    assert effective[2] is not None and signed[2] is not None  # the evidence is OCR'd text
 
     chunks = [
         Chunk.model_validate_json(line)

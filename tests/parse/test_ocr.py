@@ -36,7 +36,7 @@ def _worker(mode: OcrMode) -> ParseWorker:
     return shared_worker(ParserSettings(Pipeline.NATIVE, ocr_mode=mode), quiet=True)
 
 
-def _parse(path: Path, tmp_path: Path, mode: OcrMode = OcrMode.AUTO):  # type: ignore[no-untyped-def]
+def _parse(path: Path, tmp_path: Path, mode: OcrMode = OcrMode.AUTO):
     out = tmp_path / "out" / f"{path.name}.json"
     report = parse_file(path, out, LIMITS, worker=_worker(mode))
     return report, DoclingDocument.model_validate_json(out.read_bytes())

@@ -16,7 +16,7 @@ from richdoc.taxonomy import CorruptInput, UnsupportedFeature
 LIMITS = ArchiveLimits.for_ceiling(4096)
 
 
-def _inspect(path: Path, max_pages: int = 2000):  # type: ignore[no-untyped-def]
+def _inspect(path: Path, max_pages: int = 2000):
     return inspect_file(path, DocFormat.IMAGE, max_pages=max_pages, archive=LIMITS)
 
 

@@ -38,7 +38,7 @@ def inspect_image(path: Path, max_pages: int) -> Inspection:
                 check_pages(frames, max_pages, "pages")
                 for index in range(frames):
                     image.seek(index)
-                    _check_pixels(image.width, image.height, index + 1, Image.MAX_IMAGE_PIXELS)
+                    _check_pixels(image.width, image.height, index + 1, _pixel_limit())
                     image.load()
     except UnidentifiedImageError as exc:
         raise CorruptInput("not an image: Pillow recognises no image format in it") from exc
@@ -49,6 +49,13 @@ def inspect_image(path: Path, max_pages: int) -> Inspection:
         # "broken data stream", "Truncated File Read", a bad frame count).
         raise CorruptInput(f"the image is damaged or truncated: {exc}") from exc
     return Inspection(pages=frames, image_only=tuple(range(1, frames + 1)))
+
+
+def _pixel_limit() -> int:
+    """Pillow's limit, as configured (None would mean none: then Pillow's default)."""
+    from PIL import Image
+
+    return Image.MAX_IMAGE_PIXELS or 89_478_485
 
 
 def _check_pixels(width: int, height: int, page: int, limit: int) -> None:

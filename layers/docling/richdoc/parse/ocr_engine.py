@@ -231,14 +231,15 @@ class NativeOcrPdfPipeline(NativePdfPipeline):
         page = super()._parse_page(timings, conv_res, page_backend)
         if page is None or page.page_no not in self.ocr_model.pages:
             return page
-        page._backend = self._page_image_backend(conv_res, page_backend)
+        rendering = self._page_image_backend(conv_res, page_backend)
+        page._backend = rendering
         try:
             for _ in self.ocr_model(conv_res, [page]):
                 pass
         finally:
-            if page._backend is not page_backend:
-                page._backend.unload()
             page._backend = None
+            if rendering is not page_backend:
+                rendering.unload()  # type: ignore[no-untyped-call]
         return page
 
     def _page_image_backend(
@@ -276,7 +277,7 @@ def _image_mimetype(source: Any) -> str:
 
     guessed = filetype.guess_mime(str(source)) if isinstance(source, Path) else None
     builtin = mimetypes.MimeTypes(filenames=()).types_map[True].values()
-    return guessed if guessed in builtin else "application/octet-stream"
+    return str(guessed) if guessed in builtin else "application/octet-stream"
 
 
 # The provenance ---------------------------------------------------------------------------
