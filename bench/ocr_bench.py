@@ -7,9 +7,9 @@
   at 150, 200 and 300 dpi, clean and degraded with 2 % noise and a 1 degree skew, stored
   as image-only PDFs), read through the parse worker exactly as the parse step reads them
   (the native pipeline, docling's RapidOCR stage on the bundled PP-OCRv6 models, full
-  page). Target: CER <= 2 % on clean 200-dpi print. Real scans, with their known text,
-  are read from ``bench/data/ocr/`` when it holds any (its README names each file's
-  source and licence).
+  page). Target: CER <= 2 % on clean 200-dpi print. Real scans with their known text
+  are read from ``bench/data/ocr/`` (its README names each file's source and licence:
+  Tesseract's own test scan).
 * Cost: seconds and child peak RSS per OCR page at one and two onnxruntime threads (a
   3,008 or 4,096 MB parse tier buys 1.7 or 2.3 vCPUs), against a text page of the same
   document type; a scanned PDF through ``richdoc run`` on the embedded stack whole
@@ -159,7 +159,8 @@ def accuracy(mode: Mode, work: Path, result: ItemResult) -> None:
             rate = statistics.fmean(rates)
             measured[condition.label] = {"cer": round(rate, 4), "pages": len(pages)}
             rows.append([condition.label, len(pages), f"{rate:.2%}", fmt(report.timings.convert_s)])
-        for scan in sorted(REAL_SCANS.glob("*.pdf")) if REAL_SCANS.is_dir() else []:
+        real = [p for p in sorted(REAL_SCANS.glob("*")) if p.suffix in (".pdf", ".tif", ".png")]
+        for scan in real:
             truth = scan.with_suffix(".txt").read_text(encoding="utf-8")
             report, data = _parse(worker, scan)
             rate = cer(truth, " ".join(page_texts(data).values()))
