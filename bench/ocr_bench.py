@@ -250,9 +250,9 @@ def whole_against_sharded(mode: Mode, work: Path, result: ItemResult) -> None:
     from bench.shards_bench import one_run
     from tests.support import scans
 
-    count = 4 if mode is Mode.QUICK else 50
-    # A scanned page costs 3 text pages: shards of about 10 pages (4 in the quick run).
-    shard_pages = 12 if mode is Mode.QUICK else 30
+    count = 2 if mode is Mode.QUICK else 50
+    # A scanned page costs 3 text pages: shards of 10 pages (1 in the quick run).
+    shard_pages = 3 if mode is Mode.QUICK else 30
     path = work / f"scan-{count}.pdf"
     path.write_bytes(scans.scanned_pdf(known_pages(count)))
     rows = []
