@@ -10,6 +10,7 @@ stats, the job record and the event, and a scan is dead-lettered as unsupported_
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -44,7 +45,9 @@ def test_a_scanned_contract_succeeds_with_its_conflicting_dates_found_in_the_ocr
     stack: Any, subscription: Subscription
 ) -> None:
     body = scans.scanned_pdf(scans.CONTRACT_PAGES)
-    job_id = upload(stack, "scans/contract.pdf", body)
+    key = "scans/contract.pdf"
+    clarify = {"richdoc-clarify": "true"}  # ambiguities are reported, not only counted
+    job_id = stack.upload(Path(key), key=key, body=body, metadata=clarify).job_id
     [job] = ended(stack, [job_id]).values()
     assert job.status is JobStatus.SUCCEEDED, job.failure
     assert job.counts is not None and job.counts.ocr_pages == 2
