@@ -41,6 +41,7 @@ from docling_core.types.doc.common.meta import BaseMeta, FloatingMeta
 from richdoc.parse.ocr import (
     META_FIELD,
     MODEL_FILES,
+    ORIENTATION_CLASSIFIER,
     RENDER_SCALE,
     OcrPages,
     OcrRecord,
@@ -75,8 +76,9 @@ class PageOcrOptions(RapidOcrOptions):
 
 
 def page_ocr_options() -> PageOcrOptions:
-    """Full-page OCR with the bundled PP-OCRv6 detection, recognition and orientation
-    models, at docling's 216 dpi."""
+    """Full-page OCR with the bundled PP-OCRv6 detection and recognition models, at
+    docling's 216 dpi, without the line orientation classifier (``ORIENTATION_CLASSIFIER``
+    says why)."""
     det, rec, cls = (str(bundled_models() / name) for name in MODEL_FILES)
     return PageOcrOptions(
         mode=OcrMode.FULL_PAGE,
@@ -84,6 +86,7 @@ def page_ocr_options() -> PageOcrOptions:
         rec_model_path=rec,
         cls_model_path=cls,
         scale=RENDER_SCALE,
+        use_cls=ORIENTATION_CLASSIFIER,
     )
 
 

@@ -98,8 +98,10 @@ ONE_PAGE_MB: dict[Pipeline, int] = {
     Pipeline.SIMPLE: 64,
 }
 # What OCR adds to one page, with room: the engine's models, loaded in the child, and a
-# page rendered at 216 dpi with the detector's activations (docs/parse.md, "OCR").
-ONE_OCR_PAGE_MB = 512
+# page rendered at 216 dpi with the detector's activations (measured: a child reading A4
+# scans peaked at 1,150 MB where one converting their typeset text peaked at 305 MB;
+# docs/parse.md, "OCR").
+ONE_OCR_PAGE_MB = 960
 
 
 @dataclass(frozen=True)
