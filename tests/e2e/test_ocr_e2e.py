@@ -78,10 +78,10 @@ def test_a_scanned_contract_succeeds_with_its_conflicting_dates_found_in_the_ocr
     for candidate in ambiguity.candidates:
         assert candidate.spanRef is not None
         span = projection.spans[candidate.spanRef]
-        node = projection.nodes[span.node]
-        assert not isinstance(node, DocumentNode)
+        evidence = projection.nodes[span.node]
+        assert not isinstance(evidence, DocumentNode)
         sentence = text[span.start : span.end].decode()
-        found[candidate.label] = (sentence, node.props.page, span.ocr_confidence)
+        found[candidate.label] = (sentence, evidence.props.page, span.ocr_confidence)
     effective, signed = found["2024-03-01 (effective)"], found["2025-02-14 (signed)"]
     assert words(effective[0]) == words(scans.CONTRACT_PAGES[0][1])
     assert words(signed[0]) == words(scans.CONTRACT_PAGES[1][1])
