@@ -30,7 +30,11 @@ import tempfile
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from richdoc.parse.reports import ParseReport
+    from richdoc.parse.step import ParseWorker
 
 if __package__ in (None, ""):  # run as a file: python bench/ocr_bench.py
     _root = Path(__file__).resolve().parent.parent
@@ -111,7 +115,7 @@ def page_texts(docling_json: bytes) -> dict[int, str]:
     return {page: " ".join(texts) for page, texts in pages.items()}
 
 
-def _worker() -> Any:
+def _worker() -> ParseWorker:
     from richdoc.parse.ocr import OcrMode
     from richdoc.parse.settings import ParserSettings, Pipeline
     from richdoc.parse.step import ParseWorker
@@ -119,7 +123,7 @@ def _worker() -> Any:
     return ParseWorker(ParserSettings(Pipeline.NATIVE, ocr_mode=OcrMode.AUTO), quiet=True)
 
 
-def _parse(worker: Any, path: Path) -> tuple[Any, bytes]:
+def _parse(worker: ParseWorker, path: Path) -> tuple[ParseReport, bytes]:
     from richdoc.parse.settings import ParseLimits
     from richdoc.parse.step import parse_file
 
@@ -164,11 +168,11 @@ def accuracy(mode: Mode, work: Path, result: ItemResult) -> None:
             truth = scan.with_suffix(".txt").read_text(encoding="utf-8")
             report, data = _parse(worker, scan)
             rate = cer(truth, " ".join(page_texts(data).values()))
-            measured[scan.name] = {"cer": round(rate, 4), "pages": report.pages}
+            measured[scan.name] = {"cer": round(rate, 4), "pages": report.page_count}
             rows.append(
                 [
                     f"{scan.name} (real scan)",
-                    report.pages,
+                    report.page_count,
                     f"{rate:.2%}",
                     fmt(report.timings.convert_s),
                 ]

@@ -9,11 +9,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 import richdoc.projection
 from richdoc.artifacts import chunks_key, projection_key
-from richdoc.contracts import PROJECT, ProjectCounts, ProjectInput, ProjectOutput, ocr_counts
+from richdoc.contracts import PROJECT, ProjectCounts, ProjectInput, ProjectOutput
 from richdoc.stage import stage_handler
 from richdoc.wiring import wiring
 from richdoc_client.chunking import DEFAULT_MAX_BYTES, build_chunks, chunks_jsonl
 from richdoc_client.identity import document_id
+from richdoc_client.projection import ProjectionSource
 
 # The chunks' size limit in UTF-8 bytes of text (template parameter ChunkMaxBytes).
 CHUNK_MAX_BYTES = int(os.environ.get("RICHDOC_CHUNK_MAX_BYTES") or DEFAULT_MAX_BYTES)
@@ -22,17 +23,21 @@ CHUNK_MAX_BYTES = int(os.environ.get("RICHDOC_CHUNK_MAX_BYTES") or DEFAULT_MAX_B
 @stage_handler(PROJECT)
 def handler(event: ProjectInput, context: LambdaContext) -> ProjectOutput:
     store = wiring.artifacts
+    source = event.source
     doc = richdoc.projection.load_docling(store.get_bytes(event.docling_key))
-    projection = richdoc.projection.project(doc, event.source)
+    projection = richdoc.projection.project(
+        doc, ProjectionSource(name=source.key, sha256=event.sha256, pipeline=event.pipeline)
+    )
     chunks = build_chunks(
         projection,
-        document_id=document_id(event.bucket, event.source.name),
+        document_id=document_id(source.bucket, source.key),
         max_bytes=CHUNK_MAX_BYTES,
     )
     key = projection_key(event.job_id, event.run)
     store.put_bytes(key, projection.to_json_bytes())
     chunks_at = chunks_key(event.job_id, event.run)
     store.put_bytes(chunks_at, chunks_jsonl(chunks), content_type="application/x-ndjson")
+    ocr = projection.stats.ocr
     return ProjectOutput(
         projection_key=key,
         chunks_key=chunks_at,
@@ -41,6 +46,7 @@ def handler(event: ProjectInput, context: LambdaContext) -> ProjectOutput:
             edges=len(projection.edges),
             spans=len(projection.spans),
             chunks=len(chunks),
-            **ocr_counts(projection.stats.ocr),
+            ocr_pages=None if ocr is None else len(ocr.pages),
+            unread_pages=None if ocr is None else list(ocr.unread_pages),
         ),
     )

@@ -1,5 +1,5 @@
 """Lambda's DynamoDB stream event source, as the embedded stack runs it
-(richdoc_tools.local.streams): the mapping's filter, batch size, partial batch failures,
+(richdoc_tools.local.runtime.streams): the mapping's filter, batch size, partial batch failures,
 bisection, bounded retries and OnFailure queue, against the emulation's real stream.
 
 The function is a stand-in that answers as told, so every outcome is chosen by the test;
@@ -18,7 +18,7 @@ import boto3
 import pytest
 from richdoc_tools.local.clients import CLIENT_CONFIG
 from richdoc_tools.local.patches import dynamodb_streams
-from richdoc_tools.local.streams import StreamPoller
+from richdoc_tools.local.runtime.streams import StreamPoller
 
 from tests.support.aws import table_with_stream
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 from richdoc_tools.cli import main
-from richdoc_tools.local.events import wait_until
-from richdoc_tools.local.lambdas import ServiceError
+from richdoc_tools.local.faults.scripted import ServiceError
+from richdoc_tools.local.runtime.events import wait_until
 
 from richdoc.contracts import ParseInput
 from richdoc.jobs import JobStatus, job_id_for
@@ -191,7 +191,7 @@ def test_a_dead_letter_a_cancel_and_a_deletion_are_each_announced_once(
 def test_a_run_the_reconciler_finishes_and_its_redrive_are_announced_once_each(
     stack: Any, consumer: Consumer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    stack.faults.fail_sends(DEAD_LETTER_QUEUE, *[ServiceError()] * STATE_MACHINE_SEND_ATTEMPTS)
+    stack.script.fail_sends(DEAD_LETTER_QUEUE, *[ServiceError()] * STATE_MACHINE_SEND_ATTEMPTS)
     job_id = upload(stack, "consumers/reconciled.docx", b"not a zip archive either")
     job = ended(stack, job_id)
     assert job.status is JobStatus.DEAD_LETTERED and job.dead_letter is not None

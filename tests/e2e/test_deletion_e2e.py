@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from richdoc_tools.cli import main
-from richdoc_tools.local.events import wait_until
+from richdoc_tools.local.runtime.events import wait_until
 
 from richdoc.contracts import ParseInput
 from richdoc.jobs import Job, JobStatus

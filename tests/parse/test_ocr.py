@@ -18,6 +18,7 @@ import pytest
 from docling_core.types.doc import DoclingDocument, PictureItem, TextItem
 
 from richdoc.parse.ocr import OcrMode, document_record, item_transcription
+from richdoc.parse.reports import ParseReport
 from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
 from richdoc.parse.step import ParseWorker, parse_file, shared_worker
 from richdoc.taxonomy import UnsupportedFeature
@@ -36,7 +37,9 @@ def _worker(mode: OcrMode) -> ParseWorker:
     return shared_worker(ParserSettings(Pipeline.NATIVE, ocr_mode=mode), quiet=True)
 
 
-def _parse(path: Path, tmp_path: Path, mode: OcrMode = OcrMode.AUTO):
+def _parse(
+    path: Path, tmp_path: Path, mode: OcrMode = OcrMode.AUTO
+) -> tuple[ParseReport, DoclingDocument]:
     out = tmp_path / "out" / f"{path.name}.json"
     report = parse_file(path, out, LIMITS, worker=_worker(mode))
     return report, DoclingDocument.model_validate_json(out.read_bytes())
@@ -59,7 +62,7 @@ def mixed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_a_mixed_pdf_reads_its_scanned_page_and_keeps_the_text_layer(mixed, tmp_path) -> None:
     report, doc = _parse(mixed, tmp_path)
-    assert (report.pages, report.ocr_pages, report.unread_pages) == (2, [2], [])
+    assert (report.page_count, report.ocr_pages, report.unread_pages) == (2, [2], [])
     [native] = _texts(doc, 1)
     assert native.text == NATIVE_LINE and item_transcription(native) is None
     scanned = _texts(doc, 2)
@@ -123,7 +126,7 @@ def test_an_image_is_a_document_read_by_ocr(tmp_path, name, fmt) -> None:
     path = tmp_path / name
     path.write_bytes(scans.image_file([SCANNED_LINES[1:]], fmt))
     report, doc = _parse(path, tmp_path)
-    assert (report.format, report.pipeline, report.pages, report.ocr_pages) == (
+    assert (report.format, report.pipeline, report.page_count, report.ocr_pages) == (
         "image",
         Pipeline.NATIVE,
         1,
@@ -138,7 +141,7 @@ def test_every_frame_of_a_multi_page_tiff_is_a_page(tmp_path) -> None:
     path = tmp_path / "fax.tiff"
     path.write_bytes(scans.image_file([["First page."], ["Second page."]], "TIFF"))
     report, doc = _parse(path, tmp_path)
-    assert (report.pages, report.ocr_pages) == (2, [1, 2])
+    assert (report.page_count, report.ocr_pages) == (2, [1, 2])
     read = [_words(" ".join(t.text for t in _texts(doc, page))) for page in (1, 2)]
     assert read == [["first", "page"], ["second", "page"]]
 

@@ -1,13 +1,13 @@
 """The IAM permissions each AWS request needs, resolved per request as AWS resolves them
-(richdoc_tools.local.permissions)."""
+(richdoc_tools.local.strict.permissions)."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from richdoc_tools.local.permissions import needed
-from richdoc_tools.local.service_request import ServiceRequest
+from richdoc_tools.local.requests.service_request import ServiceRequest
+from richdoc_tools.local.strict.permissions import needed
 
 ACCOUNT = "123456789012"
 TABLE = f"arn:aws:dynamodb:us-east-1:{ACCOUNT}:table/jobs"

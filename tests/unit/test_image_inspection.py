@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from richdoc.formats import ArchiveLimits, DocFormat, format_of, inspect_file
+from richdoc.formats import ArchiveLimits, DocFormat, Inspection, format_of, inspect_file
 from richdoc.taxonomy import CorruptInput, UnsupportedFeature
 
 LIMITS = ArchiveLimits.for_ceiling(4096)
 
 
-def _inspect(path: Path, max_pages: int = 2000):
+def _inspect(path: Path, max_pages: int = 2000) -> Inspection:
     return inspect_file(path, DocFormat.IMAGE, max_pages=max_pages, archive=LIMITS)
 
 
@@ -48,12 +48,12 @@ def test_every_image_format_is_a_document_of_pages_only_ocr_reads(
 ) -> None:
     assert format_of(name) is DocFormat.IMAGE
     inspection = _inspect(_saved(tmp_path / name, fmt))
-    assert (inspection.pages, inspection.image_only) == (1, (1,))
+    assert (inspection.page_count, inspection.image_only) == (1, (1,))
 
 
 def test_a_multi_page_tiff_has_a_page_per_frame(tmp_path: Path) -> None:
     inspection = _inspect(_saved(tmp_path / "fax.tiff", "TIFF", frames=3))
-    assert (inspection.pages, inspection.image_only) == (3, (1, 2, 3))
+    assert (inspection.page_count, inspection.image_only) == (3, (1, 2, 3))
 
 
 def test_more_frames_than_max_pages_is_unsupported(tmp_path: Path) -> None:
@@ -64,7 +64,7 @@ def test_more_frames_than_max_pages_is_unsupported(tmp_path: Path) -> None:
 
 def test_an_image_is_judged_by_its_content_not_its_extension(tmp_path: Path) -> None:
     png_named_jpg = _saved(tmp_path / "x.jpg", "PNG")
-    assert _inspect(png_named_jpg).pages == 1
+    assert _inspect(png_named_jpg).page_count == 1
 
 
 def _bomb(path: Path) -> Path:

@@ -1,5 +1,5 @@
 """Which pages OCR reads in each mode, what they cost the plan, and what the parse records:
-pure rules (richdoc.parse.ocr, richdoc.parse.page_ranges)."""
+pure rules (richdoc.parse.ocr, richdoc.parse.shard_plan)."""
 
 from __future__ import annotations
 
@@ -20,12 +20,12 @@ from richdoc.parse.ocr import (
     record_of_json,
     with_record_json,
 )
-from richdoc.parse.page_ranges import MAX_SHARDS, check_partition, plan_shards
 from richdoc.parse.settings import ParserSettings, Pipeline
+from richdoc.parse.shard_plan import MAX_SHARDS, check_partition, plan_shards
 from richdoc.taxonomy import UnsupportedFeature
 
-MIXED = Inspection(pages=5, image_only=(2, 4))
-SCAN = Inspection(pages=3, image_only=(1, 2, 3))
+MIXED = Inspection(page_count=5, image_only=(2, 4))
+SCAN = Inspection(page_count=3, image_only=(1, 2, 3))
 
 
 def test_auto_reads_the_pages_without_a_text_layer_and_keeps_the_others() -> None:
@@ -43,7 +43,7 @@ def test_off_names_the_unread_pages_of_a_mixed_document() -> None:
 
 @pytest.mark.parametrize(
     ("fmt", "inspection"),
-    [(DocFormat.PDF, SCAN), (DocFormat.IMAGE, Inspection(pages=2, image_only=(1, 2)))],
+    [(DocFormat.PDF, SCAN), (DocFormat.IMAGE, Inspection(page_count=2, image_only=(1, 2)))],
     ids=["scanned pdf", "image"],
 )
 def test_off_refuses_a_document_only_ocr_could_read(fmt: DocFormat, inspection: Inspection) -> None:
@@ -61,7 +61,7 @@ def test_a_shard_reads_only_its_own_pages() -> None:
 
 @pytest.mark.parametrize("fmt", [DocFormat.DOCX, DocFormat.HTML, DocFormat.XLSX])
 def test_formats_with_a_text_layer_are_never_ocr_read(fmt: DocFormat) -> None:
-    assert pages_to_read(OcrMode.FORCE, fmt, Inspection(pages=3)) == OcrPages()
+    assert pages_to_read(OcrMode.FORCE, fmt, Inspection(page_count=3)) == OcrPages()
 
 
 @pytest.mark.parametrize(
@@ -118,7 +118,7 @@ def test_a_scan_shorter_than_a_shard_is_sharded_by_its_cost() -> None:
     text = plan_shards(DocFormat.PDF, pages, 50)
     scanned = plan_shards(DocFormat.PDF, pages, 50, costs=page_costs(pages, range(1, pages + 1)))
     assert not text.sharded
-    assert scanned.shards == -(-pages * OCR_PAGE_COST // 50)
+    assert scanned.shard_count == -(-pages * OCR_PAGE_COST // 50)
     check_partition(scanned.ranges, pages)
 
 
@@ -127,7 +127,7 @@ def test_the_scanned_part_of_a_mixed_document_gets_the_smaller_shards() -> None:
     costs = page_costs(120, range(61, 121))
     plan = plan_shards(DocFormat.PDF, 120, 50, costs=costs)
     check_partition(plan.ranges, 120)
-    sizes = [r.pages for r in plan.ranges]
+    sizes = [r.page_count for r in plan.ranges]
     assert sizes[0] > sizes[-1]
 
 

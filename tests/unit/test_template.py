@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from richdoc_tools.local.template import Template, repository_root
+from richdoc_tools.local.cloudformation.template import Template, repository_root
 
 from richdoc.jobs import JobStatus
 from richdoc.parse.settings import DEFAULT_MAX_OBJECT_MB, largest_document_json_mb
@@ -77,7 +77,7 @@ def test_translated_template_passes_cfn_lint(template: Template) -> None:
 
 
 def test_every_resource_type_has_a_local_provisioner(template: Template) -> None:
-    from richdoc_tools.local.provisioners import PROVISIONERS
+    from richdoc_tools.local.cloudformation.provisioners import PROVISIONERS
 
     types = {r["Type"] for r in template.resources.values()}
     assert types - set(PROVISIONERS) == set()
@@ -122,7 +122,7 @@ def test_ingest_bucket_is_versioned_private_encrypted_and_notifies_the_queue(
 
 def _lifecycle(template: Template, bucket: str, **parameters: str) -> dict[str, dict[str, Any]]:
     """A bucket's lifecycle rules by id, as deployed with these parameters."""
-    from richdoc_tools.local.intrinsics import parameters_resolver
+    from richdoc_tools.local.cloudformation.intrinsics import parameters_resolver
 
     resolver = parameters_resolver(template, parameters)
     rules = resolver.resolve(
@@ -517,7 +517,7 @@ def _deployed(template: Template, prop: str, **parameters: str) -> dict[str, Any
     """A property of every function as CloudFormation deploys the translated template with
     these parameters (defaults for the rest): conditions and ``AWS::NoValue`` applied;
     functions without it are left out."""
-    from richdoc_tools.local.intrinsics import parameters_resolver
+    from richdoc_tools.local.cloudformation.intrinsics import parameters_resolver
 
     resolver = parameters_resolver(template, parameters)
     values = {}
@@ -907,7 +907,7 @@ def test_the_fan_out_parameters_reach_the_plan_function_only(template: Template)
 def test_the_small_profile_caps_the_shards_at_what_its_3008_mb_tiers_hold(
     template: Template,
 ) -> None:
-    from richdoc_tools.local.intrinsics import parameters_resolver
+    from richdoc_tools.local.cloudformation.intrinsics import parameters_resolver
 
     variables = template.resources["PlanFunction"]["Properties"]["Environment"]["Variables"]
     shards = {k: variables[k] for k in ("RICHDOC_SHARD_PAGES", "RICHDOC_MAX_SHARD_PAGES")}

@@ -84,9 +84,6 @@ Confidence = Annotated[float, Field(ge=0.0, le=1.0)]
 class ProjectionSource(WireModel):
     """``source``: what the projection was made from (these members are always written)."""
 
-    # A subclass's instance (the pipeline's state payload) is stored as this model itself.
-    model_config = ConfigDict(revalidate_instances="subclass-instances")
-
     name: str  # the uploaded object's key in the pipeline
     sha256: str | None = None  # of the source bytes
     pipeline: str | None = None  # the docling pipeline that parsed it

@@ -52,7 +52,7 @@ def tail(operator: Operator, since: datetime, follow: bool, interval: float, as_
     on the bus is logged there): when, the status, the job and run, the object key, the
     failure's kind and feature, the chunks. Lines of the log that are not completion
     events are reported on stderr."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import events as render
     from richdoc_tools.ops.events import tail as tail_events
 
     shown = render.EventTail(as_json=as_json)
@@ -75,7 +75,7 @@ def republish(operator: Operator, job_ids: tuple[str, ...], as_json: bool) -> in
     had it drop it). The way back for changes the notifier could not deliver
     (NotifyFailuresAlarm). A job still running has nothing to publish yet; no such job
     exits 1. JOB_ID may be any unique prefix."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import events as render
     from richdoc_tools.ops.events import republish as republish_events
 
     results = resolving(lambda: republish_events(operator, job_ids))

@@ -15,7 +15,7 @@ from richdoc_tools.cli.options import embedded_stack_options, example
 if TYPE_CHECKING:
     from types import FrameType
 
-    from richdoc_tools.local.faults import FaultSettings
+    from richdoc_tools.local.faults.injected import FaultSettings
     from richdoc_tools.local.stack import EmbeddedStack
 
 # How long `local serve` may take to notice Ctrl-C or SIGTERM (see its wait loop).

@@ -34,9 +34,10 @@ from richdoc_tools.console.security import attachment
 from richdoc_tools.console.settings import settings
 from richdoc_tools.console.summaries import JobSummary
 from richdoc_tools.console.twins import page, respond
+from richdoc_tools.ops import executions, objects
 from richdoc_tools.ops.cancel import cancel_jobs, finished_detail
-from richdoc_tools.ops.operator import ShardParse, shard_parses
 from richdoc_tools.ops.redrive import not_redrivable, redrive_ids
+from richdoc_tools.ops.shards import ShardParse, shard_parses
 from richdoc_tools.ops.statemachine import Machine
 
 blueprint = Blueprint("job", __name__)
@@ -147,7 +148,7 @@ def _view(job: Job) -> JobView:
     if job.execution_arn:
         arn = _execution_arn(job.execution_arn, job.job_id, run)
         try:
-            described = operator.execution(arn)
+            described = executions.describe(operator, arn)
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") != "ExecutionDoesNotExist":
                 raise
@@ -162,9 +163,9 @@ def _view(job: Job) -> JobView:
                 started_at=described["startDate"].isoformat(),
                 stopped_at=s.isoformat() if (s := described.get("stopDate")) else None,
             )
-            events = operator.execution_history(arn)
-            definition = operator.definition(arn)
-    text = json.dumps(definition if definition is not None else operator.definition())
+            events = executions.history(operator, arn)
+            definition = executions.definition(operator, arn)
+    text = json.dumps(definition if definition is not None else executions.definition(operator))
     machine, diagram = _drawn(text)
     runs = state_runs(machine, events)
     return JobView(
@@ -193,7 +194,7 @@ def artifact(job_id: str, name: str) -> Response:
     keys = job.outputs.files() if job.outputs else {}
     if name not in keys:
         abort(404, f"the job has no {name}")
-    data = settings().operator.artifact(keys[name])
+    data = objects.artifact(settings().operator, keys[name])
     mimetype = "application/x-ndjson" if name.endswith(".jsonl") else "application/json"
     return attachment(data, f"{job.job_id[:12]}-{name}", mimetype)
 
@@ -202,7 +203,7 @@ def artifact(job_id: str, name: str) -> Response:
 def source(job_id: str) -> Response:
     """The uploaded file, only ever as a download: it may be HTML (an accepted input)."""
     job = job_or_abort(job_id)
-    data = settings().operator.source(job.source)
+    data = objects.source(settings().operator, job.source)
     return attachment(data, PurePosixPath(job.source.key).name, "application/octet-stream")
 
 

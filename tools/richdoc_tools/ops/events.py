@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from richdoc.manifests import ManifestKeeper
 from richdoc.notifier import Notifier
 from richdoc_client.events import CompletionDetail, CompletionEvent
+from richdoc_tools.ops.jobs import find_jobs
 
 if TYPE_CHECKING:
     from types_boto3_logs import CloudWatchLogsClient
@@ -118,7 +119,7 @@ def republish(operator: Operator, job_ids: Sequence[str]) -> list[Republished]:
         results_bucket=operator.resources.artifact_bucket,
     )
     results = []
-    for job_id, job in operator.find_jobs(job_ids).items():
+    for job_id, job in find_jobs(operator, job_ids).items():
         if job is None:
             results.append(Republished(job_id, "not_found"))
         elif not job.status.terminal:

@@ -48,7 +48,7 @@ def inspect_image(path: Path, max_pages: int) -> Inspection:
         # Pillow's words for truncated or damaged image data ("image file is truncated",
         # "broken data stream", "Truncated File Read", a bad frame count).
         raise CorruptInput(f"the image is damaged or truncated: {exc}") from exc
-    return Inspection(pages=frames, image_only=tuple(range(1, frames + 1)))
+    return Inspection(page_count=frames, image_only=tuple(range(1, frames + 1)))
 
 
 def _pixel_limit() -> int:

@@ -42,7 +42,7 @@ def inspect_pdf(path: Path, max_pages: int) -> Inspection:
         raise CorruptInput(f"the PDF is damaged: {exc}") from exc
     finally:
         pdf.close()
-    return Inspection(pages=pages, image_only=image_only)
+    return Inspection(page_count=pages, image_only=image_only)
 
 
 class _Page(StrEnum):

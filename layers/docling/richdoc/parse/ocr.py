@@ -62,7 +62,7 @@ RENDER_SCALE = 3.0
 ORIENTATION_CLASSIFIER = False
 
 # What an OCR'd page costs the parse, in text pages: the plan sizes shards and timeouts by
-# it (richdoc.parse.page_ranges). Measured on 2 cores (docs/parse.md, "OCR"): the standard
+# it (richdoc.parse.shard_plan). Measured on 2 cores (docs/parse.md, "OCR"): the standard
 # pipeline's layout and tables take about 1.9 s a text page, OCR adds about 4 s.
 OCR_PAGE_COST = 3
 
@@ -133,15 +133,16 @@ def pages_to_read(
 
     With OCR off, a document none of whose pages has a text layer (a scan, an image) is
     ``UnsupportedFeature('ocr')``: there would be nothing to read."""
-    if fmt not in OCR_FORMATS or inspection.pages is None:
+    page_count = inspection.page_count
+    if fmt not in OCR_FORMATS or page_count is None:
         return OcrPages()
-    wanted = range(1, inspection.pages + 1) if pages is None else range(pages.start, pages.end + 1)
+    wanted = range(1, page_count + 1) if pages is None else range(pages.start, pages.end + 1)
     image_only = tuple(page for page in inspection.image_only if page in wanted)
     if mode is OcrMode.FORCE:
-        return OcrPages(read=tuple(page for page in wanted if page <= inspection.pages))
+        return OcrPages(read=tuple(page for page in wanted if page <= page_count))
     if mode is OcrMode.AUTO:
         return OcrPages(read=image_only)
-    if fmt is DocFormat.IMAGE or len(inspection.image_only) == inspection.pages:
+    if fmt is DocFormat.IMAGE or len(inspection.image_only) == page_count:
         what = "an image" if fmt is DocFormat.IMAGE else "a PDF with no text layer on any page"
         raise UnsupportedFeature(
             f"{what}: only OCR reads it, and OCR is off (OcrMode=off)", feature="ocr"

@@ -1,7 +1,7 @@
 """The Plan state: is an S3 object parsed whole or as page-range shards, and which of its
 pages does OCR read?
 
-``plan_request`` decides (``richdoc.parse.page_ranges.plan_shards``, the pages weighed
+``plan_request`` decides (``richdoc.parse.shard_plan.plan_shards``, the pages weighed
 by their cost: ``richdoc.parse.ocr``); the Map state then
 parses each shard with ``richdoc.parse.step.parse_request`` (its ``pages``), and the Merge
 state joins them (``richdoc.parse.merge_step``). docs/shards.md has the state machine.
@@ -19,8 +19,8 @@ from richdoc.artifacts import ArtifactStore
 from richdoc.contracts import PlanInput, PlanOutput, SourceObject
 from richdoc.formats import Inspection, format_of
 from richdoc.parse.ocr import page_costs, pages_to_read
-from richdoc.parse.page_ranges import PAGINATED_FORMATS, plan_shards
 from richdoc.parse.settings import ParseLimits, shard_concurrency_setting, shard_pages_setting
+from richdoc.parse.shard_plan import PAGINATED_FORMATS, plan_shards
 from richdoc.parse.step import ParseWorker, shared_worker, staged_path
 
 
@@ -37,7 +37,7 @@ def plan_object(
     """Decide how an S3 object is parsed: its conversion (format, pipeline, processor
     contract: every parse of the run carries it out), and whole or as page-range shards
     that cost at most ``shard_pages`` text pages each (a page OCR reads costs
-    ``OCR_PAGE_COST``: ``richdoc.parse.page_ranges.plan_shards``), ``max_concurrency``
+    ``OCR_PAGE_COST``: ``richdoc.parse.shard_plan.plan_shards``), ``max_concurrency``
     of them at once.
 
     A PDF or an image that may be sharded is downloaded and inspected, in the worker,
@@ -53,7 +53,7 @@ def plan_object(
     fmt = format_of(source.key)
     # Its own worker: counting pages needs pdfium, not docling's converters or models.
     worker = worker or shared_worker(inspect_only=True)
-    sha256 = size = pages = ocr_pages = cost = None
+    sha256 = size = page_count = ocr_pages = cost = None
     costs: list[int] | None = None
     if fmt in PAGINATED_FORMATS and shard_pages > 0:
         with tempfile.TemporaryDirectory(prefix="richdoc-plan-") as tmp:
@@ -64,13 +64,13 @@ def plan_object(
             if remaining_s is not None:
                 limits = plan_limits(limits, remaining_s())
             inspected = worker.inspect(downloaded.path, fmt, limits)
-        pages = inspected.pages
-        inspection = Inspection(pages=pages, image_only=tuple(inspected.image_only))
+        page_count = inspected.page_count
+        inspection = Inspection(page_count=page_count, image_only=tuple(inspected.image_only))
         reading = pages_to_read(worker.settings.ocr_mode, fmt, inspection)
-        if pages is not None:
-            costs = page_costs(pages, reading.read)
+        if page_count is not None:
+            costs = page_costs(page_count, reading.read)
             ocr_pages, cost = len(reading.read), sum(costs)
-    plan = plan_shards(fmt, pages, shard_pages, costs=costs)
+    plan = plan_shards(fmt, page_count, shard_pages, costs=costs)
     conversion = worker.settings.conversion(fmt)
     return PlanOutput(
         sha256=sha256,
@@ -78,12 +78,12 @@ def plan_object(
         format=str(conversion.format),
         pipeline=str(conversion.pipeline),
         contract=conversion.contract,
-        pages=pages,
+        page_count=page_count,
         ocr_pages=ocr_pages,
         page_cost=cost,
         sharded=plan.sharded,
         shards=list(plan.ranges),
-        shard_count=plan.shards,
+        shard_count=plan.shard_count,
         max_concurrency=max_concurrency,
         seconds=round(time.monotonic() - started, 3),
     )
