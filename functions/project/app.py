@@ -46,7 +46,7 @@ def handler(event: ProjectInput, context: LambdaContext) -> ProjectOutput:
             edges=len(projection.edges),
             spans=len(projection.spans),
             chunks=len(chunks),
-            ocr_pages=None if ocr is None else len(ocr.pages),
+            ocr_page_count=None if ocr is None else len(ocr.ocr_pages),
             unread_pages=None if ocr is None else list(ocr.unread_pages),
         ),
     )

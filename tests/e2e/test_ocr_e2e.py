@@ -50,12 +50,12 @@ def test_a_scanned_contract_succeeds_with_its_conflicting_dates_found_in_the_ocr
     job_id = stack.upload(Path(key), key=key, body=body, metadata=clarify).job_id
     [job] = ended(stack, [job_id]).values()
     assert job.status is JobStatus.SUCCEEDED, job.failure
-    assert job.counts is not None and job.counts.ocr_pages == 2
+    assert job.counts is not None and job.counts.ocr_page_count == 2
     assert job.counts.unread_pages == []
 
     projection = projection_of(stack, job)
     assert projection.stats.ocr is not None
-    assert (projection.stats.ocr.mode, projection.stats.ocr.pages) == ("auto", [1, 2])
+    assert (projection.stats.ocr.mode, projection.stats.ocr.ocr_pages) == ("auto", [1, 2])
     blocks = [node for node in projection.nodes if not isinstance(node, DocumentNode)]
     assert len(blocks) == sum(len(page) for page in scans.CONTRACT_PAGES)
     read_text = " ".join(block_text(node) or "" for node in blocks)
@@ -95,7 +95,7 @@ def test_a_scanned_contract_succeeds_with_its_conflicting_dates_found_in_the_ocr
     assert chunks and all(chunk.ocr_confidence is not None for chunk in chunks)
     [event] = subscription.of(job.job_id)
     assert event.detail.counts is not None
-    assert (event.detail.counts.ocr_pages, event.detail.counts.unread_pages) == (2, [])
+    assert (event.detail.counts.ocr_page_count, event.detail.counts.unread_pages) == (2, [])
 
 
 def test_a_mixed_pdf_reads_its_scanned_page_and_keeps_the_native_one(stack: Any) -> None:
@@ -112,8 +112,8 @@ def test_a_mixed_pdf_reads_its_scanned_page_and_keeps_the_native_one(stack: Any)
     [native] = by_page[1]
     assert native.props.ocr is None and block_text(native) == NATIVE_LINE
     assert by_page[2] and all(node.props.ocr is not None for node in by_page[2])
-    assert projection.stats.ocr is not None and projection.stats.ocr.pages == [2]
-    assert job.counts is not None and job.counts.ocr_pages == 1
+    assert projection.stats.ocr is not None and projection.stats.ocr.ocr_pages == [2]
+    assert job.counts is not None and job.counts.ocr_page_count == 1
 
 
 IMAGE_FORMATS = {
@@ -136,7 +136,9 @@ def test_every_image_format_succeeds_through_the_state_machine(stack: Any) -> No
     for ext, job_id in uploads.items():
         job = jobs[job_id]
         assert job.status is JobStatus.SUCCEEDED, (ext, job.failure)
-        assert job.pipeline == "native" and job.counts is not None and job.counts.ocr_pages == 1
+        assert (
+            job.pipeline == "native" and job.counts is not None and job.counts.ocr_page_count == 1
+        )
         projection = projection_of(stack, job)
         nodes = [n for n in projection.nodes if not isinstance(n, DocumentNode)]
         assert words(projection.canonical_text) == words(line), ext

@@ -47,7 +47,7 @@ def test_with_ocr_off_a_mixed_pdf_names_its_unread_page_everywhere(ocr_off_stack
     [job] = ended(stack, [upload(stack, "off/mixed.pdf", body)]).values()
     assert job.status is JobStatus.SUCCEEDED, job.failure
     assert job.counts is not None
-    assert (job.counts.ocr_pages, job.counts.unread_pages) == (0, [2])
+    assert (job.counts.ocr_page_count, job.counts.unread_pages) == (0, [2])
     projection = projection_of(stack, job)
     assert projection.stats.ocr is not None
     assert (projection.stats.ocr.mode, projection.stats.ocr.unread_pages) == ("off", [2])

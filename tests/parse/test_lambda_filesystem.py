@@ -92,7 +92,7 @@ def test_the_plan_and_parse_handlers_run_on_a_read_only_filesystem_without_home(
     assert done.returncode == 0, done.stderr[-4000:]
     states = json.loads(done.stdout.strip().splitlines()[-1])
     assert (states["plan"]["pipeline"], states["plan"]["page_count"]) == ("standard", 3)
-    assert states["plan"]["ocr_pages"] == 1
+    assert states["plan"]["ocr_page_count"] == 1
     parse = states["parse"]
     assert (parse["pipeline"], parse["page_count"], parse["partial"]) == ("standard", 3, False)
     read = "".join(c if c.isalnum() else " " for c in states["ocr_text"].lower()).split()

@@ -73,7 +73,7 @@ def test_a_mixed_pdf_reads_its_scanned_page_and_keeps_the_text_layer(mixed, tmp_
         assert item.prov[0].bbox.area() > 0
     record = document_record(doc)
     assert record is not None
-    assert (record.mode, record.pages, record.unread_pages) == (OcrMode.AUTO, [2], [])
+    assert (record.mode, record.ocr_pages, record.unread_pages) == (OcrMode.AUTO, [2], [])
     assert record.engine.startswith("rapidocr ")
 
 
@@ -82,7 +82,7 @@ def test_ocr_off_names_the_page_it_did_not_read(mixed, tmp_path) -> None:
     assert (report.ocr_pages, report.unread_pages) == ([], [2])
     assert [t.text for t in doc.texts] == [NATIVE_LINE]
     record = document_record(doc)
-    assert record is not None and (record.pages, record.unread_pages) == ([], [2])
+    assert record is not None and (record.ocr_pages, record.unread_pages) == ([], [2])
 
 
 def test_ocr_off_refuses_a_scan(tmp_path) -> None:

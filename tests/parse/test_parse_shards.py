@@ -390,7 +390,7 @@ def test_a_scan_is_planned_by_the_cost_of_the_pages_ocr_reads(worker, s3, tmp_pa
     scan = parse_inputs.pdf(tmp_path / "scan.pdf", pages=3, text=False, image=True)
     store, source = _store_with(s3, "scan.pdf", scan)
     plan = _plan(store, source, 5, worker)
-    assert (plan.page_count, plan.ocr_pages, plan.page_cost) == (3, 3, 3 * OCR_PAGE_COST)
+    assert (plan.page_count, plan.ocr_page_count, plan.page_cost) == (3, 3, 3 * OCR_PAGE_COST)
     assert plan.shards == [PageSpan(start=1, end=2), PageSpan(start=3, end=3)]
     text = _store_with(s3, "text.pdf", parse_inputs.pdf(tmp_path / "t.pdf", pages=3))
     assert _plan(*text, 5, worker).sharded is False

@@ -167,16 +167,16 @@ def test_images_shard_like_pdfs() -> None:
 
 
 def test_the_shards_records_join_into_the_documents() -> None:
-    first = OcrRecord(engine="e", mode=OcrMode.OFF, pages=[], unread_pages=[2])
-    second = OcrRecord(engine="e", mode=OcrMode.OFF, pages=[], unread_pages=[7, 9])
+    first = OcrRecord(engine="e", mode=OcrMode.OFF, ocr_pages=[], unread_pages=[2])
+    second = OcrRecord(engine="e", mode=OcrMode.OFF, ocr_pages=[], unread_pages=[7, 9])
     assert OcrRecord.join([first, second]) == OcrRecord(
-        engine="e", mode=OcrMode.OFF, pages=[], unread_pages=[2, 7, 9]
+        engine="e", mode=OcrMode.OFF, ocr_pages=[], unread_pages=[2, 7, 9]
     )
     assert OcrRecord.join([]) is None
 
 
 def test_a_body_carries_the_record_next_to_other_metadata() -> None:
-    record = OcrRecord(engine="e", mode=OcrMode.AUTO, pages=[1], unread_pages=[])
+    record = OcrRecord(engine="e", mode=OcrMode.AUTO, ocr_pages=[1], unread_pages=[])
     body = with_record_json({"self_ref": "#/body", "meta": {"other__x": 1}}, record)
     assert body["meta"]["other__x"] == 1
     assert record_of_json({"body": body}) == record

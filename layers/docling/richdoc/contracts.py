@@ -222,7 +222,7 @@ class PlanOutput(StageOutput):
     pipeline: str
     contract: str
     page_count: int | None  # as inspected; None where not inspected
-    ocr_pages: int | None = None  # how many pages OCR reads; None where not inspected
+    ocr_page_count: int | None = None  # how many pages OCR reads; None where not inspected
     page_cost: int | None = None  # the pages' cost in text pages; None where not inspected
     sharded: bool
     shards: list[PageSpan]  # in page order; empty when parsed whole
@@ -324,7 +324,7 @@ class ProjectCounts(Contract):
     chunks: int
     # Pages OCR read and pages without a text layer it left unread (OcrMode off); None
     # where the document had neither (projection.json's stats.ocr).
-    ocr_pages: int | None = None
+    ocr_page_count: int | None = None
     unread_pages: list[int] | None = None
 
 
@@ -431,7 +431,7 @@ class JobCounts(Contract):
     ambiguities_suppressed: int
     chunks: int | None = None  # None in the records of runs made before chunks existed
     # As ProjectCounts: None where OCR had no page to read or leave (and in older records).
-    ocr_pages: int | None = None
+    ocr_page_count: int | None = None
     unread_pages: list[int] | None = None
 
     @classmethod
@@ -444,7 +444,7 @@ class JobCounts(Contract):
             ambiguities=detect.ambiguities,
             ambiguities_suppressed=detect.ambiguities_suppressed,
             chunks=project.chunks,
-            ocr_pages=project.ocr_pages,
+            ocr_page_count=project.ocr_page_count,
             unread_pages=project.unread_pages,
         )
 

@@ -223,7 +223,7 @@ class OcrStats(WireModel):
 
     engine: str  # e.g. "rapidocr 3.10.0 (PP-OCRv6)"
     mode: Literal["auto", "off", "force"]  # the deployment's OcrMode
-    pages: list[Page]  # the pages OCR read, ascending
+    ocr_pages: list[Page]  # the pages OCR read, ascending
     unread_pages: list[Page]  # pages without a text layer left unread (OcrMode off)
     words: Annotated[int, Field(ge=0)]  # whitespace-separated words of the OCR'd nodes' text
 

@@ -25,7 +25,7 @@ class ResultKeys(FrozenWireModel):
 
 
 class ResultCounts(Additions, FrozenWireModel):
-    ADDED = frozenset({"ocr_pages", "unread_pages"})
+    ADDED = frozenset({"ocr_page_count", "unread_pages"})
 
     nodes: Count
     edges: Count
@@ -33,7 +33,7 @@ class ResultCounts(Additions, FrozenWireModel):
     ambiguities: Count
     ambiguities_suppressed: Count
     chunks: Count | None = None  # for runs that wrote chunks
-    # Pages read by OCR (a scan's), and pages without a text layer left unread because
-    # OCR is off (OcrMode), ascending: absent where the document had none of either.
-    ocr_pages: Count | SkipJsonSchema[None] = None
+    # How many pages OCR read (a scan's), and the pages without a text layer left unread
+    # because OCR is off (OcrMode), ascending: absent where the document had none of either.
+    ocr_page_count: Count | SkipJsonSchema[None] = None
     unread_pages: list[PageNumber] | SkipJsonSchema[None] = None

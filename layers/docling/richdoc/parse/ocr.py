@@ -181,7 +181,7 @@ class OcrRecord(BaseModel):
 
     engine: str
     mode: OcrMode
-    pages: list[int]
+    ocr_pages: list[int]
     unread_pages: list[int]
 
     @classmethod
@@ -193,7 +193,7 @@ class OcrRecord(BaseModel):
         return cls(
             engine=first.engine,
             mode=first.mode,
-            pages=sorted(page for record in records for page in record.pages),
+            ocr_pages=sorted(page for record in records for page in record.ocr_pages),
             unread_pages=sorted(page for record in records for page in record.unread_pages),
         )
 

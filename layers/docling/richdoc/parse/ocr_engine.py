@@ -309,7 +309,10 @@ def record_ocr(
             confidence = _confidence(boxes, lines)
             _set_field(item, Transcription(confidence=confidence).model_dump(mode="json"))
     record = OcrRecord(
-        engine=engine_name(), mode=mode, pages=list(reading.read), unread_pages=list(reading.unread)
+        engine=engine_name(),
+        mode=mode,
+        ocr_pages=list(reading.read),
+        unread_pages=list(reading.unread),
     )
     _set_field(document.body, record.model_dump(mode="json"))
 

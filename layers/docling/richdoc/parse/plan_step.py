@@ -53,7 +53,7 @@ def plan_object(
     fmt = format_of(source.key)
     # Its own worker: counting pages needs pdfium, not docling's converters or models.
     worker = worker or shared_worker(inspect_only=True)
-    sha256 = size = page_count = ocr_pages = cost = None
+    sha256 = size = page_count = ocr_page_count = cost = None
     costs: list[int] | None = None
     if fmt in PAGINATED_FORMATS and shard_pages > 0:
         with tempfile.TemporaryDirectory(prefix="richdoc-plan-") as tmp:
@@ -69,7 +69,7 @@ def plan_object(
         reading = pages_to_read(worker.settings.ocr_mode, fmt, inspection)
         if page_count is not None:
             costs = page_costs(page_count, reading.read)
-            ocr_pages, cost = len(reading.read), sum(costs)
+            ocr_page_count, cost = len(reading.read), sum(costs)
     plan = plan_shards(fmt, page_count, shard_pages, costs=costs)
     conversion = worker.settings.conversion(fmt)
     return PlanOutput(
@@ -79,7 +79,7 @@ def plan_object(
         pipeline=str(conversion.pipeline),
         contract=conversion.contract,
         page_count=page_count,
-        ocr_pages=ocr_pages,
+        ocr_page_count=ocr_page_count,
         page_cost=cost,
         sharded=plan.sharded,
         shards=list(plan.ranges),
