@@ -1,5 +1,5 @@
 """Which pages OCR reads in each mode, what they cost the plan, and what the parse records:
-pure rules (richdoc.parse.ocr, richdoc.parse.shard_plan)."""
+pure rules (richdoc.parse.ocr_pages, richdoc.parse.ocr, richdoc.parse.shard_plan)."""
 
 from __future__ import annotations
 
@@ -10,16 +10,13 @@ from hypothesis import strategies as st
 from richdoc.contracts import PageSpan
 from richdoc.formats import DocFormat, Inspection
 from richdoc.parse.ocr import (
-    OCR_PAGE_COST,
     OcrMode,
-    OcrPages,
     OcrRecord,
     ocr_mode_setting,
-    page_costs,
-    pages_to_read,
     record_of_json,
     with_record_json,
 )
+from richdoc.parse.ocr_pages import OCR_PAGE_COST, OcrPages, page_costs, pages_to_read
 from richdoc.parse.settings import ParserSettings, Pipeline
 from richdoc.parse.shard_plan import MAX_SHARDS, check_partition, plan_shards
 from richdoc.taxonomy import UnsupportedFeature

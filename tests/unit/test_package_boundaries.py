@@ -218,6 +218,24 @@ def test_the_state_contracts_import_neither_docling_core_nor_the_published_resul
     assert loaded == {"loaded": ["richdoc_client.failures"]}
 
 
+def test_the_projection_reads_ocr_provenance_without_the_parse_steps_modules() -> None:
+    """``richdoc project``'s process cost is benchmarked (bench item 1): the projection
+    reads the OCR record from ``richdoc.parse.ocr`` alone, never the format inspectors
+    (which bring an XML parser) or the state contracts."""
+    loaded = _run_isolated(
+        """
+        import richdoc.projection
+        loaded = sorted(
+            m for m in sys.modules if m.startswith(("richdoc.parse", "richdoc.formats"))
+            or m == "richdoc.contracts"
+        )
+        print(json.dumps({"loaded": loaded}))
+        """,
+        path=[LAYER],
+    )
+    assert loaded == {"loaded": ["richdoc.parse", "richdoc.parse.ocr"]}
+
+
 # ---- the tools' packages: who may import whom -------------------------------------------------
 
 TOOLS = ROOT / "tools" / "richdoc_tools"

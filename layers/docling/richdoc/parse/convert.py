@@ -16,7 +16,8 @@ from richdoc.contracts import PageSpan
 from richdoc.formats import ArchiveLimits, DocFormat, Inspection, inspect_file
 from richdoc.parse.classify import conversion_error
 from richdoc.parse.merge import dump_document
-from richdoc.parse.ocr import OcrMode, OcrPages, pages_to_read
+from richdoc.parse.ocr import OcrMode
+from richdoc.parse.ocr_pages import OcrPages, pages_to_read
 from richdoc.parse.reports import ChildReport, Inspected
 from richdoc.parse.settings import (
     DOCUMENT_TIMEOUT_FRACTION,

@@ -1,9 +1,9 @@
-"""OCR: which pages are read from their images, with what engine, and what the
-DoclingDocument says about it.
+"""OCR: the mode, the engine, and what the DoclingDocument says about it.
 
-Pure, no docling: the plan (to size shards by page cost), the parse child (to tell the
-engine which pages to read) and the project step (to carry the provenance into the
-graph) all decide from here. ``richdoc.parse.ocr_engine`` is the docling side.
+Pure, no docling, and light: the project step reads the provenance from here, and its
+imports are a benchmarked cost, so nothing here imports the formats or the state
+contracts. Which pages OCR reads and what they cost the plan is
+``richdoc.parse.ocr_pages``; ``richdoc.parse.ocr_engine`` is the docling side.
 
 The mode (``RICHDOC_OCR_MODE``, the template's ``OcrMode``):
 
@@ -25,25 +25,17 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from richdoc.contracts import PageSpan
-from richdoc.formats import DocFormat, Inspection
-from richdoc.taxonomy import UnsupportedFeature
-
 if TYPE_CHECKING:
     from docling_core.types.doc import DoclingDocument, NodeItem
 
 OCR_MODE_ENV = "RICHDOC_OCR_MODE"
-
-# The formats whose pages may have no text layer: a PDF's scanned pages, an image's frames.
-OCR_FORMATS = frozenset({DocFormat.PDF, DocFormat.IMAGE})
 
 # The engine, chosen by measurement (docs/parse.md, "OCR"): RapidOCR with the trained
 # PP-OCRv6 models its wheel bundles (detection, recognition, orientation), on onnxruntime.
@@ -60,11 +52,6 @@ RENDER_SCALE = 3.0
 # the benchmark's clean 200-dpi pages it turned about a third of the long lines upside
 # down before recognition (CER 33 %, 0 % without it). A scan upside down is read badly.
 ORIENTATION_CLASSIFIER = False
-
-# What an OCR'd page costs the parse, in text pages: the plan sizes shards and timeouts by
-# it (richdoc.parse.shard_plan). Measured on 2 cores (docs/parse.md, "OCR"): the standard
-# pipeline's layout and tables take about 1.9 s a text page, OCR adds about 4 s.
-OCR_PAGE_COST = 3
 
 # docling-core's custom metadata fields are "<namespace>__<name>".
 META_FIELD = "richdoc__ocr"
@@ -112,50 +99,6 @@ def engine_identity(mode: OcrMode) -> dict[str, Any]:
 def engine_name() -> str:
     """The engine as the results name it: ``rapidocr 3.10.0 (PP-OCRv6)``."""
     return f"{ENGINE} {_version('rapidocr') or '?'} (PP-OCRv6)"
-
-
-# Which pages --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class OcrPages:
-    """The pages of one conversion (a document, or a shard's range) OCR reads, and the
-    pages without a text layer it leaves unread (mode off), 1-based and ascending."""
-
-    read: tuple[int, ...] = ()
-    unread: tuple[int, ...] = ()
-
-
-def pages_to_read(
-    mode: OcrMode, fmt: DocFormat, inspection: Inspection, pages: PageSpan | None = None
-) -> OcrPages:
-    """Which pages of an inspected document (of ``pages`` of it, for a shard) OCR reads.
-
-    With OCR off, a document none of whose pages has a text layer (a scan, an image) is
-    ``UnsupportedFeature('ocr')``: there would be nothing to read."""
-    page_count = inspection.page_count
-    if fmt not in OCR_FORMATS or page_count is None:
-        return OcrPages()
-    wanted = range(1, page_count + 1) if pages is None else range(pages.start, pages.end + 1)
-    image_only = tuple(page for page in inspection.image_only if page in wanted)
-    if mode is OcrMode.FORCE:
-        return OcrPages(read=tuple(page for page in wanted if page <= page_count))
-    if mode is OcrMode.AUTO:
-        return OcrPages(read=image_only)
-    if fmt is DocFormat.IMAGE or len(inspection.image_only) == page_count:
-        what = "an image" if fmt is DocFormat.IMAGE else "a PDF with no text layer on any page"
-        raise UnsupportedFeature(
-            f"{what}: only OCR reads it, and OCR is off (OcrMode=off)", feature="ocr"
-        )
-    return OcrPages(unread=image_only)
-
-
-def page_costs(page_count: int, ocr_pages: Iterable[int]) -> list[int]:
-    """Each page's cost in text pages (``OCR_PAGE_COST`` for an OCR'd one), page 1 first."""
-    costs = [1] * page_count
-    for page in ocr_pages:
-        costs[page - 1] = OCR_PAGE_COST
-    return costs
 
 
 # What the DoclingDocument records ------------------------------------------------------

@@ -43,12 +43,12 @@ from richdoc.parse.ocr import (
     MODEL_FILES,
     ORIENTATION_CLASSIFIER,
     RENDER_SCALE,
-    OcrPages,
     OcrRecord,
     Transcription,
     engine_name,
 )
 from richdoc.parse.ocr import OcrMode as RichdocOcrMode
+from richdoc.parse.ocr_pages import OcrPages
 
 if TYPE_CHECKING:
     from docling.backend.pdf_backend import PdfPageBackend

@@ -18,7 +18,7 @@ from pathlib import Path
 from richdoc.artifacts import ArtifactStore
 from richdoc.contracts import PlanInput, PlanOutput, SourceObject
 from richdoc.formats import Inspection, format_of
-from richdoc.parse.ocr import page_costs, pages_to_read
+from richdoc.parse.ocr_pages import page_costs, pages_to_read
 from richdoc.parse.settings import ParseLimits, shard_concurrency_setting, shard_pages_setting
 from richdoc.parse.shard_plan import PAGINATED_FORMATS, plan_shards
 from richdoc.parse.step import ParseWorker, shared_worker, staged_path

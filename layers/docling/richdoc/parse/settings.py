@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from richdoc.formats import DocFormat
-from richdoc.parse.ocr import OCR_FORMATS, OcrMode, engine_identity, ocr_mode_setting
+from richdoc.parse.ocr import OcrMode, engine_identity, ocr_mode_setting
+from richdoc.parse.ocr_pages import OCR_FORMATS
 from richdoc.taxonomy import ResourceLimit
 
 # Bump when anything here changes what the DoclingDocument JSON of the same bytes is.
