@@ -15,8 +15,6 @@ from tests.support.published_schemas import schema_errors
 NATIVE_LINE = "The first page keeps its text layer."
 SCANNED_LINES = ("The second page is a scan.", "Only OCR reads this sentence.")
 TIMEOUT_S = 600  # OCR costs seconds a page, and several documents share two cores
-NATIVE_LINE = "The first page keeps its text layer."
-SCANNED_LINES = ("The second page is a scan.", "Only OCR reads this sentence.")
 
 
 def ended(stack: Any, job_ids: list[str]) -> dict[str, Job]:
