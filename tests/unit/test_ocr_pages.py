@@ -1,5 +1,6 @@
-"""Which pages OCR reads in each mode, what they cost the plan, and what the parse records:
-pure rules (richdoc.parse.ocr_pages, richdoc.parse.ocr, richdoc.parse.shard_plan)."""
+"""Which pages OCR reads in each mode, what they cost the plan, what the parse records and
+what the job record says of it: pure rules (richdoc.parse.ocr_pages, richdoc.parse.ocr,
+richdoc.parse.shard_plan, richdoc.contracts.JobCounts)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from richdoc.contracts import PageSpan
+from richdoc.contracts import JobCounts, PageSpan, SourceObject
 from richdoc.formats import DocFormat, Inspection
+from richdoc.jobs import Job, JobStatus
 from richdoc.parse.ocr import (
     OcrMode,
     OcrRecord,
@@ -178,3 +180,30 @@ def test_a_body_carries_the_record_next_to_other_metadata() -> None:
     assert body["meta"]["other__x"] == 1
     assert record_of_json({"body": body}) == record
     assert "meta" not in with_record_json({"self_ref": "#/body"}, None)
+
+
+# The job record ----------------------------------------------------------------------------
+
+_COUNTS = {"nodes": 3, "edges": 2, "spans": 2, "ambiguities": 0, "ambiguities_suppressed": 0}
+_NATIVE = JobCounts.model_validate({**_COUNTS, "chunks": 1})
+
+
+def _printed_counts(counts: JobCounts) -> dict[str, object]:
+    source = SourceObject(bucket="b", key="scan.pdf")
+    job = Job(job_id="j", status=JobStatus.SUCCEEDED, run=1, source=source, counts=counts)
+    stored = Job.from_item(job.to_item())
+    assert stored.counts == counts
+    printed = stored.to_dict()["counts"]
+    assert isinstance(printed, dict)
+    return printed
+
+
+def test_a_job_names_its_ocr_and_unread_pages_and_says_nothing_of_ocr_without_them() -> None:
+    off = _NATIVE.model_copy(update={"ocr_page_count": 0, "unread_pages": [2]})
+    assert _printed_counts(off) == {
+        **_COUNTS,
+        "chunks": 1,
+        "ocr_page_count": 0,
+        "unread_pages": [2],
+    }
+    assert _printed_counts(_NATIVE) == {**_COUNTS, "chunks": 1}

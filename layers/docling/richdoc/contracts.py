@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import (
     Annotated,
+    Any,
     ClassVar,
     Generic,
     Literal,
@@ -55,7 +56,9 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    SerializerFunctionWrapHandler,
     TypeAdapter,
+    model_serializer,
     model_validator,
 )
 
@@ -430,9 +433,18 @@ class JobCounts(Contract):
     ambiguities: int
     ambiguities_suppressed: int
     chunks: int | None = None  # None in the records of runs made before chunks existed
-    # As ProjectCounts: None where OCR had no page to read or leave (and in older records).
+    # As ProjectCounts: None where OCR had no page to read or leave (and in older records),
+    # and then absent from every dump: the printed job, like the completion event, says
+    # nothing of OCR for a document it had nothing to do with.
     ocr_page_count: int | None = None
     unread_pages: list[int] | None = None
+
+    OCR_MEMBERS: ClassVar[frozenset[str]] = frozenset({"ocr_page_count", "unread_pages"})
+
+    @model_serializer(mode="wrap")
+    def _omit_absent_ocr(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {k: v for k, v in data.items() if v is not None or k not in self.OCR_MEMBERS}
 
     @classmethod
     def of(cls, results: StepResults) -> JobCounts:
