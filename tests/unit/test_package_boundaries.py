@@ -215,7 +215,8 @@ def test_the_state_contracts_import_neither_docling_core_nor_the_published_resul
         """,
         path=[LAYER],
     )
-    assert loaded == {"loaded": ["richdoc_client.failures"]}
+    # The failure kinds, and the bases of the wire models (no model of their own).
+    assert loaded == {"loaded": ["richdoc_client.failures", "richdoc_client.wire"]}
 
 
 def test_the_projection_reads_ocr_provenance_without_the_parse_steps_modules() -> None:

@@ -31,8 +31,9 @@ S3 notification, the job record stores it, the execution input carries it, the p
 the parse read it, the project step names its results after it.
 
 Nothing here may import docling-core or the published models (``richdoc_client``
-beyond the failure kinds): the project and detect handlers' cold start is benchmarked
-(bench/coldstart_bench.py), and the starter and records handlers never need them.
+beyond the failure kinds and the wire bases): the project and detect handlers' cold
+start is benchmarked (bench/coldstart_bench.py), and the starter and records handlers
+never need them.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import (
     Annotated,
-    Any,
     ClassVar,
     Generic,
     Literal,
@@ -56,13 +56,13 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
-    SerializerFunctionWrapHandler,
     TypeAdapter,
-    model_serializer,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 from richdoc.taxonomy import Failure, FailureKind, MemoryUse
+from richdoc_client.wire import AbsentOmitted
 
 
 class Contract(BaseModel):
@@ -424,7 +424,7 @@ OUTPUT_FILES = {
 }
 
 
-class JobCounts(Contract):
+class JobCounts(AbsentOmitted, Contract):
     """The job record's ``counts``."""
 
     nodes: int
@@ -436,15 +436,8 @@ class JobCounts(Contract):
     # As ProjectCounts: None where OCR had no page to read or leave (and in older records),
     # and then absent from every dump: the printed job, like the completion event, says
     # nothing of OCR for a document it had nothing to do with.
-    ocr_page_count: int | None = None
-    unread_pages: list[int] | None = None
-
-    OCR_MEMBERS: ClassVar[frozenset[str]] = frozenset({"ocr_page_count", "unread_pages"})
-
-    @model_serializer(mode="wrap")
-    def _omit_absent_ocr(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        return {k: v for k, v in data.items() if v is not None or k not in self.OCR_MEMBERS}
+    ocr_page_count: int | SkipJsonSchema[None] = None
+    unread_pages: list[int] | SkipJsonSchema[None] = None
 
     @classmethod
     def of(cls, results: StepResults) -> JobCounts:

@@ -8,8 +8,8 @@ builds it from a DoclingDocument.
 Props that docling gives no value for (``page`` and ``bbox`` without provenance, a
 DOCUMENT without a title, ...) are absent from the file, never ``null``. So is the OCR
 provenance of text that was not read by OCR (a node's ``ocr``, a span's
-``ocr_confidence``, ``stats.ocr``): members added within v1, which files written before
-them never have.
+``ocr_confidence``, ``stats.ocr``): members added in version 1.1, which files written
+before them never have.
 """
 
 from __future__ import annotations
@@ -22,9 +22,11 @@ from typing import Annotated, Final, Literal
 from pydantic import ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from richdoc_client.wire import AbsentOmitted, Additions, WireModel
+from richdoc_client.versions import SchemaVersion, Versioned, since
+from richdoc_client.wire import AbsentOmitted, WireModel
 
 SCHEMA: Final = "richdoc.projection/v1"
+VERSION: Final = "1.1"  # richdoc_client.versions: how it may change
 
 
 class NodeLabel(StrEnum):
@@ -102,7 +104,8 @@ class OcrProvenance(WireModel):
 class _Located(AbsentOmitted, WireModel):
     page: Page | SkipJsonSchema[None] = None  # the page of docling's first provenance entry
     bbox: BBox | SkipJsonSchema[None] = None  # encloses its entries on that page
-    ocr: OcrProvenance | SkipJsonSchema[None] = None  # set only for text OCR read
+    # Set only for text OCR read.
+    ocr: OcrProvenance | SkipJsonSchema[None] = Field(default=None, json_schema_extra=since("1.1"))
 
 
 class DocumentProps(AbsentOmitted, WireModel):
@@ -188,15 +191,15 @@ class Edge(WireModel):
     ord: Annotated[int, Field(ge=0)]  # position among the parent's children
 
 
-class Span(Additions, WireModel):
-    ADDED = frozenset({"ocr_confidence"})
-
+class Span(AbsentOmitted, WireModel):
     node: Annotated[int, Field(ge=0)]
     start: Annotated[int, Field(ge=0)]  # UTF-8 byte offset into canonical_text
     end: Annotated[int, Field(ge=0)]
     kind: SpanKind
     # The OCR engine's confidence in the span's text, for a node OCR read; absent otherwise.
-    ocr_confidence: Confidence | SkipJsonSchema[None] = None
+    ocr_confidence: Confidence | SkipJsonSchema[None] = Field(
+        default=None, json_schema_extra=since("1.1")
+    )
 
 
 # ---- stats -------------------------------------------------------------------------------
@@ -228,11 +231,9 @@ class OcrStats(WireModel):
     words: Annotated[int, Field(ge=0)]  # whitespace-separated words of the OCR'd nodes' text
 
 
-class ProjectionStats(Additions, WireModel):
+class ProjectionStats(AbsentOmitted, WireModel):
     """``stats``: every key is always present, every label, kind and feature counted;
-    ``ocr`` only where OCR had pages to read (a member added within v1)."""
-
-    ADDED = frozenset({"ocr"})
+    ``ocr`` only where OCR had pages to read (added in 1.1)."""
 
     canonical_text_bytes: Annotated[int, Field(ge=0)]
     edges: Annotated[int, Field(ge=0)]
@@ -244,7 +245,7 @@ class ProjectionStats(Additions, WireModel):
     spans: Annotated[int, Field(ge=0)]
     spans_by_kind: dict[SpanKind, int]
     warnings: list[StatsWarning]
-    ocr: OcrStats | SkipJsonSchema[None] = None
+    ocr: OcrStats | SkipJsonSchema[None] = Field(default=None, json_schema_extra=since("1.1"))
 
     @classmethod
     def of_graph(
@@ -280,10 +281,11 @@ class ProjectionStats(Additions, WireModel):
 # ---- the document ------------------------------------------------------------------------
 
 
-class Projection(WireModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+class Projection(Versioned, WireModel):
+    model_config = ConfigDict(populate_by_name=True)
 
     schema_: Literal["richdoc.projection/v1"] = Field(default=SCHEMA, alias="schema")
+    schema_version: SchemaVersion = Field(default=VERSION, json_schema_extra=since("1.1"))
     source: ProjectionSource
     canonical_text: str
     nodes: list[Node]
@@ -323,6 +325,7 @@ class Projection(WireModel):
             "edges": _json_array(edges),
             "nodes": _json_array(nodes),
             "schema": _string(self.schema_),
+            "schema_version": _string(self.schema_version),
             "source": encode(self.source.model_dump(mode="json")),
             "spans": _json_array(spans),
             "stats": encode(self.stats.model_dump(mode="json")),

@@ -1,5 +1,6 @@
 """What a successful run left behind: the keys of its outputs in the results bucket and
-their counts (the completion event and the manifest both carry them)."""
+their counts (the completion event and the manifest both carry them), and which run it
+was (``ResultRef``: how an event and a manifest name a document's current result)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Annotated
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
-from richdoc_client.wire import Additions, FrozenWireModel
+from richdoc_client.versions import since
+from richdoc_client.wire import AbsentOmitted, FrozenWireModel
 
 Count = Annotated[int, Field(ge=0)]
 PageNumber = Annotated[int, Field(ge=1)]
@@ -24,9 +26,7 @@ class ResultKeys(FrozenWireModel):
     chunks_key: str | None = None  # chunks.jsonl, for runs that wrote chunks
 
 
-class ResultCounts(Additions, FrozenWireModel):
-    ADDED = frozenset({"ocr_page_count", "unread_pages"})
-
+class ResultCounts(AbsentOmitted, FrozenWireModel):
     nodes: Count
     edges: Count
     spans: Count
@@ -35,5 +35,18 @@ class ResultCounts(Additions, FrozenWireModel):
     chunks: Count | None = None  # for runs that wrote chunks
     # How many pages OCR read (a scan's), and the pages without a text layer left unread
     # because OCR is off (OcrMode), ascending: absent where the document had none of either.
-    ocr_page_count: Count | SkipJsonSchema[None] = None
-    unread_pages: list[PageNumber] | SkipJsonSchema[None] = None
+    ocr_page_count: Count | SkipJsonSchema[None] = Field(
+        default=None, json_schema_extra=since("1.1")
+    )
+    unread_pages: list[PageNumber] | SkipJsonSchema[None] = Field(
+        default=None, json_schema_extra=since("1.1")
+    )
+
+
+class ResultRef(FrozenWireModel):
+    """One run's result: the job (one version of the document) and its run. A document's
+    current result is the one its manifest names; an index that holds a document's
+    chunks remembers which result they came from by it."""
+
+    job_id: str
+    run: Annotated[int, Field(ge=1)]

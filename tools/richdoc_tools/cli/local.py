@@ -71,9 +71,23 @@ def local() -> None:
 )
 @click.option("--stack", default="richdoc", metavar="NAME", help="stack name (default: richdoc)")
 @click.option("--log", metavar="FILE", help="function logs (default: this terminal)")
+@click.option(
+    "--lifecycle-day",
+    type=click.FloatRange(min=1.0),
+    default=86400.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="how long a day of S3 lifecycle rules (and stream record ages) lasts here: "
+    "60 expires a 30-day noncurrent version after half an hour",
+)
 @embedded_stack_options
 def serve(
-    port: int, stack: str, log: str | None, lenient: bool, faults: FaultSettings | None
+    port: int,
+    stack: str,
+    log: str | None,
+    lifecycle_day: float,
+    lenient: bool,
+    faults: FaultSettings | None,
 ) -> int:
     """Deploy template.yaml into the AWS emulation and serve it on 127.0.0.1:PORT.
     Dropping a file into the ingest bucket starts a job. Ctrl-C stops."""
@@ -96,6 +110,7 @@ def serve(
         capture_process_output=log_path is not None,
         strict=not lenient,
         injected_faults=faults,
+        lifecycle_day_s=lifecycle_day,
     )
     try:
         with embedded:

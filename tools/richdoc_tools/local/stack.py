@@ -29,7 +29,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -50,6 +50,7 @@ from richdoc_tools.local.faults.invocations import InvocationFaults
 from richdoc_tools.local.faults.scripted import FailureScript, ServiceError
 from richdoc_tools.local.requests import callers
 from richdoc_tools.local.requests.service_request import ServiceRequest
+from richdoc_tools.local.runtime.clock import StackClock
 from richdoc_tools.local.runtime.events import EventDelivery
 from richdoc_tools.local.runtime.lambdas import (
     LambdaRuntime,
@@ -57,6 +58,7 @@ from richdoc_tools.local.runtime.lambdas import (
     shared_environment,
 )
 from richdoc_tools.local.runtime.output import FunctionLog
+from richdoc_tools.local.runtime.s3_lifecycle import Expired, Lifecycle
 from richdoc_tools.local.runtime.streams import appended
 from richdoc_tools.local.strict.access import AccessControl, assume_all
 from richdoc_tools.local.strict.transactions import Transactions
@@ -101,13 +103,16 @@ class EmbeddedStack:
         schedules: bool = True,
         strict: bool = True,
         injected_faults: FaultSettings | None = None,
+        lifecycle_day_s: float | None = None,
     ) -> None:
         """``log_path``: function output goes there (see ``output.FunctionLog``);
         ``capture_process_output``: descriptor-level output too (for a command line, never
         under pytest's own capture); ``server_port``: serve on 127.0.0.1 (0 picks a free
         port); ``strict``: enforce what AWS does (False: moto's leniency, for debugging);
         ``script``: a test's scripted failures (kept as ``script``, and can be added to
-        while the stack runs); ``injected_faults``: fail at a rate (``faults.injected``)."""
+        while the stack runs); ``injected_faults``: fail at a rate (``faults.injected``);
+        ``lifecycle_day_s``: how long a day lasts on the stack's clock (``runtime.clock``:
+        S3 lifecycle days, stream record ages)."""
         self.root = root
         self.stack_name = stack_name
         self.parameters = dict(parameters or {})
@@ -118,11 +123,16 @@ class EmbeddedStack:
         self.log_path = log_path
         self.capture_process_output = capture_process_output
         self.server_port = server_port
-        # Scheduled rules fire on their own schedule (the sweep: every SweepIntervalMinutes);
-        # with False only fire_schedules() fires them (tests choose when, and the time).
+        # Scheduled rules fire on their own schedule (the sweep: every SweepIntervalMinutes)
+        # and the lifecycle loop runs; with False only fire_schedules() fires them and
+        # apply_lifecycle() applies the rules (tests choose when, and the time).
         self.schedules = schedules
         self.strict = strict
         self.injector = FaultInjector(injected_faults)
+        # The clock S3 lifecycle rules and stream record ages read; a day lasts
+        # lifecycle_day_s seconds (default: a day). Tests advance it.
+        self.clock = StackClock.with_day(lifecycle_day_s) if lifecycle_day_s else StackClock()
+        self.lifecycle = Lifecycle(self.clock, account=ACCOUNT)
         self.transactions = Transactions()
         self.access: AccessControl | None = None
         self.template: Template | None = None
@@ -284,6 +294,8 @@ class EmbeddedStack:
             schedules=self.schedules,
             roles=self._roles_by_arn(deployed.attributes, functions),
             injector=self.injector,
+            clock=self.clock,
+            lifecycle=self.lifecycle,
         )
         exit_stack.callback(self.delivery.stop)
         self.delivery.start()
@@ -373,6 +385,12 @@ class EmbeddedStack:
         Returns how many rules fired."""
         assert self.delivery is not None, "the stack is not started"
         return self.delivery.fire_schedules(at)
+
+    def apply_lifecycle(self, after: timedelta = timedelta()) -> list[Expired]:
+        """Apply the buckets' lifecycle rules as S3 would ``after`` from the stack's
+        clock's now (the clock itself stays); what they removed (their notifications are
+        sent on return)."""
+        return self.lifecycle.apply(at=self.clock.now() + after)
 
     def notifications_delivered(self) -> bool:
         """The notifier has handled every job record change written so far: the

@@ -48,6 +48,9 @@ class StackResources:
     # The completion events' bus and log (None for a stack deployed before them).
     event_bus_name: str | None = None
     event_log_group: str | None = None
+    # What the notifier could not deliver: the records, and a message for each.
+    notify_failure_queue_url: str | None = None
+    notify_failure_bucket: str | None = None
     # The stack's parameters as deployed (DescribeStacks), e.g. the retention days.
     parameters: dict[str, str] = field(default_factory=dict)
 
@@ -70,6 +73,8 @@ class StackResources:
             state_machine_arn=outputs["StateMachineArn"],
             event_bus_name=outputs.get("EventBusName"),
             event_log_group=outputs.get("EventLogGroupName"),
+            notify_failure_queue_url=outputs.get("NotifyFailureQueueUrl"),
+            notify_failure_bucket=outputs.get("NotifyFailureBucketName"),
             parameters=dict(parameters or {}),
         )
 

@@ -31,7 +31,10 @@ from richdoc_tools.local.patches import (
     dynamodb_streams,
     dynamodb_transactions,
     events_delivery,
+    events_replay,
+    events_sqs_policy,
     execution_caller,
+    execution_history_pages,
     execution_status,
     json_paths,
     lambda_invoke,
@@ -44,11 +47,13 @@ from richdoc_tools.local.patches import (
     retry_sleep,
     s3_delete_notifications,
     s3_key_length,
+    s3_metadata_encoding,
     s3_missing_key,
     s3_notifications,
     sdk_retry_sleep,
     sfn_input_size,
     sqs_message_arrivals,
+    sqs_message_move_task,
     sqs_message_validation,
     sqs_send_failures,
     stop_execution,
@@ -83,23 +88,30 @@ EMULATION: tuple[PlainPatchPoint, ...] = (
     dynamodb_lock,
     dynamodb_streams,
     events_delivery,
+    events_replay,
     metrics_lock,
     condition_builder,
     stop_execution,
     redrive_execution,
+    execution_history_pages,
     sqs_message_arrivals,
+    sqs_message_move_task,
     response_methods,
     json_paths,
 )
 # Who makes each request: signed as the calling thread's role, the threads a handler
 # starts acting for it. Every stack: the injected faults decide on the invocation too.
 CALLERS: tuple[PlainPatchPoint, ...] = (request_signing, thread_context)
-# The validations AWS makes and moto does not (strict stacks; docs/embedded-stack.md).
+# What AWS enforces and moto does not: its validations, the queue policies EventBridge's
+# deliveries pass, S3's encoding of non-ASCII metadata (strict stacks;
+# docs/embedded-stack.md).
 VALIDATIONS: tuple[PlainPatchPoint, ...] = (
     sqs_message_validation,
     s3_key_length,
     lambda_payload_size,
     sfn_input_size,
+    events_sqs_policy,
+    s3_metadata_encoding,
 )
 # The patch points the stack configures as it starts (retry scales, the state machine's
 # caller, the transaction conflicts, the IAM gate and missing-key denials, the scripted

@@ -43,7 +43,9 @@ from botocore.exceptions import ClientError
 
 from richdoc_tools.local.faults.injected import FaultInjector
 from richdoc_tools.local.requests import callers
+from richdoc_tools.local.runtime.clock import StackClock
 from richdoc_tools.local.runtime.loops import EventLoop, Signal
+from richdoc_tools.local.runtime.s3_lifecycle import Lifecycle, LifecycleLoop
 from richdoc_tools.local.runtime.streams import StreamPoller
 
 if TYPE_CHECKING:
@@ -530,8 +532,11 @@ class EventDelivery:
         schedules: bool,
         roles: Mapping[str, callers.Principal] | None = None,
         injector: FaultInjector | None = None,
+        clock: StackClock | None = None,
+        lifecycle: Lifecycle | None = None,
     ) -> None:
-        """``roles``: function ARN -> its execution role (a strict stack's)."""
+        """``roles``: function ARN -> its execution role (a strict stack's); ``clock``
+        ages stream records; ``lifecycle`` is applied on a loop with ``schedules``."""
         lambda_client, sqs, events = clients("lambda"), clients("sqs"), clients("events")
         self.loops: list[EventLoop] = []
         roles = dict(roles or {})
@@ -544,6 +549,9 @@ class EventDelivery:
                         sqs=sqs,
                         mapping=mapping,
                         role=roles.get(mapping["FunctionArn"]),
+                        s3=clients("s3"),
+                        clock=clock,
+                        retry_wait_s=max(0.05, retry_visibility_s / 5),
                     )
                 )
                 continue
@@ -575,6 +583,8 @@ class EventDelivery:
         self.schedules.rules()  # refuse schedule expressions that are not emulated
         if schedules:
             self.loops.append(self.schedules)
+            if lifecycle is not None:
+                self.loops.append(LifecycleLoop(lifecycle))
 
     def start(self) -> None:
         for loop in self.loops:

@@ -13,30 +13,40 @@ promises:
   done; a function error fails the whole batch;
 * a failed batch is split in two while ``BisectBatchOnFunctionError`` allows (its halves
   are retried without counting a retry), otherwise retried, at most
-  ``MaximumRetryAttempts`` times (-1: until the record expires, which the emulation never
-  does); then Lambda's batch record (``DDBStreamBatchInfo``) goes to the ``OnFailure``
-  destination queue, sent with the function's role, and the poller moves past the batch.
+  ``MaximumRetryAttempts`` times (-1: no limit) and while its oldest record is no older
+  than ``MaximumRecordAgeInSeconds`` (-1: until the record expires, which the
+  emulation's stream never does), its age read on the stack's clock
+  (``runtime.clock``: tests move it forward); then Lambda's batch record
+  (``DDBStreamBatchInfo``, the condition that ended the retries) goes to the
+  ``OnFailure`` destination with the function's role, and the poller moves past the
+  batch. A queue destination gets the record alone (an SNS topic, which gets the same
+  on AWS, is not emulated); an S3 bucket gets it with the whole invocation's payload
+  (``payload``: the records, images and all), as an object under
+  ``aws/lambda/<mapping UUID>/<shard id>/YYYY/MM/DD/``.
 
-Lambda waits between retries; here they follow at once. The poller sleeps until a record
-is appended to a stream (``appended``, which ``patches.dynamodb_streams`` notifies) rather
-than polling.
+Lambda waits between retries; here the poller waits ``retry_wait_s`` (the stack's scaled
+pause). The poller sleeps until a record is appended to a stream (``appended``, which
+``patches.dynamodb_streams`` notifies) or a retry is due, rather than polling.
 """
 
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from richdoc_tools.local.requests import callers
+from richdoc_tools.local.runtime.clock import StackClock
 from richdoc_tools.local.runtime.loops import EventLoop, Signal
 
 if TYPE_CHECKING:
     from types_boto3_dynamodbstreams import DynamoDBStreamsClient
     from types_boto3_lambda import LambdaClient
     from types_boto3_lambda.type_defs import EventSourceMappingConfigurationTypeDef
+    from types_boto3_s3 import S3Client
     from types_boto3_sqs import SQSClient
 
 
@@ -57,6 +67,9 @@ class StreamPoller(EventLoop):
         sqs: SQSClient,
         mapping: EventSourceMappingConfigurationTypeDef,
         role: callers.Principal | None = None,
+        s3: S3Client | None = None,
+        clock: StackClock | None = None,
+        retry_wait_s: float = 0.0,
     ) -> None:
         super().__init__(
             name=f"stream-poller-{mapping['UUID'][:8]}", interval_s=1.0, wakes_on=appended
@@ -67,10 +80,15 @@ class StreamPoller(EventLoop):
         self.streams = streams
         self.lambda_client = lambda_client
         self.sqs = sqs
+        self.s3 = s3
+        self.clock = clock or StackClock()
+        self.retry_wait_s = retry_wait_s
+        self.retry_at = 0.0  # monotonic time before which a failed batch is not retried
         self.mapping = mapping
         self.stream_arn = mapping["EventSourceArn"]
         self.batch_size = int(mapping.get("BatchSize", 100))
         self.max_retries = int(mapping.get("MaximumRetryAttempts", -1))
+        self.max_age_s = int(mapping.get("MaximumRecordAgeInSeconds", -1))
         self.bisect = bool(mapping.get("BisectBatchOnFunctionError", False))
         self.partial = "ReportBatchItemFailures" in mapping.get("FunctionResponseTypes", [])
         filters = mapping.get("FilterCriteria", {}).get("Filters", [])
@@ -95,7 +113,13 @@ class StreamPoller(EventLoop):
         self.drained = False  # first: caught_up() must not pair the new count with it
         super().look()
 
+    def idle_wait_s(self) -> float:
+        left = self.retry_at - time.monotonic()
+        return min(self.interval_s, left + 0.01) if left > 0 else self.interval_s
+
     def tick(self) -> bool:
+        if time.monotonic() < self.retry_at:
+            return False  # a failed batch waits for its retry (not drained: not caught up)
         records = self._read()
         self.drained = not records
         wanted = [r for r in records if self._matches(r)]
@@ -119,8 +143,19 @@ class StreamPoller(EventLoop):
         else:
             self.retries += 1
             if 0 <= self.max_retries < self.retries:
-                self._give_up(failing)
+                self._give_up(failing, "RetryAttemptsExhausted")
+            elif 0 <= self.max_age_s < self._age_s(failing[0]):
+                self._give_up(failing, "RecordAgeExceeded")
+            else:
+                self.retry_at = time.monotonic() + self.retry_wait_s
         return True
+
+    def _age_s(self, record: Mapping[str, Any]) -> float:
+        created = record["dynamodb"].get("ApproximateCreationDateTime")
+        if not isinstance(created, datetime):
+            return 0.0
+        created = created if created.tzinfo else created.replace(tzinfo=UTC)
+        return (self.clock.now() - created).total_seconds()
 
     # ---- reading ----------------------------------------------------------------------
 
@@ -200,17 +235,17 @@ class StreamPoller(EventLoop):
         self.retries = 0
         self.limit = self.batch_size
 
-    def _give_up(self, batch: Sequence[Mapping[str, Any]]) -> None:
+    def _give_up(self, batch: Sequence[Mapping[str, Any]], condition: str) -> None:
         """Lambda's record of a batch it stopped retrying, to the OnFailure destination."""
         if self.on_failure:
             first, last = batch[0], batch[-1]
-            record = {
+            record: dict[str, Any] = {
                 "version": "1.0",
-                "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
+                "timestamp": self.clock.now().isoformat(timespec="milliseconds"),
                 "requestContext": {
                     "requestId": str(uuid.uuid4()),
                     "functionArn": self.mapping["FunctionArn"],
-                    "condition": "RetryAttemptsExhausted",
+                    "condition": condition,
                     "approximateInvokeCount": self.retries,
                 },
                 "responseContext": {
@@ -232,14 +267,32 @@ class StreamPoller(EventLoop):
                     "streamArn": self.stream_arn,
                 },
             }
-            queue_url = self.sqs.get_queue_url(QueueName=self.on_failure.rsplit(":", 1)[1])
-            with callers.acting_as(self.role):
-                self.sqs.send_message(
-                    QueueUrl=queue_url["QueueUrl"], MessageBody=json.dumps(record)
-                )
+            if self.on_failure.startswith("arn:aws:s3:::"):
+                self._record_in_bucket(self.on_failure, record, batch)
+            else:
+                queue_url = self.sqs.get_queue_url(QueueName=self.on_failure.rsplit(":", 1)[1])
+                with callers.acting_as(self.role):
+                    self.sqs.send_message(
+                        QueueUrl=queue_url["QueueUrl"], MessageBody=json.dumps(record)
+                    )
         self.checkpoint = _sequence(batch[-1])
         self.retries = 0
         self.limit = self.batch_size
+
+    def _record_in_bucket(
+        self, destination: str, record: dict[str, Any], batch: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """An S3 destination keeps the whole invocation: the record and its payload."""
+        assert self.s3 is not None, "an S3 OnFailure destination needs the poller's S3 client"
+        bucket = destination.removeprefix("arn:aws:s3:::")
+        now = self.clock.now()
+        key = (
+            f"aws/lambda/{self.mapping['UUID']}/{self._shard()}/{now:%Y/%m/%d}/"
+            f"{now:%Y-%m-%dT%H.%M.%S}-{uuid.uuid4()}"
+        )
+        whole = {**record, "payload": json.dumps(self._event(batch), default=_wire_value)}
+        with callers.acting_as(self.role):
+            self.s3.put_object(Bucket=bucket, Key=key, Body=json.dumps(whole).encode())
 
 
 def _wire_value(value: Any) -> Any:

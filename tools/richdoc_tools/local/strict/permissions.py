@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 from richdoc_tools.local.requests.service_request import ServiceRequest
 from richdoc_tools.local.strict.policies import AuthorizationRequest
@@ -106,7 +106,9 @@ def _s3(request: ServiceRequest, account: str) -> Needed:
         yield "s3:PutObject", object_arn
     elif operation == "CopyObject":
         yield "s3:PutObject", object_arn
-        source = request.headers.get("x-amz-copy-source", "").lstrip("/")
+        # The header's name in any case, its value URL-encoded (as botocore sends it).
+        copied = (v for k, v in request.headers.items() if k.lower() == "x-amz-copy-source")
+        source = unquote(next(copied, "")).lstrip("/")
         path, _, version_query = source.partition("?versionId=")
         yield ("s3:GetObjectVersion" if version_query else "s3:GetObject"), f"arn:aws:s3:::{path}"
     elif operation == "ListParts":

@@ -120,6 +120,7 @@ def _lambda_function(deployment: Deployment, logical_id: str, props: dict[str, A
         # Streams (richdoc_tools.local.runtime.streams reads them back from the mapping):
         "StartingPosition",
         "MaximumRetryAttempts",
+        "MaximumRecordAgeInSeconds",
         "BisectBatchOnFunctionError",
         "FilterCriteria",
         "DestinationConfig",
@@ -141,8 +142,9 @@ def _lambda_event_source(deployment: Deployment, logical_id: str, props: dict[st
     for name in ("StartingPosition", "FilterCriteria", "DestinationConfig"):
         if name in props:
             kwargs[name] = props[name]
-    if "MaximumRetryAttempts" in props:
-        kwargs["MaximumRetryAttempts"] = int(props["MaximumRetryAttempts"])
+    for name in ("MaximumRetryAttempts", "MaximumRecordAgeInSeconds"):
+        if name in props:
+            kwargs[name] = int(props[name])
     if "BisectBatchOnFunctionError" in props:
         kwargs["BisectBatchOnFunctionError"] = bool(props["BisectBatchOnFunctionError"])
     if scaling := props.get("ScalingConfig"):

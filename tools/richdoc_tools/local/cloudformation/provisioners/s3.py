@@ -1,10 +1,12 @@
-"""S3: buckets (versioning, encryption, public access, notifications) and bucket policies."""
+"""S3: buckets (versioning, encryption, public access, notifications, lifecycle rules) and
+bucket policies. The lifecycle rules are applied on the stack's clock
+(``richdoc_tools.local.runtime.s3_lifecycle``)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from richdoc_tools.local.cloudformation.provisioners.registry import NotEmulated, provisions
 from richdoc_tools.local.cloudformation.template import TemplateError
@@ -27,11 +29,8 @@ if TYPE_CHECKING:
         "PublicAccessBlockConfiguration",
         "OwnershipControls",
         "NotificationConfiguration",
+        "LifecycleConfiguration",
     ),
-    not_emulated={
-        "LifecycleConfiguration": "lifecycle rules are not applied: nothing expires locally "
-        "(deleting a source object still deletes its jobs' artifacts)",
-    },
 )
 def _s3_bucket(deployment: Deployment, logical_id: str, props: dict[str, Any]) -> None:
     s3 = deployment.client("s3")
@@ -69,9 +68,51 @@ def _s3_bucket(deployment: Deployment, logical_id: str, props: dict[str, Any]) -
         s3.put_bucket_notification_configuration(
             Bucket=name, NotificationConfiguration={"QueueConfigurations": queues}
         )
+    if "LifecycleConfiguration" in props:
+        rules = [_lifecycle_rule(logical_id, r) for r in props["LifecycleConfiguration"]["Rules"]]
+        s3.put_bucket_lifecycle_configuration(
+            Bucket=name, LifecycleConfiguration={"Rules": cast(Any, rules)}
+        )
     deployment.created(
         logical_id, name, Arn=f"arn:aws:s3:::{name}", DomainName=f"{name}.s3.amazonaws.com"
     )
+
+
+# CloudFormation's lifecycle rule properties -> the S3 API's (PutBucketLifecycleConfiguration).
+_LIFECYCLE_PROPERTIES = {
+    "Id",
+    "Status",
+    "Prefix",
+    "ExpirationInDays",
+    "ExpiredObjectDeleteMarker",
+    "NoncurrentVersionExpiration",
+    "AbortIncompleteMultipartUpload",
+}
+
+
+def _lifecycle_rule(logical_id: str, rule: Mapping[str, Any]) -> dict[str, Any]:
+    unsupported = set(rule) - _LIFECYCLE_PROPERTIES
+    if unsupported:
+        raise TemplateError(f"{logical_id}: lifecycle rule properties {sorted(unsupported)}")
+    converted: dict[str, Any] = {
+        "ID": rule["Id"],
+        "Status": rule["Status"],
+        "Filter": {"Prefix": rule.get("Prefix", "")},
+    }
+    expiration: dict[str, Any] = {}
+    if "ExpirationInDays" in rule:
+        expiration["Days"] = int(rule["ExpirationInDays"])
+    if "ExpiredObjectDeleteMarker" in rule:
+        expiration["ExpiredObjectDeleteMarker"] = bool(rule["ExpiredObjectDeleteMarker"])
+    if expiration:
+        converted["Expiration"] = expiration
+    if "NoncurrentVersionExpiration" in rule:
+        days = rule["NoncurrentVersionExpiration"]["NoncurrentDays"]
+        converted["NoncurrentVersionExpiration"] = {"NoncurrentDays": int(days)}
+    if "AbortIncompleteMultipartUpload" in rule:
+        days = rule["AbortIncompleteMultipartUpload"]["DaysAfterInitiation"]
+        converted["AbortIncompleteMultipartUpload"] = {"DaysAfterInitiation": int(days)}
+    return converted
 
 
 def _tls_only(statement: Mapping[str, Any]) -> bool:
