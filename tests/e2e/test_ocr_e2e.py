@@ -4,8 +4,8 @@ SUCCEEDED with its conflicting dates found in the OCR'd sentences, every node on
 with its box and its OCR provenance, and the job record, manifest and completion event
 say how many pages OCR read; every image format succeeds and hostile images get their
 kinds. With OcrMode off, a mixed PDF names the page it left unread in projection.json's
-stats, the job record and the event, and a scan is dead-lettered as unsupported_feature
-``ocr``."""
+stats, the job record, the event and the manifest, and a scan is dead-lettered as
+unsupported_feature ``ocr``."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from tests.support.ocr_runs import (
     SCANNED_LINES,
     Subscription,
     ended,
+    manifest_of,
     projection_of,
     read,
     words,
@@ -94,8 +95,15 @@ def test_a_scanned_contract_succeeds_with_its_conflicting_dates_found_in_the_ocr
     ]
     assert chunks and all(chunk.ocr_confidence is not None for chunk in chunks)
     [event] = subscription.of(job.job_id)
-    assert event.detail.counts is not None
-    assert (event.detail.counts.ocr_page_count, event.detail.counts.unread_pages) == (2, [])
+    detail = event.detail
+    assert detail.counts is not None and detail.outputs is not None and detail.current
+    assert (detail.counts.ocr_page_count, detail.counts.unread_pages) == (2, [])
+    # The manifest names the same run, its outputs kept with the document, and its counts.
+    manifest = manifest_of(stack, job)
+    assert manifest.result is not None and manifest.result.outputs == detail.outputs
+    assert manifest.result.counts == detail.counts
+    kept = f"documents/{detail.document_id}/{job.job_id}/run-001/"
+    assert detail.outputs.projection_key == f"{kept}projection.json"
 
 
 def test_a_mixed_pdf_reads_its_scanned_page_and_keeps_the_native_one(stack: Any) -> None:

@@ -1,7 +1,7 @@
 """OcrMode off through the real state machine on the embedded stack: a mixed PDF names
-the page it left unread in projection.json's stats, the job record and the completion
-event; a scan and an image are dead-lettered as unsupported_feature ``ocr``. (Its own
-module: one embedded stack per module, deployed with ``OcrMode=off``.)"""
+the page it left unread in projection.json's stats, the job record, the completion event
+and the document's manifest; a scan and an image are dead-lettered as unsupported_feature
+``ocr``. (Its own module: one embedded stack per module, deployed with ``OcrMode=off``.)"""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from tests.support.ocr_runs import (
     SCANNED_LINES,
     Subscription,
     ended,
+    manifest_of,
     projection_of,
     words,
 )
@@ -55,6 +56,8 @@ def test_with_ocr_off_a_mixed_pdf_names_its_unread_page_everywhere(ocr_off_stack
     [event] = subscription.of(job.job_id)
     subscription.close()
     assert event.detail.counts is not None and event.detail.counts.unread_pages == [2]
+    manifest = manifest_of(stack, job)
+    assert manifest.result is not None and manifest.result.counts == event.detail.counts
 
 
 def test_with_ocr_off_a_scan_is_dead_lettered_as_needing_ocr(ocr_off_stack: Any) -> None:

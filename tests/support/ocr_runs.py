@@ -1,6 +1,6 @@
 """Running scans through the embedded stack for the OCR end-to-end tests: the documents'
-text, waiting for jobs, reading their outputs, and a consumer's subscription to the
-completion events."""
+text, waiting for jobs, reading their outputs and their document's manifest, and a
+consumer's subscription to the completion events."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ from typing import Any
 
 from richdoc.jobs import Job
 from richdoc_client.events import CompletionEvent
+from richdoc_client.identity import document_id
+from richdoc_client.manifest import Manifest, manifest_key
 from richdoc_client.projection import Projection
+from tests.support.consumer_docs import subscribe
 from tests.support.published_schemas import schema_errors
 
 NATIVE_LINE = "The first page keeps its text layer."
@@ -35,20 +38,26 @@ def projection_of(stack: Any, job: Job) -> Projection:
     return Projection.model_validate_json(read(stack, job.outputs.projection_key))
 
 
+def manifest_of(stack: Any, job: Job) -> Manifest:
+    """The manifest of the job's document, as stored (and checked against its schema)."""
+    raw = read(stack, manifest_key(document_id(job.source.bucket, job.source.key)))
+    assert schema_errors("manifest", json.loads(raw)) == []
+    return Manifest.model_validate_json(raw)
+
+
 class Subscription:
     """A consumer's queue, target of a rule on the stack's bus (docs/consumers.md)."""
 
     def __init__(self, stack: Any, name: str) -> None:
         self.stack, self.name = stack, name
-        sqs, events = stack.client("sqs"), stack.client("events")
-        self.queue = sqs.create_queue(QueueName=name)["QueueUrl"]
-        arn = sqs.get_queue_attributes(QueueUrl=self.queue, AttributeNames=["QueueArn"])
-        bus = stack.outputs["EventBusName"]
-        events.put_rule(Name=name, EventBusName=bus, EventPattern='{"source": ["richdoc"]}')
-        events.put_targets(
-            Rule=name,
-            EventBusName=bus,
-            Targets=[{"Id": "queue", "Arn": arn["Attributes"]["QueueArn"]}],
+        # Under the queue policy docs/consumers.md prints: EventBridge delivers to a
+        # queue only where its policy lets the rule send.
+        self.queue = subscribe(
+            stack.client("sqs"),
+            stack.client("events"),
+            stack.outputs["EventBusName"],
+            name,
+            '{"source": ["richdoc"]}',
         )
 
     def of(self, job_id: str) -> list[CompletionEvent]:
