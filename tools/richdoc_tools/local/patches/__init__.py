@@ -51,6 +51,7 @@ from richdoc_tools.local.patches import (
     s3_missing_key,
     s3_notifications,
     sdk_retry_sleep,
+    serializer_keys,
     sfn_input_size,
     sqs_message_arrivals,
     sqs_message_move_task,
@@ -98,6 +99,7 @@ EMULATION: tuple[PlainPatchPoint, ...] = (
     sqs_message_move_task,
     response_methods,
     json_paths,
+    serializer_keys,
 )
 # Who makes each request: signed as the calling thread's role, the threads a handler
 # starts acting for it. Every stack: the injected faults decide on the invocation too.
