@@ -25,6 +25,7 @@ import contextlib
 from typing import Protocol
 
 from richdoc_tools.local.patches import (
+    attribute_values,
     condition_builder,
     definition_parse,
     dynamodb_lock,
@@ -100,6 +101,7 @@ EMULATION: tuple[PlainPatchPoint, ...] = (
     response_methods,
     json_paths,
     serializer_keys,
+    attribute_values,
 )
 # Who makes each request: signed as the calling thread's role, the threads a handler
 # starts acting for it. Every stack: the injected faults decide on the invocation too.
