@@ -29,6 +29,7 @@ from richdoc_tools.local.patches import (
     condition_builder,
     definition_parse,
     dynamodb_lock,
+    dynamodb_projection,
     dynamodb_streams,
     dynamodb_transactions,
     events_delivery,
@@ -102,6 +103,7 @@ EMULATION: tuple[PlainPatchPoint, ...] = (
     json_paths,
     serializer_keys,
     attribute_values,
+    dynamodb_projection,
 )
 # Who makes each request: signed as the calling thread's role, the threads a handler
 # starts acting for it. Every stack: the injected faults decide on the invocation too.
