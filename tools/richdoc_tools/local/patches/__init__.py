@@ -52,6 +52,7 @@ from richdoc_tools.local.patches import (
     s3_metadata_encoding,
     s3_missing_key,
     s3_notifications,
+    s3_version_listing,
     sdk_retry_sleep,
     serializer_keys,
     sfn_input_size,
@@ -104,6 +105,7 @@ EMULATION: tuple[PlainPatchPoint, ...] = (
     serializer_keys,
     attribute_values,
     dynamodb_projection,
+    s3_version_listing,
 )
 # Who makes each request: signed as the calling thread's role, the threads a handler
 # starts acting for it. Every stack: the injected faults decide on the invocation too.
