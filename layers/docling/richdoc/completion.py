@@ -48,6 +48,8 @@ def result_keys(job: Job, results_bucket: str) -> ResultKeys | None:
         projection_key=outputs.projection_key,
         detection_key=outputs.detection_key,
         chunks_key=outputs.chunks_key,
+        markdown_key=outputs.markdown_key,
+        tables_prefix=outputs.tables_prefix,
     )
 
 
