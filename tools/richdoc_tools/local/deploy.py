@@ -22,6 +22,9 @@ from richdoc_tools.local.intrinsics import Deployed, Resolver, deployment_order
 from richdoc_tools.local.provisioners import NotEmulated, provisioner_for
 from richdoc_tools.local.template import LOCAL_CODE_BUCKET, Template
 
+# What DescribeStacks shows for the value of a NoEcho parameter.
+NO_ECHO_MASK = "****"
+
 
 class Deployment:
     """Creates every resource of a translated template through boto3 (against moto);
@@ -75,6 +78,7 @@ class Deployment:
         return {
             name: str(self.resolver.resolve(spec["Value"]))
             for name, spec in self.template.cfn.get("Outputs", {}).items()
+            if "Condition" not in spec or self.resolver.condition(spec["Condition"])
         }
 
     def publish(self, outputs: Mapping[str, str]) -> None:
@@ -91,12 +95,17 @@ class Deployment:
             self.client("cloudformation").create_stack(
                 StackName=self.stack_name,
                 TemplateBody=json.dumps(body),
-                # As on AWS, DescribeStacks says what the stack was deployed with.
+                # As on AWS, DescribeStacks says what the stack was deployed with, and
+                # shows a NoEcho parameter as asterisks.
                 Parameters=[
-                    {"ParameterKey": name, "ParameterValue": str(value)}
+                    {"ParameterKey": name, "ParameterValue": self._shown(name, value)}
                     for name, value in self.resolver.parameters.items()
                 ],
             )
+
+    def _shown(self, name: str, value: object) -> str:
+        spec = self.template.cfn.get("Parameters", {}).get(name, {})
+        return NO_ECHO_MASK if str(spec.get("NoEcho", "")).lower() == "true" else str(value)
 
     # ---- for the provisioners ----------------------------------------------------------
 

@@ -11,7 +11,7 @@ order, the emulation (``emulation``: the caller's AWS settings put aside, moto i
 process or served on 127.0.0.1), the patch points (``patches``), the deployment of the
 template (``deploy``), the roles (``access``: each function's and the state machine's
 assumed), the function log (``output``), the Lambda runtime (``lambdas``) and the event
-loops (``events``). Everything they change in the process is changed through one
+loops (``events``), with the webhooks' API destinations (``webhooks``). Everything they change in the process is changed through one
 ``contextlib.ExitStack``, which ``stop`` closes.
 
 A stack is strict by default: it enforces what AWS enforces and moto does not (each
@@ -55,9 +55,15 @@ from richdoc_tools.local.provisioners import NotEmulated
 from richdoc_tools.local.service_request import ServiceRequest
 from richdoc_tools.local.template import Template, load_template
 from richdoc_tools.local.transactions import Transactions
+from richdoc_tools.local.webhooks import WebhookDelivery, assume_target_roles
 from richdoc_tools.ops.uploads import Upload, put_source
 
 DEFAULT_STACK_NAME = "richdoc"
+
+
+def _stopped(loop: WebhookDelivery) -> None:
+    loop.stop()
+    loop.join(timeout=10)  # a request in flight ends within its 5-second timeout
 
 
 class StackError(RuntimeError):
@@ -122,6 +128,7 @@ class EmbeddedStack:
         self.not_emulated: list[NotEmulated] = []
         self.runtime: LambdaRuntime | None = None
         self.delivery: EventDelivery | None = None
+        self.webhooks: WebhookDelivery | None = None
         self.function_log: FunctionLog | None = None
         self._clients: Clients | None = None
         self._local = threading.local()
@@ -204,6 +211,9 @@ class EmbeddedStack:
         clients = self._clients = Clients(
             boto3.Session(region_name=REGION), region=REGION, endpoint_url=self.endpoint_url
         )
+        webhooks = self.webhooks = WebhookDelivery(clients, delay_scale=self.retry_delay_scale)
+        patches.api_destinations.install(exit_stack, webhooks.enqueue)
+        patches.connection_secrets.install(exit_stack)
         deployment = Deployment(
             clients,
             self.template,
@@ -235,6 +245,8 @@ class EmbeddedStack:
         if self.strict:
             self.access = AccessControl(account=ACCOUNT, region=REGION)
             assume_all(self.access, clients, functions, state_machines)
+            assume_target_roles(self.access, clients)
+            webhooks.access = self.access
             patches.s3_missing_key.install(exit_stack, self.access.missing_key_denial)
         patches.request_gate.install(exit_stack, self._checks(), self._gated)
         function_log = None
@@ -275,6 +287,8 @@ class EmbeddedStack:
         )
         exit_stack.callback(self.delivery.stop)
         self.delivery.start()
+        exit_stack.callback(_stopped, webhooks)
+        webhooks.start()
 
     # ---- strictness and faults -------------------------------------------------------
 
@@ -378,9 +392,16 @@ class EmbeddedStack:
         finally:
             self.delivery.pause_queues(False)
 
+    def webhooks_delivered(self) -> bool:
+        """Every event the bus's rules handed to an API destination so far has been
+        delivered, dead-lettered or dropped (retries included)."""
+        assert self.webhooks is not None, "the stack is not started"
+        return self.webhooks.idle()
+
     @property
     def loop_errors(self) -> list[BaseException]:
-        return self.delivery.errors if self.delivery is not None else []
+        errors = self.delivery.errors if self.delivery is not None else []
+        return errors + (self.webhooks.errors if self.webhooks is not None else [])
 
     def upload(
         self,

@@ -22,7 +22,9 @@ the validations moto lacks (``sqs_message_validation``, ``s3_key_length``,
 """
 
 from richdoc_tools.local.patches import (
+    api_destinations,
     condition_builder,
+    connection_secrets,
     definition_parse,
     dynamodb_lock,
     dynamodb_streams,
@@ -61,6 +63,7 @@ PATCH_POINTS = (
     dynamodb_lock,
     dynamodb_streams,
     events_delivery,
+    api_destinations,
     condition_builder,
     metrics_lock,
     sqs_send_faults,
@@ -78,6 +81,7 @@ PATCH_POINTS = (
     lambda_payload_size,
     sfn_input_size,
     sdk_retry_sleep,
+    connection_secrets,
 )
 # Every attribute a running stack has replaced, as dotted paths.
 PATCHED = tuple(path for point in PATCH_POINTS for path in point.PATCHED)
