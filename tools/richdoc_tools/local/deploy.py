@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from richdoc_tools.local.clients import Clients
 from richdoc_tools.local.intrinsics import Deployed, Resolver, deployment_order
 from richdoc_tools.local.provisioners import NotEmulated, provisioner_for
-from richdoc_tools.local.template import LOCAL_CODE_BUCKET, Template
+from richdoc_tools.local.template import LOCAL_CODE_BUCKET, Template, TemplateError
 
 # What DescribeStacks shows for the value of a NoEcho parameter.
 NO_ECHO_MASK = "****"
@@ -61,6 +61,7 @@ class Deployment:
         self.not_emulated: list[NotEmulated] = []
 
     def deploy(self) -> Deployed:
+        self.check_rules()
         self.client("s3").create_bucket(Bucket=LOCAL_CODE_BUCKET)
         resources = self.template.resources
         for logical_id in deployment_order(resources):
@@ -73,6 +74,17 @@ class Deployment:
             self.deployed.types[logical_id] = resource["Type"]
             provisioner(self, logical_id, props)
         return self.deployed
+
+    def check_rules(self) -> None:
+        """The template's Rules, as CloudFormation checks them before creating anything:
+        an assertion that fails under its rule's condition refuses the parameters."""
+        for name, rule in self.template.cfn.get("Rules", {}).items():
+            if "RuleCondition" in rule and not self.resolver.holds(rule["RuleCondition"]):
+                continue
+            for assertion in rule.get("Assertions", []):
+                if not self.resolver.holds(assertion["Assert"]):
+                    why = assertion.get("AssertDescription", "an assertion failed")
+                    raise TemplateError(f"template rule {name}: {why}")
 
     def outputs(self) -> dict[str, str]:
         return {

@@ -28,9 +28,7 @@ class RichdocLoader(BaseLoader):
     """LangChain's document loader over richdoc's results: every document's current
     result, or those of ``manifests``."""
 
-    def __init__(
-        self, reader: ResultsReader, manifests: Iterable[Manifest] | None = None
-    ) -> None:
+    def __init__(self, reader: ResultsReader, manifests: Iterable[Manifest] | None = None) -> None:
         self.reader = reader
         self.manifests = list(manifests) if manifests is not None else None
 

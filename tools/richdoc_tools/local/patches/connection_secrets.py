@@ -41,9 +41,7 @@ def without_secrets(describe: Callable[[Any], dict[str, Any]]) -> Callable[[Any]
             kept = {k: v for k, v in members.items() if k in ANSWERED[kind]}
             client = kept.get("ClientParameters")
             if isinstance(client, dict):
-                kept["ClientParameters"] = {
-                    k: v for k, v in client.items() if k in ANSWERED_CLIENT
-                }
+                kept["ClientParameters"] = {k: v for k, v in client.items() if k in ANSWERED_CLIENT}
             parameters[kind] = kept
         return described
 
