@@ -23,7 +23,7 @@ from richdoc_tools.local.events import wait_until
 from richdoc.jobs import JobStatus
 from richdoc_client.events import CompletionEvent, TerminalStatus
 from tests.support.stack_runs import job_of, upload
-from tests.support.webhook_receiver import Receiver, receiving
+from tests.support.webhook_receiver import Receiver, Request, receiving
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling]
 
@@ -100,6 +100,11 @@ def dead_letters(stack: Any) -> list[dict[str, Any]]:
     return found
 
 
+def requests_of(receiver: Receiver, job_id: str) -> list[Request]:
+    """Every request the receiver got for the job's events, accepted or not."""
+    return [r for r in receiver.requests if json.loads(r.body)["detail"]["job_id"] == job_id]
+
+
 def of_job(receiver: Receiver, job_id: str) -> list[dict[str, Any]]:
     return [d for d in receiver.deliveries() if d["detail"]["job_id"] == job_id]
 
@@ -161,7 +166,7 @@ def test_a_refusal_eventbridge_does_not_retry_goes_to_the_dead_letter_queue_at_o
     job_id = upload(stack, "webhooks/refused.md", b"# Refused\n")
     assert ended(stack, job_id).status is JobStatus.SUCCEEDED
     settled(stack)
-    tried = [r for r in receiver.requests if json.loads(r.body)["detail"]["job_id"] == job_id]
+    tried = requests_of(receiver, job_id)
     assert [r.status for r in tried] == [400]
     [letter] = dead_letters(stack)
     assert letter["event"]["detail"]["job_id"] == job_id
@@ -178,7 +183,7 @@ def test_retries_running_out_put_the_event_on_the_dead_letter_queue(
     job_id = upload(stack, "webhooks/never.md", b"# Never\n")
     assert ended(stack, job_id).status is JobStatus.SUCCEEDED
     settled(stack)
-    tried = [r for r in receiver.requests if json.loads(r.body)["detail"]["job_id"] == job_id]
+    tried = requests_of(receiver, job_id)
     assert [r.status for r in tried] == [503] * (1 + RETRIES)
     [letter] = dead_letters(stack)
     assert letter["attributes"]["EXHAUSTED_RETRY_CONDITION"] == "MaximumRetryAttempts"

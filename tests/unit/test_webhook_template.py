@@ -66,7 +66,7 @@ def test_a_url_without_its_secret_is_refused_before_anything_is_created(
         parameters=parameters,
     )
     if refused:
-        with pytest.raises(TemplateError, match="WebhookNeedsItsSecret.*WebhookAuthSecret"):
+        with pytest.raises(TemplateError, match=r"WebhookNeedsItsSecret.*WebhookAuthSecret"):
             deployment.check_rules()
     else:
         deployment.check_rules()

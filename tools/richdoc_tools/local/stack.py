@@ -11,8 +11,8 @@ order, the emulation (``emulation``: the caller's AWS settings put aside, moto i
 process or served on 127.0.0.1), the patch points (``patches``), the deployment of the
 template (``deploy``), the roles (``access``: each function's and the state machine's
 assumed), the function log (``output``), the Lambda runtime (``lambdas``) and the event
-loops (``events``), with the webhooks' API destinations (``webhooks``). Everything they change in the process is changed through one
-``contextlib.ExitStack``, which ``stop`` closes.
+loops (``events``, and ``webhooks`` for API destinations). Everything they change in the
+process is changed through one ``contextlib.ExitStack``, which ``stop`` closes.
 
 A stack is strict by default: it enforces what AWS enforces and moto does not (each
 function's IAM role, DynamoDB transaction conflicts, the SQS, S3 and Lambda validations;

@@ -17,7 +17,7 @@ embedding and the language model see.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from itertools import groupby
+from itertools import groupby, pairwise
 
 from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
 
@@ -44,7 +44,7 @@ def load_nodes(
             )
             for chunk in chunks
         ]
-        for before, after in zip(document, document[1:], strict=False):
+        for before, after in pairwise(document):
             before.relationships[NodeRelationship.NEXT] = RelatedNodeInfo(node_id=after.id_)
             after.relationships[NodeRelationship.PREVIOUS] = RelatedNodeInfo(node_id=before.id_)
         for node in document:
