@@ -47,9 +47,9 @@ def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`richdoc local serve` on a free port, until the module ends."""
     port = _free_port()
     log = tmp_path_factory.mktemp("serve") / "functions.log"
+    command = ["local", "serve", "--port", str(port), "--log", str(log)]
     server = subprocess.Popen(
-        [sys.executable, "-m", "richdoc_tools", "local", "serve", "--port", str(port)]
-        + ["--log", str(log)],
+        [sys.executable, "-m", "richdoc_tools", *command],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
