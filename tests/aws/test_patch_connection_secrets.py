@@ -10,7 +10,7 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
-from moto.core import DEFAULT_ACCOUNT_ID
+from moto.core.models import DEFAULT_ACCOUNT_ID
 from richdoc_tools.local.patches import connection_secrets
 
 REGION = "us-east-1"
@@ -39,7 +39,11 @@ def _answered(patched: bool, kind: str) -> Any:
         if patched:
             connection_secrets.install(exit_stack)
         events = boto3.client("events", region_name=REGION)
-        events.create_connection(Name="c", AuthorizationType=kind, AuthParameters=AUTH[kind])
+        events.create_connection(
+            Name="c",
+            AuthorizationType=kind,  # type: ignore[arg-type]
+            AuthParameters=AUTH[kind],
+        )
         answered = events_backends[DEFAULT_ACCOUNT_ID][REGION].describe_connection("c")
         secret_arn = events.describe_connection(Name="c")["SecretArn"]
         secret = boto3.client("secretsmanager", region_name=REGION).get_secret_value(

@@ -75,7 +75,11 @@ def loader_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _ran_samples(endpoint: str) -> tuple[str, ResultsReader]:
-    session = boto3.Session(region_name="us-east-1", **_keys())
+    session = boto3.Session(
+        aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        region_name="us-east-1",
+    )
     cfn = session.client("cloudformation", endpoint_url=endpoint)
     outputs = {
         o["OutputKey"]: o["OutputValue"]
@@ -92,13 +96,6 @@ def _ran_samples(endpoint: str) -> tuple[str, ResultsReader]:
         assert time.monotonic() < deadline, "the samples' manifests did not all appear"
         time.sleep(0.5)
     return outputs["ArtifactBucketName"], reader
-
-
-def _keys() -> dict[str, str]:
-    return {
-        "aws_access_key_id": CREDENTIALS["AWS_ACCESS_KEY_ID"],
-        "aws_secret_access_key": CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-    }
 
 
 def _load(python: Path, bucket: str, endpoint: str) -> dict[str, Any]:

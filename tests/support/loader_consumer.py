@@ -15,11 +15,17 @@ import json
 import sys
 
 from langchain_core.documents import Document
-from llama_index.core.schema import NodeRelationship, TextNode
+from llama_index.core.schema import MetadataMode, NodeRelationship, RelatedNodeInfo, TextNode
 
 from richdoc_client.loaders.langchain import RichdocLoader
 from richdoc_client.loaders.llamaindex import load_nodes
 from richdoc_client.reader import ResultsReader
+
+
+def _related(node: TextNode, relation: NodeRelationship) -> str:
+    related = node.relationships[relation]
+    assert isinstance(related, RelatedNodeInfo)
+    return related.node_id
 
 
 def main(bucket: str) -> None:
@@ -38,10 +44,10 @@ def main(bucket: str) -> None:
         "llamaindex": [
             {
                 "id": n.id_, "text": n.text, "metadata": n.metadata,
-                "source": n.relationships[NodeRelationship.SOURCE].node_id,
+                "source": _related(n, NodeRelationship.SOURCE),
                 "previous": getattr(n.prev_node, "node_id", None),
                 "next": getattr(n.next_node, "node_id", None),
-                "embedded": n.get_content(metadata_mode="embed"),
+                "embedded": n.get_content(metadata_mode=MetadataMode.EMBED),
             }
             for n in nodes
         ],

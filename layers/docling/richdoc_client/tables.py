@@ -18,7 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -52,7 +52,7 @@ class CsvTable:
         return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
 
 
-def table_csv(columns: list[str], rows: list[Mapping[str, str]]) -> bytes:
+def table_csv(columns: Sequence[str], rows: Sequence[Mapping[str, str]]) -> bytes:
     """The CSV of one table: the header line, then each row's values in column order."""
     out = io.StringIO(newline="")
     writer = csv.writer(out, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL)

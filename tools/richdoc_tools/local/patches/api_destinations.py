@@ -41,7 +41,7 @@ def handing_over(send: Callable[..., None], enqueue: Enqueue) -> Callable[..., N
                 continue
             transformer = target.get("InputTransformer", {}) if transform_input else {}
             event = EventTemplateParser.parse(
-                input_template=transformer.get("InputTemplate"),
+                input_template=transformer.get("InputTemplate"),  # type: ignore[arg-type]
                 input_paths_map=transformer.get("InputPathsMap", {}),
                 event=original_event,
             )
