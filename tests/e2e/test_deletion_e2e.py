@@ -123,12 +123,14 @@ def test_a_second_document_with_the_same_bytes_keeps_its_shared_artifact(stack: 
     assert _exists(stack, shared)
     # Only the second job's artifacts hold the text (its detection may quote it or not).
     holding = set(_holding(stack, secret))
-    assert {shared, second.outputs.projection_key, second.outputs.chunks_key} <= holding
+    outputs = second.outputs
+    assert {shared, outputs.projection_key, outputs.chunks_key, outputs.markdown_key} <= holding
     assert holding <= {
         shared,
-        second.outputs.projection_key,
-        second.outputs.chunks_key,
-        second.outputs.detection_key,
+        outputs.projection_key,
+        outputs.chunks_key,
+        outputs.markdown_key,
+        outputs.detection_key,
     }
     assert not _exists(stack, f"jobs/{first.job_id}/")
     assert stack.jobs.get(second.job_id).status is JobStatus.SUCCEEDED
