@@ -154,3 +154,25 @@ def test_the_connection_s_authorization_becomes_its_header() -> None:
     assert name == "Authorization" and value == "Basic " + base64.b64encode(b"ada:p:w").decode()
     with pytest.raises(ValueError, match="OAUTH_CLIENT_CREDENTIALS"):
         authorization_headers("OAUTH_CLIENT_CREDENTIALS", {})
+
+
+def test_the_command_line_takes_the_webhook_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, template: Template
+) -> None:
+    from richdoc_tools.cli.local import STACK_PARAMETERS_FROM_ENV, stack_parameters
+
+    environment = {
+        "RICHDOC_WEBHOOK_URL": "http://127.0.0.1:8080/hook",
+        "RICHDOC_WEBHOOK_AUTHORIZATION": "BASIC",
+        "RICHDOC_WEBHOOK_AUTH_NAME": "ada",
+        "RICHDOC_WEBHOOK_SECRET": "s3cret",
+    }
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    assert stack_parameters() == {
+        "WebhookUrl": "http://127.0.0.1:8080/hook",
+        "WebhookAuthorization": "BASIC",
+        "WebhookAuthName": "ada",
+        "WebhookAuthSecret": "s3cret",
+    }
+    assert set(STACK_PARAMETERS_FROM_ENV.values()) <= set(template.cfn["Parameters"])
