@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from richdoc_tools.local.lambdas import FUNCTION_THREAD_PREFIX
+from richdoc_tools.local.runtime.lambdas import FUNCTION_THREAD_PREFIX
 
 from richdoc.jobs.keys import JOB_SK
 

@@ -86,14 +86,14 @@ def measure(document: Document) -> Run:
     from docling_core.transforms.chunker.hierarchical_chunker import HierarchicalChunker
     from docling_core.types.doc import DoclingDocument
 
-    from richdoc.contracts import SourceInfo
     from richdoc.projection import project
     from richdoc_client.chunking import build_chunks, chunks_jsonl
+    from richdoc_client.projection import ProjectionSource
     from tests.support.gen_fixtures import build_large_document
 
     data = build_large_document(document.paragraphs, document.tables).model_dump_json().encode()
     doc = DoclingDocument.model_validate_json(data)
-    source = SourceInfo(name="large.docling.json")
+    source = ProjectionSource(name="large.docling.json")
     projection = project(doc, source)
     ours = build_chunks(projection, document_id=DOCUMENT_ID)
     theirs = list(HierarchicalChunker().chunk(doc))

@@ -410,7 +410,7 @@ def sharded_standard_parse_attempts(
     pages: int, a: Assumptions
 ) -> tuple[list[tuple[int, float]], int, str]:
     """Every shard's parse attempts (the standard pipeline's measured figures for its pages):
-    ``ShardPages``-sized shards, balanced, as ``richdoc.parse.page_ranges.plan_shards`` makes
+    ``ShardPages``-sized shards, balanced, as ``richdoc.parse.shard_plan.plan_shards`` makes
     them."""
     shards = math.ceil(pages / SHARD_PAGES)
     attempts: list[tuple[int, float]] = []

@@ -86,13 +86,13 @@ def _make(work: Path, fmt: str, pages: int, name: str) -> Path:
 
 def _stage_costs(docling_json: Path, repeat: int) -> dict[str, float]:
     """The project and detect handlers' work on one parse output: median seconds."""
-    from richdoc.contracts import SourceInfo
     from richdoc.detection import detect
     from richdoc.graph import Projection
     from richdoc.projection import load_docling, project
+    from richdoc_client.projection import ProjectionSource
 
     data = docling_json.read_bytes()
-    source = SourceInfo(name=docling_json.name)
+    source = ProjectionSource(name=docling_json.name)
     projection_bytes = project(load_docling(data), source).to_json_bytes()
 
     def project_step() -> None:
@@ -197,7 +197,7 @@ def run(mode: Mode, repeat: int | None = None) -> ItemResult:
         isolated, in_process = samples[name]["isolated"], samples[name]["in_process"]
         documents[name] = {
             "pages": config.pages if name != "md" else 1,
-            "docling_pages": report.pages,
+            "docling_pages": report.page_count,
             "pipeline": str(report.pipeline),
             "isolated_median_s": round(statistics.median(isolated), 4),
             "in_process_median_s": round(statistics.median(in_process), 4),

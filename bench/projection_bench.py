@@ -18,13 +18,23 @@ one), then times, round-robin over several rounds:
 Targets: ``project`` at most 0.25x the chunker; load + project + serialize at most 2x the
 bare load. Verdicts use CPU time (all of it runs in this process).
 
+Then the whole step as a user runs it, in fresh processes side by side (CPU time of each
+child from ``wait4``, interleaved rounds, median of the per-round ratios): ``richdoc
+project`` on a 4 MB DoclingDocument (imports, load, projection, serialization, exit)
+against a process that loads the same document and runs the chunker. Target: at most
+0.25x.
+
     python -m bench.projection_bench [--repeat N] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
+import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +57,7 @@ from bench.common import (
 
 PROJECT_VS_CHUNKER = 0.25
 PIPELINE_VS_LOAD = 2.0
+PROCESS_VS_CHUNKER_PROCESS = 0.25
 
 
 @dataclass(frozen=True)
@@ -119,15 +130,15 @@ def measure(document: Document) -> Run:
     from docling_core.transforms.chunker.hierarchical_chunker import HierarchicalChunker
     from docling_core.types.doc import DoclingDocument
 
-    from richdoc.contracts import SourceInfo
     from richdoc.markdown import render_markdown
     from richdoc.projection import load_docling, project
+    from richdoc_client.projection import ProjectionSource
     from richdoc_client.tables import table_csvs
     from tests.support.gen_fixtures import build_large_document
 
     data = build_large_document(document.paragraphs, document.tables).model_dump_json().encode()
     doc = DoclingDocument.model_validate_json(data)
-    source = SourceInfo(name="large.docling.json")
+    source = ProjectionSource(name="large.docling.json")
     projection = project(doc, source)  # warm-up, and the shape to report
     chunks: list[int] = []  # counted inside the timed runs: one chunker pass at 10x is 12 s
     samples = interleaved(
@@ -157,12 +168,94 @@ def measure(document: Document) -> Run:
 
 
 BASIS = "CPU time, median of the per-round ratios (all in this process)"
+PROCESS_BASIS = "CPU time of each child process (wait4), median of the per-round ratios"
+
+# The reference process: what a consumer of the DoclingDocument does with docling-core
+# alone, from a fresh interpreter (imports, load, one chunk per block).
+CHUNKER_PROCESS = """
+import sys
+from docling_core.transforms.chunker.hierarchical_chunker import HierarchicalChunker
+from docling_core.types.doc import DoclingDocument
+
+doc = DoclingDocument.model_validate_json(open(sys.argv[1], "rb").read())
+for _ in HierarchicalChunker().chunk(doc):
+    pass
+"""
+
+
+def process_document(mode: Mode, repeat: int | None = None) -> Document:
+    if mode is Mode.QUICK:
+        return Document("200 paragraphs + 5 tables", 200, 5, repeat or 2)
+    return Document("2,800 paragraphs + 70 tables (4 MB)", 2800, 70, repeat or 5)
+
+
+def child(command: list[str]) -> Sample:
+    """Run ``command`` as a fresh process: its wall time, and its CPU time from ``wait4``."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    stderr = proc.stderr.read().decode(errors="replace")
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{command[:2]}: exit {status}: {stderr[-2000:]}")
+    return Sample(time.perf_counter() - started, usage.ru_utime + usage.ru_stime)
+
+
+@dataclass(frozen=True)
+class ProcessRun:
+    document: Document
+    docling_json_mb: float
+    samples: dict[str, list[Sample]]
+
+    @property
+    def process_vs_chunker(self) -> dict[str, float]:
+        return ratio(self.samples["richdoc_project"], self.samples["chunker_process"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "document": {"label": self.document.label, "docling_json_mb": self.docling_json_mb},
+            "rounds": self.document.rounds,
+            "median_s": {name: median_s(values) for name, values in self.samples.items()},
+            "ratios": {"process_vs_chunker_process": self.process_vs_chunker},
+        }
+
+
+def measure_processes(document: Document) -> ProcessRun:
+    """``richdoc project`` (the installed command beside this interpreter) against the
+    chunker's process, both on the same file, interleaved with alternating order."""
+    from tests.support.gen_fixtures import build_large_document
+
+    richdoc = Path(sys.executable).with_name("richdoc")
+    if not richdoc.is_file():
+        raise RuntimeError(f"no richdoc command beside {sys.executable}: run make setup")
+    data = build_large_document(document.paragraphs, document.tables).model_dump_json().encode()
+    with tempfile.TemporaryDirectory(prefix="richdoc-bench-") as tmp:
+        source = Path(tmp) / "large.docling.json"
+        source.write_bytes(data)
+        commands = {
+            "richdoc_project": [
+                str(richdoc),
+                "project",
+                str(source),
+                "-o",
+                str(Path(tmp) / "projection.json"),
+            ],
+            "chunker_process": [sys.executable, "-c", CHUNKER_PROCESS, str(source)],
+        }
+        samples: dict[str, list[Sample]] = {name: [] for name in commands}
+        names = list(commands)
+        for round_ in range(document.rounds):
+            for name in names if round_ % 2 == 0 else reversed(names):
+                samples[name].append(child(commands[name]))
+    return ProcessRun(document, mb(len(data)), samples)
 
 
 def run(mode: Mode, repeat: int | None = None) -> ItemResult:
     result = ItemResult("projection", "1. Projection against docling-core")
     runs = [measure(d) for d in documents(mode, repeat)]
+    processes = measure_processes(process_document(mode, repeat))
     result.measurements["documents"] = [r.to_dict() for r in runs]
+    result.measurements["processes"] = processes.to_dict()
     for r in runs:
         label = r.document.label
         result.targets += [
@@ -183,6 +276,17 @@ def run(mode: Mode, repeat: int | None = None) -> ItemResult:
                 BASIS,
             ),
         ]
+    label = processes.document.label
+    result.targets.append(
+        Target(
+            f"process_vs_chunker_process[{label}]",
+            f"richdoc project, whole process / load + HierarchicalChunker process, {label}",
+            processes.process_vs_chunker["cpu"],
+            PROCESS_VS_CHUNKER_PROCESS,
+            "x",
+            PROCESS_BASIS,
+        )
+    )
     result.tables.append(
         Table(
             "Medians per round (seconds)",
@@ -227,6 +331,16 @@ def run(mode: Mode, repeat: int | None = None) -> ItemResult:
                     ),
                 ]
                 for r in runs
+            ],
+        )
+    )
+    result.tables.append(
+        Table(
+            "Whole processes (medians, seconds)",
+            ["document", "process", "CPU s", "wall s"],
+            [
+                [label, name, median_s(values)["cpu"], median_s(values)["wall"]]
+                for name, values in processes.samples.items()
             ],
         )
     )

@@ -82,15 +82,15 @@ class Point:
 
 
 def _work(stage: str, path: Path, reps: int) -> dict[str, float]:
-    from richdoc.contracts import SourceInfo
     from richdoc.detection import detect
     from richdoc.graph import Projection
     from richdoc.projection import load_docling, project
+    from richdoc_client.projection import ProjectionSource
 
     data = path.read_bytes()
     before = current_rss_mb()
     reset_peak_rss()
-    source = SourceInfo(name=path.name)
+    source = ProjectionSource(name=path.name)
     if stage == "projection":
 
         def load() -> Any:

@@ -32,7 +32,7 @@ FUNCTION = "ProjectFunction"  # may read docling/*, write jobs/*, and the jobs t
 
 def _requests(stack: Any, count: int) -> Sample:
     """``count`` rounds of the four requests, as the function (strict) or an operator."""
-    from richdoc_tools.local import callers
+    from richdoc_tools.local.requests import callers
 
     table = stack.outputs["JobsTableName"]
     bucket = stack.outputs["ArtifactBucketName"]

@@ -72,7 +72,7 @@ def _write_report(text: str) -> None:
 
 
 def main() -> int:
-    from richdoc_tools.local.faults import FaultSettings
+    from richdoc_tools.local.faults.injected import FaultSettings
 
     from tests.support import chaos
 

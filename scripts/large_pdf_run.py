@@ -82,8 +82,8 @@ def measure(pages: int, shard_pages: int) -> dict[str, Any]:
 def _parse_child_peak(pdf: Path, shard_pages: int, pages: int, work: Path) -> float | None:
     """The parse child's peak RSS for the first shard of the plan (or the whole PDF)."""
     from richdoc.formats import DocFormat
-    from richdoc.parse.page_ranges import plan_shards
     from richdoc.parse.settings import ParseLimits
+    from richdoc.parse.shard_plan import plan_shards
     from richdoc.parse.step import parse_file, shared_worker
 
     plan = plan_shards(DocFormat.PDF, pages, shard_pages)

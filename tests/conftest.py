@@ -1,8 +1,9 @@
 """Shared fixtures (an in-process AWS emulation, the jobs table from template.yaml, the
 embedded stack, a parse worker that never finishes) and the lanes.
 
-The tests live in one folder per lane, and each test is marked with its lane so that a
-run can pick lanes (``make quick`` runs the first two):
+The tests live in one folder per lane (a lane's folder may group tests in folders of its
+own: ``aws/canaries``, the patch points' canaries), and each test is marked with its lane
+so that a run can pick lanes (``make quick`` runs the first two):
 
 * ``unit``: pure functions and static checks of the template, the definition and the code;
 * ``aws``: logic against the in-process AWS emulation (moto), without the state machine;
@@ -23,7 +24,7 @@ from typing import Any
 
 import boto3
 import pytest
-from richdoc_tools.local.template import Template, load_template
+from richdoc_tools.local.cloudformation.template import Template, load_template
 
 from richdoc.contracts import ParseInput, ParseOutput
 from richdoc.jobs import JobStore
@@ -35,10 +36,13 @@ REGION = "us-east-1"
 LANES = ("unit", "aws", "parse", "e2e", "browser")
 
 
+TESTS = Path(__file__).parent
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test with the lane its folder names."""
+    """Mark every test with the lane its folder under tests/ names."""
     for item in items:
-        lane = item.path.parent.name
+        lane = item.path.relative_to(TESTS).parts[0]
         if lane not in LANES:
             raise pytest.UsageError(f"{item.nodeid}: tests live in a lane folder {LANES}")
         item.add_marker(lane)
@@ -168,11 +172,11 @@ def embedded_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 @pytest.fixture
 def stack(embedded_stack: Any) -> Iterator[Any]:
-    """The shared stack with no scripted faults or timeout overrides left from other tests."""
-    embedded_stack.faults.clear()
+    """The shared stack with no scripted failures or timeout overrides left from other tests."""
+    embedded_stack.script.clear()
     embedded_stack.runtime.timeout_override_s.clear()
     yield embedded_stack
-    embedded_stack.faults.clear()
+    embedded_stack.script.clear()
     embedded_stack.runtime.timeout_override_s.clear()
     assert embedded_stack.loop_errors == []
 

@@ -3,8 +3,8 @@ completion event per terminal change of a job, on the stack's event bus.
 
 The logic is ``richdoc.notifier``. Records are handled in order, and only those that
 failed are reported as batch item failures: Lambda retries from the first of them (the
-event source mapping bisects a failing batch, retries a bounded number of times, then
-sends what it could not deliver to the OnFailure queue).
+event source mapping bisects a failing batch, retries it for as long as its age allows,
+then writes what it could not deliver, whole, to the OnFailure bucket).
 """
 
 from __future__ import annotations

@@ -9,10 +9,9 @@ tier).
 
 ``plan`` (the plan function: the same image, ``ImageConfig.Command`` ``app.plan``, since
 the page count needs the worker's pdfium) adapts ``richdoc.parse.plan_step.plan_request``
-(contract: ``richdoc.contracts.PLAN``) and records on the job how many shards the parse
-runs as, and the digest of the bytes it inspected (the parse artifacts the job uses:
-recorded before the shards start, each of them then finds it there rather than writing
-it, ``richdoc.jobs.references``).
+(contract: ``richdoc.contracts.PLAN``); the stage handler records its decision on the job
+(``richdoc.stage.record_decision``: how many shards the parse runs as, and the digest of
+the bytes it inspected).
 
 What warm invocations reuse: the clients and stores (``richdoc.wiring``) and the warm
 docling worker inside ``richdoc.parse.step``.
@@ -57,8 +56,5 @@ def plan(event: PlanInput, context: LambdaContext) -> PlanOutput:
         memory_tier_mb=int(context.memory_limit_in_mb),
         remaining_s=lambda: context.get_remaining_time_in_millis() / 1000,
     )
-    wiring.jobs.record_shards(event.job_id, event.run, output.shard_count)
-    if output.sha256:
-        wiring.references.record_on_job(output.sha256, event.job_id)
     metrics.add_metric(name="DocumentShards", unit=MetricUnit.Count, value=output.shard_count)
     return output

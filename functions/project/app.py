@@ -16,6 +16,7 @@ from richdoc.stage import stage_handler
 from richdoc.wiring import wiring
 from richdoc_client.chunking import DEFAULT_MAX_BYTES, build_chunks, chunks_jsonl
 from richdoc_client.identity import document_id
+from richdoc_client.projection import ProjectionSource
 from richdoc_client.tables import table_csv_name, table_csvs
 
 # The chunks' size limit in UTF-8 bytes of text (template parameter ChunkMaxBytes).
@@ -28,11 +29,14 @@ CSV = "text/csv; charset=utf-8; header=present"
 @stage_handler(PROJECT)
 def handler(event: ProjectInput, context: LambdaContext) -> ProjectOutput:
     store = wiring.artifacts
+    source = event.source
     doc = richdoc.projection.load_docling(store.get_bytes(event.docling_key))
-    projection = richdoc.projection.project(doc, event.source)
+    projection = richdoc.projection.project(
+        doc, ProjectionSource(name=source.key, sha256=event.sha256, pipeline=event.pipeline)
+    )
     chunks = build_chunks(
         projection,
-        document_id=document_id(event.bucket, event.source.name),
+        document_id=document_id(source.bucket, source.key),
         max_bytes=CHUNK_MAX_BYTES,
     )
     key = projection_key(event.job_id, event.run)

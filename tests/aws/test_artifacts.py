@@ -10,7 +10,7 @@ import boto3
 import pytest
 from boto3.s3.transfer import TransferConfig
 
-from richdoc.artifacts import META_PAGES, META_PIPELINE, MULTIPART_THRESHOLD, ArtifactStore
+from richdoc.artifacts import META_PAGE_COUNT, META_PIPELINE, MULTIPART_THRESHOLD, ArtifactStore
 from richdoc.taxonomy import Transient
 from tests.support.sdk_faults import client_error, failing
 
@@ -39,13 +39,13 @@ def _parts(s3: S3Client, key: str) -> int:
 def test_an_artifact_above_the_threshold_goes_up_in_parts_with_its_metadata(s3: S3Client) -> None:
     store = ArtifactStore(s3, BUCKET, transfer=SMALL)
     body = bytes(range(256)) * (11 * MIB // 256)  # 11 MiB: three parts of at most 5 MiB
-    store.put_docling("docling/abc/c.json", io.BytesIO(body), pipeline="native", pages=7)
+    store.put_docling("docling/abc/c.json", io.BytesIO(body), pipeline="native", page_count=7)
     assert _parts(s3, "docling/abc/c.json") == 3
     head = s3.head_object(Bucket=BUCKET, Key="docling/abc/c.json")
     assert head["ContentType"] == "application/json"
-    assert head["Metadata"] == {META_PIPELINE: "native", META_PAGES: "7"}
+    assert head["Metadata"] == {META_PIPELINE: "native", META_PAGE_COUNT: "7"}
     assert store.get_bytes("docling/abc/c.json") == body
-    assert store.docling_pages("docling/abc/c.json") == 7
+    assert store.docling_page_count("docling/abc/c.json") == 7
     store.put_bytes("jobs/j/run-001/projection.json", body)
     assert _parts(s3, "jobs/j/run-001/projection.json") == 3
     assert store.get_bytes("jobs/j/run-001/projection.json") == body
@@ -53,7 +53,7 @@ def test_an_artifact_above_the_threshold_goes_up_in_parts_with_its_metadata(s3: 
 
 def test_an_artifact_below_the_threshold_is_one_put(s3: S3Client) -> None:
     store = ArtifactStore(s3, BUCKET, transfer=SMALL)
-    store.put_docling("docling/abc/small.json", b"{}", pipeline="simple", pages=None)
+    store.put_docling("docling/abc/small.json", b"{}", pipeline="simple", page_count=None)
     assert _parts(s3, "docling/abc/small.json") == 1
     assert ArtifactStore(s3, BUCKET).transfer.multipart_threshold == MULTIPART_THRESHOLD
     # Well below the 5 GB a single PutObject takes, and parts S3 accepts (5 MiB to 5 GiB).

@@ -295,7 +295,7 @@ def test_the_parse_cache_lookup_classifies_the_same_way() -> None:
         failing(s3, "HeadObject", client_error("503", "HeadObject", 503)),
         pytest.raises(Transient),
     ):
-        store.docling_pages("docling/x/y.json")
+        store.docling_page_count("docling/x/y.json")
 
 
 def test_the_starter_reports_throttled_starts_and_unreachable_s3_as_transient(

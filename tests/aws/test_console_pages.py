@@ -10,6 +10,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from richdoc_tools.ops import executions as step_functions
+from richdoc_tools.ops.jobs import show_job
 
 from richdoc.deadletter import failure_attributes
 from richdoc.detection import Ambiguity, AmbiguityKind, Candidate, Detection, DetectionStats
@@ -56,9 +58,9 @@ def executions(console: Console, monkeypatch: pytest.MonkeyPatch) -> dict[str, s
         )
         return {"status": status, "startDate": datetime(2026, 1, 1, tzinfo=UTC)}
 
-    monkeypatch.setattr(console.operator, "execution", describe)
-    monkeypatch.setattr(console.operator, "execution_history", lambda arn: history(recorded[arn]))
-    monkeypatch.setattr(console.operator, "definition", lambda arn=None: definition)
+    monkeypatch.setattr(step_functions, "describe", lambda operator, arn: describe(arn))
+    monkeypatch.setattr(step_functions, "history", lambda operator, arn: history(recorded[arn]))
+    monkeypatch.setattr(step_functions, "definition", lambda operator, arn=None: definition)
     return recorded
 
 
@@ -218,7 +220,7 @@ def test_the_job_page_colours_the_graph_from_the_history(
     assert [a["stage"] for a in data["attempts"]] == ["plan", "parse", "project", "detect"]
     assert data["attempts"][1]["tier"] == 1 and data["attempts"][1]["memory_mb"] == 3008
     # The job as `richdoc jobs show --json` prints it, with what the page adds.
-    record = console.operator.show_job(job_id)
+    record = show_job(console.operator, job_id)
     assert record is not None
     shown = record.model_dump(mode="json")
     assert {name: data["job"][name] for name in shown if name != "attempts"} == {

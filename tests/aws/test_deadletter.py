@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import boto3
-from richdoc_tools.ops.dead_letter_queue import move_messages, peek
+from richdoc_tools.ops.dead_letter_queue.acting import move_messages
+from richdoc_tools.ops.dead_letter_queue.reading import peek
 
 from richdoc.deadletter import (
     ATTR_FEATURE,

@@ -1,4 +1,4 @@
-"""Discarding dead letters for good (``dead_letter_queue.discard``) and its command,
+"""Discarding dead letters for good (``dead_letter_queue.acting.discard``) and its command,
 ``richdoc dlq discard``, which the console's Discard shares: each message goes only once its
 job records why; a message whose job has moved on stays; the command's usage errors, dry
 run, JSON and exit codes."""
@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 from richdoc_tools.cli import main
-from richdoc_tools.ops.dead_letter_queue import discard, peek, queue_depth
+from richdoc_tools.ops.dead_letter_queue.acting import discard
+from richdoc_tools.ops.dead_letter_queue.reading import peek, queue_depth
 from richdoc_tools.ops.operator import Operator
 
 from richdoc.deadletter import failure_attributes

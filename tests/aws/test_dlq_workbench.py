@@ -9,13 +9,12 @@ from typing import Any
 
 import boto3
 import pytest
-from richdoc_tools.ops.dead_letter_queue import (
+from richdoc_tools.ops.dead_letter_queue.acting import redrive_chosen, take
+from richdoc_tools.ops.dead_letter_queue.reading import (
     list_dead_letters,
     peek,
     peek_listing,
     queue_depth,
-    redrive_chosen,
-    take,
     waiting_dead_letters,
 )
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from richdoc_tools.local.intrinsics import Deployed, Resolver
-from richdoc_tools.local.template import TemplateError
+from richdoc_tools.local.cloudformation.intrinsics import Deployed, Resolver
+from richdoc_tools.local.cloudformation.template import TemplateError
 
 
 def _resolver(**parameters: str) -> Resolver:

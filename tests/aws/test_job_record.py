@@ -104,6 +104,7 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
         },
     }
     store.mark_running("job-1", 1, "arn:execution:job-1-r1")
+    store.record_shards("job-1", 1, 1)  # as the plan does
     with store.attempts.record(
         "job-1",
         1,
@@ -121,7 +122,7 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
         outputs=OUTPUTS,
         counts=COUNTS,
         pipeline="simple",
-        pages=12,
+        page_count=12,
     )
     job = store.get("job-1")
     assert job is not None

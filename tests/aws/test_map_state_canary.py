@@ -28,9 +28,9 @@ from typing import Any
 
 import boto3
 import pytest
-from richdoc_tools.local.lambdas import LambdaRuntime
+from richdoc_tools.local.cloudformation.template import HandlerSource
 from richdoc_tools.local.patches import lambda_invoke, retry_sleep
-from richdoc_tools.local.template import HandlerSource
+from richdoc_tools.local.runtime.lambdas import LambdaRuntime
 
 REGION, ACCOUNT = "us-east-1", "123456789012"
 TIERS = {"canary-parse-tier1": 3008, "canary-parse-tier2": 6144}

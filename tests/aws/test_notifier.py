@@ -1,6 +1,8 @@
 """The notifier against the AWS emulation: manifests kept in the results bucket from the
-ingest bucket's versions and the job records (richdoc.manifests), completion events put
-on a bus (richdoc.notifier), and the handler fed the jobs table's own stream records."""
+ingest bucket's versions and the job records (richdoc.manifests), each success's outputs
+kept with its document (richdoc.document_results), completion events put on a bus saying
+how they relate to the manifest (richdoc.notifier), and the handler fed the jobs table's
+own stream records."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from richdoc_tools.local.clients import CLIENT_CONFIG
 from richdoc_tools.local.patches import dynamodb_streams, events_delivery
 
 from richdoc.contracts import JobOptions, SourceObject
+from richdoc.document_results import kept_keys
 from richdoc.jobs import Job, JobStatus, JobStore, job_id_for
 from richdoc.manifests import ManifestKeeper
 from richdoc.notifier import Notifier
@@ -23,6 +26,7 @@ from richdoc.taxonomy import Failure, FailureKind, Transient
 from richdoc_client.events import CompletionEvent, TerminalStatus
 from richdoc_client.identity import document_id
 from richdoc_client.manifest import Manifest, manifest_key
+from richdoc_client.reader import ResultsReader
 from tests.support.handlers import load_handler
 from tests.support.lambda_context import FakeLambdaContext
 from tests.support.records import COUNTS, OUTPUTS
@@ -89,6 +93,9 @@ def record_job(world: dict[str, Any], version: str, status: JobStatus, run: int 
     }
     if status is JobStatus.SUCCEEDED:
         fields |= {"outputs": OUTPUTS, "counts": COUNTS}
+        for output in (OUTPUTS.docling_key, OUTPUTS.projection_key, OUTPUTS.detection_key):
+            world["s3"].put_object(Bucket=RESULTS, Key=output, Body=f"{version} {output}")
+        world["s3"].put_object(Bucket=RESULTS, Key=str(OUTPUTS.chunks_key), Body=b"")
     if status is JobStatus.DEAD_LETTERED:
         fields["failure"] = Failure(kind=FailureKind.CORRUPT_INPUT, reason="damaged")
     job = Job.model_validate(fields)
@@ -120,12 +127,13 @@ def test_a_finished_version_gets_a_manifest_and_one_event(world: dict[str, Any])
     assert detail is not None and detail.status is TerminalStatus.SUCCEEDED
     manifest = stored_manifest(world)
     assert manifest is not None and manifest.source.version_id == version
-    assert manifest.result is not None and manifest.result.outputs.projection_key == (
-        OUTPUTS.projection_key
-    )
+    assert manifest.result is not None and manifest.result.outputs == kept_keys(done, RESULTS)
     [event] = received(world)
     assert event.detail == detail
     assert event.detail.metadata == {"richdoc-tenant": "acme"}
+    assert event.detail.outputs == manifest.result.outputs
+    assert event.detail.current is True and event.detail.manifest is not None
+    assert event.detail.manifest.result == manifest.result_ref
 
 
 def test_a_write_that_ends_no_run_publishes_nothing(world: dict[str, Any]) -> None:
@@ -168,9 +176,9 @@ def test_a_refresh_that_an_other_version_overtakes_writes_again_until_it_holds(
     real = keeper.compute
     computed: list[Manifest | None] = []
 
-    def compute(bucket: str, key: str) -> Manifest | None:
-        result = real(bucket, key)
-        computed.append(result)
+    def compute(bucket: str, key: str, stored: Manifest | None = None) -> Any:
+        result = real(bucket, key, stored)
+        computed.append(result[0])
         if len(computed) == 1:  # the other job ends right after this snapshot
             record_job(world, second, JobStatus.SUCCEEDED)
         return result
@@ -190,9 +198,9 @@ def test_a_refresh_that_never_settles_is_transient(
     statuses = iter([JobStatus.SUCCEEDED, JobStatus.CANCELLED] * 10)
     real = keeper.compute
 
-    def compute(bucket: str, key: str) -> Manifest | None:
+    def compute(bucket: str, key: str, stored: Manifest | None = None) -> Any:
         record_job(world, version, next(statuses))
-        return real(bucket, key)
+        return real(bucket, key, stored)
 
     monkeypatch.setattr(keeper, "compute", compute)
     with pytest.raises(Transient, match="changed"):
@@ -214,6 +222,79 @@ def test_an_event_the_bus_refuses_is_transient(world: dict[str, Any]) -> None:
         )
         with pytest.raises(Transient, match="InternalFailure"):
             notifier.job_changed(None, done)
+
+
+def test_a_refresh_reads_the_newest_versions_job_first_and_stops_there(
+    world: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key overwritten many times: a refresh reads one job, not one per version."""
+    keeper: ManifestKeeper = world["keeper"]
+    versions = [upload(world, f"v{n}".encode()) for n in range(30)]
+    for version in versions:
+        record_job(world, version, JobStatus.DEAD_LETTERED)
+    record_job(world, versions[-1], JobStatus.SUCCEEDED)
+    asked: list[list[str]] = []
+    real = keeper.jobs.get_many
+
+    def get_many(job_ids: Iterable[str]) -> dict[str, Job]:
+        asked.append(list(job_ids))
+        return real(asked[-1])
+
+    monkeypatch.setattr(keeper.jobs, "get_many", get_many)
+    manifest = keeper.refresh(INGEST, KEY)
+    assert manifest is not None and manifest.source.version_id == versions[-1]
+    assert [len(ids) for ids in asked] == [1, 1]  # the refresh, then its check
+    asked.clear()
+    record_job(world, versions[-1], JobStatus.RUNNING)  # redriven: passed over while open
+    keeper.refresh(INGEST, KEY)
+    assert [len(ids) for ids in asked][:2] == [1, 4]  # newest first, in growing batches
+
+
+def test_a_manifest_outlives_its_job_record_and_the_working_outputs(
+    world: dict[str, Any],
+) -> None:
+    """What the manifest names is kept with it: the job record's time to live and the
+    results bucket's lifecycle (jobs/, docling/) take nothing it needs."""
+    keeper: ManifestKeeper = world["keeper"]
+    version = upload(world)
+    done = record_job(world, version, JobStatus.SUCCEEDED)
+    world["notifier"].job_changed(None, done)
+    manifest = stored_manifest(world)
+    assert manifest is not None
+    world["jobs"].table.delete_item(Key={"pk": f"JOB#{done.job_id}", "sk": "JOB"})  # TTL
+    for key in (OUTPUTS.docling_key, OUTPUTS.projection_key, OUTPUTS.detection_key):
+        world["s3"].delete_object(Bucket=RESULTS, Key=key)  # the lifecycle's expiry
+    assert keeper.refresh(INGEST, KEY) == manifest  # a later refresh keeps it
+    reader = ResultsReader.s3(RESULTS, client=world["s3"])
+    assert reader.docling(manifest) == f"{version} {OUTPUTS.docling_key}".encode()
+
+
+def test_a_deleted_versions_kept_outputs_go_once_the_manifest_no_longer_names_them(
+    world: dict[str, Any],
+) -> None:
+    first = upload(world, b"one")
+    old = record_job(world, first, JobStatus.SUCCEEDED)
+    world["notifier"].job_changed(None, old)
+    second = upload(world, b"two")
+    new = record_job(world, second, JobStatus.SUCCEEDED)
+    world["notifier"].job_changed(None, new)
+    kept_old = kept_keys(old, RESULTS)
+    assert kept_old is not None
+    world["s3"].head_object(Bucket=RESULTS, Key=kept_old.projection_key)
+    world["s3"].delete_object(Bucket=INGEST, Key=KEY, VersionId=first)
+    gone = old.model_copy(update={"status": JobStatus.DELETED, "outputs": None, "counts": None})
+    world["jobs"].table.put_item(Item={"pk": f"JOB#{old.job_id}", "sk": "JOB", **gone.to_item()})
+    detail = world["notifier"].job_changed(old, gone)
+    assert detail is not None and detail.status is TerminalStatus.DELETED
+    # The document still has the newer version's result: the event says so.
+    assert detail.current is False and detail.manifest is not None
+    assert detail.manifest.result is not None and detail.manifest.result.job_id == new.job_id
+    listed = world["s3"].list_objects_v2(Bucket=RESULTS, Prefix=f"documents/{old.job_id}")
+    prefix = kept_old.projection_key.rsplit("/", 2)[0] + "/"
+    assert world["s3"].list_objects_v2(Bucket=RESULTS, Prefix=prefix).get("KeyCount") == 0
+    assert listed.get("KeyCount") == 0
+    manifest = stored_manifest(world)
+    assert manifest is not None and manifest.job_id == new.job_id
 
 
 # ---- the handler, fed the table's own stream ----------------------------------------------

@@ -10,6 +10,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 from richdoc_tools.cli import main
+from richdoc_tools.ops.dead_letter_queue.acting import redrive_all
 from richdoc_tools.ops.operator import Operator, StackResources
 
 
@@ -60,7 +61,7 @@ def test_redrive_on_aws_starts_a_message_move_task_to_the_ingest_queue(
         },
     )
     with stubber:
-        result = operator.redrive()
+        result = redrive_all(operator)
     assert (result.mode, result.task_handle) == ("message-move-task", "task-123")
     stubber.assert_no_pending_responses()
 
@@ -73,7 +74,7 @@ def test_redrive_against_aws_never_falls_back_to_moving_messages(
         "start_message_move_task", service_error_code="InternalError", http_status_code=500
     )
     with stubber, pytest.raises(Exception, match="InternalError"):
-        operator.redrive()
+        redrive_all(operator)
 
 
 def test_operator_finds_resources_from_the_stack_outputs(aws: None) -> None:
@@ -122,7 +123,8 @@ def _notification(key: str, version: str) -> str:
 
 
 def test_dead_letters_say_what_they_are_even_without_richdoc_attributes() -> None:
-    from richdoc_tools.ops.dead_letter_queue import DeadLetter, redrive_outlook
+    from richdoc_tools.ops.dead_letter_queue.acting import redrive_outlook
+    from richdoc_tools.ops.dead_letter_queue.reading import DeadLetter
 
     from richdoc.jobs import job_id_for
 
@@ -154,7 +156,7 @@ def test_dead_letters_say_what_they_are_even_without_richdoc_attributes() -> Non
 
 
 def test_a_runs_shards_are_listed_in_page_order_with_their_last_attempt() -> None:
-    from richdoc_tools.ops.operator import ShardParse, shard_parses
+    from richdoc_tools.ops.shards import ShardParse, shard_parses
 
     from richdoc.contracts import PageSpan
     from richdoc.jobs import Attempt

@@ -11,9 +11,9 @@ from typing import Any
 import boto3
 import pytest
 from richdoc_tools.local.clients import Clients
-from richdoc_tools.local.deploy import Deployment
-from richdoc_tools.local.provisioners import PROVISIONERS, NotEmulated
-from richdoc_tools.local.template import Template, TemplateError
+from richdoc_tools.local.cloudformation.deploy import Deployment
+from richdoc_tools.local.cloudformation.provisioners import PROVISIONERS, NotEmulated
+from richdoc_tools.local.cloudformation.template import Template, TemplateError
 
 
 def _deploy(
@@ -47,7 +47,8 @@ def test_a_template_property_nobody_handles_fails_the_deployment(
         _deploy(template, {"DeadLetterQueue": queue})
     message = str(error.value)
     assert message.startswith("DeadLetterQueue: AWS::SQS::Queue property KmsMasterKeyId ")
-    where = "@provisions('AWS::SQS::Queue', ...) in tools/richdoc_tools/local/provisioners/sqs.py:"
+    where = "@provisions('AWS::SQS::Queue', ...) in "
+    where += "tools/richdoc_tools/local/cloudformation/provisioners/sqs.py:"
     assert where in message
     assert "consumes=" in message and "inert=" in message and "not_emulated=" in message
 

@@ -71,7 +71,7 @@ RESULTS = StepResults(
         sha256="ab" * 32,
         size=10,
         pipeline="simple",
-        pages=0,
+        page_count=0,
         cached=False,
         partial=False,
         failed_pages=[],
@@ -351,6 +351,13 @@ def test_success_records_outputs_counts_and_pipeline(world: World) -> None:
     )
     assert job.pipeline == "simple"
     assert "JobsSucceeded" in _metric_names(world)
+
+
+def test_success_keeps_the_shard_count_the_plan_recorded(world: World) -> None:
+    _running(world)
+    world.jobs.record_shards(JOB, 1, 3)
+    world.actions.succeed(RecordSuccess(job_id=JOB, run=1, action="succeed", results=RESULTS))
+    assert world.job().shards == 3  # written once, by the plan
 
 
 def test_failure_records_the_failed_run_and_answers_the_dead_letter_attributes(

@@ -1,6 +1,7 @@
 """Lambda's DynamoDB stream event source, as the embedded stack runs it
-(richdoc_tools.local.streams): the mapping's filter, batch size, partial batch failures,
-bisection, bounded retries and OnFailure queue, against the emulation's real stream.
+(richdoc_tools.local.runtime.streams): the mapping's filter, batch size, partial batch
+failures, bisection, retries bounded by attempts or by record age (on the stack's clock),
+and the OnFailure queue or bucket, against the emulation's real stream.
 
 The function is a stand-in that answers as told, so every outcome is chosen by the test;
 each ``tick`` is one poll of the stream, run here on the test's thread."""
@@ -12,13 +13,15 @@ import io
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, cast
 
 import boto3
 import pytest
 from richdoc_tools.local.clients import CLIENT_CONFIG
 from richdoc_tools.local.patches import dynamodb_streams
-from richdoc_tools.local.streams import StreamPoller
+from richdoc_tools.local.runtime.clock import StackClock
+from richdoc_tools.local.runtime.streams import StreamPoller
 
 from tests.support.aws import table_with_stream
 
@@ -65,7 +68,12 @@ def write(stream: dict[str, Any], *items: tuple[str, str]) -> None:
         )
 
 
-def poller(stream: dict[str, Any], function: StandInFunction, **mapping: Any) -> StreamPoller:
+def poller(
+    stream: dict[str, Any],
+    function: StandInFunction,
+    clock: StackClock | None = None,
+    **mapping: Any,
+) -> StreamPoller:
     config = {
         "UUID": "0123456789abcdef",
         "EventSourceArn": stream["arn"],
@@ -83,6 +91,8 @@ def poller(stream: dict[str, Any], function: StandInFunction, **mapping: Any) ->
         lambda_client=cast(Any, function),
         sqs=stream["sqs"],
         mapping=cast(Any, config),
+        s3=boto3.client("s3", region_name=REGION),
+        clock=clock,
     )
 
 
@@ -171,3 +181,45 @@ def test_without_bisection_a_failing_batch_is_parked_whole(stream: dict[str, Any
     assert function.batches == [["a", "b"], ["a", "b"]]
     [record] = parked(stream)
     assert record["DDBStreamBatchInfo"]["batchSize"] == 2
+
+
+def test_without_an_attempt_limit_a_failing_batch_is_retried_until_it_is_too_old(
+    stream: dict[str, Any],
+) -> None:
+    """MaximumRetryAttempts -1 and MaximumRecordAgeInSeconds: an outage of any number of
+    attempts is waited out; a record older than the age is written whole to the S3
+    destination (the invocation's payload with it), and the poller moves on."""
+    s3 = boto3.client("s3", region_name=REGION)
+    s3.create_bucket(Bucket="notify-failures")
+    write(stream, ("a", "job"), ("b", "job"))
+    outage = {"on": True}
+    function = StandInFunction(lambda batch: None if outage["on"] else {"batchItemFailures": []})
+    clock = StackClock()
+    p = poller(
+        stream,
+        function,
+        clock,
+        MaximumRetryAttempts=-1,
+        MaximumRecordAgeInSeconds=3600,
+        DestinationConfig={"OnFailure": {"Destination": "arn:aws:s3:::notify-failures"}},
+    )
+    for _ in range(40):  # far past the old limit of 10 attempts
+        assert p.tick()
+    assert parked(stream) == [] and s3.list_objects_v2(Bucket="notify-failures")["KeyCount"] == 0
+    outage["on"] = False
+    drain(p)
+    assert function.batches[-1] == ["a", "b"] and p.delivered == 2  # recovered: delivered
+
+    write(stream, ("c", "job"))
+    outage["on"] = True
+    assert p.tick()  # fails, retried ...
+    clock.advance(timedelta(hours=2))
+    assert p.tick()  # ... until the record is older than the mapping allows: parked
+    [listed] = s3.list_objects_v2(Bucket="notify-failures")["Contents"]
+    assert listed["Key"].startswith("aws/lambda/0123456789abcdef/shardId-")
+    record = json.loads(s3.get_object(Bucket="notify-failures", Key=listed["Key"])["Body"].read())
+    assert record["requestContext"]["condition"] == "RecordAgeExceeded"
+    assert record["DDBStreamBatchInfo"]["batchSize"] == 1
+    [change] = json.loads(record["payload"])["Records"]
+    assert change["dynamodb"]["NewImage"]["n"] == {"S": "c"}  # the whole record, images too
+    assert not p.tick()  # moved past it

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from richdoc_tools.local.events import wait_until
 from richdoc_tools.local.patches.dynamodb_transactions import SINGLE_WRITES
+from richdoc_tools.local.runtime.events import wait_until
 
 from richdoc.contracts import ParseInput
 from richdoc.deletion import Deletion

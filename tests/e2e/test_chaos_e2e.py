@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from richdoc_tools.local.faults import FaultKind, FaultSettings
+from richdoc_tools.local.faults.injected import FaultKind, FaultSettings
 
 from tests.support import chaos
 

@@ -323,7 +323,7 @@ def test_run_end_to_end_in_a_fresh_process(tmp_path: Path) -> None:
 def test_run_in_a_pipe_prints_tab_separated_rows_with_every_value_whole(tmp_path: Path) -> None:
     """`richdoc run docs/ | tee log`: rich would fit its table into 80 columns and cut the
     file names and statuses; in a pipe the rows are whole."""
-    from richdoc_tools.cli.render import RUN_COLUMNS
+    from richdoc_tools.cli.render.run import RUN_COLUMNS
 
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -354,8 +354,8 @@ def test_run_in_a_pipe_prints_tab_separated_rows_with_every_value_whole(tmp_path
 def test_jobs_and_dlq_commands_against_the_embedded_stack(
     stack: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from richdoc_tools.local.events import wait_until
-    from richdoc_tools.ops.dead_letter_queue import peek
+    from richdoc_tools.local.runtime.events import wait_until
+    from richdoc_tools.ops.dead_letter_queue.reading import peek
 
     upload = stack.upload(tmp_path / "ops.dwg", key="ops/ops.dwg", body=b"AC1032" + bytes(9))
     stack.wait_for_jobs([upload.job_id], 60)

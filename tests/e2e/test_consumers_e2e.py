@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 from richdoc_tools.cli import main
-from richdoc_tools.local.events import wait_until
-from richdoc_tools.local.lambdas import ServiceError
+from richdoc_tools.local.faults.scripted import ServiceError
+from richdoc_tools.local.runtime.events import wait_until
 
 from richdoc.contracts import ParseInput
 from richdoc.jobs import JobStatus, job_id_for
@@ -28,6 +28,7 @@ from richdoc_client.chunks import Chunk
 from richdoc_client.events import CompletionEvent, TerminalStatus
 from richdoc_client.identity import document_id
 from richdoc_client.reader import ResultsReader
+from tests.support.consumer_docs import subscribe
 from tests.support.gates import Gate
 from tests.support.paths import SAMPLES
 from tests.support.published_schemas import schema_errors
@@ -42,21 +43,17 @@ STATE_MACHINE_SEND_ATTEMPTS = 6  # the definition's dead-letter send: 1 + 5 retr
 
 class Consumer:
     """An application's subscription: an SQS queue of its own, target of a rule of its
-    own on the stack's bus, made with the consumer's calls (docs/consumers.md)."""
+    own on the stack's bus, made with the consumer's calls and the queue policy
+    docs/consumers.md prints (the strict stack delivers nothing without it)."""
 
     def __init__(self, stack: Any) -> None:
         self.stack = stack
-        sqs, events = stack.client("sqs"), stack.client("events")
-        self.queue = sqs.create_queue(QueueName="consumer-e2e")["QueueUrl"]
-        arn = sqs.get_queue_attributes(QueueUrl=self.queue, AttributeNames=["QueueArn"])
-        bus = stack.outputs["EventBusName"]
-        events.put_rule(
-            Name="consumer-e2e", EventBusName=bus, EventPattern='{"source": ["richdoc"]}'
-        )
-        events.put_targets(
-            Rule="consumer-e2e",
-            EventBusName=bus,
-            Targets=[{"Id": "queue", "Arn": arn["Attributes"]["QueueArn"]}],
+        self.queue = subscribe(
+            stack.client("sqs"),
+            stack.client("events"),
+            stack.outputs["EventBusName"],
+            "consumer-e2e",
+            '{"source": ["richdoc"]}',
         )
         self.received: list[CompletionEvent] = []
 
@@ -191,7 +188,7 @@ def test_a_dead_letter_a_cancel_and_a_deletion_are_each_announced_once(
 def test_a_run_the_reconciler_finishes_and_its_redrive_are_announced_once_each(
     stack: Any, consumer: Consumer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    stack.faults.fail_sends(DEAD_LETTER_QUEUE, *[ServiceError()] * STATE_MACHINE_SEND_ATTEMPTS)
+    stack.script.fail_sends(DEAD_LETTER_QUEUE, *[ServiceError()] * STATE_MACHINE_SEND_ATTEMPTS)
     job_id = upload(stack, "consumers/reconciled.docx", b"not a zip archive either")
     job = ended(stack, job_id)
     assert job.status is JobStatus.DEAD_LETTERED and job.dead_letter is not None

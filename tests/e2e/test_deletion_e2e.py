@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 from richdoc_tools.cli import main
-from richdoc_tools.local.events import wait_until
+from richdoc_tools.local.runtime.events import wait_until
 
 from richdoc.contracts import ParseInput
+from richdoc.document_results import kept_keys
 from richdoc.jobs import Job, JobStatus
 from richdoc.jobs.references import DigestReferences
 from tests.support.stack_runs import execution, history, states_entered
@@ -121,7 +122,11 @@ def test_a_second_document_with_the_same_bytes_keeps_its_shared_artifact(stack: 
     # its run outputs); the second job still uses them, so they stay.
     assert wait_until(lambda: _users(stack, second) == {second.job_id}, 30)
     assert _exists(stack, shared)
-    # Only the second job's artifacts hold the text (its detection may quote it or not).
+    # Only the second job's artifacts hold the text (its detection may quote it or not),
+    # with the copies kept for its document's consumers; the first's copies went with it.
+    assert wait_until(stack.notifications_delivered, 30)
+    kept = kept_keys(second, stack.outputs["ArtifactBucketName"])
+    assert kept is not None and kept.chunks_key is not None
     holding = set(_holding(stack, secret))
     outputs = second.outputs
     assert {shared, outputs.projection_key, outputs.chunks_key, outputs.markdown_key} <= holding
@@ -131,6 +136,11 @@ def test_a_second_document_with_the_same_bytes_keeps_its_shared_artifact(stack: 
         outputs.chunks_key,
         outputs.markdown_key,
         outputs.detection_key,
+        kept.docling_key,
+        kept.projection_key,
+        kept.chunks_key,
+        kept.markdown_key,
+        kept.detection_key,
     }
     assert not _exists(stack, f"jobs/{first.job_id}/")
     assert stack.jobs.get(second.job_id).status is JobStatus.SUCCEEDED
@@ -215,6 +225,9 @@ def test_jobs_delete_by_hand_with_the_source_and_again(
     assert answer["job"]["deletion"]["by"] == "operator"
     assert answer["deleted"]["source"] is True
     assert answer["deleted"]["run_outputs"] >= 2
+    # The copies kept for the document's consumers go once the notifier has handled the
+    # deletion (it may still be handling the job's success when the command returns).
+    assert wait_until(stack.notifications_delivered, 30)
     assert _holding(stack, secret) == []
     versions = stack.client("s3").list_object_versions(
         Bucket=stack.outputs["IngestBucketName"], Prefix="deletion/by-hand.md"

@@ -62,7 +62,7 @@ def _finding(report: dict[str, Any], check: str) -> dict[str, Any]:
 
 
 def _reserved_by_defaults(stack: Any) -> int:
-    from richdoc_tools.local.template import load_template
+    from richdoc_tools.local.cloudformation.template import load_template
 
     return preflight.sizing(load_template(), {}).total_reserved
 
@@ -190,7 +190,7 @@ def _readings(total: int, unreserved: int) -> preflight.Readings:
 
 
 def _found(readings: preflight.Readings, **parameters: str) -> dict[str, preflight.Finding]:
-    from richdoc_tools.local.template import load_template
+    from richdoc_tools.local.cloudformation.template import load_template
 
     sizing = preflight.sizing(load_template(), parameters)
     return {f.check: f for f in preflight.assess(readings, sizing)}

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from richdoc_tools.cli import main
-from richdoc_tools.local.events import wait_until
+from richdoc_tools.local.runtime.events import wait_until
 from richdoc_tools.ops.watch import watch_job
 from richdoc_tools.run import run_files
 
@@ -391,7 +391,7 @@ def test_the_tier_ladder_shows_where_documents_finally_parsed_and_what_escalated
     patch_parse(tier_one_too_small)
     body = parse_inputs.pdf(tmp_path / "three.pdf", pages=3).read_bytes()
     job = run_one(stack, "lifecycle/tiers.pdf", body)
-    assert (job.status, job.pages) == (JobStatus.SUCCEEDED, 3)
+    assert (job.status, job.page_count) == (JobStatus.SUCCEEDED, 3)
     killed, real = [a for a in stack.jobs.attempts.of_job(job.job_id) if a.stage == "parse"]
     assert (killed.tier, killed.outcome, killed.mem_ceiling_mb, killed.peak_rss_mb) == (
         1,
@@ -478,7 +478,7 @@ PARSED = {
     "sha256": "ab" * 32,
     "size": 10,
     "pipeline": "simple",
-    "pages": 0,
+    "page_count": 0,
     "cached": False,
     "partial": False,
     "failed_pages": [],

@@ -1,6 +1,8 @@
 """`richdoc local serve` from another process, driven with boto3 only: put an object, see the
 job succeed, read its outputs; a consumer's own rule on the bus receives its completion
-event and the reader reads the run; Ctrl-C stops the server cleanly."""
+event and the reader reads the run; an operator's raw calls (redrive-execution,
+get-execution-history by pages, start-message-move-task) are answered as AWS answers them
+or refused with what to do instead; Ctrl-C stops the server cleanly."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from botocore.exceptions import ClientError
 from richdoc.jobs import job_id_for, job_key
 from richdoc_client.events import CompletionEvent
 from richdoc_client.reader import ResultsReader
+from tests.support.consumer_docs import subscribe
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling]
 
@@ -80,17 +83,12 @@ def test_local_serve_runs_the_pipeline_for_a_boto3_client(tmp_path: Path) -> Non
         # A consumer subscribes a queue of its own to the completion events' bus.
         sqs = session.client("sqs", endpoint_url=endpoint)
         events = session.client("events", endpoint_url=endpoint)
-        inbox = sqs.create_queue(QueueName="consumer")["QueueUrl"]
-        inbox_arn = sqs.get_queue_attributes(QueueUrl=inbox, AttributeNames=["QueueArn"])
-        events.put_rule(
-            Name="consumer",
-            EventBusName=outputs["EventBusName"],
-            EventPattern='{"source": ["richdoc"], "detail": {"status": ["SUCCEEDED"]}}',
-        )
-        events.put_targets(
-            Rule="consumer",
-            EventBusName=outputs["EventBusName"],
-            Targets=[{"Id": "inbox", "Arn": inbox_arn["Attributes"]["QueueArn"]}],
+        inbox = subscribe(
+            sqs,
+            events,
+            outputs["EventBusName"],
+            "consumer-inbox",
+            '{"source": ["richdoc"], "detail": {"status": ["SUCCEEDED"]}}',
         )
         put = s3.put_object(
             Bucket=outputs["IngestBucketName"],
@@ -173,6 +171,20 @@ def test_local_serve_runs_the_pipeline_for_a_boto3_client(tmp_path: Path) -> Non
             "ExecutionNotRedrivable",
             failed.value.response["Error"]["Message"],
         )
+
+        # The operator's raw calls: the history newest first, a page at a time ...
+        newest = sfn.get_execution_history(
+            executionArn=execution["executionArn"], reverseOrder=True, maxResults=1
+        )
+        assert [e["type"] for e in newest["events"]] == ["ExecutionSucceeded"]
+        assert newest.get("nextToken")
+        # ... and a message move task refused at once with what to run instead.
+        with pytest.raises(ClientError) as move:
+            sqs.start_message_move_task(
+                SourceArn=outputs["DeadLetterQueueArn"], DestinationArn=outputs["IngestQueueArn"]
+            )
+        assert move.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+        assert "richdoc dlq redrive" in move.value.response["Error"]["Message"]
     finally:
         server.send_signal(signal.SIGINT)
         output, _ = server.communicate(timeout=60)

@@ -22,8 +22,8 @@ from botocore.client import BaseClient
 from richdoc_tools.cli import main
 from richdoc_tools.console.app import create_app
 from richdoc_tools.console.settings import ConsoleSettings
-from richdoc_tools.local.events import wait_until
-from richdoc_tools.local.lambdas import FUNCTION_THREAD_PREFIX
+from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.lambdas import FUNCTION_THREAD_PREFIX
 from richdoc_tools.ops.operator import Operator
 
 from richdoc.contracts import ParseInput
@@ -94,6 +94,12 @@ def authorizations(call: Call, region: str, account: str) -> list[tuple[str, str
             return [("s3:ListBucketVersions", bucket)]
         if op == "DeleteObjects":
             return [("s3:DeleteObject", f"{bucket}/{o['Key']}") for o in p["Delete"]["Objects"]]
+        if op == "CopyObject":  # events republish keeps a success's outputs with its document
+            source = p["CopySource"]
+            return [
+                ("s3:PutObject", f"{bucket}/{p['Key']}"),
+                ("s3:GetObject", f"arn:aws:s3:::{source['Bucket']}/{source['Key']}"),
+            ]
         versioned = bool(p.get("VersionId"))
         action = {
             "GetObject": "s3:GetObjectVersion" if versioned else "s3:GetObject",

@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from richdoc_tools.local.runtime.events import wait_until
 
+from richdoc.document_results import job_results_prefix, written_keys
 from richdoc_client.projection import (
     ParagraphNode,
     Projection,
@@ -72,9 +74,16 @@ def test_a_run_of_the_samples_writes_markdown_and_csvs_with_the_projection_conte
             assert csv.columns == table.props.columns
             assert csv.records() == _rows(projection, table)
             tables_seen += 1
-        # The reader finds the same files through the job's outputs.
+        # The reader finds the same files where the run wrote them and where the
+        # document's manifest names them (the copies kept with the document).
         job = stack.jobs.get(result.job_id)
-        keys = job.outputs.result_keys(stack.outputs["ArtifactBucketName"])
-        assert reader.markdown(keys) == markdown
-        assert [t.node for t in reader.tables(keys)] == [t.id for t in tables]
+        assert wait_until(stack.notifications_delivered, 60)
+        manifest = reader.manifest_of(stack.outputs["IngestBucketName"], result.key)
+        assert manifest.result is not None
+        kept = manifest.result.outputs
+        assert kept.markdown_key == f"{job_results_prefix(job)}run-001/document.md"
+        for run in (written_keys(job, stack.outputs["ArtifactBucketName"]), kept):
+            assert run is not None
+            assert reader.markdown(run) == markdown
+            assert [t.node for t in reader.tables(run)] == [t.id for t in tables]
     assert tables_seen >= 3  # the contract's, the sheet's and the notes' tables

@@ -10,8 +10,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
-from richdoc_tools.local.events import wait_until
-from richdoc_tools.local.lambdas import FUNCTION_THREAD_PREFIX, PlatformError
+from richdoc_tools.local.faults.scripted import PlatformError
+from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.lambdas import FUNCTION_THREAD_PREFIX
 
 from richdoc.contracts import ParseInput
 from richdoc.jobs import DeadLetterMark, JobStatus
@@ -217,7 +218,7 @@ def test_a_platform_timeout_at_tier_1_escalates_and_is_recorded(
 
 
 def test_a_platform_out_of_memory_kill_escalates(stack: Any) -> None:
-    stack.faults.add(
+    stack.script.add(
         "ParseTier1Function",
         PlatformError("Runtime.OutOfMemory", "Runtime exited with error: signal: killed"),
     )
@@ -292,7 +293,7 @@ def test_a_dynamodb_connection_error_in_a_step_is_retried_as_transient(stack: An
 
 
 def test_throttling_by_the_platform_is_retried(stack: Any) -> None:
-    stack.faults.add(
+    stack.script.add(
         "ProjectFunction", PlatformError("Lambda.TooManyRequestsException", "Rate Exceeded.")
     )
     job = run_one(stack, "e2e/throttled.docx", docx_bytes(["throttle test"]))
@@ -302,11 +303,11 @@ def test_throttling_by_the_platform_is_retried(stack: Any) -> None:
 def test_an_inactive_tier_is_waited_for_not_dead_lettered(stack: Any) -> None:
     # After a quiet spell tier 2's image function is Inactive: the escalation's invokes
     # fail, as Lambda answers while it restores the function, then work.
-    stack.faults.add(
+    stack.script.add(
         "ParseTier1Function",
         PlatformError("Runtime.OutOfMemory", "Runtime exited with error: signal: killed"),
     )
-    stack.faults.add(
+    stack.script.add(
         "ParseTier2Function",
         PlatformError(
             "Lambda.ResourceNotReadyException",
@@ -356,10 +357,11 @@ def test_transient_errors_that_never_clear_are_dead_lettered_and_redrive_starts_
     assert dead_letters_for(stack, job.job_id)
 
     patch_parse(lambda event, real, **kw: real(event, **kw))  # the outage is over
+    from richdoc_tools.ops.dead_letter_queue.acting import redrive_all
     from richdoc_tools.ops.operator import Operator, StackResources
 
     operator = Operator(stack.session, StackResources.from_outputs("richdoc", stack.outputs))
-    result = operator.redrive()
+    result = redrive_all(operator)
     assert result.mode == "local-move" and (result.moved or 0) >= 1
 
     def rerun_finished() -> bool:

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from richdoc_tools.local.events import wait_until
-from richdoc_tools.local.lambdas import PlatformError, ServiceError
+from richdoc_tools.local.faults.scripted import PlatformError, ServiceError
+from richdoc_tools.local.runtime.events import wait_until
 
 from richdoc.contracts import ParseInput
 from richdoc.jobs import DeadLetterMark, JobStatus
@@ -150,11 +150,11 @@ def corrupt(name: str) -> bytes:
 def test_a_dead_letter_send_that_fails_and_recovers_is_retried_by_the_state_machine(
     stack: Any,
 ) -> None:
-    stack.faults.fail_sends(DEAD_LETTER_QUEUE, *[ServiceError()] * 3)
+    stack.script.fail_sends(DEAD_LETTER_QUEUE, *[ServiceError()] * 3)
     job_id = upload(stack, "reliability/retried-send.docx", corrupt("retried"))
     job = stack.wait_for_jobs([job_id], 120)[job_id]
     assert job is not None and job.status is JobStatus.DEAD_LETTERED
-    assert stack.faults.pending_sends(DEAD_LETTER_QUEUE) == 0
+    assert stack.script.pending_sends(DEAD_LETTER_QUEUE) == 0
     # The job is terminal at MarkDeadLettered; the execution ends two states later.
     assert wait_until(lambda: ended(stack, job_id), 60)
     events = history(stack, job.execution_arn)
@@ -179,7 +179,7 @@ def test_a_dead_letter_send_that_fails_and_recovers_is_retried_by_the_state_mach
 def test_a_send_that_outlasts_the_state_machine_is_sent_once_by_the_reconciler(
     stack: Any,
 ) -> None:
-    stack.faults.fail_sends(DEAD_LETTER_QUEUE, *[ServiceError()] * STATE_MACHINE_SEND_ATTEMPTS)
+    stack.script.fail_sends(DEAD_LETTER_QUEUE, *[ServiceError()] * STATE_MACHINE_SEND_ATTEMPTS)
     job_id = upload(stack, "reliability/reconciled-send.docx", corrupt("reconciled"))
     job = stack.wait_for_jobs([job_id], 120)[job_id]
     assert job is not None and job.status is JobStatus.DEAD_LETTERED
@@ -197,7 +197,7 @@ def test_a_send_that_outlasts_the_state_machine_is_sent_once_by_the_reconciler(
 def test_a_send_that_keeps_failing_leaves_the_job_failed_until_the_sweep(
     stack: Any, empty_failure_queue: None
 ) -> None:
-    stack.faults.fail_sends(
+    stack.script.fail_sends(
         DEAD_LETTER_QUEUE, *[ServiceError()] * (STATE_MACHINE_SEND_ATTEMPTS + RECONCILE_ATTEMPTS)
     )
     job_id = upload(stack, "reliability/unsendable.docx", corrupt("unsendable"))
@@ -213,7 +213,7 @@ def test_a_send_that_keeps_failing_leaves_the_job_failed_until_the_sweep(
     assert job.status is JobStatus.FAILED and job.dead_letter is None
     assert job_id in {j.job_id for j in stack.jobs.list_jobs(JobStatus.FAILED)}
     assert letters_of(stack, job_id) == []
-    assert stack.faults.pending_sends(DEAD_LETTER_QUEUE) == 0  # SQS is back
+    assert stack.script.pending_sends(DEAD_LETTER_QUEUE) == 0  # SQS is back
 
     sweep(stack)
     job = job_of(stack, job_id)
@@ -231,13 +231,13 @@ def test_a_failing_reconciler_reaches_the_failure_queue_and_the_sweep_closes_the
 ) -> None:
     # RecordStart and then RecordFailure die on the platform: the execution fails with
     # the job still QUEUED, and every attempt of its reconcile fails too.
-    stack.faults.add(
+    stack.script.add(
         "RecordsFunction",
         PlatformError("Lambda.Unknown", "sandbox lost"),
         PlatformError("Lambda.Unknown", "sandbox lost"),
         when=lambda event: isinstance(event, dict) and event.get("action") in ("start", "fail"),
     )
-    stack.faults.add(
+    stack.script.add(
         "RecordsFunction",
         *[PlatformError("Lambda.ServiceException", "service unavailable")] * RECONCILE_ATTEMPTS,
         when=_status_change,
@@ -319,7 +319,7 @@ def test_a_job_left_running_is_closed_by_the_sweep_once_its_execution_ended(
 ) -> None:
     # The failure path itself dies on the platform (no Catch takes Lambda.Unknown there),
     # so the execution ends FAILED with the job RUNNING; its status event is lost.
-    stack.faults.add(
+    stack.script.add(
         "RecordsFunction",
         PlatformError("Lambda.Unknown", "sandbox lost"),
         when=lambda event: isinstance(event, dict) and event.get("action") == "fail",
@@ -348,8 +348,8 @@ def test_a_job_left_running_is_closed_by_the_sweep_once_its_execution_ended(
 def test_a_burst_with_failing_sends_and_reconciles_ends_every_job_with_one_letter_per_run(
     stack: Any, empty_failure_queue: None
 ) -> None:
-    stack.faults.fail_sends(DEAD_LETTER_QUEUE, *[ServiceError()] * 20)
-    stack.faults.add(
+    stack.script.fail_sends(DEAD_LETTER_QUEUE, *[ServiceError()] * 20)
+    stack.script.add(
         "RecordsFunction",
         *[PlatformError("Lambda.ServiceException", "service unavailable")] * 5,
         when=_status_change,
@@ -400,6 +400,6 @@ def test_a_burst_with_failing_sends_and_reconciles_ends_every_job_with_one_lette
         assert letters[(job_id, 1)] == 0
     # The faults were really exercised: every scripted send failure was consumed, and
     # the state machine did not send every message itself.
-    assert stack.faults.pending_sends(DEAD_LETTER_QUEUE) == 0
+    assert stack.script.pending_sends(DEAD_LETTER_QUEUE) == 0
     assert set(senders) <= {"state-machine", "reconciler", "sweep"}
     assert senders["state-machine"] < len(bad), senders

@@ -20,15 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from richdoc_tools.local.events import wait_until
-from richdoc_tools.local.lambdas import PlatformError
+from richdoc_tools.local.faults.scripted import PlatformError
+from richdoc_tools.local.runtime.events import wait_until
 
 from richdoc.artifacts import docling_key, merged_key
 from richdoc.contracts import PageSpan, ParseInput
 from richdoc.formats import DocFormat
 from richdoc.jobs import Job, JobStatus
-from richdoc.parse.page_ranges import MAX_SHARDS
 from richdoc.parse.settings import SHARD_CONCURRENCY_ENV, SHARD_PAGES_ENV, ParserSettings
+from richdoc.parse.shard_plan import MAX_SHARDS
 from richdoc.taxonomy import CorruptInput
 from tests.support import parse_inputs
 from tests.support.stack_runs import (
@@ -142,7 +142,7 @@ def _pages_are(pages: str) -> Callable[[Any], bool]:
 def test_a_shard_killed_for_memory_escalates_alone(
     stack: Any, small_pdf: Callable[[int], bytes]
 ) -> None:
-    stack.faults.add(
+    stack.script.add(
         "ParseTier1Function",
         PlatformError("Runtime.OutOfMemory", "Runtime exited with error: signal: killed"),
         when=_pages_are("5-8"),
@@ -228,7 +228,7 @@ def test_a_redrive_after_a_transient_shard_failure_parses_only_the_missing_shard
     # never starts (the Map stops at the failure).
     monkeypatch.setenv(SHARD_CONCURRENCY_ENV, "1")
     outage = PlatformError("Lambda.ServiceException", "Service unavailable")
-    stack.faults.add("ParseTier1Function", *[outage] * 5, when=_pages_are("5-8"))
+    stack.script.add("ParseTier1Function", *[outage] * 5, when=_pages_are("5-8"))
     body = small_pdf(23)
     job = run_pdf(stack, "shards/outage.pdf", body)
     assert job.failure is not None
@@ -251,10 +251,11 @@ def test_a_redrive_after_a_transient_shard_failure_parses_only_the_missing_shard
     }
     assert stored == {"1-4": 1, "5-8": 0, "9-12": 0}
 
+    from richdoc_tools.ops.dead_letter_queue.acting import redrive_all
     from richdoc_tools.ops.operator import Operator, StackResources
 
     operator = Operator(stack.session, StackResources.from_outputs("richdoc", stack.outputs))
-    moved = operator.redrive().moved
+    moved = redrive_all(operator).moved
     assert moved is not None and moved >= 1
 
     def run_2_finished() -> bool:

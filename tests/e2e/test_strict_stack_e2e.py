@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 from richdoc_tools.cli.root import main
-from richdoc_tools.local.events import wait_until
-from richdoc_tools.local.faults import FaultSettings
+from richdoc_tools.local.faults.injected import FaultSettings
+from richdoc_tools.local.runtime.events import wait_until
 from richdoc_tools.local.stack import EmbeddedStack
 
 from richdoc.jobs import JobStatus
@@ -85,7 +85,7 @@ def test_operators_calls_are_not_restricted(stack: Any) -> None:
 def test_a_function_reading_a_missing_key_without_list_bucket_gets_403(stack: Any) -> None:
     # The project role may read docling/* but not list the ingest bucket.
     from botocore.exceptions import ClientError
-    from richdoc_tools.local import callers
+    from richdoc_tools.local.requests import callers
 
     principal = stack.access.principal("ProjectFunction")
     s3 = stack.client("s3")

@@ -80,7 +80,7 @@ import contextlib, logging, subprocess, sys, threading
 from pathlib import Path
 
 from aws_lambda_powertools import Logger
-from richdoc_tools.local.output import FunctionLog
+from richdoc_tools.local.runtime.output import FunctionLog
 
 # Both bound to the standard streams before the function log exists.
 bound_early = Logger(service="bound-early")
@@ -153,7 +153,7 @@ if patch == "parse-blocks":
         return wait_for_jobs(self, *args, **kwargs)
     EmbeddedStack.wait_for_jobs = wait_from_the_blocked_parse_on
 elif patch == "poller-fails":
-    from richdoc_tools.local.events import SqsPoller
+    from richdoc_tools.local.runtime.events import SqsPoller
     def tick(self):
         raise RuntimeError("receive failed: injected")
     SqsPoller.tick = tick
@@ -259,7 +259,7 @@ class Served:
         )
 
     def wait_for(self, job_ids: list[str]) -> dict[str, Any]:
-        from richdoc_tools.local.events import wait_until
+        from richdoc_tools.local.runtime.events import wait_until
 
         def terminal() -> bool:
             statuses = self.jobs.statuses(job_ids)
@@ -419,7 +419,7 @@ def test_in_a_pipe_jobs_show_prints_the_record_then_every_attempt_whole(
 def test_in_a_pipe_dlq_list_prints_every_message_whole(
     served: Served, uploaded: dict[str, str]
 ) -> None:
-    from richdoc_tools.local.events import wait_until
+    from richdoc_tools.local.runtime.events import wait_until
 
     def listed() -> subprocess.CompletedProcess[str]:
         return served.richdoc("dlq", "list", "--peek")  # the malformed one has no job record
@@ -464,7 +464,7 @@ def test_jobs_show_takes_the_prefix_run_prints_and_lists_an_ambiguous_prefixs_jo
 def test_dlq_list_names_malformed_messages_and_redrive_says_what_each_kind_will_do(
     served: Served, uploaded: dict[str, str]
 ) -> None:
-    from richdoc_tools.local.events import wait_until
+    from richdoc_tools.local.runtime.events import wait_until
 
     def kinds() -> list[str]:
         listed = served.richdoc("dlq", "list", "--peek", "--json")

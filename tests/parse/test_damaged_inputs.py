@@ -132,7 +132,7 @@ def test_a_pdf_whose_later_pages_cannot_be_loaded_is_left_to_docling(tmp_path):
     # The inspection stops at the first page with text; docling decides about the rest
     # (corrupt_input through `richdoc parse`, below).
     path = damaged_inputs.later_page_unloadable(tmp_path / "half.pdf")
-    assert _inspect(path).pages == 2  # type: ignore[attr-defined]
+    assert _inspect(path).page_count == 2  # type: ignore[attr-defined]
 
 
 # ---- OOXML packages ------------------------------------------------------------------------

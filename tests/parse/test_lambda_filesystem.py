@@ -88,6 +88,6 @@ def test_the_plan_and_parse_handlers_run_on_a_read_only_filesystem_without_home(
     )
     assert done.returncode == 0, done.stderr[-4000:]
     states = json.loads(done.stdout.strip().splitlines()[-1])
-    assert (states["plan"]["pipeline"], states["plan"]["pages"]) == ("standard", 3)
+    assert (states["plan"]["pipeline"], states["plan"]["page_count"]) == ("standard", 3)
     parse = states["parse"]
-    assert (parse["pipeline"], parse["pages"], parse["partial"]) == ("standard", 3, False)
+    assert (parse["pipeline"], parse["page_count"], parse["partial"]) == ("standard", 3, False)

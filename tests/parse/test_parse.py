@@ -68,7 +68,7 @@ def test_each_supported_format_converts_to_a_docling_document(
     worker, tmp_path, make, name, pipeline, pages, text
 ):
     report, doc = _parse(worker, make(tmp_path / name), tmp_path)
-    assert (report.pipeline, report.pages, report.partial, report.failed_pages) == (
+    assert (report.pipeline, report.page_count, report.partial, report.failed_pages) == (
         pipeline,
         pages,
         False,
@@ -311,7 +311,7 @@ def test_failed_pages_escalate_below_the_biggest_tier(worker, tmp_path):
 def test_failed_pages_are_accepted_and_recorded_at_the_biggest_tier(worker, tmp_path):
     path = parse_inputs.pdf_with_broken_page(tmp_path / "broken.pdf", pages=5, broken=2)
     report, doc = _parse(worker, path, tmp_path, accept_partial=True)
-    assert (report.partial, report.failed_pages, report.pages) == (True, [2], 5)
+    assert (report.partial, report.failed_pages, report.page_count) == (True, [2], 5)
     assert {prov.page_no for text in doc.texts for prov in text.prov} == {1, 3, 4, 5}
 
 

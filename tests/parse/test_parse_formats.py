@@ -130,7 +130,7 @@ def test_macro_enabled_and_template_packages_pass_inspection_when_docling_loads_
 ):
     path = _as_kind(tmp_path / f"a.{kind}", _SOURCES[fmt](tmp_path / f"source.{fmt}"), kind)
     if kind in LOADABLE_PACKAGE_KINDS:  # slides and sheets still count as pages
-        assert _inspect(path).pages == (None if fmt is DocFormat.DOCX else 2)
+        assert _inspect(path).page_count == (None if fmt is DocFormat.DOCX else 2)
     else:
         with pytest.raises(UnsupportedFeature) as info:
             _inspect(path)
@@ -141,7 +141,7 @@ def test_a_package_is_judged_by_its_content_not_its_name(tmp_path):
     workbook = _as_kind(tmp_path / "w.xlsm", parse_inputs.xlsx(tmp_path / "w.xlsx"), "xlsm")
     named_xlsx = tmp_path / "macros.xlsx"
     named_xlsx.write_bytes(workbook.read_bytes())
-    assert _inspect(named_xlsx).pages == 2  # a real xlsm under an .xlsx name
+    assert _inspect(named_xlsx).page_count == 2  # a real xlsm under an .xlsx name
     document = _as_kind(tmp_path / "d.docm", parse_inputs.docx(tmp_path / "d.docx"), "docm")
     named_docx = tmp_path / "macros.docx"
     named_docx.write_bytes(document.read_bytes())
@@ -150,7 +150,7 @@ def test_a_package_is_judged_by_its_content_not_its_name(tmp_path):
     assert info.value.feature == "format:docm"
     renamed = tmp_path / "renamed.docm"  # a plain docx under a .docm name
     renamed.write_bytes((tmp_path / "d.docx").read_bytes())
-    assert _inspect(renamed).pages is None
+    assert _inspect(renamed).page_count is None
 
 
 def test_a_package_of_another_format_is_corrupt(tmp_path):
@@ -221,12 +221,12 @@ def test_a_zip_without_content_types_is_not_ooxml(tmp_path):
 
 def test_a_real_docx_passes_and_has_no_pages(tmp_path):
     path = parse_inputs.docx(tmp_path / "ok.docx")
-    assert _inspect(path).pages is None
+    assert _inspect(path).page_count is None
 
 
 def test_slides_and_sheets_count_as_pages(tmp_path):
-    assert _inspect(parse_inputs.pptx(tmp_path / "d.pptx", slides=4)).pages == 4
-    assert _inspect(parse_inputs.xlsx(tmp_path / "b.xlsx", sheets=3)).pages == 3
+    assert _inspect(parse_inputs.pptx(tmp_path / "d.pptx", slides=4)).page_count == 4
+    assert _inspect(parse_inputs.xlsx(tmp_path / "b.xlsx", sheets=3)).page_count == 3
 
 
 def test_more_slides_than_max_pages_is_unsupported(tmp_path):
@@ -255,7 +255,7 @@ def test_a_highly_compressed_part_is_refused_as_a_bomb(tmp_path):
 def test_small_parts_may_compress_well(tmp_path):
     # 512 KiB of zeros compresses about 1,000-fold but stays under the ratio floor.
     path = _ooxml(tmp_path / "ok.docx", {"word/document.xml": b"<w/>" + b" " * (512 << 10)})
-    assert _inspect(path).pages is None
+    assert _inspect(path).page_count is None
 
 
 def test_thousands_of_entries_are_refused_from_the_end_record(tmp_path):
@@ -304,7 +304,7 @@ def test_binary_parts_that_embed_a_dtd_are_not_xml_and_pass(tmp_path):
     # Printer settings in real decks carry a plist with a DOCTYPE.
     blob = b"\x02\x00\x00\x00" + b'<?xml version="1.0"?><!DOCTYPE plist><plist/>'
     path = _ooxml(tmp_path / "deck.docx", {"ppt/printerSettings/printerSettings1.bin": blob})
-    assert _inspect(path).pages is None
+    assert _inspect(path).page_count is None
 
 
 def test_password_protected_ooxml_is_unsupported_as_encrypted(tmp_path):
@@ -336,7 +336,7 @@ def test_binary_bytes_named_html_are_corrupt(tmp_path):
 def test_utf16_html_with_a_byte_order_mark_passes(tmp_path):
     path = tmp_path / "page.html"
     path.write_bytes("\ufeff<html><p>hello</p></html>".encode("utf-16"))
-    assert _inspect(path).pages is None
+    assert _inspect(path).page_count is None
 
 
 # PDF (pdfium ships with the parse stack) ---------------------------------------------
@@ -346,7 +346,7 @@ docling = pytest.mark.docling
 
 @docling
 def test_a_pdf_reports_its_page_count(tmp_path):
-    assert _inspect(parse_inputs.pdf(tmp_path / "a.pdf", pages=3)).pages == 3
+    assert _inspect(parse_inputs.pdf(tmp_path / "a.pdf", pages=3)).page_count == 3
 
 
 @docling
@@ -387,7 +387,7 @@ def test_a_pdf_with_only_an_owner_password_opens(tmp_path):
     writer = PdfWriter(clone_from=parse_inputs.pdf(tmp_path / "a.pdf"))
     writer.encrypt(user_password="", owner_password="owner")
     writer.write(tmp_path / "restricted.pdf")
-    assert _inspect(tmp_path / "restricted.pdf").pages == 3
+    assert _inspect(tmp_path / "restricted.pdf").page_count == 3
 
 
 @docling
@@ -405,7 +405,7 @@ def test_a_pdf_with_text_on_some_pages_passes(tmp_path):
     writer = PdfWriter(clone_from=parse_inputs.pdf(tmp_path / "scan.pdf", text=False, image=True))
     writer.append(parse_inputs.pdf(tmp_path / "text.pdf", pages=1))
     writer.write(tmp_path / "mixed.pdf")
-    assert _inspect(tmp_path / "mixed.pdf").pages == 4
+    assert _inspect(tmp_path / "mixed.pdf").page_count == 4
 
 
 @docling

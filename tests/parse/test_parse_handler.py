@@ -122,7 +122,7 @@ def test_identical_bytes_are_parsed_once_and_reused(app, aws, tmp_path):
     assert first["cached"] is False
     assert again["cached"] is other_key["cached"] is True
     assert first["docling_key"] == again["docling_key"] == other_key["docling_key"]
-    assert again["pages"] == first["pages"] == 2 and again["pipeline"] == "native"
+    assert again["page_count"] == first["page_count"] == 2 and again["pipeline"] == "native"
     listed = aws.list_objects_v2(Bucket=ARTIFACTS)["Contents"]
     assert [item["Key"] for item in listed] == [first["docling_key"]]
 
@@ -142,7 +142,7 @@ def test_the_parse_carries_out_the_plans_conversion_and_stores_under_its_contrac
         app.handler({**_event("a.pdf"), "pipeline": "standard"}, FakeLambdaContext())
     # Unless the cache holds that conversion already: the plan's contract names it.
     key = docling_key(sha256, "0123456789abcdef")
-    ArtifactStore(aws, ARTIFACTS).put_docling(key, b"{}", pipeline="native", pages=1)
+    ArtifactStore(aws, ARTIFACTS).put_docling(key, b"{}", pipeline="native", page_count=1)
     assert app.handler(elsewhere, FakeLambdaContext())["docling_key"] == key
     state = app.handler(_event("a.pdf"), FakeLambdaContext())
     planned = ParserSettings.from_env().conversion(DocFormat.PDF)
@@ -153,7 +153,7 @@ def test_a_partial_parse_at_the_biggest_tier_is_stored_apart_and_never_reused(ap
     path = parse_inputs.pdf_with_broken_page(tmp_path / "broken.pdf", pages=4, broken=3)
     _upload(aws, tmp_path, "broken.pdf", path)
     state = app.handler(_event("broken.pdf", tier=3, accept_partial=True), FakeLambdaContext())
-    assert (state["partial"], state["failed_pages"], state["pages"]) == (True, [3], 4)
+    assert (state["partial"], state["failed_pages"], state["page_count"]) == (True, [3], 4)
     assert state["docling_key"].endswith("-partial.json")
     assert (
         app.handler(_event("broken.pdf", tier=3, accept_partial=True), FakeLambdaContext())[

@@ -16,15 +16,15 @@ from hypothesis import strategies as st
 from moto import mock_aws
 
 from richdoc.artifacts import ArtifactStore, docling_key, merged_key
-from richdoc.contracts import PageSpan, PlanOutput, ShardParsed, SourceInfo, SourceObject
+from richdoc.contracts import PageSpan, PlanOutput, ShardParsed, SourceObject
 from richdoc.detection import detect
 from richdoc.formats import DocFormat
 from richdoc.parse.merge import merge_shard_json
 from richdoc.parse.merge_step import merge_objects
-from richdoc.parse.page_ranges import plan_shards
 from richdoc.parse.plan_step import PLAN_RESERVE_S, plan_limits, plan_object
 from richdoc.parse.reports import ParseReport
 from richdoc.parse.settings import Conversion, ParseLimits, ParserSettings, Pipeline
+from richdoc.parse.shard_plan import plan_shards
 from richdoc.parse.step import (
     PARSE_RESERVE_S,
     ParseWorker,
@@ -34,6 +34,7 @@ from richdoc.parse.step import (
 )
 from richdoc.projection import load_docling, project
 from richdoc.taxonomy import CorruptInput, ResourceLimit, UnsupportedFeature
+from richdoc_client.projection import ProjectionSource
 from tests.support import damaged_inputs, parse_inputs
 
 # One zygote per test process: keep the docling tests in one xdist worker.
@@ -96,7 +97,7 @@ def agreement(worker: ParseWorker, tmp_path_factory: pytest.TempPathFactory) -> 
 def _outputs(docling_json: bytes) -> tuple[bytes, bytes]:
     """projection.json and detection.json, as the project and detect steps write them."""
     doc = load_docling(docling_json)
-    projection = project(doc, SourceInfo(name="in/agreement.pdf", pipeline="native"))
+    projection = project(doc, ProjectionSource(name="in/agreement.pdf", pipeline="native"))
     return projection.to_json_bytes(), detect(projection, clarify=True).to_json_bytes()
 
 
@@ -108,7 +109,11 @@ def test_a_shard_converts_only_its_pages_numbered_as_in_the_source(worker, tmp_p
     doc = DoclingDocument.model_validate_json((tmp_path / "s.json").read_bytes())
     assert list(doc.pages) == [3, 4, 5]
     assert {prov.page_no for text in doc.texts for prov in text.prov} == {3, 4, 5}
-    assert (report.pages, report.page_range, report.partial) == (6, PageSpan(start=3, end=5), False)
+    assert (report.page_count, report.page_range, report.partial) == (
+        6,
+        PageSpan(start=3, end=5),
+        False,
+    )
     assert doc.origin is not None and doc.origin.filename == "document.pdf"
 
 
@@ -241,7 +246,7 @@ def test_each_shard_is_cached_under_its_page_range_and_reused(worker, s3, tmp_pa
     assert first.docling_key == docling_key(first.sha256, first.contract, three_four)
     assert (first.cached, again.cached, other.cached) == (False, True, False)
     assert again.docling_key == first.docling_key != other.docling_key
-    assert again.page_range == three_four and again.pages == 4
+    assert again.page_range == three_four and again.page_count == 4
     stored = sorted(item["Key"] for item in s3.list_objects_v2(Bucket="artifacts")["Contents"])
     assert first.docling_key and other.docling_key
     assert stored == sorted([first.docling_key, other.docling_key])
@@ -308,7 +313,12 @@ def test_a_large_pdf_is_planned_parsed_by_shard_and_merged_into_the_whole(
         s3, "in/big.pdf", parse_inputs.long_pdf(tmp_path / "big.pdf", pages=12, seed=5)
     )
     plan = _plan(store, source, 5, worker)
-    assert (plan.pages, plan.sharded, plan.shard_count, plan.pipeline) == (12, True, 3, "native")
+    assert (plan.page_count, plan.sharded, plan.shard_count, plan.pipeline) == (
+        12,
+        True,
+        3,
+        "native",
+    )
     assert plan.shards == [
         PageSpan(start=1, end=4),
         PageSpan(start=5, end=8),
@@ -320,7 +330,7 @@ def test_a_large_pdf_is_planned_parsed_by_shard_and_merged_into_the_whole(
     merged = merge_objects(store, plan, shards)
     assert plan.sha256 is not None
     assert merged.docling_key == merged_key(plan.sha256, plan.contract, 3)
-    assert (merged.pages, merged.partial, merged.shards, merged.cached) == (12, False, 3, False)
+    assert (merged.page_count, merged.partial, merged.cached) == (12, False, False)
     whole = parse_object(store, source, _pdf(worker), LIMITS, accept_partial=False, worker=worker)
     assert whole.docling_key is not None
     assert store.get_bytes(merged.docling_key) == store.get_bytes(whole.docling_key)
@@ -334,14 +344,24 @@ def test_a_pdf_within_one_shard_or_with_sharding_off_is_planned_whole(worker, s3
     store, source = _store_with(s3, "a.pdf", parse_inputs.pdf(tmp_path / "a.pdf", pages=3))
     within = _plan(store, source, 3, worker)
     off = _plan(store, source, 0, worker)
-    assert (within.sharded, within.shard_count, within.shards, within.pages) == (False, 1, [], 3)
-    assert (off.sharded, off.pages, off.sha256) == (False, None, None)  # not even downloaded
+    assert (within.sharded, within.shard_count, within.shards, within.page_count) == (
+        False,
+        1,
+        [],
+        3,
+    )
+    assert (off.sharded, off.page_count, off.sha256) == (False, None, None)  # not even downloaded
 
 
 def test_other_formats_are_planned_whole_without_inspection(worker, s3, tmp_path) -> None:
     store, source = _store_with(s3, "deck.pptx", parse_inputs.pptx(tmp_path / "d.pptx", slides=60))
     plan = _plan(store, source, 5, worker)
-    assert (plan.sharded, plan.pages, plan.pipeline, plan.sha256) == (False, None, "simple", None)
+    assert (plan.sharded, plan.page_count, plan.pipeline, plan.sha256) == (
+        False,
+        None,
+        "simple",
+        None,
+    )
 
 
 @pytest.mark.parametrize(

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from richdoc.contracts import SourceInfo
 from richdoc.projection import load_docling, project
+from richdoc_client.projection import ProjectionSource
 from tests.support.gen_fixtures import CONSTRUCTED, CONVERTED, GOLDEN, docling_json
 from tests.support.paths import ROOT
 from tests.support.projection_invariants import assert_graph_invariants, span_slice_audit
@@ -27,7 +27,7 @@ FIXTURES = sorted(path.name for path in GOLDEN.iterdir() if path.is_dir())
 
 def _project_fixture(name: str) -> bytes:
     directory = GOLDEN / name
-    source = SourceInfo.model_validate_json((directory / "source.json").read_bytes())
+    source = ProjectionSource.model_validate_json((directory / "source.json").read_bytes())
     doc = load_docling((directory / "docling.json").read_bytes())
     return project(doc, source).to_json_bytes()
 
@@ -52,7 +52,7 @@ def test_constructed_fixture_rebuilds_to_the_committed_docling_json(name):
 def test_span_slice_audit_holds_for_every_span(name):
     projection = project(
         load_docling((GOLDEN / name / "docling.json").read_bytes()),
-        SourceInfo.model_validate_json((GOLDEN / name / "source.json").read_bytes()),
+        ProjectionSource.model_validate_json((GOLDEN / name / "source.json").read_bytes()),
     )
     assert span_slice_audit(projection) == []
     assert_graph_invariants(projection)
@@ -112,11 +112,11 @@ def test_a_table_nested_in_a_docx_cell_reaches_the_row_as_it_does_from_html():
 
 _HASH_CORPUS = """
 import hashlib, pathlib, sys
-from richdoc.contracts import SourceInfo
+from richdoc_client.projection import ProjectionSource
 from richdoc.projection import load_docling, project
 digest = hashlib.sha256()
 for directory in sorted(pathlib.Path(sys.argv[1]).iterdir()):
-    source = SourceInfo.model_validate_json((directory / "source.json").read_bytes())
+    source = ProjectionSource.model_validate_json((directory / "source.json").read_bytes())
     doc = load_docling((directory / "docling.json").read_bytes())
     digest.update(project(doc, source).to_json_bytes())
 print(digest.hexdigest())

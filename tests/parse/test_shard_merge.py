@@ -30,11 +30,12 @@ from docling_core.types.doc import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from richdoc.contracts import PageSpan, SourceInfo
+from richdoc.contracts import PageSpan
 from richdoc.parse.merge import Shard, dump_document, merge_shard_json, merge_shards
 from richdoc.parse.settings import Pipeline
 from richdoc.projection import project
 from richdoc.taxonomy import CorruptInput, PipelineError
+from richdoc_client.projection import ProjectionSource
 
 ORIGIN = DocumentOrigin(mimetype="application/pdf", filename="document.pdf", binary_hash=42)
 PAGE = Size(width=612.0, height=792.0)
@@ -249,7 +250,7 @@ def _tree(doc: DoclingDocument) -> list[tuple[Any, ...]]:
 
 def _projected(doc: DoclingDocument) -> bytes | str:
     try:
-        return project(doc, SourceInfo(name="large.pdf")).to_json_bytes()
+        return project(doc, ProjectionSource(name="large.pdf")).to_json_bytes()
     except PipelineError as exc:  # e.g. a document of footnotes only: the same refusal
         return repr(exc)
 

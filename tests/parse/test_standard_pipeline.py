@@ -111,7 +111,7 @@ def test_the_parse_worker_warms_up_single_threaded_and_converts(standard_worker,
     assert len(os.listdir(f"/proc/{hello.pid}/task")) == 1
     assert report.threads == available_cpus()
     assert report.pipeline is Pipeline.STANDARD
-    assert (report.pages, report.partial) == (1, False)
+    assert (report.page_count, report.partial) == (1, False)
     document = json.loads((tmp_path / "out.json").read_text())
     assert {text["label"] for text in document["texts"]} == {"text"}
     # The child maps the zygote's pages, models included: its RSS counts the zygote's
@@ -174,7 +174,7 @@ def test_the_tiers_ceiling_refuses_a_tier_too_small_and_kills_what_outgrows_it(
     with pytest.raises(ResourceLimit, match="one page needs on the standard pipeline"):
         convert(1, tier - 1)
     report, outcome = convert(1, tier)
-    assert (report.pages, outcome.mem_ceiling_mb) == (1, ceiling)
+    assert (report.page_count, outcome.mem_ceiling_mb) == (1, ceiling)
     assert outcome.peak_rss_mb < ceiling
     with pytest.raises(ResourceLimit, match=f"exceeded mem_ceiling_mb={ceiling}"):
         convert(3, tier)
@@ -201,7 +201,7 @@ def test_the_document_timeout_is_a_resource_limit_below_the_top_tier_and_partial
         )
     finally:
         worker.close()
-    assert (report.partial, report.failed_pages, report.pages) == (True, [1, 2], 2)
+    assert (report.partial, report.failed_pages, report.page_count) == (True, [1, 2], 2)
     # docling stopped at its document timeout, not the worker's kill at timeout_s.
     assert 0.8 * limits.timeout_s <= outcome.seconds < limits.timeout_s
     assert json.loads((tmp_path / "out.json").read_text())["name"] == "document"

@@ -11,9 +11,9 @@ from typing import Any
 import boto3
 import pytest
 from richdoc_tools.local.clients import Clients
-from richdoc_tools.local.deploy import Deployment
-from richdoc_tools.local.provisioners import PROVISIONERS
-from richdoc_tools.local.template import Template
+from richdoc_tools.local.cloudformation.deploy import Deployment
+from richdoc_tools.local.cloudformation.provisioners import PROVISIONERS
+from richdoc_tools.local.cloudformation.template import Template
 
 REGION = "us-east-1"
 

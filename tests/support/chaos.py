@@ -135,20 +135,18 @@ def _dead_letters(stack: EmbeddedStack) -> Counter[tuple[str, int]]:
     return counts
 
 
-CONSUMER = "chaos-consumer"
+CONSUMER = "consumer-chaos"
 
 
 def _subscribe(stack: EmbeddedStack) -> str:
-    """A consumer's queue, target of a rule of its own on the stack's event bus."""
-    sqs, events = stack.client("sqs"), stack.client("events")
-    url = sqs.create_queue(QueueName=CONSUMER)["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]
+    """A consumer's queue, target of a rule of its own on the stack's event bus, under the
+    queue policy docs/consumers.md prints."""
+    from tests.support.consumer_docs import subscribe
+
     bus = stack.outputs["EventBusName"]
-    events.put_rule(Name=CONSUMER, EventBusName=bus, EventPattern='{"source": ["richdoc"]}')
-    events.put_targets(
-        Rule=CONSUMER, EventBusName=bus, Targets=[{"Id": "queue", "Arn": arn["QueueArn"]}]
+    return subscribe(
+        stack.client("sqs"), stack.client("events"), bus, CONSUMER, '{"source": ["richdoc"]}'
     )
-    return url
 
 
 def _completion_events(stack: EmbeddedStack, url: str) -> Counter[tuple[str, int, str]]:

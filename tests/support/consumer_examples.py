@@ -4,11 +4,16 @@ them; ``python -m tests.support.consumer_examples`` rewrites tests/data/consumer
 
 from __future__ import annotations
 
-from richdoc_client.events import CompletionDetail, FailureSummary, TerminalStatus
+from richdoc_client.events import (
+    CompletionDetail,
+    FailureSummary,
+    ManifestSummary,
+    TerminalStatus,
+)
 from richdoc_client.failures import FailureKind
 from richdoc_client.identity import SourceIdentity
 from richdoc_client.manifest import Manifest, ManifestResult
-from richdoc_client.results import ResultCounts, ResultKeys
+from richdoc_client.results import ResultCounts, ResultKeys, ResultRef
 from tests.support.paths import DATA
 
 CONSUMERS = DATA / "consumers"
@@ -25,10 +30,11 @@ def source(key: str = "contracts/lease.pdf") -> SourceIdentity:
 
 
 def outputs(run: int = 1, job_id: str = JOB) -> ResultKeys:
-    prefix = f"jobs/{job_id}/run-{run:03d}"
+    """Where the notifier keeps a run's outputs with its document (documents/...)."""
+    prefix = f"documents/{source().document_id}/{job_id}/run-{run:03d}"
     return ResultKeys(
         bucket=ARTIFACT_BUCKET,
-        docling_key=f"docling/{SHA256}/native.json",
+        docling_key=f"{prefix}/docling.json",
         projection_key=f"{prefix}/projection.json",
         detection_key=f"{prefix}/detection.json",
         chunks_key=f"{prefix}/chunks.jsonl",
@@ -43,6 +49,8 @@ COUNTS = ResultCounts(
 
 
 def events() -> dict[str, CompletionDetail]:
+    """A success that is the document's current result; a redriven run's dead letter and
+    a cancel, each leaving the document no result; the deletion that removed it."""
     return {
         "succeeded": CompletionDetail.create(
             job_id=JOB,
@@ -52,6 +60,12 @@ def events() -> dict[str, CompletionDetail]:
             outputs=outputs(),
             counts=COUNTS,
             metadata={"richdoc-tenant": "acme"},
+            manifest=ManifestSummary(
+                job_id=JOB,
+                run=1,
+                status=TerminalStatus.SUCCEEDED,
+                result=ResultRef(job_id=JOB, run=1),
+            ),
         ),
         "dead-lettered": CompletionDetail.create(
             job_id=JOB,
@@ -59,9 +73,18 @@ def events() -> dict[str, CompletionDetail]:
             status=TerminalStatus.DEAD_LETTERED,
             source=source(),
             failure=FailureSummary(kind=FailureKind.UNSUPPORTED_FEATURE, feature="encrypted"),
+            manifest=ManifestSummary(
+                job_id=JOB, run=2, status=TerminalStatus.DEAD_LETTERED, result=None
+            ),
         ),
         "cancelled": CompletionDetail.create(
-            job_id=JOB, run=3, status=TerminalStatus.CANCELLED, source=source()
+            job_id=JOB,
+            run=3,
+            status=TerminalStatus.CANCELLED,
+            source=source(),
+            manifest=ManifestSummary(
+                job_id=JOB, run=3, status=TerminalStatus.CANCELLED, result=None
+            ),
         ),
         "deleted": CompletionDetail.create(
             job_id=JOB, run=3, status=TerminalStatus.DELETED, source=source()

@@ -8,7 +8,7 @@ Two kinds of fixtures, each in ``tests/data/golden/<name>/``:
   timestamp and zip date pinned (``input.<ext>``), converted by docling's
   ``DocumentConverter`` into ``docling.json``.
 
-For both, ``source.json`` holds the SourceInfo the projection is given and
+For both, ``source.json`` holds the ProjectionSource the projection is given and
 ``projection.json`` the expected output. Regenerating must leave ``git status`` clean;
 ``tests/parse/test_projection_golden.py`` fails when any committed file differs from a fresh
 build. The builders are importable (the tests and ``bench/`` use them); docling itself is
@@ -45,8 +45,8 @@ GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "layers" / "docling"))
 
-from richdoc.contracts import SourceInfo  # noqa: E402
 from richdoc.projection import project  # noqa: E402
+from richdoc_client.projection import ProjectionSource  # noqa: E402
 
 CONSTRUCTED_PIPELINE = "docling-core constructors"
 # Every generated office file claims this moment; zip entries carry the zip epoch.
@@ -668,7 +668,7 @@ def docling_json(doc: DoclingDocument) -> bytes:
     return (doc.model_dump_json(indent=1) + "\n").encode("utf-8")
 
 
-def source_json(source: SourceInfo) -> bytes:
+def source_json(source: ProjectionSource) -> bytes:
     return (source.model_dump_json(indent=1) + "\n").encode("utf-8")
 
 
@@ -677,7 +677,7 @@ def _write(path: Path, data: bytes) -> None:
     path.write_bytes(data)
 
 
-def write_expected(directory: Path, doc_bytes: bytes, source: SourceInfo) -> None:
+def write_expected(directory: Path, doc_bytes: bytes, source: ProjectionSource) -> None:
     """``docling.json``, ``source.json`` and the ``projection.json`` they give."""
     from richdoc.projection import load_docling
 
@@ -686,11 +686,13 @@ def write_expected(directory: Path, doc_bytes: bytes, source: SourceInfo) -> Non
     _write(directory / "projection.json", project(load_docling(doc_bytes), source).to_json_bytes())
 
 
-def constructed_source(name: str, doc_bytes: bytes) -> SourceInfo:
+def constructed_source(name: str, doc_bytes: bytes) -> ProjectionSource:
     sha = hashlib.sha256(doc_bytes).hexdigest()
     # Named like the file `richdoc project` would read: <document name>.docling.json.
     doc_name = json.loads(doc_bytes)["name"]
-    return SourceInfo(name=f"{doc_name}.docling.json", sha256=sha, pipeline=CONSTRUCTED_PIPELINE)
+    return ProjectionSource(
+        name=f"{doc_name}.docling.json", sha256=sha, pipeline=CONSTRUCTED_PIPELINE
+    )
 
 
 def main() -> None:
@@ -702,7 +704,7 @@ def main() -> None:
         raw = make()
         _write(GOLDEN / name / file_name, raw)
         doc_bytes = docling_json(convert(GOLDEN / name / file_name))
-        source = SourceInfo(
+        source = ProjectionSource(
             name=file_name, sha256=hashlib.sha256(raw).hexdigest(), pipeline=pipeline
         )
         write_expected(GOLDEN / name, doc_bytes, source)

@@ -141,16 +141,17 @@ class ImportGraph:
                     queue.append(inner)
         return None
 
-    def cycles(self, among: Callable[[str], bool]) -> list[list[str]]:
-        """Every circle of run-time imports among the modules ``among`` selects (each as
-        its modules, sorted): the strongly connected components of more than one module,
-        or of one that imports itself (Tarjan's algorithm)."""
+    def cycles(self, among: Callable[[str], bool], *, runtime_only: bool = True) -> list[list[str]]:
+        """Every circle of run-time imports (``runtime_only``; else of any imports, those
+        for type checking too) among the modules ``among`` selects (each as its modules,
+        sorted): the strongly connected components of more than one module, or of one that
+        imports itself (Tarjan's algorithm)."""
         graph = {
             name: sorted(
                 {
                     inner
                     for edge in edges
-                    if not edge.type_only
+                    if not (runtime_only and edge.type_only)
                     and (inner := self.first_party(edge.target)) is not None
                     and among(inner)
                 }

@@ -35,7 +35,7 @@ def _handlers() -> ModuleType:
 def main() -> int:
     import boto3
     from moto import mock_aws
-    from richdoc_tools.local.template import load_template
+    from richdoc_tools.local.cloudformation.template import load_template
 
     from richdoc.contracts import JobOptions, SourceObject
     from richdoc.wiring import wiring

@@ -1,5 +1,5 @@
 """In-process Lambda handlers for tests/aws/test_map_state_canary.py, dispatched to by the
-embedded stack's Lambda runtime (``richdoc_tools.local.lambdas``) as the real ones are.
+embedded stack's Lambda runtime (``richdoc_tools.local.runtime.lambdas``) as the real ones are.
 
 ``parse_shard`` stands in for the parse step of one page range: it records each call,
 fails as ``SCRIPT`` says (per shard start and memory tier, one error per call, ``None``

@@ -70,7 +70,7 @@ def test_a_success_names_its_outputs_and_counts_and_nothing_of_the_document() ->
         metadata={"richdoc-tenant": "acme"},
         source=SOURCE.model_copy(update={"sha256": "ab" * 32}),
     )
-    detail = completion_detail(done, RESULTS)
+    detail = completion_detail(done, RESULTS, None)
     assert detail.status is TerminalStatus.SUCCEEDED
     assert detail.event_id == completion_event_id("job-1", 1, TerminalStatus.SUCCEEDED)
     assert detail.document_id == document_id("ingest", "contract.docx")
@@ -80,17 +80,40 @@ def test_a_success_names_its_outputs_and_counts_and_nothing_of_the_document() ->
         "version_id": "v1",
         "sha256": "ab" * 32,
     }
+    # The outputs as the notifier keeps them with the document, for as long as the version.
     assert detail.outputs is not None and detail.outputs.bucket == RESULTS
-    assert detail.outputs.chunks_key == OUTPUTS.chunks_key
+    kept = f"documents/{detail.document_id}/job-1/run-001/"
+    assert detail.outputs.chunks_key == f"{kept}chunks.jsonl"
+    assert detail.outputs.projection_key == f"{kept}projection.json"
     assert detail.counts is not None and detail.counts.chunks == COUNTS.chunks
     assert (detail.failure, detail.metadata) == (None, {"richdoc-tenant": "acme"})
+    assert (detail.current, detail.manifest) == (False, None)  # no manifest was given
     assert schema_errors("event", detail.model_dump(mode="json", by_alias=True)) == []
+
+
+def test_the_event_says_how_its_run_relates_to_the_documents_manifest() -> None:
+    from richdoc.manifests import ObjectVersion, version_manifest
+
+    old = job(JobStatus.SUCCEEDED, outputs=OUTPUTS, counts=COUNTS)
+    newer = job(JobStatus.SUCCEEDED, outputs=OUTPUTS, counts=COUNTS, job_id="job-2")
+    manifest = version_manifest(
+        "ingest", "contract.docx", ObjectVersion("v2", None), newer, RESULTS
+    )
+    assert manifest is not None
+    current = completion_detail(newer, RESULTS, manifest)
+    assert current.current is True and current.manifest is not None
+    assert current.manifest.result == current.result
+    superseded = completion_detail(old, RESULTS, manifest)
+    assert superseded.current is False
+    assert superseded.manifest == current.manifest  # the document's result is job-2's
+    gone = completion_detail(job(JobStatus.DELETED), RESULTS, None)
+    assert (gone.current, gone.manifest) == (False, None)  # the document has none
 
 
 def test_a_dead_letter_names_the_kind_and_feature_but_never_the_reason() -> None:
     reason = "the secret clause on page 3 could not be read"
     failure = Failure(kind=FailureKind.UNSUPPORTED_FEATURE, reason=reason, feature="ocr")
-    detail = completion_detail(job(JobStatus.DEAD_LETTERED, 2, failure=failure), RESULTS)
+    detail = completion_detail(job(JobStatus.DEAD_LETTERED, 2, failure=failure), RESULTS, None)
     assert detail.failure is not None
     assert (detail.failure.kind, detail.failure.feature) == ("unsupported_feature", "ocr")
     assert (detail.outputs, detail.counts, detail.run) == (None, None, 2)
@@ -100,17 +123,17 @@ def test_a_dead_letter_names_the_kind_and_feature_but_never_the_reason() -> None
 
 def test_cancelled_and_deleted_carry_neither_outputs_nor_a_failure() -> None:
     for status in (JobStatus.CANCELLED, JobStatus.DELETED):
-        detail = completion_detail(job(status, outputs=OUTPUTS, counts=COUNTS), RESULTS)
+        detail = completion_detail(job(status, outputs=OUTPUTS, counts=COUNTS), RESULTS, None)
         assert (detail.outputs, detail.counts, detail.failure) == (None, None, None)
         assert detail.metadata == {}
 
 
 def test_each_terminal_change_has_its_own_event_id_and_every_repeat_the_same() -> None:
     ids = {
-        completion_detail(job(status, run), RESULTS).event_id
+        completion_detail(job(status, run), RESULTS, None).event_id
         for status in (JobStatus.DEAD_LETTERED, JobStatus.CANCELLED, JobStatus.DELETED)
         for run in (1, 2)
     }
     assert len(ids) == 6
-    again = completion_detail(job(JobStatus.DELETED, 2), RESULTS).event_id
+    again = completion_detail(job(JobStatus.DELETED, 2), RESULTS, None).event_id
     assert again in ids

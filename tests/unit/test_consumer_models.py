@@ -26,6 +26,7 @@ from richdoc_client.reader import (
     NoSuccessfulRun,
     ResultNotFound,
     ResultsReader,
+    UnreadableManifest,
 )
 from tests.support.consumer_examples import (
     CONSUMERS,
@@ -52,10 +53,10 @@ def test_the_event_id_is_one_per_terminal_change():
     ids = {completion_event_id(JOB, run, status) for run in (1, 2) for status in TerminalStatus}
     assert len(ids) == 2 * len(TerminalStatus)
     again = CompletionDetail.create(
-        job_id=JOB, run=3, status=TerminalStatus.CANCELLED, source=source()
+        job_id=JOB, run=3, status=TerminalStatus.DELETED, source=source()
     )
-    assert again == events()["cancelled"]
-    assert again.event_id == completion_event_id(JOB, 3, TerminalStatus.CANCELLED)
+    assert again == events()["deleted"]
+    assert again.event_id == completion_event_id(JOB, 3, TerminalStatus.DELETED)
 
 
 def test_terminal_statuses_are_the_job_records_and_failure_kinds_the_taxonomys():
@@ -107,9 +108,12 @@ def test_an_eventbridge_event_is_read_with_its_detail_checked_in_full():
         "resources": [],
         "detail": json.loads(events()["succeeded"].to_json()),
     }
-    assert CompletionEvent.model_validate(envelope).detail == events()["succeeded"]
+    event = CompletionEvent.model_validate(envelope)
+    assert (event.detail, event.replay_name) == (events()["succeeded"], None)
     with pytest.raises(ValidationError):
-        CompletionEvent.model_validate({**envelope, "detail": {**envelope["detail"], "text": "x"}})
+        CompletionEvent.model_validate({**envelope, "detail": {**envelope["detail"], "run": 0}})
+    replayed = CompletionEvent.model_validate({**envelope, "replay-name": "consumer-catch-up"})
+    assert replayed.replay_name == "consumer-catch-up"
 
 
 @pytest.mark.parametrize("name", sorted(manifests()))
@@ -155,3 +159,61 @@ def test_the_reader_says_when_there_is_nothing_to_read(tmp_path):
     keys = outputs().model_copy(update={"chunks_key": None})
     with pytest.raises(ResultNotFound, match="no chunks"):
         list(reader.chunks(keys))
+
+
+def _with_unknown_members(document: dict[str, object]) -> dict[str, object]:
+    """A document as a later minor version might write it: members this one lacks, at the
+    top and inside."""
+    later = json.loads(json.dumps(document))
+    later["schema_version"] = "1.9"
+    later["ocr"] = {"engine": "tesseract", "pages": [2]}
+    for name, value in later.items():
+        if isinstance(value, dict) and name != "metadata":  # metadata maps any names
+            value["added_in_1_9"] = True
+    return later
+
+
+@pytest.mark.parametrize("name", ["manifest-current", "event-succeeded", "event-deleted"])
+def test_a_reader_of_this_version_reads_a_later_minor_version(name):
+    from richdoc_client.schemas import PUBLISHED
+
+    model = {p.name: p.model for p in PUBLISHED}[name.split("-")[0]]
+    data = json.loads((CONSUMERS / f"{name}.json").read_bytes())
+    read = model.model_validate(_with_unknown_members(data))
+    assert read.model_dump(mode="json", by_alias=True) == {**data, "schema_version": "1.9"}
+
+
+def test_a_document_written_before_versions_reads_as_version_1_0():
+    data = json.loads((CONSUMERS / "event-succeeded.json").read_bytes())
+    for member in ("schema_version", "current", "manifest"):
+        data.pop(member)
+    detail = CompletionDetail.model_validate(data)
+    assert (detail.schema_version, detail.current, detail.manifest) == ("1.0", None, None)
+    with pytest.raises(ValidationError):  # another major version is not this reader's
+        CompletionDetail.model_validate({**data, "schema": "richdoc.event/v2"})
+
+
+def test_a_listing_passes_over_and_reports_a_bad_manifest(tmp_path):
+    good = manifests()["current"]
+    (tmp_path / good.key).parent.mkdir(parents=True)
+    (tmp_path / good.key).write_bytes(good.to_json_bytes())
+    for document, body in (
+        ("0" * 32, b"{not json"),
+        ("1" * 32, b'{"schema": "richdoc.manifest/v2"}'),
+    ):
+        (tmp_path / "documents" / document).mkdir()
+        (tmp_path / "documents" / document / "manifest.json").write_bytes(body)
+    later = tmp_path / "documents" / ("2" * 32) / "manifest.json"
+    later.parent.mkdir()
+    later.write_text(json.dumps(_with_unknown_members(json.loads(good.to_json_bytes()))))
+    reader = ResultsReader.directory(tmp_path)
+    skipped: list[UnreadableManifest] = []
+    listed = list(reader.documents(on_unreadable=skipped.append))
+    assert [m.document_id for m in listed] == [good.document_id, good.document_id]
+    assert [s.key for s in skipped] == [
+        f"documents/{'0' * 32}/manifest.json",
+        f"documents/{'1' * 32}/manifest.json",
+    ]
+    assert "schema" in skipped[1].reason
+    assert reader.current("3" * 32) is None
+    assert reader.current(good.document_id) == good

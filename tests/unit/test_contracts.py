@@ -30,7 +30,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import pytest
 from pydantic import BaseModel, ConfigDict, ValidationError
-from richdoc_tools.local.template import Template
+from richdoc_tools.local.cloudformation.template import Template
 from richdoc_tools.ops.statemachine import Machine, State, TransitionKind
 
 from richdoc.contracts import (

@@ -613,6 +613,7 @@ def test_detection_without_clarify_serializes_an_empty_list_and_the_stats():
     data = json.loads(detected("a" * 300, clarify=False).to_json_bytes())
     assert data == {
         "schema": "richdoc.detection/v1",
+        "schema_version": "1.1",
         "ambiguities": [],
         "stats": {"ambiguities": 0, "ambiguities_suppressed": 1},
     }

@@ -52,3 +52,20 @@ def test_cli_detect_reports_a_corrupt_projection_with_the_taxonomy_exit_code(tmp
     failure = json.loads(capsys.readouterr().err)
     assert failure["kind"] == "corrupt_input"
     assert not (tmp_path / "out.json").exists()
+
+
+def test_the_detect_step_reads_a_projection_the_next_deploy_wrote(tmp_path):
+    """A rolling upgrade: a later minor version's projection (members this one does not
+    know, at the top and inside nodes) is detected as its known members say, never
+    dead-lettered as corrupt_input. The golden inputs themselves are 1.0 projections."""
+    projection = json.loads((GOLDEN / "supply-agreement.projection.json").read_bytes())
+    assert "schema_version" not in projection  # written before versions: read as 1.0
+    projection["schema_version"] = "1.4"
+    projection["ocr"] = {"engine": "tesseract", "pages": []}
+    for node in projection["nodes"]:
+        node["props"]["confidence"] = 0.99
+    source = tmp_path / "projection.json"
+    source.write_text(json.dumps(projection))
+    out = tmp_path / "detection.json"
+    assert main(["detect", str(source), "--clarify", "-o", str(out)]) == 0
+    assert out.read_bytes() == (GOLDEN / "supply-agreement.detection.json").read_bytes()

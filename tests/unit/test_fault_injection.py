@@ -1,4 +1,4 @@
-"""Injected faults (richdoc_tools.local.faults): decided by what the work is, the same
+"""Injected faults (richdoc_tools.local.faults.injected): decided by what the work is, the same
 for the same seed whatever the order or timing, at the rate asked for."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from richdoc_tools.local.faults import (
+from richdoc_tools.local.faults.injected import (
     TIMEOUT_ESCALATES,
     FaultInjector,
     FaultKind,
@@ -16,8 +16,8 @@ from richdoc_tools.local.faults import (
     Integration,
     integration_of,
 )
-from richdoc_tools.local.service_errors import ServiceErrorResponse
-from richdoc_tools.local.service_request import ServiceRequest
+from richdoc_tools.local.requests.service_errors import ServiceErrorResponse
+from richdoc_tools.local.requests.service_request import ServiceRequest
 
 
 def test_settings_parse_a_rate_and_an_optional_seed() -> None:

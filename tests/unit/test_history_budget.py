@@ -16,7 +16,7 @@ from richdoc_tools.ops.history import (
 from richdoc_tools.ops.statemachine import Machine
 
 from richdoc.formats import DocFormat
-from richdoc.parse.page_ranges import MAX_SHARDS, plan_shards
+from richdoc.parse.shard_plan import MAX_SHARDS, plan_shards
 
 
 def test_the_most_shards_a_plan_asks_for_fit_the_history_at_the_worst(
@@ -35,7 +35,7 @@ def test_the_most_shards_a_plan_asks_for_fit_the_history_at_the_worst(
 
 def test_the_longest_pdf_on_the_small_profile_keeps_its_25_page_shards() -> None:
     plan = plan_shards(DocFormat.PDF, 2000, 25)  # MaxPages at the small profile's size
-    assert plan.shards == MAX_SHARDS and max(r.pages for r in plan.ranges) == 25
+    assert plan.shard_count == MAX_SHARDS and max(r.page_count for r in plan.ranges) == 25
 
 
 def _task(**retry: int) -> dict[str, Any]:

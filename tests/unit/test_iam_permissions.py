@@ -1,13 +1,14 @@
 """The IAM permissions each AWS request needs, resolved per request as AWS resolves them
-(richdoc_tools.local.permissions)."""
+(richdoc_tools.local.strict.permissions)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
-from richdoc_tools.local.permissions import needed
-from richdoc_tools.local.service_request import ServiceRequest
+from richdoc_tools.local.requests.service_request import ServiceRequest
+from richdoc_tools.local.strict.permissions import needed
 
 ACCOUNT = "123456789012"
 TABLE = f"arn:aws:dynamodb:us-east-1:{ACCOUNT}:table/jobs"
@@ -65,6 +66,21 @@ def test_s3_listings_are_on_the_bucket() -> None:
     assert pairs(request("s3", "ListObjectVersions", uri={"Bucket": "b"})) == [
         ("s3:ListBucketVersions", "arn:aws:s3:::b")
     ]
+
+
+def test_a_copy_needs_put_on_the_target_and_get_on_the_source_its_header_names() -> None:
+    """The header as botocore sends it: its name capitalised, its value URL-encoded."""
+    copy = request("s3", "CopyObject", uri={"Bucket": "b", "Key": "documents/d/x.json"})
+    headers = {"X-Amz-Copy-Source": "b/jobs/j/run-001/a%20b.json"}
+    assert pairs(dataclasses.replace(copy, headers=headers)) == [
+        ("s3:PutObject", "arn:aws:s3:::b/documents/d/x.json"),
+        ("s3:GetObject", "arn:aws:s3:::b/jobs/j/run-001/a b.json"),
+    ]
+    versioned = {"x-amz-copy-source": "/b/k?versionId=v1"}
+    assert pairs(dataclasses.replace(copy, headers=versioned))[1] == (
+        "s3:GetObjectVersion",
+        "arn:aws:s3:::b/k",
+    )
 
 
 def test_delete_objects_needs_each_keys_delete_on_each_key() -> None:

@@ -1,4 +1,4 @@
-"""The embedded stack's IAM evaluator (richdoc_tools.local.policies): IAM's rules for one
+"""The embedded stack's IAM evaluator (richdoc_tools.local.strict.policies): IAM's rules for one
 role's identity-based policies, and conditions it cannot evaluate never allowing."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from richdoc_tools.local.policies import (
+from richdoc_tools.local.strict.policies import (
     AuthorizationRequest,
     ConditionValues,
     Decision,

@@ -21,13 +21,13 @@ from richdoc.taxonomy import Failure, FailureKind
 NOW = "2026-01-01T00:00:00.000+00:00"
 
 
-def _job(job_id: str, status: JobStatus, *, pages: int | None = None, size: int = 0) -> Job:
+def _job(job_id: str, status: JobStatus, *, page_count: int | None = None, size: int = 0) -> Job:
     return Job(
         job_id=job_id,
         status=status,
         run=1,
         source=SourceObject(bucket="b", key=job_id, size=size),
-        pages=pages,
+        page_count=page_count,
     )
 
 
@@ -47,8 +47,8 @@ def _parse(job_id: str, seq: int, tier: int, outcome: str, **memory: int) -> Att
 
 def test_the_tier_report_puts_each_document_at_the_tier_that_finally_parsed_it() -> None:
     mb = 1 << 20
-    small = _job("small", JobStatus.SUCCEEDED, pages=4, size=2 * mb)
-    big = _job("big", JobStatus.SUCCEEDED, pages=400, size=90 * mb)
+    small = _job("small", JobStatus.SUCCEEDED, page_count=4, size=2 * mb)
+    big = _job("big", JobStatus.SUCCEEDED, page_count=400, size=90 * mb)
     hopeless = _job("hopeless", JobStatus.DEAD_LETTERED)
     report = tier_report(
         [
@@ -84,7 +84,7 @@ def test_the_tier_report_puts_each_document_at_the_tier_that_finally_parsed_it()
 
 
 def test_a_sharded_document_finished_at_its_most_demanding_shards_tier() -> None:
-    doc = _job("doc", JobStatus.SUCCEEDED, pages=150)
+    doc = _job("doc", JobStatus.SUCCEEDED, page_count=150)
     report = tier_report(
         [
             (

@@ -9,9 +9,12 @@ clients in one module, ``richdoc.wiring``.
 
 Inside ``richdoc_tools`` each package has a rule (``RULES``): what it may import of the
 two packages, and what no chain of imports from it may reach; the console's and the
-operator services' modules import each other in no circle. The rules are checked on the
-import graph read from the source (``tests.support.import_graph``), lazy imports and
-``TYPE_CHECKING`` imports included (a circle counts only through imports that run).
+operator services' modules import each other in no circle; the embedded stack's wings
+stand on floors (``FLOORS``), each importing only the floors below it, in no circle.
+The rules are checked on the import graph read from the source
+(``tests.support.import_graph``), lazy imports and ``TYPE_CHECKING`` imports included (a
+circle among the console's modules and the embedded stack's counts only through imports
+that run; among the operator services' through any import).
 """
 
 from __future__ import annotations
@@ -193,6 +196,22 @@ def test_the_detect_handler_never_imports_docling_core() -> None:
     assert loaded == {"docling_core": []}
 
 
+def test_the_state_contracts_import_neither_docling_core_nor_the_published_result_models() -> None:
+    """Every handler imports ``richdoc.contracts``; the published models (the projection's
+    above all) are built only where a step reads or writes a result."""
+    loaded = _run_isolated(
+        """
+        import richdoc.contracts
+        loaded = sorted(
+            m for m in sys.modules if m.startswith(("docling_core", "richdoc_client."))
+        )
+        print(json.dumps({"loaded": loaded}))
+        """,
+        path=[LAYER],
+    )
+    assert loaded == {"loaded": ["richdoc_client.failures"]}
+
+
 # ---- the tools' packages: who may import whom -------------------------------------------------
 
 TOOLS = ROOT / "tools" / "richdoc_tools"
@@ -318,6 +337,109 @@ def test_the_console_and_the_operator_services_import_each_other_in_no_circle(
     )
 
 
+def test_the_operator_services_form_no_circle_even_through_type_checking_imports() -> None:
+    """``Operator`` is the stack's resources and clients and nothing else; each service is
+    a function of it in a module of its own, which imports the operator (for its type)
+    and is never imported by it. A circle through a ``TYPE_CHECKING`` import is a knot
+    all the same: neither module can be read without the other."""
+    circles = _graph().cycles(within("richdoc_tools.ops"), runtime_only=False)
+    assert circles == [], "richdoc_tools.ops has import circles: " + "; ".join(
+        " <-> ".join(circle) for circle in circles
+    )
+
+
+# ---- the embedded stack's wings: each imports only the floors below it ------------------
+
+LOCAL = "richdoc_tools.local"
+# The wings of the embedded stack (its sub-packages, and the modules at its top), bottom
+# to top. A module imports its own wing and the wings of lower floors, never a wing of
+# its own floor or of one above (the stack, at the top, puts them together).
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("clients", "emulation"),  # boto3 clients; moto in this process or served
+    ("requests",),  # who calls; one request; error responses
+    ("strict", "faults", "cloudformation"),  # IAM and transactions; failures; deployment
+    ("runtime",),  # the Lambda runtime and the event loops
+    ("patches",),  # where all of the above enter moto, boto3 and Powertools
+    ("stack",),  # EmbeddedStack
+)
+
+
+def _wing(module: str) -> str:
+    """The wing of a module inside the embedded stack ("" for the package itself)."""
+    return module.removeprefix(LOCAL).lstrip(".").split(".")[0]
+
+
+def _floor(wing: str) -> int:
+    """A wing's floor; the package itself is above every wing."""
+    return next((n for n, wings in enumerate(FLOORS) if wing in wings), len(FLOORS))
+
+
+def _upward_imports(graph: ImportGraph) -> list[str]:
+    """Each import inside the embedded stack that runs sideways or up a floor (type-only
+    ones too: a wing that needs a type from above is in the wrong place)."""
+    offences = []
+    for module, edges in graph.edges.items():
+        if not within(LOCAL)(module) or module == LOCAL:
+            continue
+        wing = _wing(module)
+        for edge in edges:
+            target = graph.first_party(edge.target)
+            if target is None or not within(LOCAL)(target) or _wing(target) == wing:
+                continue
+            if _floor(_wing(target)) >= _floor(wing):
+                offences.append(str(edge))
+    return offences
+
+
+def test_every_module_of_the_embedded_stack_lives_in_a_wing_of_a_floor() -> None:
+    wings = {_wing(m) for m in _graph().modules if within(LOCAL)(m) and m != LOCAL}
+    assert wings == {wing for floor in FLOORS for wing in floor}
+
+
+def test_the_embedded_stacks_wings_import_only_the_floors_below() -> None:
+    offences = _upward_imports(_graph())
+    assert offences == [], "imports that run up or sideways:\n  " + "\n  ".join(offences)
+
+
+def test_the_embedded_stacks_modules_import_each_other_in_no_circle() -> None:
+    """At run time: the provisioners name the deployment for type checking only (their
+    registration is the one circle, and it never runs)."""
+    circles = _graph().cycles(within(LOCAL))
+    assert circles == [], "import circles: " + "; ".join(" <-> ".join(c) for c in circles)
+
+
+def test_the_floors_name_each_import_that_runs_up_or_sideways(tmp_path: Path) -> None:
+    _write(
+        tmp_path / "richdoc_tools",
+        {
+            "__init__.py": "",
+            "local/__init__.py": "",
+            "local/stack.py": "from richdoc_tools.local.runtime import lambdas\n",
+            "local/clients.py": "",
+            "local/runtime/__init__.py": "",
+            "local/runtime/lambdas.py": "from richdoc_tools.local.requests import callers\n",
+            "local/runtime/streams.py": "from richdoc_tools.local.patches import streams\n",
+            "local/requests/__init__.py": "",
+            "local/requests/callers.py": "from richdoc_tools.local.clients import Clients\n",
+            "local/strict/__init__.py": "",
+            "local/strict/access.py": (
+                "from typing import TYPE_CHECKING\n"
+                "if TYPE_CHECKING:\n"
+                "    from richdoc_tools.local.faults import injected\n"
+            ),
+            "local/faults/__init__.py": "",
+            "local/faults/injected.py": "",
+            "local/patches/__init__.py": "",
+            "local/patches/streams.py": "from richdoc_tools.local.runtime import streams\n",
+        },
+    )
+    assert _upward_imports(ImportGraph.of_packages(tmp_path / "richdoc_tools")) == [
+        "richdoc_tools.local.runtime.streams imports richdoc_tools.local.patches.streams at line 1",
+        "richdoc_tools.local.strict.access imports richdoc_tools.local.faults.injected "
+        "at line 3 (for type checking)",
+    ]
+
+
 def _write(root: Path, files: dict[str, str]) -> None:
     for name, text in files.items():
         path = root / name
@@ -371,4 +493,30 @@ def test_the_rules_name_each_import_that_breaks_them(tmp_path: Path) -> None:
         "richdoc_tools.console.job imports richdoc_tools.run at line 2, then "
         "richdoc_tools.run imports richdoc_tools.local.stack at line 1, then "
         "richdoc_tools.local.stack imports moto at line 1"
+    ]
+
+
+def test_a_circle_through_an_import_for_type_checking_is_found_when_asked_for(
+    tmp_path: Path,
+) -> None:
+    """An operator that calls a service which imports the operator only for its type: no
+    circle at run time, one when the imports for type checking count."""
+    _write(
+        tmp_path / "richdoc_tools",
+        {
+            "__init__.py": "",
+            "ops/__init__.py": "",
+            "ops/operator.py": "def redrive():\n    from richdoc_tools.ops import acting\n",
+            "ops/acting.py": (
+                "from typing import TYPE_CHECKING\n"
+                "if TYPE_CHECKING:\n"
+                "    from richdoc_tools.ops.operator import Operator\n"
+            ),
+        },
+    )
+    graph = ImportGraph.of_packages(tmp_path / "richdoc_tools")
+    ops = within("richdoc_tools.ops")
+    assert graph.cycles(ops) == []
+    assert graph.cycles(ops, runtime_only=False) == [
+        ["richdoc_tools.ops.acting", "richdoc_tools.ops.operator"]
     ]

@@ -20,10 +20,10 @@ from docling_core.types.doc import (
 from docling_core.types.doc.document import ContentLayer
 from richdoc_tools.cli import main
 
-from richdoc.contracts import SourceInfo
 from richdoc.graph import Projection
 from richdoc.projection import load_docling, normalize_text, project
 from richdoc.taxonomy import CorruptInput, UnsupportedFeature
+from richdoc_client.projection import ProjectionSource
 from tests.support.gen_fixtures import GOLDEN, build_large_document, grid_table, provenance
 from tests.support.projection_invariants import (
     assert_graph_invariants,
@@ -32,7 +32,7 @@ from tests.support.projection_invariants import (
     stats_of,
 )
 
-SOURCE = SourceInfo(name="test")
+SOURCE = ProjectionSource(name="test")
 
 
 def run(doc: DoclingDocument) -> Projection:
@@ -57,7 +57,7 @@ def shape(projection: Projection) -> list[tuple[int, str, str]]:
 
 def test_document_node_is_id_0_and_carries_the_source_name():
     doc = DoclingDocument(name="document")  # the parse step's staged copy
-    projection = project(doc, SourceInfo(name="inbox/contract.docx"))
+    projection = project(doc, ProjectionSource(name="inbox/contract.docx"))
     assert projection.nodes[0].model_dump(mode="json") == {
         "id": 0,
         "label": "DOCUMENT",

@@ -23,9 +23,9 @@ from docling_core.types.doc import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from richdoc.contracts import SourceInfo
 from richdoc.projection import load_docling, project
 from richdoc.taxonomy import UnsupportedFeature
+from richdoc_client.projection import ProjectionSource
 from tests.support.projection_invariants import assert_graph_invariants, props_of, span_slice_audit
 
 TRICKY = [
@@ -47,7 +47,7 @@ texts = st.lists(st.text(max_size=6) | st.sampled_from(TRICKY), max_size=5).map(
 # List markers as converters give them (numbers, bullets, none), and arbitrary text.
 markers = st.sampled_from(["", "-", "\u2022", "1.", "2.3.4.", " a) ", "Article\r\n7"]) | texts
 KNOWN_PAGES = (1, 2)
-SOURCE = SourceInfo(name="generated", sha256="0" * 64, pipeline="hypothesis")
+SOURCE = ProjectionSource(name="generated", sha256="0" * 64, pipeline="hypothesis")
 
 
 @st.composite

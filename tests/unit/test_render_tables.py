@@ -4,8 +4,8 @@ tab-separated rows with every value whole where a pager, grep or a CI log reads 
 from __future__ import annotations
 
 import pytest
-from richdoc_tools.cli import render
-from richdoc_tools.ops.dead_letter_queue import DeadLetter, DeadLetterListing, ListedLetter
+from richdoc_tools.cli.render import dlq as render
+from richdoc_tools.ops.dead_letter_queue.reading import DeadLetter, DeadLetterListing, ListedLetter
 from richdoc_tools.terminal import visible
 
 from richdoc.deadletter import ATTR_FEATURE, ATTR_JOB_ID, ATTR_KIND, ATTR_REASON, ATTR_RUN

@@ -14,8 +14,8 @@ from richdoc.artifacts import docling_key, merged_key
 from richdoc.contracts import PageSpan, PageSpanText
 from richdoc.formats import DocFormat
 from richdoc.jobs import Attempt
-from richdoc.parse.page_ranges import MAX_SHARDS, ShardPlan, check_partition, plan_shards
 from richdoc.parse.settings import DEFAULT_SHARD_PAGES, shard_pages_setting
+from richdoc.parse.shard_plan import MAX_SHARDS, ShardPlan, check_partition, plan_shards
 
 # Planning ---------------------------------------------------------------------------------
 
@@ -29,21 +29,21 @@ def test_a_plan_covers_every_page_once_in_order_with_balanced_shards(
     pages: int, shard_pages: int, max_shards: int
 ) -> None:
     plan = plan_shards(DocFormat.PDF, pages, shard_pages, max_shards=max_shards)
-    assert plan.pages == pages
+    assert plan.page_count == pages
     if not plan.sharded:
-        assert plan.ranges == () and plan.shards == 1
+        assert plan.ranges == () and plan.shard_count == 1
         assert pages <= shard_pages or max_shards == 1
         return
     check_partition(plan.ranges, pages)
-    sizes = [r.pages for r in plan.ranges]
+    sizes = [r.page_count for r in plan.ranges]
     assert max(sizes) - min(sizes) <= 1
-    assert plan.shards == len(plan.ranges) == min(math.ceil(pages / shard_pages), max_shards)
+    assert plan.shard_count == len(plan.ranges) == min(math.ceil(pages / shard_pages), max_shards)
     # Shards stay within the configured size unless that would need too many of them.
     assert max(sizes) <= shard_pages or len(sizes) == max_shards
 
 
 def test_a_document_no_longer_than_one_shard_is_parsed_whole() -> None:
-    assert plan_shards(DocFormat.PDF, 50, 50) == ShardPlan(pages=50)
+    assert plan_shards(DocFormat.PDF, 50, 50) == ShardPlan(page_count=50)
     halves = (PageSpan(start=1, end=26), PageSpan(start=27, end=51))
     assert plan_shards(DocFormat.PDF, 51, 50).ranges == halves
 
@@ -55,15 +55,15 @@ def test_zero_shard_pages_turns_sharding_off() -> None:
 @pytest.mark.parametrize("fmt", [f for f in DocFormat if f is not DocFormat.PDF])
 def test_only_pdfs_are_sharded(fmt: DocFormat) -> None:
     plan = plan_shards(fmt, 400, 50)
-    assert (plan.sharded, plan.shards) == (False, 1)
+    assert (plan.sharded, plan.shard_count) == (False, 1)
 
 
 def test_the_largest_document_stays_within_the_shard_count_limit() -> None:
     plan = plan_shards(DocFormat.PDF, 2000, 1)
-    assert plan.shards == MAX_SHARDS
-    assert {r.pages for r in plan.ranges} == {25}  # bigger shards past MAX_SHARDS, not more
+    assert plan.shard_count == MAX_SHARDS
+    assert {r.page_count for r in plan.ranges} == {25}  # bigger shards past MAX_SHARDS, not more
     default = plan_shards(DocFormat.PDF, 2000, DEFAULT_SHARD_PAGES)
-    assert default.shards == 40 and {r.pages for r in default.ranges} == {50}
+    assert default.shard_count == 40 and {r.page_count for r in default.ranges} == {50}
 
 
 def test_negative_sizes_are_refused() -> None:
@@ -76,7 +76,7 @@ def test_negative_sizes_are_refused() -> None:
 
 def test_a_page_range_is_one_based_and_inclusive() -> None:
     pages = PageSpan(start=51, end=100)
-    assert (pages.pages, 51 in pages, 100 in pages, 101 in pages, 50 in pages) == (
+    assert (pages.page_count, 51 in pages, 100 in pages, 101 in pages, 50 in pages) == (
         50,
         True,
         True,

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from richdoc_tools.local.template import Template, repository_root
+from richdoc_tools.local.cloudformation.template import Template, repository_root
 
 from richdoc.jobs import JobStatus
 from richdoc.parse.settings import DEFAULT_MAX_OBJECT_MB, largest_document_json_mb
@@ -77,7 +77,7 @@ def test_translated_template_passes_cfn_lint(template: Template) -> None:
 
 
 def test_every_resource_type_has_a_local_provisioner(template: Template) -> None:
-    from richdoc_tools.local.provisioners import PROVISIONERS
+    from richdoc_tools.local.cloudformation.provisioners import PROVISIONERS
 
     types = {r["Type"] for r in template.resources.values()}
     assert types - set(PROVISIONERS) == set()
@@ -122,7 +122,7 @@ def test_ingest_bucket_is_versioned_private_encrypted_and_notifies_the_queue(
 
 def _lifecycle(template: Template, bucket: str, **parameters: str) -> dict[str, dict[str, Any]]:
     """A bucket's lifecycle rules by id, as deployed with these parameters."""
-    from richdoc_tools.local.intrinsics import parameters_resolver
+    from richdoc_tools.local.cloudformation.intrinsics import parameters_resolver
 
     resolver = parameters_resolver(template, parameters)
     rules = resolver.resolve(
@@ -239,12 +239,20 @@ def test_the_notifier_reads_every_job_change_and_never_holds_the_stream_up(
     assert mapping["EventSourceArn"] == {"Fn::GetAtt": ["JobsTable", "StreamArn"]}
     assert mapping["StartingPosition"] == "TRIM_HORIZON"  # nothing before the first poll lost
     assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
-    # A poisoned record is isolated, retried a bounded number of times, then parked.
+    # A poisoned record is isolated and retried for as long as its age allows (an outage
+    # is waited out, not counted in attempts), then parked whole in a bucket (an S3
+    # destination keeps the invocation's payload; a queue would keep only its metadata).
     assert mapping["BisectBatchOnFunctionError"] is True
-    assert 0 < mapping["MaximumRetryAttempts"] <= 20
+    assert mapping["MaximumRetryAttempts"] == -1
+    assert mapping["MaximumRecordAgeInSeconds"] == {"Ref": "NotifierMaxRecordAgeSeconds"}
+    age = template.sam["Parameters"]["NotifierMaxRecordAgeSeconds"]
+    assert 3600 <= age["Default"] <= age["MaxValue"] <= 86400  # within the stream's 24 hours
     assert mapping["DestinationConfig"]["OnFailure"]["Destination"] == {
-        "Fn::GetAtt": ["NotifyFailureQueue", "Arn"]
+        "Fn::GetAtt": ["NotifyFailureBucket", "Arn"]
     }
+    bucket = template.resources["NotifyFailureBucket"]["Properties"]
+    [notification] = bucket["NotificationConfiguration"]["QueueConfigurations"]
+    assert notification["Queue"] == {"Fn::GetAtt": ["NotifyFailureQueue", "Arn"]}
     [pattern] = [json.loads(f["Pattern"]) for f in mapping["FilterCriteria"]["Filters"]]
     assert pattern["dynamodb"]["Keys"] == {"sk": {"S": ["JOB"]}}
     terminal = {s.value for s in JobStatus if s.terminal}
@@ -518,7 +526,7 @@ def _deployed(template: Template, prop: str, **parameters: str) -> dict[str, Any
     """A property of every function as CloudFormation deploys the translated template with
     these parameters (defaults for the rest): conditions and ``AWS::NoValue`` applied;
     functions without it are left out."""
-    from richdoc_tools.local.intrinsics import parameters_resolver
+    from richdoc_tools.local.cloudformation.intrinsics import parameters_resolver
 
     resolver = parameters_resolver(template, parameters)
     values = {}
@@ -691,9 +699,9 @@ EXPECTED_ACTIONS = {
         "states:GetExecutionHistory",
         *PURGE_ACTIONS,
     },
-    # Reads the jobs of a document's versions, keeps its manifest, publishes the event;
-    # the failed batches' records go to its OnFailure queue (reading the stream is the
-    # managed AWSLambdaDynamoDBExecutionRole's).
+    # Reads the jobs of a document's versions, keeps its manifest and the outputs it names,
+    # publishes the event; the failed batches' records go to its OnFailure bucket (reading
+    # the stream is the managed AWSLambdaDynamoDBExecutionRole's).
     "NotifierFunctionRole": {
         "events:PutEvents",
         "s3:ListBucket",
@@ -703,7 +711,6 @@ EXPECTED_ACTIONS = {
         "s3:DeleteObject",
         "dynamodb:GetItem",
         "dynamodb:BatchGetItem",
-        "sqs:SendMessage",
     },
 }
 # Log delivery to CloudWatch does not support resource-level permissions.
@@ -758,6 +765,13 @@ OPERATOR_ACTIONS = {
         "states:StopExecution",
     },
     "Definition": {"states:DescribeStateMachine"},
+    "NotifyFailures": {
+        "sqs:ReceiveMessage",
+        "sqs:DeleteMessage",
+        "sqs:ChangeMessageVisibility",
+        "sqs:GetQueueAttributes",
+    },
+    "NotifyFailureRecords": {"s3:GetObject", "s3:ListBucket"},
     "EventLog": {"logs:FilterLogEvents"},
     "Republish": {"events:PutEvents"},
     "Manifests": {"s3:GetObject", "s3:PutObject", "s3:DeleteObject"},
@@ -779,7 +793,6 @@ CONSUMER_ACTIONS = {
     },
     "Bus": {"events:DescribeEventBus", "events:ListRules"},
     "Replay": {"events:StartReplay", "events:DescribeReplay", "events:DescribeArchive"},
-    "ReplayInto": {"events:PutEvents"},
     "EventLog": {"logs:FilterLogEvents", "logs:GetLogEvents", "logs:DescribeLogStreams"},
     "FindTheStack": {"cloudformation:DescribeStacks"},
 }
@@ -794,9 +807,17 @@ def test_the_stack_ships_a_consumer_policy_that_reads_results_and_receives_event
     assert {s["Sid"]: set(_actions(s)) for s in statements} == CONSUMER_ACTIONS
     for statement in statements:
         assert statement["Effect"] == "Allow" and statement["Resource"] != "*", statement
-    # Nothing of the pipeline's own: no records, queues, sources or executions.
+    # Nothing of the pipeline's own: no records, queues, sources or executions; no
+    # PutEvents (a replay is put on the bus by EventBridge): no forged event reaches the
+    # other consumers.
     granted = {a for s in statements for a in _actions(s)}
     assert not any(a.startswith(("dynamodb:", "sqs:", "states:")) for a in granted)
+    assert "events:PutEvents" not in granted
+    by_sid = {s["Sid"]: s for s in statements}
+    assert by_sid["ReadResults"]["Resource"] == {"Fn::Sub": "${ArtifactBucket.Arn}/documents/*"}
+    # Rules of the consumers' own prefix only: never the stack's event-log rule.
+    rules = by_sid["Subscribe"]["Resource"]["Fn::Sub"]
+    assert rules.endswith(":rule/${EventBus}/${ConsumerRulePrefix}*")
     assert template.sam["Outputs"]["ConsumerPolicyArn"]["Value"] == {"Ref": "ConsumerPolicy"}
 
 
@@ -908,7 +929,7 @@ def test_the_fan_out_parameters_reach_the_plan_function_only(template: Template)
 def test_the_small_profile_caps_the_shards_at_what_its_3008_mb_tiers_hold(
     template: Template,
 ) -> None:
-    from richdoc_tools.local.intrinsics import parameters_resolver
+    from richdoc_tools.local.cloudformation.intrinsics import parameters_resolver
 
     variables = template.resources["PlanFunction"]["Properties"]["Environment"]["Variables"]
     shards = {k: variables[k] for k in ("RICHDOC_SHARD_PAGES", "RICHDOC_MAX_SHARD_PAGES")}
@@ -1322,15 +1343,25 @@ def test_completion_events_go_on_the_stacks_bus_archived_and_logged(template: Te
     assert archive["RetentionDays"] == {"Ref": "EventArchiveRetentionDays"}
     rule = resources["EventLogRule"]["Properties"]
     assert rule["EventBusName"] == {"Ref": "EventBus"}
+    # A replay is logged once already: replayed events (they carry replay-name) are not.
+    assert rule["EventPattern"]["replay-name"] == [{"exists": False}]
     # A log group target is named by its ARN without the ":*" of its Arn attribute.
     [target] = rule["Targets"]
     assert target["Arn"]["Fn::Sub"].endswith(":log-group:${EventLogGroup}")
-    policy = json.loads(resources["EventLogPolicy"]["Properties"]["PolicyDocument"]["Fn::Sub"])
+    # One account-level policy covers every stack's event log (a region allows 10): made
+    # by the first stack, kept when it goes, shared by the others.
+    log_policy = resources["EventLogPolicy"]
+    assert log_policy["Condition"] == "CreatesEventLogPolicy"
+    assert log_policy["DeletionPolicy"] == "Retain"
+    assert log_policy["Properties"]["PolicyName"] == "richdoc-event-logs"
+    policy = json.loads(log_policy["Properties"]["PolicyDocument"]["Fn::Sub"])
     [statement] = policy["Statement"]
     assert "events.amazonaws.com" in statement["Principal"]["Service"]
-    assert statement["Resource"] == "${EventLogGroup.Arn}"
+    assert statement["Resource"].endswith(":log-group:/aws/events/richdoc-*:*")
+    group = resources["EventLogGroup"]["Properties"]["LogGroupName"]
+    assert group == {"Fn::Sub": "/aws/events/richdoc-${AWS::StackName}"}
     notifier = resources["NotifierFunction"]["Properties"]
     assert notifier["Environment"]["Variables"]["EVENT_BUS_NAME"] == {"Ref": "EventBus"}
     outputs = template.sam["Outputs"]
     assert {"EventBusName", "EventBusArn", "EventArchiveArn", "EventLogGroupName"} <= set(outputs)
-    assert {"NotifyFailureQueueUrl", "ConsumerPolicyArn"} <= set(outputs)
+    assert {"NotifyFailureQueueUrl", "NotifyFailureBucketName", "ConsumerPolicyArn"} <= set(outputs)

@@ -1,5 +1,5 @@
 """The webhook's part of template.yaml, and what the embedded stack's delivery decides
-without a network (richdoc_tools.local.webhooks): a stack without a URL has none of it;
+without a network (richdoc_tools.local.runtime.webhooks): a stack without a URL has none of it;
 with one, a rule for every completion event targets the API destination with a retry
 policy, a dead-letter queue the queue policy lets EventBridge send to, and a role that
 may invoke the destination and nothing else; the secret is a NoEcho parameter."""
@@ -13,9 +13,10 @@ from typing import Any
 import boto3
 import pytest
 from richdoc_tools.local.clients import Clients
-from richdoc_tools.local.deploy import Deployment
-from richdoc_tools.local.template import Template, TemplateError
-from richdoc_tools.local.webhooks import authorization_headers, endpoint_problem
+from richdoc_tools.local.cloudformation.deploy import Deployment
+from richdoc_tools.local.cloudformation.provisioners.events import endpoint_problem
+from richdoc_tools.local.cloudformation.template import Template, TemplateError
+from richdoc_tools.local.runtime.webhooks import authorization_headers
 
 WEBHOOK_RESOURCES = {
     "WebhookConnection",

@@ -35,7 +35,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 if TYPE_CHECKING:
     import boto3
 
-    from richdoc_tools.local.template import Template
+    from richdoc_tools.local.cloudformation.template import Template
 
 # Lambda always keeps this many concurrent executions unreserved: reservations that would
 # leave fewer fail (https://docs.aws.amazon.com/lambda/latest/dg/configuration-concurrency.html).
@@ -147,7 +147,7 @@ def check_parameters(template: Template, values: Mapping[str, str]) -> None:
 def sizing(template: Template, parameters: Mapping[str, str]) -> Sizing:
     """Each function's memory and reserved concurrency with these parameter values (the
     template's defaults for the rest), as CloudFormation resolves them."""
-    from richdoc_tools.local.intrinsics import parameters_resolver
+    from richdoc_tools.local.cloudformation.intrinsics import parameters_resolver
 
     resolver = parameters_resolver(template, parameters)
     memory: dict[str, int] = {}

@@ -22,6 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from richdoc.contracts import OUTPUT_FILES, OUTPUT_FOLDERS
+from richdoc.document_results import written_keys
 from richdoc.jobs import Attempt, Job, JobStatus, Progress
 from richdoc_client.reader import ResultsReader
 from richdoc_client.tables import table_csv_name
@@ -211,7 +212,8 @@ def write_outputs(results: Sequence[RunResult], stack: EmbeddedStack, out_dir: P
     public JSON (``JobDocument``) with the input's path, ``input``. A folder left by an
     earlier run loses the files this run does not write (a failed re-run must not sit next
     to the previous success's outputs); other files in it are left alone."""
-    reader = ResultsReader.s3(stack.outputs["ArtifactBucketName"], client=stack.client("s3"))
+    bucket = stack.outputs["ArtifactBucketName"]
+    reader = ResultsReader.s3(bucket, client=stack.client("s3"))
     for result in results:
         target = out_dir / result.key
         target.mkdir(parents=True, exist_ok=True)
@@ -226,9 +228,9 @@ def write_outputs(results: Sequence[RunResult], stack: EmbeddedStack, out_dir: P
         tables = target / OUTPUT_FOLDERS["tables_prefix"]
         for stale in tables.glob("table-*.csv"):
             stale.unlink()
-        if outputs is not None and outputs.tables_prefix is not None:
+        keys = written_keys(document.job, bucket) if document else None
+        if keys is not None and keys.tables_prefix is not None:
             tables.mkdir(exist_ok=True)
-            keys = outputs.result_keys(stack.outputs["ArtifactBucketName"])
             for table in reader.tables(keys):
                 (tables / table_csv_name(table.node)).write_bytes(stack.artifact(table.key))
         elif tables.is_dir() and not any(tables.iterdir()):

@@ -61,7 +61,7 @@ _DENIED_CODES = frozenset({"AccessDenied", "403"})
 _MISSING_ARTIFACT_CODES = frozenset({"404", "NoSuchKey", "NotFound"})
 # S3 metadata of a stored DoclingDocument: what a cache hit reports without reading it.
 META_PIPELINE = "richdoc-pipeline"
-META_PAGES = "richdoc-pages"
+META_PAGE_COUNT = "richdoc-pages"
 
 
 def docling_key(sha256: str, contract: str, pages: PageSpan | None = None) -> str:
@@ -202,7 +202,7 @@ class ArtifactStore:
         with aws_errors(f"writing s3://{self.bucket}/{key}"):
             self.s3.upload_fileobj(fileobj, self.bucket, key, ExtraArgs=extra, Config=self.transfer)
 
-    def docling_pages(self, key: str) -> int | None:
+    def docling_page_count(self, key: str) -> int | None:
         """The page count recorded on a stored DoclingDocument; None when there is none
         (a cache miss)."""
         self._using(key)
@@ -213,14 +213,14 @@ class ArtifactStore:
                 if str(exc.response.get("Error", {}).get("Code")) in _MISSING_ARTIFACT_CODES:
                     return None
                 raise
-        return int(head.get("Metadata", {}).get(META_PAGES, 0))
+        return int(head.get("Metadata", {}).get(META_PAGE_COUNT, 0))
 
     def put_docling(
-        self, key: str, body: bytes | BinaryIO, *, pipeline: str, pages: int | None
+        self, key: str, body: bytes | BinaryIO, *, pipeline: str, page_count: int | None
     ) -> None:
         """Store a DoclingDocument with the metadata a later cache hit reports."""
         self._using(key)
-        metadata = {META_PIPELINE: pipeline, META_PAGES: str(pages or 0)}
+        metadata = {META_PIPELINE: pipeline, META_PAGE_COUNT: str(page_count or 0)}
         self._upload(key, body, {"ContentType": "application/json", "Metadata": metadata})
 
     def source_versions(self, bucket: str, key: str) -> list[str]:

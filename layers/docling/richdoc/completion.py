@@ -5,18 +5,27 @@ CANCELLED, DELETED), by the state machine, the reconciler, the sweep, the starte
 operator. The jobs table's stream carries that write as the item's old and new images;
 ``completed`` tells a terminal change from every other write (an attempt, a progress
 step, a discard recorded on a dead-lettered job, a purge of a deleted one), and
-``completion_detail`` is the event it publishes (``richdoc_client.events``): keys,
-counts, the failure's kind and feature, the passed-through metadata; never the reason or
-any document text. Pure: no I/O.
+``completion_detail`` is the event it publishes (``richdoc_client.events``): keys (of the
+outputs kept with the document, ``richdoc.document_results``), counts, the failure's
+kind and feature, the passed-through metadata, and how the change relates to the
+document's manifest as the notifier left it; never the reason or any document text.
+Pure: no I/O.
 """
 
 from __future__ import annotations
 
+from richdoc.document_results import kept_keys
 from richdoc.jobs import Job, JobStatus
-from richdoc_client.events import CompletionDetail, FailureSummary, TerminalStatus
+from richdoc_client.events import (
+    CompletionDetail,
+    FailureSummary,
+    ManifestSummary,
+    TerminalStatus,
+)
 from richdoc_client.failures import FailureKind
 from richdoc_client.identity import SourceIdentity
-from richdoc_client.results import ResultCounts, ResultKeys
+from richdoc_client.manifest import Manifest
+from richdoc_client.results import ResultCounts
 
 
 def completed(old: Job | None, new: Job | None) -> Job | None:
@@ -37,30 +46,26 @@ def source_identity(job: Job) -> SourceIdentity:
     )
 
 
-def result_keys(job: Job, results_bucket: str) -> ResultKeys | None:
-    """Where a succeeded job's outputs are; None before it succeeded."""
-    if job.status is not JobStatus.SUCCEEDED or job.outputs is None:
-        return None
-    outputs = job.outputs
-    return ResultKeys(
-        bucket=results_bucket,
-        docling_key=outputs.docling_key,
-        projection_key=outputs.projection_key,
-        detection_key=outputs.detection_key,
-        chunks_key=outputs.chunks_key,
-        markdown_key=outputs.markdown_key,
-        tables_prefix=outputs.tables_prefix,
-    )
-
-
 def result_counts(job: Job) -> ResultCounts | None:
     if job.status is not JobStatus.SUCCEEDED or job.counts is None:
         return None
     return ResultCounts.model_validate(job.counts.model_dump())
 
 
-def completion_detail(job: Job, results_bucket: str) -> CompletionDetail:
-    """The completion event of the terminal status ``job`` is in."""
+def manifest_summary(manifest: Manifest | None) -> ManifestSummary | None:
+    if manifest is None:
+        return None
+    return ManifestSummary(
+        job_id=manifest.job_id,
+        run=manifest.run,
+        status=manifest.status,
+        result=manifest.result_ref,
+    )
+
+
+def completion_detail(job: Job, results_bucket: str, manifest: Manifest | None) -> CompletionDetail:
+    """The completion event of the terminal status ``job`` is in, as it relates to the
+    document's ``manifest`` (None: the document has none)."""
     status = TerminalStatus(job.status.value)
     failure = None
     if status is TerminalStatus.DEAD_LETTERED:
@@ -75,8 +80,9 @@ def completion_detail(job: Job, results_bucket: str) -> CompletionDetail:
         run=job.run,
         status=status,
         source=source_identity(job),
-        outputs=result_keys(job, results_bucket),
+        outputs=kept_keys(job, results_bucket),
         counts=result_counts(job),
         failure=failure,
         metadata=job.metadata,
+        manifest=manifest_summary(manifest),
     )

@@ -23,11 +23,16 @@ handler returns its output model dumped with ``model_dump(mode="json")`` (the
 ``richdoc.stage.stage_handler`` decorator does it). ``tests/unit/test_contracts.py`` runs every
 route of the definition over these models, so a field renamed on one side only fails it.
 
-``SourceObject`` is the one type for "the uploaded object": the starter makes it from the
-S3 notification, the job record stores it, the execution input carries it, parse reads it.
+Pages: a field named ``pages`` is always a page range (``PageSpan``), a count of pages
+is ``page_count``.
 
-Nothing here may import docling-core: the project and detect handlers' cold start is
-benchmarked (bench/coldstart_bench.py), and the starter and records handlers never need it.
+``SourceObject`` is the one type for "the uploaded object": the starter makes it from the
+S3 notification, the job record stores it, the execution input carries it, the plan and
+the parse read it, the project step names its results after it.
+
+Nothing here may import docling-core or the published models (``richdoc_client``
+beyond the failure kinds): the project and detect handlers' cold start is benchmarked
+(bench/coldstart_bench.py), and the starter and records handlers never need them.
 """
 
 from __future__ import annotations
@@ -35,7 +40,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from typing import (
-    TYPE_CHECKING,
     Annotated,
     ClassVar,
     Generic,
@@ -56,18 +60,12 @@ from pydantic import (
 )
 
 from richdoc.taxonomy import Failure, FailureKind, MemoryUse
-from richdoc_client.projection import ProjectionSource
-from richdoc_client.results import ResultKeys
-
-if TYPE_CHECKING:
-    from docling_core.types.doc.document import DoclingDocument
 
 
 class Contract(BaseModel):
     """Base of the state payloads: immutable values; keys a model does not know are
     ignored, so the definition may pass more than a step reads."""
 
-    # Schemas are built on first use: each handler pays only for the models it uses.
     model_config = ConfigDict(frozen=True, extra="ignore")
 
 
@@ -90,7 +88,9 @@ class SourceObject(Contract):
     version_id: str | None = None
     etag: str | None = None
     size: int | None = None
-    sha256: str | None = None  # known once parsed; the job record gets it at success
+    # Known once the bytes are read: on the job record, written by the first step that uses
+    # their parse artifacts (richdoc.jobs.references).
+    sha256: str | None = None
 
     def get_kwargs(self) -> ObjectAddress:
         """``Bucket``/``Key``/``VersionId`` for boto3's ``get_object`` and ``head_object``."""
@@ -98,27 +98,6 @@ class SourceObject(Contract):
         if self.version_id:
             kwargs["VersionId"] = self.version_id
         return kwargs
-
-
-class SourceInfo(ProjectionSource):
-    """What the project step is told about its source: ``projection.json``'s ``source``
-    (the published model), as a state payload."""
-
-    model_config = Contract.model_config
-
-    @classmethod
-    def for_document(
-        cls,
-        doc: DoclingDocument,
-        *,
-        name: str | None = None,
-        sha256: str | None = None,
-        pipeline: str | None = None,
-    ) -> SourceInfo:
-        """Fill what the caller does not know from the document's own origin."""
-        if name is None:
-            name = doc.origin.filename if doc.origin is not None else doc.name
-        return cls(name=name, sha256=sha256, pipeline=pipeline)
 
 
 # ---- the execution ---------------------------------------------------------------------------
@@ -159,7 +138,7 @@ class PageSpan(Contract):
         return self
 
     @property
-    def pages(self) -> int:
+    def page_count(self) -> int:
         return self.end - self.start + 1
 
     def __contains__(self, page_no: object) -> bool:
@@ -242,7 +221,7 @@ class PlanOutput(StageOutput):
     format: str
     pipeline: str
     contract: str
-    pages: int | None  # the inspected page count; None where not inspected
+    page_count: int | None  # as inspected; None where not inspected
     sharded: bool
     shards: list[PageSpan]  # in page order; empty when parsed whole
     shard_count: int  # parse invocations that convert the document: 1 when whole
@@ -282,13 +261,12 @@ class ParseOutput(StageOutput):
     sha256: str
     size: int
     pipeline: str
-    pages: int
+    page_count: int  # docling's: PDF pages, PPTX slides, XLSX sheets; 0 otherwise
     cached: bool
     partial: bool
     failed_pages: list[int]
     seconds: float
     page_range: PageSpan | None = None  # the shard's pages; None for the whole document
-    shards: int = 1  # how many page-range shards the document was parsed as
     # The isolated child's memory ceiling and peak resident set (None: the cache answered,
     # or a merge).
     mem_ceiling_mb: int | None = None
@@ -328,9 +306,13 @@ class MergeInput(StageInput):
 
 
 class ProjectInput(StageInput):
+    """The run's source object and its parse: the step names the projection's source
+    after the object's key and the chunks' document after the object (bucket and key)."""
+
+    source: SourceObject
     docling_key: str
-    source: SourceInfo  # source.name is the object's key
-    bucket: str  # the ingest bucket: with the key, the document id the chunks carry
+    sha256: str  # of the source's bytes, as the parse read them
+    pipeline: str  # the docling pipeline that parsed it
 
 
 class ProjectCounts(Contract):
@@ -425,10 +407,6 @@ class JobOutputs(Contract):
             markdown_key=results.project.markdown_key,
             tables_prefix=results.project.tables_prefix,
         )
-
-    def result_keys(self, bucket: str) -> ResultKeys:
-        """The same keys as the published results name them, in the artifact ``bucket``."""
-        return ResultKeys(bucket=bucket, **self.model_dump())
 
     def files(self) -> dict[str, str]:
         """Each artifact's key by its file name (``OUTPUT_FILES``), in that order (those

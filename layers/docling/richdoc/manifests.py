@@ -7,28 +7,38 @@ version whose job has finished (SUCCEEDED, DEAD_LETTERED or CANCELLED; a version
 running, deleted or not yet seen is passed over), and its result that job's successful
 run, or null when the job did not succeed: a newer version that fails leaves no stale
 result behind. When a delete marker hides the key, or no version has a finished job, the
-document has no manifest.
+document has no manifest. A version whose job record has expired (the jobs table's time
+to live) keeps the manifest it had: the stored manifest of that same version stands.
+
+The result's outputs are the copies kept with the document (``richdoc.document_results``),
+which live as long as the version; the refresh makes sure they are there before it writes
+a manifest that names them.
 
 ``ManifestKeeper.refresh`` brings the stored manifest to what the versions and jobs say
-now, at every terminal change of one of the document's jobs (``richdoc.notifier``). Two
-refreshes of one document may run at once (two versions' jobs ending together), and the
-one that computed first may write last. So a refresh ends only when a fresh computation
-equals what is stored: after its own write it computes again, and writes again when the
-truth has moved on. Whichever refresh writes last has then checked its write against
-every change made before that check, and every later change runs a refresh of its own:
-the stored manifest converges to the truth.
+now, at every terminal change of one of the document's jobs (``richdoc.notifier``). It
+walks the versions newest first and reads their jobs a few at a time, stopping at the
+first that decides the manifest: a key overwritten every few minutes does not make each
+refresh read every noncurrent version's job. Two refreshes of one document may run at
+once (two versions' jobs ending together), and the one that computed first may write
+last. So a refresh ends only when a fresh computation equals what is stored: after its
+own write it computes again, and writes again when the truth has moved on. Whichever
+refresh writes last has then checked its write against every change made before that
+check, and every later change runs a refresh of its own: the stored manifest converges
+to the truth.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
+from pydantic import ValidationError
 
 from richdoc.awserrors import aws_errors
-from richdoc.completion import result_counts, result_keys, source_identity
+from richdoc.completion import result_counts, source_identity
+from richdoc.document_results import ResultCopies, kept_keys
 from richdoc.jobs import Job, JobStatus, JobStore, job_id_for
 from richdoc.taxonomy import Transient
 from richdoc_client.events import TerminalStatus
@@ -37,6 +47,7 @@ from richdoc_client.manifest import Manifest, ManifestResult, ManifestStatus, ma
 
 if TYPE_CHECKING:
     from types_boto3_s3 import S3Client
+    from types_boto3_s3.type_defs import ListObjectVersionsOutputTypeDef
 
 # The job statuses a manifest shows: how a version's job ended, short of its deletion.
 FINISHED: dict[JobStatus, ManifestStatus] = {
@@ -46,6 +57,9 @@ FINISHED: dict[JobStatus, ManifestStatus] = {
 }
 # Computations a refresh makes before it gives up (and its record is retried).
 MAX_ROUNDS = 5
+# How many versions' jobs each read fetches, newest first: the newest version usually
+# decides, and a long history is read in growing batches (BatchGetItem takes 100).
+JOB_BATCHES = (1, 4, 16, 64, 100)
 
 
 @dataclass(frozen=True)
@@ -76,97 +90,152 @@ class ObjectVersions:
         return [job_id_for(self.bucket, self.key, v.version) for v in self.versions]
 
 
+def version_manifest(
+    bucket: str,
+    key: str,
+    version: ObjectVersion,
+    job: Job | None,
+    results_bucket: str,
+    stored: Manifest | None = None,
+) -> Manifest | None:
+    """The manifest one version gives the document; None when the version is passed
+    over (its job is not finished, is deleted, or was never recorded)."""
+    if job is None:
+        # Its record expired after the manifest named it: that manifest stands.
+        if stored is not None and stored.job_id == job_id_for(bucket, key, version.version):
+            return stored
+        return None
+    if job.status not in FINISHED:
+        return None
+    outputs, counts = kept_keys(job, results_bucket), result_counts(job)
+    result = (
+        ManifestResult(run=job.run, outputs=outputs, counts=counts)
+        if outputs is not None and counts is not None
+        else None
+    )
+    return Manifest(
+        document_id=document_id(bucket, key),
+        source=source_identity(job),
+        job_id=job.job_id,
+        run=job.run,
+        status=FINISHED[job.status],
+        result=result,
+        metadata=job.metadata or {},
+    )
+
+
 def current_manifest(
-    versions: ObjectVersions, jobs: Mapping[str, Job], results_bucket: str
+    versions: ObjectVersions,
+    jobs: Mapping[str, Job],
+    results_bucket: str,
+    stored: Manifest | None = None,
 ) -> Manifest | None:
     """The document's manifest by the rules above; None when it has none."""
     if versions.deleted:
         return None
-    for job_id in versions.job_ids():
-        job = jobs.get(job_id)
-        if job is None or job.status not in FINISHED:
-            continue
-        outputs, counts = result_keys(job, results_bucket), result_counts(job)
-        result = (
-            ManifestResult(run=job.run, outputs=outputs, counts=counts)
-            if outputs is not None and counts is not None
-            else None
+    for version, job_id in zip(versions.versions, versions.job_ids(), strict=True):
+        manifest = version_manifest(
+            versions.bucket, versions.key, version, jobs.get(job_id), results_bucket, stored
         )
-        return Manifest(
-            document_id=document_id(versions.bucket, versions.key),
-            source=source_identity(job),
-            job_id=job.job_id,
-            run=job.run,
-            status=FINISHED[job.status],
-            result=result,
-            metadata=job.metadata or {},
-        )
+        if manifest is not None:
+            return manifest
     return None
 
 
 class ManifestKeeper:
     """Keeps the stored manifests equal to ``current_manifest``."""
 
-    def __init__(self, *, s3: S3Client, jobs: JobStore, results_bucket: str) -> None:
+    def __init__(
+        self,
+        *,
+        s3: S3Client,
+        jobs: JobStore,
+        results_bucket: str,
+        copies: ResultCopies | None = None,
+    ) -> None:
         self.s3 = s3
         self.jobs = jobs
         self.results_bucket = results_bucket
+        self.copies = copies or ResultCopies(s3=s3, jobs=jobs, results_bucket=results_bucket)
 
     def refresh(self, bucket: str, key: str) -> Manifest | None:
         """Store the document's manifest as it is now (delete it when it has none) and
         return it. Transient when the document kept changing under the refresh."""
         at = manifest_key(document_id(bucket, key))
         for _ in range(MAX_ROUNDS):
-            wanted = self.compute(bucket, key)
+            stored_bytes = self._stored(at)
+            stored = _parsed(stored_bytes)
+            wanted, job = self.compute(bucket, key, stored)
             wanted_bytes = wanted.to_json_bytes() if wanted is not None else None
-            if self._stored(at) == wanted_bytes:
+            if stored_bytes == wanted_bytes:
                 return wanted
-            if wanted_bytes is None:
+            if wanted is None or wanted_bytes is None:
                 with aws_errors(f"deleting s3://{self.results_bucket}/{at}"):
                     self.s3.delete_object(Bucket=self.results_bucket, Key=at)
-            else:
-                with aws_errors(f"writing s3://{self.results_bucket}/{at}"):
-                    self.s3.put_object(
-                        Bucket=self.results_bucket,
-                        Key=at,
-                        Body=wanted_bytes,
-                        ContentType="application/json",
-                    )
+                continue
+            if job is not None and self.copies.keep(job) is None and wanted.result is not None:
+                continue  # the job was deleted while its outputs were kept: compute again
+            with aws_errors(f"writing s3://{self.results_bucket}/{at}"):
+                self.s3.put_object(
+                    Bucket=self.results_bucket,
+                    Key=at,
+                    Body=wanted_bytes,
+                    ContentType="application/json",
+                )
         raise Transient(f"the manifest {at} changed {MAX_ROUNDS} times while it was refreshed")
 
-    def compute(self, bucket: str, key: str) -> Manifest | None:
-        versions = self.versions(bucket, key)
-        return current_manifest(
-            versions, self.jobs.get_many(versions.job_ids()), self.results_bucket
-        )
+    def compute(
+        self, bucket: str, key: str, stored: Manifest | None = None
+    ) -> tuple[Manifest | None, Job | None]:
+        """The document's manifest now, and the job it names (None when the manifest
+        stands from an expired record, or there is none)."""
+        deleted, versions = self._listing(bucket, key)
+        if deleted:
+            return None, None
+        for batch in _batches(versions):
+            ids = [job_id_for(bucket, key, v.version) for v in batch]
+            jobs = self.jobs.get_many(ids)
+            for version, job_id in zip(batch, ids, strict=True):
+                job = jobs.get(job_id)
+                manifest = version_manifest(bucket, key, version, job, self.results_bucket, stored)
+                if manifest is not None:
+                    return manifest, job
+        return None, None
 
     def versions(self, bucket: str, key: str) -> ObjectVersions:
         """The key's versions, newest first (S3 lists each key's versions so)."""
-        found: list[ObjectVersion] = []
-        deleted = False
-        with aws_errors(f"listing the versions of s3://{bucket}/{key}"):
-            pages = self.s3.get_paginator("list_object_versions").paginate(
-                Bucket=bucket, Prefix=key
-            )
-            for page in pages:
-                for marker in page.get("DeleteMarkers", []):
-                    if marker.get("Key") == key and marker.get("IsLatest"):
-                        deleted = True
-                for version in page.get("Versions", []):
-                    if version.get("Key") != key:
-                        continue
-                    version_id = version.get("VersionId")
-                    found.append(
-                        ObjectVersion(
-                            version_id=None if version_id in (None, "null") else version_id,
-                            etag=str(version.get("ETag", "")).strip('"') or None,
-                        )
-                    )
-                # Keys are listed in order: past ours, nothing more of it follows.
-                listed = [v.get("Key", "") for v in page.get("Versions", [])]
-                if listed and listed[-1] > key:
-                    break
-        return ObjectVersions(bucket=bucket, key=key, versions=found, deleted=deleted)
+        deleted, versions = self._listing(bucket, key)
+        return ObjectVersions(bucket=bucket, key=key, versions=list(versions), deleted=deleted)
+
+    def _listing(self, bucket: str, key: str) -> tuple[bool, Iterator[ObjectVersion]]:
+        """Whether a delete marker is the key's current version, and its versions newest
+        first, listed page by page as they are taken. A current delete marker is the
+        key's newest entry, so it is on the first page."""
+        pages = self._pages(bucket, key)
+        first = next(pages, None)
+        if first is None:
+            return False, iter(())
+        deleted = any(
+            marker.get("Key") == key and marker.get("IsLatest")
+            for marker in first.get("DeleteMarkers", [])
+        )
+        return deleted, _versions_of(key, _chain_pages(first, pages))
+
+    def _pages(self, bucket: str, key: str) -> Iterator[ListObjectVersionsOutputTypeDef]:
+        what = f"listing the versions of s3://{bucket}/{key}"
+        paginator = self.s3.get_paginator("list_object_versions")
+        with aws_errors(what):
+            pages = iter(paginator.paginate(Bucket=bucket, Prefix=key))
+        while True:
+            with aws_errors(what):
+                page = next(pages, None)
+            if page is None:
+                return
+            yield page
+            # Keys are listed in order: past ours, nothing more of it follows.
+            listed = [v.get("Key", "") for v in page.get("Versions", [])]
+            if listed and listed[-1] > key:
+                return
 
     def _stored(self, at: str) -> bytes | None:
         try:
@@ -177,3 +246,45 @@ class ManifestKeeper:
                 return None
             raise
         return body
+
+
+def _parsed(stored: bytes | None) -> Manifest | None:
+    if stored is None:
+        return None
+    try:
+        return Manifest.model_validate_json(stored)
+    except ValidationError:
+        return None  # not a manifest this version reads: it is rewritten
+
+
+def _chain_pages(
+    first: ListObjectVersionsOutputTypeDef, rest: Iterator[ListObjectVersionsOutputTypeDef]
+) -> Iterator[ListObjectVersionsOutputTypeDef]:
+    yield first
+    yield from rest
+
+
+def _versions_of(
+    key: str, pages: Iterable[ListObjectVersionsOutputTypeDef]
+) -> Iterator[ObjectVersion]:
+    for page in pages:
+        for version in page.get("Versions", []):
+            if version.get("Key") != key:
+                continue
+            version_id = version.get("VersionId")
+            yield ObjectVersion(
+                version_id=None if version_id in (None, "null") else version_id,
+                etag=str(version.get("ETag", "")).strip('"') or None,
+            )
+
+
+def _batches(versions: Iterator[ObjectVersion]) -> Iterator[list[ObjectVersion]]:
+    """The versions in batches of JOB_BATCHES' sizes (the last size repeats)."""
+    sizes = iter(JOB_BATCHES)
+    size = next(sizes)
+    while True:
+        batch = [version for _, version in zip(range(size), versions, strict=False)]
+        if not batch:
+            return
+        yield batch
+        size = next(sizes, size)

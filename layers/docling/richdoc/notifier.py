@@ -1,14 +1,18 @@
-"""The notifier's logic: a job record's terminal change -> the document's manifest
-refreshed, then one completion event on the stack's event bus.
+"""The notifier's logic: a job record's terminal change -> the run's outputs kept with
+the document, the document's manifest refreshed, then one completion event on the
+stack's event bus.
 
 The jobs table's stream hands each write of an item over as its old and new images; job
 items (``sk = JOB``) become ``Job`` models, every other item (attempts, digest
 references) is passed over. A write that ends a run (``richdoc.completion.completed``)
-first refreshes the manifest of the job's document (``richdoc.manifests``), so that a
-consumer that reads the manifest on hearing the event finds it current, then publishes
-the event with PutEvents. Either failing raises: the stream record is retried (after the
-manifest is refreshed again, which is idempotent), so an event may be published twice
-but never lost; consumers drop the second by its ``event_id``.
+first copies a success's outputs next to the document's manifest
+(``richdoc.document_results``), then refreshes the manifest of the job's document
+(``richdoc.manifests``), so that a consumer that reads the manifest on hearing the event
+finds it current; a deletion's kept outputs are deleted once the manifest no longer
+names them; then it publishes the event with PutEvents, saying how the change relates to
+the manifest. Any step failing raises: the stream record is retried (every step is
+idempotent), so an event may be published twice but never lost; consumers drop the
+second by its ``event_id``.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from richdoc.awserrors import aws_errors
 from richdoc.completion import completed, completion_detail
-from richdoc.jobs import Job
+from richdoc.document_results import ResultCopies
+from richdoc.jobs import Job, JobStatus
 from richdoc.jobs.keys import JOB_SK
 from richdoc.manifests import ManifestKeeper
 from richdoc.taxonomy import Transient
@@ -52,13 +57,20 @@ class Notifier:
         self.manifests = manifests
         self.results_bucket = results_bucket
 
+    @property
+    def copies(self) -> ResultCopies:
+        return self.manifests.copies
+
     def job_changed(self, old: Job | None, new: Job | None) -> CompletionDetail | None:
         """Handle one write of a job item; the event published, if the write ended a run."""
         job = completed(old, new)
         if job is None:
             return None
-        self.manifests.refresh(job.source.bucket, job.source.key)
-        detail = completion_detail(job, self.results_bucket)
+        self.copies.keep(job)
+        manifest = self.manifests.refresh(job.source.bucket, job.source.key)
+        if job.status is JobStatus.DELETED:
+            self.copies.discard(job)
+        detail = completion_detail(job, self.results_bucket, manifest)
         self.publish(detail)
         return detail
 

@@ -41,9 +41,9 @@ from docling_core.types.doc import (
 from docling_core.types.doc.base import CoordOrigin
 from pydantic import ValidationError
 
-from richdoc.contracts import SourceInfo
 from richdoc.graph import NodeLabel, NotProjected, Projection, SkippedFeature, SpanKind
 from richdoc.taxonomy import CorruptInput, UnsupportedFeature
+from richdoc_client.projection import ProjectionSource
 
 # Between two consecutive blocks of the canonical text (never before the first block or
 # after the last): a blank line, so the canonical text reads like plain-text paragraphs.
@@ -115,6 +115,20 @@ def load_docling(data: bytes) -> DoclingDocument:
         return DoclingDocument.model_validate_json(data)
     except ValidationError as exc:
         raise CorruptInput.not_valid("DoclingDocument", exc) from exc
+
+
+def source_of(
+    doc: DoclingDocument,
+    *,
+    name: str | None = None,
+    sha256: str | None = None,
+    pipeline: str | None = None,
+) -> ProjectionSource:
+    """The projection's ``source`` for a document known only from its file: what the
+    caller does not give, the name, comes from the document's own origin."""
+    if name is None:
+        name = doc.origin.filename if doc.origin is not None else doc.name
+    return ProjectionSource(name=name, sha256=sha256, pipeline=pipeline)
 
 
 # --------------------------------------------------------------------------------------
@@ -694,7 +708,7 @@ def _in_body(item: NodeItem) -> bool:
     return item.content_layer is ContentLayer.BODY
 
 
-def project(doc: DoclingDocument, source: SourceInfo) -> Projection:
+def project(doc: DoclingDocument, source: ProjectionSource) -> Projection:
     """Project a DoclingDocument to the richdoc graph (docs/projection.md has the rules).
 
     Raises ``UnsupportedFeature`` (tag: the first skipped feature in reading order) when
@@ -705,7 +719,7 @@ def project(doc: DoclingDocument, source: SourceInfo) -> Projection:
         return _build(doc, source)
 
 
-def _build(doc: DoclingDocument, source: SourceInfo) -> Projection:
+def _build(doc: DoclingDocument, source: ProjectionSource) -> Projection:
     projector = _Projector(doc, source.name)
     try:
         projector.run()

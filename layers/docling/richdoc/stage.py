@@ -9,7 +9,9 @@ invocation: see ``richdoc.logcontext``), EMF metrics and
 X-Ray tracing, and records the invocation as an attempt item that is closed with ``ok``
 or the error name (a shard's attempt carries its page range, a parse answered from the
 artifact cache says ``cached``, a parse child's memory ceiling and peak resident set are
-on its attempt); a finished step then tells the job's progress (``step_done``). Attempts
+on its attempt). What a step's output decides for the job is recorded within its attempt
+(``record_decision``: the plan's), so no handler body writes the job record; a finished
+step then tells the job's progress (``step_done``). Attempts
 the platform kills stay ``running`` until the state machine's catch path closes them. A
 step that finds, once its work is done, that its job was deleted meanwhile deletes what it
 wrote and fails with ``StaleRun`` (``richdoc.deletion``).
@@ -26,10 +28,19 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from richdoc.contracts import InputT, OutputT, StageContract, StageInput, StepName
+from richdoc.contracts import (
+    InputT,
+    OutputT,
+    PlanOutput,
+    StageContract,
+    StageInput,
+    StageOutput,
+    StepName,
+)
 from richdoc.deletion import Written
 from richdoc.jobs import JobStore
 from richdoc.jobs.attempts import record_memory
+from richdoc.jobs.references import DigestReferences
 from richdoc.logcontext import log_invocation
 from richdoc.tracing import handler_tracer
 from richdoc.wiring import wiring
@@ -47,6 +58,19 @@ WRITES: dict[str, Written] = {
     "project": "run_outputs",
     "detect": "run_outputs",
 }
+
+
+def record_decision(
+    jobs: JobStore, references: DigestReferences, event: StageInput, output: StageOutput
+) -> None:
+    """What a step's output decides for its job, written as part of its attempt (a failed
+    write fails the attempt): the plan's shard count, the only write of it, and the digest
+    of the bytes it inspected, so that the shards' registrations on that digest find it
+    on the job (``richdoc.jobs.references``)."""
+    if isinstance(output, PlanOutput):
+        jobs.record_shards(event.job_id, event.run, output.shard_count)
+        if output.sha256:
+            references.record_on_job(output.sha256, event.job_id)
 
 
 def step_done(jobs: JobStore, event: StageInput, stage: StepName) -> None:
@@ -90,6 +114,7 @@ def stage_handler(
                 request_id=context.aws_request_id,
             ) as attempt:
                 output = body(event, context)
+                record_decision(wiring.jobs, wiring.references, event, output)
                 attempt.cached = output.attempt_cached()
                 memory = output.attempt_memory()
                 if memory is not None:

@@ -19,6 +19,7 @@ from richdoc_client.projection import BBox
 from richdoc_client.wire import FrozenWireModel
 
 SCHEMA: Final = "richdoc.chunk/v1"  # the JSON Schema of one line (lines carry no schema key)
+VERSION: Final = "1.1"  # richdoc_client.versions: how it may change
 CHUNK_ID_LENGTH = 32
 ChunkId = Annotated[str, Field(pattern=rf"^[0-9a-f]{{{CHUNK_ID_LENGTH}}}$")]
 Offset = Annotated[int, Field(ge=0)]

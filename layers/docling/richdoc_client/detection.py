@@ -13,9 +13,11 @@ from typing import Annotated, Final, Literal
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
+from richdoc_client.versions import SchemaVersion, Versioned, since
 from richdoc_client.wire import AbsentOmitted, FrozenWireModel
 
 SCHEMA: Final = "richdoc.detection/v1"
+VERSION: Final = "1.1"  # richdoc_client.versions: how it may change
 Confidence = Annotated[float, Field(ge=0.0, le=1.0)]
 
 
@@ -50,8 +52,9 @@ class DetectionStats(FrozenWireModel):
     ambiguities_suppressed: Annotated[int, Field(ge=0)]
 
 
-class Detection(FrozenWireModel):
+class Detection(Versioned, FrozenWireModel):
     schema_: Literal["richdoc.detection/v1"] = Field(default=SCHEMA, alias="schema")
+    schema_version: SchemaVersion = Field(default=VERSION, json_schema_extra=since("1.1"))
     ambiguities: Annotated[list[Ambiguity], Field(max_length=1)]
     stats: DetectionStats
 

@@ -18,10 +18,12 @@ from pydantic import Field, model_validator
 
 from richdoc_client.events import TerminalStatus
 from richdoc_client.identity import DocumentId, SourceIdentity
-from richdoc_client.results import ResultCounts, ResultKeys
+from richdoc_client.results import ResultCounts, ResultKeys, ResultRef
+from richdoc_client.versions import SchemaVersion, Versioned, since
 from richdoc_client.wire import FrozenWireModel
 
 SCHEMA: Final = "richdoc.manifest/v1"
+VERSION: Final = "1.1"  # richdoc_client.versions: how it may change
 #: Every manifest lives under this prefix of the results bucket.
 MANIFEST_PREFIX: Final = "documents/"
 MANIFEST_NAME: Final = "manifest.json"
@@ -45,10 +47,11 @@ class ManifestResult(FrozenWireModel):
     counts: ResultCounts
 
 
-class Manifest(FrozenWireModel):
+class Manifest(Versioned, FrozenWireModel):
     """Every member is present; ``result`` is null while the version has no successful run."""
 
     schema_: Literal["richdoc.manifest/v1"] = Field(default=SCHEMA, alias="schema")
+    schema_version: SchemaVersion = Field(default=VERSION, json_schema_extra=since("1.1"))
     document_id: DocumentId
     source: SourceIdentity  # the newest version whose job has finished
     job_id: str  # that version's job
@@ -68,6 +71,13 @@ class Manifest(FrozenWireModel):
         if self.result is not None and self.result.run > self.run:
             raise ValueError("the result's run is later than the latest finished run")
         return self
+
+    @property
+    def result_ref(self) -> ResultRef | None:
+        """Which run the document's current result is; None: it has none."""
+        if self.result is None:
+            return None
+        return ResultRef(job_id=self.job_id, run=self.result.run)
 
     @property
     def key(self) -> str:

@@ -19,9 +19,11 @@ from typing import Annotated, Final, Literal
 from pydantic import ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
+from richdoc_client.versions import SchemaVersion, Versioned, since
 from richdoc_client.wire import AbsentOmitted, WireModel
 
 SCHEMA: Final = "richdoc.projection/v1"
+VERSION: Final = "1.1"  # richdoc_client.versions: how it may change
 
 
 class NodeLabel(StrEnum):
@@ -78,9 +80,6 @@ BBox = Annotated[list[float], Field(min_length=4, max_length=4)]
 
 class ProjectionSource(WireModel):
     """``source``: what the projection was made from (these members are always written)."""
-
-    # A subclass's instance (the pipeline's state payload) is stored as this model itself.
-    model_config = ConfigDict(revalidate_instances="subclass-instances")
 
     name: str  # the uploaded object's key in the pipeline
     sha256: str | None = None  # of the source bytes
@@ -251,10 +250,11 @@ class ProjectionStats(WireModel):
 # ---- the document ------------------------------------------------------------------------
 
 
-class Projection(WireModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+class Projection(Versioned, WireModel):
+    model_config = ConfigDict(populate_by_name=True)
 
     schema_: Literal["richdoc.projection/v1"] = Field(default=SCHEMA, alias="schema")
+    schema_version: SchemaVersion = Field(default=VERSION, json_schema_extra=since("1.1"))
     source: ProjectionSource
     canonical_text: str
     nodes: list[Node]
@@ -292,6 +292,7 @@ class Projection(WireModel):
             "edges": _json_array(edges),
             "nodes": _json_array(nodes),
             "schema": _string(self.schema_),
+            "schema_version": _string(self.schema_version),
             "source": encode(self.source.model_dump(mode="json")),
             "spans": _json_array(spans),
             "stats": encode(self.stats.model_dump(mode="json")),

@@ -10,16 +10,21 @@ chunks, Markdown and table CSVs, from the results bucket or a copy of it in a di
             ...
 
 Every read names its source by the keys in a manifest or a completion event (data, not
-code: a directory copy refuses keys that would leave its root). docs/consumers.md
-describes the layout.
+code: a directory copy refuses keys that would leave its root). Documents of any minor
+version of the major version read (members this package does not know are ignored); a
+manifest that cannot be read at all is reported and passed over by ``documents()``,
+never fatal to the listing. docs/consumers.md describes the layout.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+from pydantic import ValidationError
 
 from richdoc_client.chunks import Chunk
 from richdoc_client.detection import Detection
@@ -49,6 +54,22 @@ class TableFile:
 
     node: int
     key: str
+
+
+@dataclass(frozen=True)
+class UnreadableManifest:
+    """A manifest ``documents()`` passed over: its key, and why it could not be read."""
+
+    key: str
+    reason: str
+
+
+logger = logging.getLogger("richdoc_client")
+
+
+def warn_unreadable(unreadable: UnreadableManifest) -> None:
+    """``documents()``' default report: a warning on the ``richdoc_client`` logger."""
+    logger.warning("passed over %s: %s", unreadable.key, unreadable.reason)
 
 
 class ResultStore(Protocol):
@@ -158,16 +179,35 @@ class ResultsReader:
 
     # -- documents -------------------------------------------------------------------
 
-    def documents(self) -> Iterator[Manifest]:
-        """Every document's manifest, in key order (that is, by document id)."""
+    def documents(
+        self, *, on_unreadable: Callable[[UnreadableManifest], None] = warn_unreadable
+    ) -> Iterator[Manifest]:
+        """Every document's manifest, in key order (that is, by document id). A manifest
+        that is not one (not JSON, another major version, a member of the wrong type)
+        is handed to ``on_unreadable`` and passed over; one deleted while listed is
+        passed over silently (its document is gone)."""
         for key in self.store.keys(MANIFEST_PREFIX):
             parts = key.split("/")
-            if len(parts) == 3 and parts[2] == MANIFEST_NAME:
+            if len(parts) != 3 or parts[2] != MANIFEST_NAME:
+                continue
+            try:
                 yield Manifest.model_validate_json(self.store.read(key))
+            except ResultNotFound:
+                continue
+            except ValidationError as exc:
+                on_unreadable(UnreadableManifest(key, _first_error(exc)))
 
     def manifest(self, document: str) -> Manifest:
-        """The manifest of a document, by its id."""
+        """The manifest of a document, by its id (``ResultNotFound``: it has none)."""
         return Manifest.model_validate_json(self.store.read(manifest_key(document)))
+
+    def current(self, document: str) -> Manifest | None:
+        """The document's manifest as it is now; None when it has none (its key was
+        deleted, or none of its versions has finished)."""
+        try:
+            return self.manifest(document)
+        except ResultNotFound:
+            return None
 
     def manifest_of(self, bucket: str, key: str) -> Manifest:
         """The manifest of the document at ``s3://bucket/key`` of the ingest bucket."""
@@ -198,6 +238,11 @@ class ResultsReader:
 
     def detection(self, run: RunReference) -> Detection:
         return Detection.model_validate_json(self.store.read(self.outputs(run).detection_key))
+
+    def docling(self, run: RunReference) -> bytes:
+        """The run's DoclingDocument, as the JSON the parse wrote (docling-core's
+        ``DoclingDocument.model_validate_json`` reads it; this package does not need it)."""
+        return self.store.read(self.outputs(run).docling_key)
 
     def chunks(self, run: RunReference) -> Iterator[Chunk]:
         """The run's chunks in order, read line by line."""
@@ -231,3 +276,9 @@ class ResultsReader:
     def table(self, table: TableFile) -> CsvTable:
         """One table CSV, read: its columns and rows (``CsvTable.records()`` as cells)."""
         return read_table_csv(self.store.read(table.key))
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"]) or "the document"
+    return f"{where}: {error['msg']} ({exc.error_count()} error(s))"

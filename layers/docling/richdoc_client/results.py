@@ -1,25 +1,20 @@
 """What a successful run left behind: the keys of its outputs in the results bucket and
-their counts (the completion event and the manifest both carry them).
+their counts (the completion event and the manifest both carry them), and which run it
+was (``ResultRef``: how an event and a manifest name a document's current result).
 
-The Markdown, the table CSVs and their count came after the first runs: they are absent
-(never null) from the outputs of runs that did not write them, so documents written
-before them still meet the schema.
-"""
+The Markdown, the table CSVs and their count came in version 1.1: they are null in the
+outputs of runs that did not write them, and absent from documents written before."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
-from pydantic.json_schema import SkipJsonSchema
+from pydantic import Field
 
+from richdoc_client.versions import since
 from richdoc_client.wire import FrozenWireModel
 
 Count = Annotated[int, Field(ge=0)]
-
-
-def _omit_unwritten(data: dict[str, Any], members: tuple[str, ...]) -> dict[str, Any]:
-    return {key: value for key, value in data.items() if value is not None or key not in members}
 
 
 class ResultKeys(FrozenWireModel):
@@ -30,14 +25,11 @@ class ResultKeys(FrozenWireModel):
     projection_key: str  # projection.json
     detection_key: str  # detection.json
     chunks_key: str | None = None  # chunks.jsonl, for runs that wrote chunks
-    markdown_key: str | SkipJsonSchema[None] = None  # document.md
+    # document.md, for runs that wrote it
+    markdown_key: str | None = Field(default=None, json_schema_extra=since("1.1"))
     # The folder of the table CSVs, ``<prefix>table-<node id>.csv`` for each TABLE node
-    # (richdoc_client.tables)
-    tables_prefix: str | SkipJsonSchema[None] = None
-
-    @model_serializer(mode="wrap")
-    def _absent_when_unwritten(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _omit_unwritten(handler(self), ("markdown_key", "tables_prefix"))
+    # (richdoc_client.tables), for runs that wrote them
+    tables_prefix: str | None = Field(default=None, json_schema_extra=since("1.1"))
 
 
 class ResultCounts(FrozenWireModel):
@@ -47,8 +39,14 @@ class ResultCounts(FrozenWireModel):
     ambiguities: Count
     ambiguities_suppressed: Count
     chunks: Count | None = None  # for runs that wrote chunks
-    tables: Count | SkipJsonSchema[None] = None  # the CSVs under tables_prefix
+    # The CSVs under tables_prefix, for runs that wrote them
+    tables: Count | None = Field(default=None, json_schema_extra=since("1.1"))
 
-    @model_serializer(mode="wrap")
-    def _absent_when_unwritten(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        return _omit_unwritten(handler(self), ("tables",))
+
+class ResultRef(FrozenWireModel):
+    """One run's result: the job (one version of the document) and its run. A document's
+    current result is the one its manifest names; an index that holds a document's
+    chunks remembers which result they came from by it."""
+
+    job_id: str
+    run: Annotated[int, Field(ge=1)]

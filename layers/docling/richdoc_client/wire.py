@@ -1,5 +1,6 @@
-"""The bases of the published models: field names are the wire names, and a key the model
-does not know is refused (the JSON Schemas say ``additionalProperties: false``)."""
+"""The bases of the published models: field names are the wire names, and a member the
+model does not know is ignored, so a reader of one minor version reads the documents of
+every later one (``richdoc_client.versions`` states the rule)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model
 
 
 class WireModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="ignore")
 
 
 class FrozenWireModel(WireModel):

@@ -9,7 +9,7 @@ in a browser (on either, or on an embedded stack it starts).
 One module per command group (``run``, ``steps``, ``local``, ``jobs``, ``dlq``,
 ``console``; ``root`` is the ``richdoc`` group and ``--version``), shared options in
 ``options``, exit codes in ``errors`` and everything printed as a table or JSON in
-``render``. Everything
+``render`` (a module per group, the table helpers in ``render.tables``). Everything
 user-controlled is shown through ``richdoc_tools.terminal`` (never as markup or raw
 control characters).
 

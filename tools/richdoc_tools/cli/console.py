@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import socket
     from types import FrameType
 
-    from richdoc_tools.local.faults import FaultSettings
+    from richdoc_tools.local.faults.injected import FaultSettings
     from richdoc_tools.ops.operator import Operator
 
 
@@ -144,6 +144,7 @@ def _serve(
     from richdoc_tools.console.app import create_app
     from richdoc_tools.console.server import console_url, serve
     from richdoc_tools.console.settings import ConsoleSettings
+    from richdoc_tools.ops.uploads import upload
     from richdoc_tools.run import input_keys
     from richdoc_tools.terminal import visible
 
@@ -152,7 +153,7 @@ def _serve(
         print(f"uploading {len(files)} file(s) to s3://{visible(bucket)}/ ...", flush=True)
         for file, key in zip(files, input_keys(files), strict=True):
             with file.open("rb") as body:
-                operator.upload(key, body, clarify=clarify)
+                upload(operator, key, body, clarify=clarify)
     settings: list[ConsoleSettings] = []
 
     def make_app(bound: int) -> Flask:

@@ -79,8 +79,8 @@ def check(
     import boto3
 
     from richdoc_tools import preflight
-    from richdoc_tools.cli import render
-    from richdoc_tools.local.template import load_template
+    from richdoc_tools.cli.render import deploy as render
+    from richdoc_tools.local.cloudformation.template import load_template
 
     try:
         configured, config_region = preflight.samconfig(config_file)

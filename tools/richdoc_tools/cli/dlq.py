@@ -44,7 +44,8 @@ def list_messages(operator: Operator, peek: bool, as_json: bool) -> int:
     queue's counts give how many other messages wait there (SQS moved them after the
     starter failed on every delivery, or they are malformed); --peek receives every
     message to show them."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import dlq as render
+    from richdoc_tools.ops.dead_letter_queue.reading import dead_letter_listing
 
     if peek:
         print(
@@ -54,7 +55,7 @@ def list_messages(operator: Operator, peek: bool, as_json: bool) -> int:
             "DeadLetterAgeAlarm watches, so each peek ages the alarm's view",
             file=sys.stderr,
         )
-    render.dead_letters(operator.dead_letter_listing(receive=peek), as_json=as_json)
+    render.dead_letters(dead_letter_listing(operator, receive=peek), as_json=as_json)
     return 0
 
 
@@ -67,10 +68,11 @@ def redrive(operator: Operator) -> int:
     """On AWS: an SQS StartMessageMoveTask from the dead-letter queue to the ingest queue.
     On the embedded stack (which lacks that API): the same move done message by
     message."""
-    from richdoc_tools.ops.dead_letter_queue import redrive_outlook
+    from richdoc_tools.ops.dead_letter_queue.acting import redrive_all, redrive_outlook
+    from richdoc_tools.ops.dead_letter_queue.reading import dead_letters
 
-    outlook = redrive_outlook(operator.dead_letters())
-    result = operator.redrive()
+    outlook = redrive_outlook(dead_letters(operator))
+    result = redrive_all(operator)
     if result.mode == "message-move-task":
         print(
             f"started SQS message move task {result.task_handle}: every message on the "
@@ -121,9 +123,9 @@ def discard(
     reason, so none disappears unexplained; its job stays DEAD_LETTERED and says when and
     why. A message whose job has moved on (a newer run) stays: exit 3. A message not
     found on the queue: exit 1. What the console's Discard does."""
-    from richdoc_tools.cli import render
-    from richdoc_tools.ops.dead_letter_queue import discard as discard_messages
-    from richdoc_tools.ops.dead_letter_queue import waiting_message_ids
+    from richdoc_tools.cli.render import dlq as render
+    from richdoc_tools.ops.dead_letter_queue.acting import discard as discard_messages
+    from richdoc_tools.ops.dead_letter_queue.reading import waiting_message_ids
 
     if everything == bool(message_ids):
         raise UsageError("name the messages, or --all (with --kind, --feature): not both")

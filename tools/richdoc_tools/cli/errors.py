@@ -143,10 +143,10 @@ T = TypeVar("T")
 
 def resolving(action: Callable[[], T]) -> T:
     """``action()``, with an ambiguous job id prefix as a usage error."""
-    from richdoc_tools.cli import render
-    from richdoc_tools.ops.operator import AmbiguousJobId
+    from richdoc_tools.cli.render.jobs import ambiguous_job_id
+    from richdoc_tools.ops.jobs import AmbiguousJobId
 
     try:
         return action()
     except AmbiguousJobId as exc:
-        raise UsageError(render.ambiguous_job_id(exc)) from exc
+        raise UsageError(ambiguous_job_id(exc)) from exc

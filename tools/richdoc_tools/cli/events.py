@@ -52,7 +52,7 @@ def tail(operator: Operator, since: datetime, follow: bool, interval: float, as_
     on the bus is logged there): when, the status, the job and run, the object key, the
     failure's kind and feature, the chunks. Lines of the log that are not completion
     events are reported on stderr."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import events as render
     from richdoc_tools.ops.events import tail as tail_events
 
     shown = render.EventTail(as_json=as_json)
@@ -64,21 +64,36 @@ def tail(operator: Operator, since: datetime, follow: bool, interval: float, as_
 
 @events.command(
     short_help="refresh the manifests and publish the completion events of jobs again",
-    epilog=example("richdoc events republish 4c7b41c722e6 9d0e1f2a3b4c"),
+    epilog=example(
+        "richdoc events republish 4c7b41c722e6 9d0e1f2a3b4c", "richdoc events republish --failed"
+    ),
 )
-@click.argument("job_ids", nargs=-1, required=True, metavar="JOB_ID...")
+@click.argument("job_ids", nargs=-1, metavar="[JOB_ID...]")
+@click.option(
+    "--failed",
+    is_flag=True,
+    help="the jobs of every change the notifier parked (NotifyFailureBucket), each "
+    "message of NotifyFailureQueue deleted once its jobs are published",
+)
 @json_option()
 @with_operator
-def republish(operator: Operator, job_ids: tuple[str, ...], as_json: bool) -> int:
+def republish(operator: Operator, job_ids: tuple[str, ...], failed: bool, as_json: bool) -> int:
     """For each job whose run has ended: refresh its document's manifest and publish its
     completion event again, as the notifier does (the same event id, so consumers that
     had it drop it). The way back for changes the notifier could not deliver
-    (NotifyFailuresAlarm). A job still running has nothing to publish yet; no such job
-    exits 1. JOB_ID may be any unique prefix."""
-    from richdoc_tools.cli import render
+    (NotifyFailuresAlarm): name the jobs, or take them from the parked records with
+    --failed. A job still running has nothing to publish yet; no such job exits 1.
+    JOB_ID may be any unique prefix."""
+    from richdoc_tools.cli.errors import UsageError
+    from richdoc_tools.cli.render import events as render
     from richdoc_tools.ops.events import republish as republish_events
+    from richdoc_tools.ops.events import republish_failed
 
-    results = resolving(lambda: republish_events(operator, job_ids))
+    if bool(job_ids) == failed:
+        raise UsageError("name the jobs, or give --failed (not both)")
+    results = resolving(
+        lambda: republish_failed(operator) if failed else republish_events(operator, job_ids)
+    )
     render.republished(results, as_json=as_json)
     if any(r.outcome == "not_found" for r in results):
         print("richdoc events republish: some jobs were not found", file=sys.stderr)

@@ -55,9 +55,9 @@ def jobs() -> None:
 @with_operator
 def list_jobs(operator: Operator, status: JobStatus | None, as_json: bool) -> int:
     """List jobs, optionally by status (uses the status index, no scan)."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import jobs as render
 
-    render.jobs_list(operator.list_jobs(status), as_json=as_json)
+    render.jobs_list(operator.jobs.list_jobs(status), as_json=as_json)
     return 0
 
 
@@ -72,10 +72,11 @@ def show(operator: Operator, job_id: str, as_json: bool) -> int:
     """Show one job. JOB_ID may be any unique prefix of the 32-character id (e.g. the 12
     characters `richdoc run` prints); a prefix several jobs share is a usage error (exit
     2) that lists them; no such job exits 1."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import jobs as render
+    from richdoc_tools.ops.jobs import show_job
     from richdoc_tools.terminal import visible
 
-    found = resolving(lambda: operator.show_job(job_id))
+    found = resolving(lambda: show_job(operator, job_id))
     if found is None:
         print(f"richdoc jobs show: no job {visible(job_id)}", file=sys.stderr)
         return EXIT_FAILED
@@ -102,7 +103,7 @@ def cancel(
     execution is stopped. A job that had already finished (SUCCEEDED, DEAD_LETTERED, or
     FAILED with its dead-letter message on its way) is left alone and said so: exit 3.
     Exit 1 when an id matches no job; cancelling a CANCELLED job again is fine (exit 0)."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import jobs as render
     from richdoc_tools.ops.cancel import CancelOutcome, cancel_jobs
 
     results = resolving(lambda: cancel_jobs(operator, list(job_ids), by=by, reason=reason))
@@ -159,7 +160,7 @@ def redrive(
     again, or whose redrive is already on its way, is skipped. Exit 3 when a job given by
     id cannot run again (it succeeded, or has no stored message); 1 when an id matches no
     job or a message could not be sent."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import jobs as render
     from richdoc_tools.ops.redrive import (
         Pacer,
         RedriveFilter,
@@ -221,8 +222,9 @@ def failures(
     the feature tag, the error name and the reason with ids, numbers, paths, object keys
     and quoted strings taken out. Each group has a count, when it was first and last seen,
     some job ids, and the signature `jobs redrive --signature` takes."""
-    from richdoc_tools.cli import render
-    from richdoc_tools.ops.failures import FAILED_STATUSES, fleet_failures
+    from richdoc.jobs import FAILED_STATUSES
+    from richdoc_tools.cli.render import jobs as render
+    from richdoc_tools.ops.failures import fleet_failures
 
     if status is not None and status not in FAILED_STATUSES:
         raise UsageError(f"--status {status}: failures are DEAD_LETTERED or FAILED jobs")
@@ -242,7 +244,7 @@ def tiers(operator: Operator, since: datetime | None, as_json: bool) -> int:
     pages and size), how often a parse at the tier ended in a resource limit (and
     escalated), and its children's peak memory against their ceilings. Reads every job
     (or those updated since --since) and its run's attempts."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import jobs as render
     from richdoc_tools.ops.tiers import fleet_tiers
 
     render.tier_report(fleet_tiers(operator, since=since), as_json=as_json)
@@ -269,11 +271,12 @@ def watch(operator: Operator, job_id: str, timeout: float | None, as_json: bool)
     time it changes, until the job is terminal. Exit 0 when it succeeded, 4 when it was
     cancelled, 5 when deleted, its failure kind's code when dead-lettered (10 corrupt_input, 20
     unsupported_feature, 30 resource_limit, 75 transient, 70 internal), 1 on --timeout."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import jobs as render
+    from richdoc_tools.ops.jobs import find_job
     from richdoc_tools.ops.watch import WatchTimedOut, watch_job
     from richdoc_tools.terminal import visible
 
-    found = resolving(lambda: operator.find_job(job_id))
+    found = resolving(lambda: find_job(operator, job_id))
     if found is None:
         print(f"richdoc jobs watch: no job {visible(job_id)}", file=sys.stderr)
         return EXIT_FAILED
@@ -312,10 +315,11 @@ def delete(operator: Operator, job_id: str, with_source: bool, as_json: bool) ->
     same bytes uses them. A run still going stops at its next step and what it writes is
     deleted. Deleting again changes nothing. JOB_ID may be any unique prefix; no such job
     exits 1."""
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import jobs as render
+    from richdoc_tools.ops.jobs import delete_job
     from richdoc_tools.terminal import visible
 
-    deleted = resolving(lambda: operator.delete_job(job_id, with_source=with_source))
+    deleted = resolving(lambda: delete_job(operator, job_id, with_source=with_source))
     if deleted is None:
         print(f"richdoc jobs delete: no job {visible(job_id)}", file=sys.stderr)
         return EXIT_FAILED

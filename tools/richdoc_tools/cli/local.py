@@ -15,7 +15,7 @@ from richdoc_tools.cli.options import embedded_stack_options, example
 if TYPE_CHECKING:
     from types import FrameType
 
-    from richdoc_tools.local.faults import FaultSettings
+    from richdoc_tools.local.faults.injected import FaultSettings
     from richdoc_tools.local.stack import EmbeddedStack
 
 # How long `local serve` may take to notice Ctrl-C or SIGTERM (see its wait loop).
@@ -74,9 +74,23 @@ def local() -> None:
 )
 @click.option("--stack", default="richdoc", metavar="NAME", help="stack name (default: richdoc)")
 @click.option("--log", metavar="FILE", help="function logs (default: this terminal)")
+@click.option(
+    "--lifecycle-day",
+    type=click.FloatRange(min=1.0),
+    default=86400.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="how long a day of S3 lifecycle rules (and stream record ages) lasts here: "
+    "60 expires a 30-day noncurrent version after half an hour",
+)
 @embedded_stack_options
 def serve(
-    port: int, stack: str, log: str | None, lenient: bool, faults: FaultSettings | None
+    port: int,
+    stack: str,
+    log: str | None,
+    lifecycle_day: float,
+    lenient: bool,
+    faults: FaultSettings | None,
 ) -> int:
     """Deploy template.yaml into the AWS emulation and serve it on 127.0.0.1:PORT.
     Dropping a file into the ingest bucket starts a job. Ctrl-C stops."""
@@ -99,6 +113,7 @@ def serve(
         capture_process_output=log_path is not None,
         strict=not lenient,
         injected_faults=faults,
+        lifecycle_day_s=lifecycle_day,
     )
     try:
         with embedded:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     # Named in the quoted base classes below (ruff does not see those).
     from richdoc.jobs import JobStatus  # noqa: F401
     from richdoc.taxonomy import FailureKind  # noqa: F401
-    from richdoc_tools.local.faults import FaultSettings
+    from richdoc_tools.local.faults.injected import FaultSettings
 
 Command = Callable[..., int]
 E = TypeVar("E", bound=StrEnum)
@@ -155,7 +155,7 @@ class Faults(click.ParamType["FaultSettings", str]):
     def convert(
         self, value: FaultSettings | str, param: click.Parameter | None, ctx: click.Context | None
     ) -> FaultSettings:
-        from richdoc_tools.local.faults import FaultSettings, FaultsUsageError
+        from richdoc_tools.local.faults.injected import FaultSettings, FaultsUsageError
 
         if isinstance(value, FaultSettings):
             return value

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from richdoc.jobs import Job
     from richdoc.jobs import Progress as JobProgress
-    from richdoc_tools.local.faults import FaultSettings
+    from richdoc_tools.local.faults.injected import FaultSettings
     from richdoc_tools.run import RunResult
 
 
@@ -73,7 +73,7 @@ def run(
 
     from rich.console import Console
 
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import run as render
     from richdoc_tools.terminal import markup
 
     files, out_dir = _checked_inputs(paths, out)
@@ -184,7 +184,7 @@ def _progress(
     parsing shards: 3 of 8 done, ...)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from richdoc_tools.cli import render
+    from richdoc_tools.cli.render import run as render
     from richdoc_tools.terminal import markup
 
     with Progress(

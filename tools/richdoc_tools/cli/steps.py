@@ -85,12 +85,17 @@ def project(
 ) -> int:
     """The projection step alone: DoclingDocument JSON in, richdoc.projection/v1 out
     (byte-stable for identical input)."""
-    from richdoc.contracts import SourceInfo
-    from richdoc.projection import load_docling
+    import gc
+
+    from richdoc.projection import load_docling, source_of
     from richdoc.projection import project as project_document
 
+    # One document, then exit: what is imported lives until then, so the cyclic collector
+    # need not walk it again, neither in the full collections the load sets off nor in
+    # the last one at exit (together about a sixth of the command on a 4 MB document).
+    gc.freeze()
     doc = load_docling(_input_file(docling).read_bytes())  # CorruptInput if not one
-    source = SourceInfo.for_document(doc, name=source_name, sha256=source_sha256, pipeline=pipeline)
+    source = source_of(doc, name=source_name, sha256=source_sha256, pipeline=pipeline)
     _write_bytes(Path(output), project_document(doc, source).to_json_bytes())
     return 0
 

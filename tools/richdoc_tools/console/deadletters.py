@@ -23,14 +23,13 @@ from richdoc_tools.console.forms import cursor, form_reason, wants_dry_run
 from richdoc_tools.console.settings import settings
 from richdoc_tools.console.summaries import JobSummary
 from richdoc_tools.console.twins import page, respond
-from richdoc_tools.ops import dead_letter_queue
-from richdoc_tools.ops.dead_letter_queue import (
+from richdoc_tools.ops.dead_letter_queue import acting
+from richdoc_tools.ops.dead_letter_queue.acting import Taken, redrive_chosen
+from richdoc_tools.ops.dead_letter_queue.reading import (
     DeadLetter,
     ListedLetter,
-    Taken,
     peek,
     queue_depth,
-    redrive_chosen,
     waiting_message_ids,
 )
 
@@ -111,7 +110,7 @@ def _page() -> DeadLettersPage:
     kind = request.values.get("kind", "").strip()
     feature = request.values.get("feature", "").strip()
     after = cursor()
-    listed = operator.jobs_page(
+    listed = operator.jobs.page(
         JobFilter(statuses=(JobStatus.DEAD_LETTERED,), kind=kind or None, feature=feature or None),
         limit=config.page_size,
         after=after,
@@ -197,7 +196,7 @@ def _run(action: str, message_ids: list[str], reason: str) -> Taken:
     """What ``richdoc dlq discard`` and the chosen messages' redrive do."""
     operator = settings().operator
     if action == "discard":
-        return dead_letter_queue.discard(operator, message_ids, reason)
+        return acting.discard(operator, message_ids, reason)
     resources = operator.resources
     return redrive_chosen(
         operator.sqs, resources.dead_letter_queue_url, resources.ingest_queue_url, message_ids

@@ -6,6 +6,8 @@ beside the canonical text. Read from the job's projection.json and detection.jso
 
 from __future__ import annotations
 
+import functools
+
 from flask import Blueprint, abort, current_app, url_for
 from pydantic import BaseModel
 from werkzeug.wrappers import Response
@@ -20,6 +22,7 @@ from richdoc_tools.console.rendering import PageRenderer
 from richdoc_tools.console.settings import settings
 from richdoc_tools.console.summaries import JobSummary
 from richdoc_tools.console.twins import page
+from richdoc_tools.ops import objects
 
 blueprint = Blueprint("document", __name__)
 
@@ -39,7 +42,9 @@ def renderer() -> PageRenderer:
     """The application's page renderer (made on first use)."""
     made: PageRenderer | None = current_app.extensions.get(RENDERER)
     if made is None:
-        made = current_app.extensions[RENDERER] = PageRenderer(settings().operator.source)
+        made = current_app.extensions[RENDERER] = PageRenderer(
+            functools.partial(objects.source, settings().operator)
+        )
     return made
 
 
@@ -49,8 +54,10 @@ def document_page(job_id: str) -> DocumentView:
     job = job_or_abort(job_id)
     if job.outputs is None:
         abort(404, "the job has no graph: only a job that succeeded has one")
-    projection = Projection.model_validate_json(operator.artifact(job.outputs.projection_key))
-    detection = Detection.model_validate_json(operator.artifact(job.outputs.detection_key))
+    projection = Projection.model_validate_json(
+        objects.artifact(operator, job.outputs.projection_key)
+    )
+    detection = Detection.model_validate_json(objects.artifact(operator, job.outputs.detection_key))
     kind = _format(job.source.key)
     sizes = renderer().sizes(job.source) if kind is DocFormat.PDF else []
     graph = overlay(

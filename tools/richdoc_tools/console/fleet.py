@@ -16,16 +16,16 @@ from flask import Blueprint, abort, request
 from pydantic import BaseModel
 from werkzeug.wrappers import Response
 
-from richdoc.jobs import Job
+from richdoc.jobs import FAILED_STATUSES, Job
 from richdoc_tools.console.forms import moment, wants_dry_run
 from richdoc_tools.console.settings import settings
 from richdoc_tools.console.twins import page, respond
-from richdoc_tools.ops.failures import FAILED_STATUSES, FailureGroup, fleet_failures
+from richdoc_tools.ops.failures import FailureGroup, fleet_failures
 from richdoc_tools.ops.redrive import (
     DEFAULT_RATE_PER_S,
+    JobRedriveResult,
     Pacer,
     RedriveFilter,
-    RedriveResult,
     redrive_selected,
     select,
 )
@@ -43,7 +43,7 @@ class GroupRedrive(BaseModel):
     dry_run: bool
     matched: int
     sent: int
-    results: list[RedriveResult]
+    results: list[JobRedriveResult]
 
 
 class FailuresPage(BaseModel):

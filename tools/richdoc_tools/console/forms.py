@@ -13,7 +13,7 @@ from flask import abort, request
 
 from richdoc.jobs import Job, Position
 from richdoc_tools.console.settings import settings
-from richdoc_tools.ops.operator import AmbiguousJobId
+from richdoc_tools.ops.jobs import AmbiguousJobId, find_job
 
 # What a reason typed into a form keeps (the job record keeps as much).
 MAX_REASON = 1000
@@ -54,7 +54,7 @@ def wants_dry_run() -> bool:
 def job_or_abort(job_id: str) -> Job:
     """The job of an id or unique id prefix; 404 or 400 (ambiguous) otherwise."""
     try:
-        job = settings().operator.find_job(job_id)
+        job = find_job(settings().operator, job_id)
     except AmbiguousJobId as exc:
         abort(400, f"{exc}: give more characters of the job id")
     if job is None:

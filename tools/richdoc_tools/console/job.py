@@ -24,11 +24,10 @@ from flask import Blueprint, abort, request, url_for
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 from werkzeug.wrappers import Response
 
-from richdoc.contracts import OUTPUT_FOLDERS, JobOutputs
+from richdoc.contracts import OUTPUT_FOLDERS
 from richdoc.jobs import OK_OUTCOME, RUNNING_OUTCOME, Attempt, Job, JobStatus, execution_name
 from richdoc.taxonomy import kind_of_error_name
-from richdoc_client.reader import ResultNotFound, ResultsReader
-from richdoc_client.tables import table_csv_name, table_node_of
+from richdoc_client.tables import table_csv_name
 from richdoc_tools.console.diagram import Diagram, draw
 from richdoc_tools.console.execution import StateRun, state_runs
 from richdoc_tools.console.forms import form_reason, job_or_abort
@@ -36,9 +35,10 @@ from richdoc_tools.console.security import attachment
 from richdoc_tools.console.settings import settings
 from richdoc_tools.console.summaries import JobSummary
 from richdoc_tools.console.twins import page, respond
+from richdoc_tools.ops import executions, objects
 from richdoc_tools.ops.cancel import cancel_jobs, finished_detail
-from richdoc_tools.ops.operator import ShardParse, shard_parses
 from richdoc_tools.ops.redrive import not_redrivable, redrive_ids
+from richdoc_tools.ops.shards import ShardParse, shard_parses
 from richdoc_tools.ops.statemachine import Machine
 
 blueprint = Blueprint("job", __name__)
@@ -151,7 +151,7 @@ def _view(job: Job) -> JobView:
     if job.execution_arn:
         arn = _execution_arn(job.execution_arn, job.job_id, run)
         try:
-            described = operator.execution(arn)
+            described = executions.describe(operator, arn)
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") != "ExecutionDoesNotExist":
                 raise
@@ -166,9 +166,9 @@ def _view(job: Job) -> JobView:
                 started_at=described["startDate"].isoformat(),
                 stopped_at=s.isoformat() if (s := described.get("stopDate")) else None,
             )
-            events = operator.execution_history(arn)
-            definition = operator.definition(arn)
-    text = json.dumps(definition if definition is not None else operator.definition())
+            events = executions.history(operator, arn)
+            definition = executions.definition(operator, arn)
+    text = json.dumps(definition if definition is not None else executions.definition(operator))
     machine, diagram = _drawn(text)
     runs = state_runs(machine, events)
     return JobView(
@@ -197,7 +197,7 @@ def artifact(job_id: str, name: str) -> Response:
     keys = job.outputs.files() if job.outputs else {}
     if name not in keys:
         abort(404, f"the job has no {name}")
-    data = settings().operator.artifact(keys[name])
+    data = objects.artifact(settings().operator, keys[name])
     mimetype = MEDIA_TYPES.get(PurePosixPath(name).suffix, "application/json")
     return attachment(data, f"{job.job_id[:12]}-{name}", mimetype)
 
@@ -206,12 +206,8 @@ def artifact(job_id: str, name: str) -> Response:
 def table(job_id: str, name: str) -> Response:
     """One table CSV of the job's run (``table-<node id>.csv``): a download."""
     job = job_or_abort(job_id)
-    prefix = job.outputs.tables_prefix if job.outputs else None
-    if prefix is None or table_node_of(name) is None:
-        abort(404, f"the job has no {name}")
-    try:
-        data = _results().store.read(prefix + name)
-    except ResultNotFound:
+    data = objects.table(settings().operator, job, name)
+    if data is None:
         abort(404, f"the job has no {name}")
     return attachment(data, f"{job.job_id[:12]}-{name}", MEDIA_TYPES[".csv"])
 
@@ -220,7 +216,7 @@ def table(job_id: str, name: str) -> Response:
 def source(job_id: str) -> Response:
     """The uploaded file, only ever as a download: it may be HTML (an accepted input)."""
     job = job_or_abort(job_id)
-    data = settings().operator.source(job.source)
+    data = objects.source(settings().operator, job.source)
     return attachment(data, PurePosixPath(job.source.key).name, "application/octet-stream")
 
 
@@ -316,26 +312,12 @@ def _downloads(job: Job) -> list[Download]:
             Download(name=name, url=url_for("job.artifact", job_id=job.job_id, name=name))
             for name in job.outputs.files()
         ]
+        names = [table_csv_name(t.node) for t in objects.tables(settings().operator, job)]
         files += [
             Download(
                 name=f"{OUTPUT_FOLDERS['tables_prefix']}/{name}",
                 url=url_for("job.table", job_id=job.job_id, name=name),
             )
-            for name in _table_names(job.outputs)
+            for name in names
         ]
     return files
-
-
-def _table_names(outputs: JobOutputs) -> list[str]:
-    """The file names of the run's table CSVs, in node order (none before they existed)."""
-    if outputs.tables_prefix is None:
-        return []
-    reader = _results()
-    tables = reader.tables(outputs.result_keys(settings().operator.resources.artifact_bucket))
-    return [table_csv_name(table.node) for table in tables]
-
-
-def _results() -> ResultsReader:
-    """The stack's results, read as a consumer reads them."""
-    operator = settings().operator
-    return ResultsReader.s3(operator.resources.artifact_bucket, client=operator.s3)

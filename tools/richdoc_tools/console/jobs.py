@@ -17,18 +17,18 @@ from flask import Blueprint, abort, after_this_request, redirect, request, url_f
 from pydantic import BaseModel
 from werkzeug.wrappers import Response
 
-from richdoc.jobs import JobFilter, JobStatus, timestamp
+from richdoc.jobs import FAILED_STATUSES, JobFilter, JobStatus, timestamp
 from richdoc.taxonomy import FailureKind
 from richdoc_tools.console.forms import cursor, moment
 from richdoc_tools.console.security import refused, wants_json
 from richdoc_tools.console.settings import settings
 from richdoc_tools.console.summaries import JobSummary
 from richdoc_tools.console.twins import page, respond
+from richdoc_tools.ops import uploads
 
 blueprint = Blueprint("jobs", __name__)
 
 LAST_LOOK_COOKIE = "richdoc_console_last_look"
-FAILED_STATUSES = (JobStatus.FAILED, JobStatus.DEAD_LETTERED)
 
 
 class Filters(BaseModel):
@@ -86,13 +86,13 @@ def jobs_list() -> JobsPage:
     )
     which = _job_filter(filters)
     after = cursor()
-    listed = operator.jobs_page(which, limit=config.page_size, after=after)
+    listed = operator.jobs.page(which, limit=config.page_size, after=after)
     summaries = [JobSummary.of(job) for job in listed.jobs]
 
     last_look = _last_look()
     open_statuses = [s for s in JobStatus if not s.terminal]
-    active = operator.count_jobs(open_statuses)
-    failures = operator.count_jobs(FAILED_STATUSES, since=last_look)
+    active = operator.jobs.count(open_statuses)
+    failures = operator.jobs.count(FAILED_STATUSES, since=last_look)
     if which.statuses and set(which.statuses) <= set(FAILED_STATUSES) and after is None:
         _looked_now(config.clock())
     query = filters.query()
@@ -125,7 +125,7 @@ def upload() -> Response:
     for file in files:
         key = file.filename or ""
         try:
-            done = operator.upload(key, file.stream, clarify=clarify)
+            done = uploads.upload(operator, key, file.stream, clarify=clarify)
         except (BotoCoreError, ClientError) as exc:
             return refused(400, f"could not upload {key!r}: {exc}")
         uploaded.append(

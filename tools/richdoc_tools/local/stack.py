@@ -6,18 +6,20 @@ partial batch failures and the dead-letter redrive policy. ``richdoc run``, ``ri
 local serve`` and the end-to-end tests use it.
 
 ``EmbeddedStack`` is what its users see: start and stop, upload, wait for jobs, read job
-records and artifacts, fire schedules, script faults. Starting it puts together, in this
-order, the emulation (``emulation``: the caller's AWS settings put aside, moto in this
-process or served on 127.0.0.1), the patch points (``patches``), the deployment of the
-template (``deploy``), the roles (``access``: each function's and the state machine's
-assumed), the function log (``output``), the Lambda runtime (``lambdas``) and the event
-loops (``events``, and ``webhooks`` for API destinations). Everything they change in the
+records and artifacts, fire schedules, script failures. Starting it takes five steps, in
+this order: **emulate** (``emulation``: the caller's AWS settings put aside, moto in this
+process or served on 127.0.0.1), **patch** (the patch points' groups, ``patches``),
+**deploy** (the template, ``cloudformation``), **enforce** (the roles assumed and every
+request through the gate, ``strict``; the scripted and injected failures, ``faults``) and
+**run** (the function log, the Lambda runtime and the event loops, ``runtime``; the API
+destinations' deliveries among them, ``runtime.webhooks``). Everything they change in the
 process is changed through one ``contextlib.ExitStack``, which ``stop`` closes.
 
 A stack is strict by default: it enforces what AWS enforces and moto does not (each
 function's IAM role, DynamoDB transaction conflicts, the SQS, S3 and Lambda validations;
 docs/embedded-stack.md). ``strict=False`` (``--lenient``) turns that off for debugging.
-``injected_faults`` makes it fail at a rate, reproducibly (``faults``).
+``injected_faults`` makes it fail at a rate, reproducibly (``faults.injected``);
+``script`` holds a test's scripted failures (``faults.scripted``).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -36,29 +38,36 @@ import boto3
 
 from richdoc.jobs import Job, JobStore, Progress
 from richdoc.wiring import wiring
-from richdoc_tools.local import callers, emulation, patches
-from richdoc_tools.local.access import AccessControl, assume_all
+from richdoc_tools.local import emulation, patches
 from richdoc_tools.local.clients import Clients
-from richdoc_tools.local.deploy import Deployment
+from richdoc_tools.local.cloudformation.deploy import Deployment
+from richdoc_tools.local.cloudformation.intrinsics import Deployed
+from richdoc_tools.local.cloudformation.provisioners import NotEmulated
+from richdoc_tools.local.cloudformation.template import Template, load_template
 from richdoc_tools.local.emulation import ACCOUNT, REGION
-from richdoc_tools.local.events import EventDelivery
-from richdoc_tools.local.faults import STATE_MACHINE_STAGE, FaultInjector, FaultSettings
-from richdoc_tools.local.lambdas import (
-    FaultPlan,
+from richdoc_tools.local.faults.injected import STATE_MACHINE_STAGE, FaultInjector, FaultSettings
+from richdoc_tools.local.faults.invocations import InvocationFaults
+from richdoc_tools.local.faults.scripted import FailureScript, ServiceError
+from richdoc_tools.local.requests import callers
+from richdoc_tools.local.requests.service_request import ServiceRequest
+from richdoc_tools.local.runtime.clock import StackClock
+from richdoc_tools.local.runtime.events import EventDelivery
+from richdoc_tools.local.runtime.lambdas import (
     LambdaRuntime,
-    ServiceError,
     reserved_concurrency,
     shared_environment,
 )
-from richdoc_tools.local.output import FunctionLog
-from richdoc_tools.local.provisioners import NotEmulated
-from richdoc_tools.local.service_request import ServiceRequest
-from richdoc_tools.local.template import Template, load_template
-from richdoc_tools.local.transactions import Transactions
-from richdoc_tools.local.webhooks import WebhookDelivery, assume_target_roles
+from richdoc_tools.local.runtime.output import FunctionLog
+from richdoc_tools.local.runtime.s3_lifecycle import Expired, Lifecycle
+from richdoc_tools.local.runtime.streams import appended
+from richdoc_tools.local.runtime.webhooks import WebhookDelivery
+from richdoc_tools.local.strict.access import AccessControl, assume_all, assume_target_roles
+from richdoc_tools.local.strict.transactions import Transactions
 from richdoc_tools.ops.uploads import Upload, put_source
 
 DEFAULT_STACK_NAME = "richdoc"
+# wait_for_jobs polls at most this often (the latency it may add to a job's end).
+POLL_SPACING_S = 0.1
 
 
 def _stopped(loop: WebhookDelivery) -> None:
@@ -92,7 +101,7 @@ class EmbeddedStack:
         parameters: Mapping[str, str] | None = None,
         retry_delay_scale: float = 0.01,
         retry_visibility_s: int = 1,
-        faults: FaultPlan | None = None,
+        script: FailureScript | None = None,
         timeout_override_s: Mapping[str, float] | None = None,
         log_path: Path | None = None,
         capture_process_output: bool = False,
@@ -100,27 +109,36 @@ class EmbeddedStack:
         schedules: bool = True,
         strict: bool = True,
         injected_faults: FaultSettings | None = None,
+        lifecycle_day_s: float | None = None,
     ) -> None:
         """``log_path``: function output goes there (see ``output.FunctionLog``);
         ``capture_process_output``: descriptor-level output too (for a command line, never
         under pytest's own capture); ``server_port``: serve on 127.0.0.1 (0 picks a free
         port); ``strict``: enforce what AWS does (False: moto's leniency, for debugging);
-        ``injected_faults``: fail at a rate (``faults``)."""
+        ``script``: a test's scripted failures (kept as ``script``, and can be added to
+        while the stack runs); ``injected_faults``: fail at a rate (``faults.injected``);
+        ``lifecycle_day_s``: how long a day lasts on the stack's clock (``runtime.clock``:
+        S3 lifecycle days, stream record ages)."""
         self.root = root
         self.stack_name = stack_name
         self.parameters = dict(parameters or {})
         self.retry_delay_scale = retry_delay_scale
         self.retry_visibility_s = retry_visibility_s
-        self.faults = faults or FaultPlan()
+        self.script = script or FailureScript()
         self.timeout_override_s = dict(timeout_override_s or {})
         self.log_path = log_path
         self.capture_process_output = capture_process_output
         self.server_port = server_port
-        # Scheduled rules fire on their own schedule (the sweep: every SweepIntervalMinutes);
-        # with False only fire_schedules() fires them (tests choose when, and the time).
+        # Scheduled rules fire on their own schedule (the sweep: every SweepIntervalMinutes)
+        # and the lifecycle loop runs; with False only fire_schedules() fires them and
+        # apply_lifecycle() applies the rules (tests choose when, and the time).
         self.schedules = schedules
         self.strict = strict
         self.injector = FaultInjector(injected_faults)
+        # The clock S3 lifecycle rules and stream record ages read; a day lasts
+        # lifecycle_day_s seconds (default: a day). Tests advance it.
+        self.clock = StackClock.with_day(lifecycle_day_s) if lifecycle_day_s else StackClock()
+        self.lifecycle = Lifecycle(self.clock, account=ACCOUNT)
         self.transactions = Transactions()
         self.access: AccessControl | None = None
         self.template: Template | None = None
@@ -132,7 +150,7 @@ class EmbeddedStack:
         self.function_log: FunctionLog | None = None
         self._clients: Clients | None = None
         self._local = threading.local()
-        self._queues: dict[str, str] = {}  # queue name -> logical id (for send faults)
+        self._queues: dict[str, str] = {}  # queue name -> logical id (scripted send failures)
         self._exit: contextlib.ExitStack | None = None
 
     # ---- lifecycle ---------------------------------------------------------------------
@@ -167,6 +185,14 @@ class EmbeddedStack:
             exit_stack.close()
 
     def _start(self, exit_stack: contextlib.ExitStack) -> None:
+        self._emulate(exit_stack)
+        self._patch(exit_stack)
+        deployed = self._deploy(exit_stack)
+        self._enforce(exit_stack, deployed)
+        self._run(exit_stack, deployed)
+
+    def _emulate(self, exit_stack: contextlib.ExitStack) -> None:
+        """moto in this process, or served; the caller's AWS settings put aside."""
         emulation.isolate_environment(exit_stack)  # first: moto makes boto3 sessions on import
         self.template = load_template(self.root, account=ACCOUNT, region=REGION)
         if self.server_port is None:
@@ -179,21 +205,13 @@ class EmbeddedStack:
                     f"cannot listen on 127.0.0.1:{self.server_port}: {exc.strerror}"
                 ) from exc
         emulation.quiet_loggers(exit_stack)
+
+    def _patch(self, exit_stack: contextlib.ExitStack) -> None:
+        """The patch points the deployment already needs (the rest wait for what it
+        creates: the roles, the queues, the functions)."""
         patches.retry_sleep.install(exit_stack, self.retry_delay_scale)
-        patches.definition_parse.install(exit_stack)
-        patches.task_clients.install(exit_stack)
-        patches.execution_status.install(exit_stack)
-        patches.s3_notifications.install(exit_stack)
-        patches.s3_delete_notifications.install(exit_stack)
-        patches.dynamodb_lock.install(exit_stack)
-        patches.dynamodb_streams.install(exit_stack)
-        patches.events_delivery.install(exit_stack)
-        patches.metrics_lock.install(exit_stack)
-        patches.condition_builder.install(exit_stack)
-        patches.stop_execution.install(exit_stack)
-        patches.redrive_execution.install(exit_stack)
-        patches.request_signing.install(exit_stack)
-        patches.thread_context.install(exit_stack)
+        patches.install(exit_stack, patches.EMULATION)
+        patches.install(exit_stack, patches.CALLERS)
         patches.execution_caller.install(exit_stack, self._enter_execution, self._leave_execution)
         patches.sdk_retry_sleep.install(exit_stack, self.retry_delay_scale)
         if self.strict:
@@ -202,18 +220,16 @@ class EmbeddedStack:
                 exit_stack, self.transactions, self.injector.running
             )
             exit_stack.callback(self.transactions.release_all)
-            patches.sqs_message_validation.install(exit_stack)
-            patches.s3_key_length.install(exit_stack)
-            patches.lambda_payload_size.install(exit_stack)
-            patches.sfn_input_size.install(exit_stack)
+            patches.install(exit_stack, patches.VALIDATIONS)
 
+    def _deploy(self, exit_stack: contextlib.ExitStack) -> Deployed:
+        """The template's resources created, its outputs published, and the functions'
+        environment set for the handlers."""
+        assert self.template is not None
         exit_stack.callback(self._forget_clients)
         clients = self._clients = Clients(
             boto3.Session(region_name=REGION), region=REGION, endpoint_url=self.endpoint_url
         )
-        webhooks = self.webhooks = WebhookDelivery(clients, delay_scale=self.retry_delay_scale)
-        patches.api_destinations.install(exit_stack, webhooks.enqueue)
-        patches.connection_secrets.install(exit_stack)
         deployment = Deployment(
             clients,
             self.template,
@@ -226,29 +242,37 @@ class EmbeddedStack:
         self.outputs = deployment.outputs()
         self.not_emulated = list(deployment.not_emulated)
         deployment.publish(self.outputs)
-
-        functions = {  # physical name -> logical id
-            deployed.refs[lid]: lid
-            for lid, kind in deployed.types.items()
-            if kind == "AWS::Lambda::Function"
-        }
         # Set in the environment isolate_environment patched, so stop removes them.
-        os.environ.update(shared_environment(clients("lambda"), functions))
+        os.environ.update(shared_environment(clients("lambda"), _functions(deployed)))
         # The handlers' clients and stores are built again from it, and forgotten at stop.
         wiring.reset()
         exit_stack.callback(wiring.reset)
-        state_machines = [
-            (lid, deployed.refs[lid])
-            for lid, kind in deployed.types.items()
-            if kind == "AWS::StepFunctions::StateMachine"
-        ]
+        return deployed
+
+    def _enforce(self, exit_stack: contextlib.ExitStack, deployed: Deployed) -> None:
+        """Each role assumed and every request through the gate (strict stacks: IAM; any
+        stack: the injected faults), the scripted SendMessage failures in place."""
         if self.strict:
+            state_machines = [
+                (lid, deployed.refs[lid])
+                for lid, kind in deployed.types.items()
+                if kind == "AWS::StepFunctions::StateMachine"
+            ]
             self.access = AccessControl(account=ACCOUNT, region=REGION)
-            assume_all(self.access, clients, functions, state_machines)
-            assume_target_roles(self.access, clients)
-            webhooks.access = self.access
+            assume_all(self.access, self.client, _functions(deployed), state_machines)
+            assume_target_roles(self.access, self.client)
             patches.s3_missing_key.install(exit_stack, self.access.missing_key_denial)
         patches.request_gate.install(exit_stack, self._checks(), self._gated)
+        self._queues = {
+            deployed.attributes[lid]["QueueName"]: lid
+            for lid, kind in deployed.types.items()
+            if kind == "AWS::SQS::Queue"
+        }
+        patches.sqs_send_failures.install(exit_stack, self._scripted_send_failure)
+
+    def _run(self, exit_stack: contextlib.ExitStack, deployed: Deployed) -> None:
+        """The function log, the Lambda runtime and the event loops."""
+        assert self.template is not None
         function_log = None
         if self.log_path is not None:
             # Before any handler module is imported (see output.FunctionLog).
@@ -258,25 +282,19 @@ class EmbeddedStack:
             function_log.open(exit_stack)
             self.function_log = function_log
             exit_stack.callback(setattr, self, "function_log", None)
-        self._queues = {
-            deployed.attributes[lid]["QueueName"]: lid
-            for lid, kind in deployed.types.items()
-            if kind == "AWS::SQS::Queue"
-        }
-        patches.sqs_send_faults.install(exit_stack, self._send_fault)
+        functions = _functions(deployed)
         self.runtime = LambdaRuntime(
             self.template.handlers,
             functions=functions,
-            faults=self.faults,
+            faults=InvocationFaults(self.script, self.injector),
             timeout_override_s=self.timeout_override_s,
             on_import=function_log.route_logging if function_log else None,
-            reserved_concurrency=reserved_concurrency(clients("lambda"), functions),
+            reserved_concurrency=reserved_concurrency(self.client("lambda"), functions),
             principals=self.access.principals if self.access else None,
-            injector=self.injector,
         )
         patches.lambda_invoke.install(exit_stack, self.runtime)
         self.delivery = EventDelivery(
-            clients,
+            self.client,
             state_machine_arn=self.outputs["StateMachineArn"],
             region=REGION,
             account=ACCOUNT,
@@ -284,13 +302,19 @@ class EmbeddedStack:
             schedules=self.schedules,
             roles=self._roles_by_arn(deployed.attributes, functions),
             injector=self.injector,
+            clock=self.clock,
+            lifecycle=self.lifecycle,
         )
         exit_stack.callback(self.delivery.stop)
         self.delivery.start()
+        webhooks = self.webhooks = WebhookDelivery(
+            self.client, delay_scale=self.retry_delay_scale, access=self.access
+        )
+        patches.api_destinations.install(exit_stack, webhooks.enqueue)
         exit_stack.callback(_stopped, webhooks)
         webhooks.start()
 
-    # ---- strictness and faults -------------------------------------------------------
+    # ---- strictness, injected faults and scripted failures -------------------------
 
     def _checks(self) -> list[Callable[[ServiceRequest], None]]:
         """The request gate's checks, in order: IAM first (a denial is the code's, never
@@ -342,10 +366,11 @@ class EmbeddedStack:
         self._clients = None
         self._local = threading.local()
 
-    def _send_fault(self, queue_name: str) -> ServiceError | None:
-        """The scripted SendMessage failure for this queue, if any (FaultPlan.fail_sends)."""
+    def _scripted_send_failure(self, queue_name: str) -> ServiceError | None:
+        """The scripted SendMessage failure for this queue, if any
+        (``FailureScript.fail_sends``)."""
         logical_id = self._queues.get(queue_name)
-        return self.faults.take_send(logical_id) if logical_id else None
+        return self.script.take_send(logical_id) if logical_id else None
 
     # ---- using the stack ---------------------------------------------------------------
 
@@ -374,6 +399,12 @@ class EmbeddedStack:
         Returns how many rules fired."""
         assert self.delivery is not None, "the stack is not started"
         return self.delivery.fire_schedules(at)
+
+    def apply_lifecycle(self, after: timedelta = timedelta()) -> list[Expired]:
+        """Apply the buckets' lifecycle rules as S3 would ``after`` from the stack's
+        clock's now (the clock itself stays); what they removed (their notifications are
+        sent on return)."""
+        return self.lifecycle.apply(at=self.clock.now() + after)
 
     def notifications_delivered(self) -> bool:
         """The notifier has handled every job record change written so far: the
@@ -429,8 +460,11 @@ class EmbeddedStack:
         Each poll reads only the statuses and progress of the pending jobs
         (``JobStore.progress_of``), and whole records only for jobs that just ended: with
         hundreds of jobs in flight, one request per job, or whole items every 0.1 s, was
-        most of the waiting's cost. Raises ``EventLoopFailed`` as soon as an event loop
-        fails (jobs could not progress).
+        most of the waiting's cost. A poll follows a write to the jobs table (its stream
+        has a record more), at most every ``POLL_SPACING_S`` (many jobs write many times a
+        second), or a second without one: never a poll that cannot find news.
+        Raises ``EventLoopFailed`` as soon as an event loop fails (jobs could not
+        progress).
         """
         pending = list(dict.fromkeys(job_ids))
         results: dict[str, Job | None] = dict.fromkeys(pending)
@@ -438,6 +472,7 @@ class EmbeddedStack:
         while True:
             if self.loop_errors:
                 raise EventLoopFailed(self.loop_errors)
+            seen = appended.count  # before the poll: no write after it is missed
             polled = self.jobs.progress_of(pending)
             ended = [i for i, (status, _) in polled.items() if status.terminal]
             if on_open:
@@ -449,7 +484,9 @@ class EmbeddedStack:
                     on_progress(job)
             if not pending or time.monotonic() >= deadline:
                 break
-            time.sleep(0.1)
+            polled_at = time.monotonic()
+            appended.wait_past(seen, min(1.0, max(0.0, deadline - polled_at)))
+            time.sleep(max(0.0, polled_at + POLL_SPACING_S - time.monotonic()))
         results.update(self.jobs.get_many(pending))  # the records of the late ones
         return results
 
@@ -459,3 +496,12 @@ class EmbeddedStack:
             .get_object(Bucket=self.outputs["ArtifactBucketName"], Key=key)["Body"]
             .read()
         )
+
+
+def _functions(deployed: Deployed) -> dict[str, str]:
+    """The deployed functions: physical name -> logical id."""
+    return {
+        deployed.refs[lid]: lid
+        for lid, kind in deployed.types.items()
+        if kind == "AWS::Lambda::Function"
+    }

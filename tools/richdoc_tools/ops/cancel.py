@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from richdoc.awstext import fit_chars
 from richdoc.jobs import Job, JobStatus, StaleRun
+from richdoc_tools.ops.jobs import find_jobs
 
 if TYPE_CHECKING:
     from richdoc_tools.ops.operator import Operator
@@ -76,7 +77,7 @@ def cancel_jobs(
     operator: Operator, job_ids: list[str], *, by: str | None = None, reason: str | None = None
 ) -> list[CancelResult]:
     """Cancel each job (ids or unique prefixes, all resolved first); one result each."""
-    found = operator.find_jobs(job_ids)
+    found = find_jobs(operator, job_ids)
     who = by or operator.caller()
     return [
         _cancel(operator, requested, job, by=who, reason=reason)

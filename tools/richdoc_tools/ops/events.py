@@ -7,9 +7,14 @@ FilterLogEvents from a moment on, each line one EventBridge event, checked again
 published model (``richdoc_client.events.CompletionEvent``); a line that is not one is
 reported, never dropped silently.
 
-``republish`` is the way back from the notifier's failure queue: for each job whose run
-has ended it refreshes the document's manifest and publishes the run's completion event
-again, exactly as the notifier does (the same ``event_id``: consumers that saw it drop it).
+``republish`` is the way back from the notifier's failures: for each job whose run has
+ended it refreshes the document's manifest and publishes the run's completion event
+again, exactly as the notifier does (the same ``event_id``: consumers that saw it drop
+it). ``republish_failed`` finds those jobs itself: each batch the notifier's stream
+stopped retrying is an object of the stack's NotifyFailureBucket (Lambda's record of the
+invocation, with its payload: the job changes, images and all) and a message on
+NotifyFailureQueue naming it; each message's jobs are republished, then the message is
+deleted (the object stays until the bucket's lifecycle expires it).
 """
 
 from __future__ import annotations
@@ -19,13 +24,17 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
+from urllib.parse import unquote_plus
 
+from boto3.dynamodb.types import TypeDeserializer
 from pydantic import ValidationError
 
+from richdoc.jobs.keys import JOB_SK
 from richdoc.manifests import ManifestKeeper
 from richdoc.notifier import Notifier
 from richdoc_client.events import CompletionDetail, CompletionEvent
+from richdoc_tools.ops.jobs import find_jobs
 
 if TYPE_CHECKING:
     from types_boto3_logs import CloudWatchLogsClient
@@ -118,7 +127,7 @@ def republish(operator: Operator, job_ids: Sequence[str]) -> list[Republished]:
         results_bucket=operator.resources.artifact_bucket,
     )
     results = []
-    for job_id, job in operator.find_jobs(job_ids).items():
+    for job_id, job in find_jobs(operator, job_ids).items():
         if job is None:
             results.append(Republished(job_id, "not_found"))
         elif not job.status.terminal:
@@ -127,3 +136,63 @@ def republish(operator: Operator, job_ids: Sequence[str]) -> list[Republished]:
             detail = notifier.job_changed(None, job)
             results.append(Republished(job.job_id, "published", detail))
     return results
+
+
+class NoFailureRecords(LookupError):
+    """The stack has no notifier failure bucket and queue (deployed before them)."""
+
+
+def failed_job_ids(record: dict[str, Any]) -> list[str]:
+    """The jobs whose changes one OnFailure record of the notifier holds (its payload:
+    the stream records of the batch)."""
+    payload = record.get("payload")
+    event = json.loads(payload) if isinstance(payload, str) else payload
+    if not isinstance(event, dict):
+        return []
+    deserialize = TypeDeserializer().deserialize
+    found = []
+    for change in event.get("Records", []):
+        image = change.get("dynamodb", {}).get("NewImage") or {}
+        item = {name: deserialize(value) for name, value in image.items()}
+        if item.get("sk") == JOB_SK and isinstance(item.get("job_id"), str):
+            found.append(item["job_id"])
+    return list(dict.fromkeys(found))
+
+
+def republish_failed(operator: Operator) -> list[Republished]:
+    """Republish the jobs of every parked notifier failure, deleting each message once
+    its jobs are published (a message whose record cannot be read stays)."""
+    queue, bucket = (
+        operator.resources.notify_failure_queue_url,
+        operator.resources.notify_failure_bucket,
+    )
+    if not queue or not bucket:
+        raise NoFailureRecords(
+            f"stack {operator.resources.stack_name!r} has no NotifyFailureBucketName and "
+            "NotifyFailureQueueUrl outputs: deploy the current template"
+        )
+    results: list[Republished] = []
+    while True:
+        messages = operator.sqs.receive_message(
+            QueueUrl=queue, MaxNumberOfMessages=10, VisibilityTimeout=120, WaitTimeSeconds=0
+        ).get("Messages", [])
+        if not messages:
+            return results
+        for message in messages:
+            job_ids: list[str] = []
+            for key in _record_keys(message.get("Body", ""), bucket):
+                body = operator.s3.get_object(Bucket=bucket, Key=key)["Body"].read()
+                job_ids.extend(failed_job_ids(json.loads(body)))
+            results.extend(republish(operator, job_ids) if job_ids else [])
+            operator.sqs.delete_message(QueueUrl=queue, ReceiptHandle=message["ReceiptHandle"])
+
+
+def _record_keys(body: str, bucket: str) -> list[str]:
+    """The failure records an S3 notification names (none for S3's test event)."""
+    data = json.loads(body)
+    return [
+        unquote_plus(record["s3"]["object"]["key"])
+        for record in data.get("Records", [])
+        if record.get("eventName", "").startswith("ObjectCreated:")
+        and record["s3"]["bucket"]["name"] == bucket
+    ]

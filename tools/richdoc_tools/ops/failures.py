@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from richdoc.jobs import Job, JobStatus
+from richdoc.jobs import FAILED_STATUSES, Job, JobStatus
 from richdoc.taxonomy import FailureKind
 
 if TYPE_CHECKING:
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
     from richdoc_tools.ops.operator import Operator
 
-FAILED_STATUSES = (JobStatus.DEAD_LETTERED, JobStatus.FAILED)
 SIGNATURE_CHARS = 12
 # Job ids a group shows (all are counted).
 EXAMPLES = 5

@@ -20,7 +20,7 @@ Events per state, as Step Functions writes them (``HistoryEvent`` types):
 ``worst_case_events`` adds these up along the longest route (routes are acyclic here:
 a definition with a loop has no worst case, and is refused). ``max_map_items`` is how
 many iterations fit the quota. ``tests/unit/test_history_budget.py`` holds
-``richdoc.parse.page_ranges.MAX_SHARDS`` to it.
+``richdoc.parse.shard_plan.MAX_SHARDS`` to it.
 """
 
 from __future__ import annotations

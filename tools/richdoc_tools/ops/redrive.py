@@ -34,6 +34,7 @@ from richdoc.deadletter import redrive_attributes
 from richdoc.jobs import Job, JobStatus, StaleRun
 from richdoc.taxonomy import FailureKind
 from richdoc_tools.ops.failures import matches_signature
+from richdoc_tools.ops.jobs import find_jobs
 
 if TYPE_CHECKING:
     from richdoc_tools.ops.operator import Operator
@@ -53,7 +54,7 @@ class RedriveOutcome(StrEnum):
     FAILED = "failed"  # the message could not be sent (the request was taken back)
 
 
-class RedriveResult(BaseModel):
+class JobRedriveResult(BaseModel):
     """What became of one job (``richdoc jobs redrive --json``: ``results``)."""
 
     model_config = ConfigDict(frozen=True)
@@ -86,7 +87,7 @@ class RedriveReport(BaseModel):
     matched: int
     dry_run: bool
     rate_per_s: float | None  # by filter; None by id
-    results: list[RedriveResult]
+    results: list[JobRedriveResult]
 
 
 @dataclass
@@ -130,12 +131,12 @@ def redrive_ids(
     operator: Operator, job_ids: Sequence[str], *, by: str | None = None, dry_run: bool = False
 ) -> RedriveReport:
     """The next run of each job (ids or unique prefixes, all resolved first)."""
-    found = operator.find_jobs(job_ids)
+    found = find_jobs(operator, job_ids)
     who = by or operator.caller()
     results = [
         _redrive(operator, requested, job.job_id, by=who, dry_run=dry_run)
         if job is not None
-        else RedriveResult(
+        else JobRedriveResult(
             requested=requested,
             job_id=None,
             outcome=RedriveOutcome.NOT_FOUND,
@@ -155,7 +156,7 @@ def redrive_selected(
     pacer: Pacer,
     by: str | None = None,
     dry_run: bool = False,
-    on_result: Callable[[RedriveResult], None] | None = None,
+    on_result: Callable[[JobRedriveResult], None] | None = None,
 ) -> RedriveReport:
     """The next run of each of ``jobs`` (``select``'s), at the pacer's rate."""
     who = by or operator.caller()
@@ -174,12 +175,12 @@ def redrive_selected(
 
 def _redrive(
     operator: Operator, requested: str, job_id: str, *, by: str, dry_run: bool
-) -> RedriveResult:
+) -> JobRedriveResult:
     store = operator.jobs
     job = store.get(job_id)  # as it is now: the index and the caller's list may lag
 
-    def result(outcome: RedriveOutcome, detail: str, found: Job | None = job) -> RedriveResult:
-        return RedriveResult(
+    def result(outcome: RedriveOutcome, detail: str, found: Job | None = job) -> JobRedriveResult:
+        return JobRedriveResult(
             requested=requested,
             job_id=job_id,
             outcome=outcome,

@@ -102,7 +102,7 @@ def tier_report(jobs: Iterable[tuple[Job, Sequence[Attempt]]]) -> TierReport:
             TierRow(
                 tier=tier,
                 succeeded=len(done),
-                pages=Spread.of([j.pages for j in done if j.pages is not None]),
+                pages=Spread.of([j.page_count for j in done if j.page_count is not None]),
                 size_mb=Spread.of(
                     [round(j.source.size / MIB, 2) for j in done if j.source.size is not None]
                 ),

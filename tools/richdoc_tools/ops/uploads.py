@@ -18,6 +18,8 @@ from richdoc.jobs import job_id_for
 if TYPE_CHECKING:
     from types_boto3_s3 import S3Client
 
+    from richdoc_tools.ops.operator import Operator
+
 
 @dataclass(frozen=True)
 class Upload:
@@ -44,3 +46,11 @@ def put_source(
     version = response.get("VersionId")
     etag = response["ETag"].strip('"')
     return Upload(bucket, key, version, job_id_for(bucket, key, version or etag))
+
+
+def upload(operator: Operator, key: str, body: bytes | IO[bytes], *, clarify: bool) -> Upload:
+    """Drop a file into the stack's ingest bucket (``aws s3 cp`` with the clarify
+    metadata)."""
+    return put_source(
+        operator.s3, operator.resources.ingest_bucket, key, body, clarify_metadata(clarify)
+    )

@@ -11,11 +11,11 @@ from richdoc.taxonomy import UnsupportedFeature
 class Inspection:
     """What the pre-parse inspection learned."""
 
-    pages: int | None  # PDF pages, PPTX slides, XLSX sheets; None where docling has no pages
+    page_count: int | None  # PDF pages, PPTX slides, XLSX sheets; None where docling has none
 
 
-def check_pages(pages: int, max_pages: int, unit: str) -> None:
-    if pages > max_pages:
+def check_pages(page_count: int, max_pages: int, unit: str) -> None:
+    if page_count > max_pages:
         raise UnsupportedFeature(
-            f"{pages} {unit}, above the limit of max_pages={max_pages}", feature="max_pages"
+            f"{page_count} {unit}, above the limit of max_pages={max_pages}", feature="max_pages"
         )

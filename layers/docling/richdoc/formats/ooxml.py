@@ -79,11 +79,11 @@ def inspect_ooxml(path: Path, fmt: DocFormat, max_pages: int, limits: ArchiveLim
         check_sheet_cells(used_ranges, limits.max_sheet_cells)
     page_parts = _PAGE_PARTS.get(fmt)
     if page_parts is None:
-        return Inspection(pages=None)
+        return Inspection(page_count=None)
     pattern, unit = page_parts
-    pages = sum(1 for name in names if pattern.fullmatch(name))
-    check_pages(pages, max_pages, unit)
-    return Inspection(pages=pages)
+    page_count = sum(1 for name in names if pattern.fullmatch(name))
+    check_pages(page_count, max_pages, unit)
+    return Inspection(page_count=page_count)
 
 
 # What an OOXML package really is, by the content type of its main part (the one part

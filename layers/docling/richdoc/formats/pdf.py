@@ -41,7 +41,7 @@ def inspect_pdf(path: Path, max_pages: int) -> Inspection:
         raise CorruptInput(f"the PDF is damaged: {exc}") from exc
     finally:
         pdf.close()
-    return Inspection(pages=pages)
+    return Inspection(page_count=pages)
 
 
 class _Page(StrEnum):

@@ -17,4 +17,4 @@ def inspect_text(path: Path) -> Inspection:
     # NUL bytes mean binary content, except in UTF-16/32 text (which starts with a BOM).
     if b"\x00" in head and not head.startswith(_UTF16_32_BOMS):
         raise CorruptInput("binary content (NUL bytes) in a text format")
-    return Inspection(pages=None)
+    return Inspection(page_count=None)

@@ -41,6 +41,7 @@ from richdoc.jobs.keys import (
 from richdoc.jobs.listing import JobFilter, JobPage, Position
 from richdoc.jobs.model import (
     CANCELLED_OUTCOME,
+    FAILED_STATUSES,
     OK_OUTCOME,
     OPEN_STATUSES,
     REDRIVABLE_STATUSES,
@@ -63,6 +64,7 @@ from richdoc.jobs.table import JobCancelled, StaleRun
 
 __all__ = [
     "CANCELLED_OUTCOME",
+    "FAILED_STATUSES",
     "JOBS_TABLE_ENV",
     "JOB_RETENTION_ENV",
     "OK_OUTCOME",

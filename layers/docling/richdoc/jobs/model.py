@@ -90,6 +90,9 @@ class JobStatus(StrEnum):
 
 # A run is under way (or its dead-letter message is): what the backstops close.
 OPEN_STATUSES = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.FAILED)
+# A run failed (FAILED: its dead-letter message is on its way): what an operator triages
+# (``richdoc jobs failures``, the console's failure count). CANCELLED is not a failure.
+FAILED_STATUSES = (JobStatus.DEAD_LETTERED, JobStatus.FAILED)
 # What ``richdoc jobs redrive`` starts the next run of (FAILED: the dead-letter message
 # of the run is not confirmed yet; the starter accepts the next run all the same). A
 # DELETED job has no source left to run again.
@@ -173,6 +176,11 @@ class DeletionMark(BaseModel):
     reason: str
 
 
+# The fields the printed job names as its record does (``status`` is printed under its
+# own name, stored as ``job_status``).
+PRINTED_NAMES = {"page_count": "pages"}
+
+
 class Job(BaseModel):
     """The job item (``sk = JOB``): one object version, its current run and what the run
     recorded."""
@@ -201,7 +209,11 @@ class Job(BaseModel):
     ended_at: str | None = None
     dead_letter: Annotated[DeadLetterMark, _Sparse] | None = None
     phase: JobPhase | None = None  # how far the run has come (printed within ``progress``)
-    pages: int | None = None  # pages the successful parse converted
+    # How many pages the successful parse converted: stored and printed as ``pages``, the
+    # name the records have always had (``PRINTED_NAMES``).
+    page_count: int | None = Field(
+        default=None, validation_alias="pages", serialization_alias="pages"
+    )
     # Page ranges of the run's shards whose parse finished (a string set; printed as a
     # count within ``progress``).
     shards_done: frozenset[PageSpanText] | None = None
@@ -240,6 +252,7 @@ class Job(BaseModel):
         if not self.deletion:
             hidden.add("deletion")
         printed = self.model_dump(mode="json", exclude=hidden)
+        printed = {PRINTED_NAMES.get(name, name): value for name, value in printed.items()}
         return {**printed, "progress": self.progress().model_dump(mode="json")}
 
 

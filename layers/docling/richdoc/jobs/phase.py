@@ -80,7 +80,7 @@ class Progress(BaseModel):
             return cls(phase=phase, tier=tier)
         if phase is JobPhase.PARSING_SHARDS:
             done = list(finished_ranges or ())
-            pages_done = sum(span.pages for span in done)
+            pages_done = sum(span.page_count for span in done)
             return cls(phase=phase, shards=shards, shards_done=len(done), pages_done=pages_done)
         return cls(phase=phase)
 

@@ -353,18 +353,18 @@ class JobStore:
         outputs: JobOutputs,
         counts: JobCounts,
         pipeline: str | None,
-        shards: int = 1,
-        pages: int | None = None,
+        page_count: int | None = None,
     ) -> None:
-        """The run succeeded. The source's digest is not written here: the parse (or the
-        merge) recorded it when it first used its artifacts (``richdoc.jobs.references``)."""
+        """The run succeeded. The shard count and the source's digest are not written
+        here: the plan recorded the one (``richdoc.stage.record_decision``), and the plan,
+        the parse or the merge the other, when it first used the digest's artifacts
+        (``richdoc.jobs.references``)."""
         update = (
             Update()
             .set("outputs", stored(outputs))
             .set("counts", stored(counts))
             .set("pipeline", pipeline)
-            .set("shards", shards)
-            .set("pages", pages)
+            .set("pages", page_count)
             .set("ended_at", self.clock())
             .set("phase", JobPhase.SUCCEEDED)
             .remove("stage")

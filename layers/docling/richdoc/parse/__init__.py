@@ -7,7 +7,7 @@
 * ``convert``: what runs inside the isolated worker (``richdoc.worker``): docling's
   converters, built once in the zygote, and one task per forked child.
 * ``reports``: what the child and the caller report.
-* ``page_ranges``: how a long document splits into page-range shards (pure).
+* ``shard_plan``: how a long document splits into page-range shards (pure).
 * ``plan_step`` and ``merge_step``: the Plan and Merge states around shard parses;
   ``merge``: joining the shards' DoclingDocuments (docling-core only).
 """

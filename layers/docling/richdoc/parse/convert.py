@@ -16,7 +16,6 @@ from richdoc.contracts import PageSpan
 from richdoc.formats import ArchiveLimits, DocFormat, Inspection, inspect_file
 from richdoc.parse.classify import conversion_error
 from richdoc.parse.merge import dump_document
-from richdoc.parse.page_ranges import PAGINATED_FORMATS
 from richdoc.parse.reports import ChildReport, Inspected
 from richdoc.parse.settings import (
     DOCUMENT_TIMEOUT_FRACTION,
@@ -24,6 +23,7 @@ from richdoc.parse.settings import (
     ParserSettings,
     Pipeline,
 )
+from richdoc.parse.shard_plan import PAGINATED_FORMATS
 from richdoc.parse.tasks import PARSE_TASK, ConvertTask, InspectTask
 from richdoc.taxonomy import ResourceLimit
 
@@ -209,7 +209,7 @@ def inspect_document(task: InspectTask) -> Inspected:
     count. Isolated like a conversion: pdfium reads the untrusted bytes."""
     started = time.monotonic()
     inspection = _inspect(task)
-    return Inspected(pages=inspection.pages, inspect_s=time.monotonic() - started)
+    return Inspected(page_count=inspection.page_count, inspect_s=time.monotonic() - started)
 
 
 def convert_document(task: ConvertTask) -> ChildReport:
@@ -229,9 +229,9 @@ def convert_document(task: ConvertTask) -> ChildReport:
     pipeline = settings.pipeline_for(fmt)
     pages = _page_range_of(task)
     started = time.monotonic()
-    inspection = _inspect(task)
-    if pages is not None and inspection.pages is not None and pages.end > inspection.pages:
-        raise ValueError(f"pages {pages} are beyond the document's {inspection.pages} pages")
+    page_count = _inspect(task).page_count
+    if pages is not None and page_count is not None and pages.end > page_count:
+        raise ValueError(f"pages {pages} are beyond the document's {page_count} pages")
     inspected = time.monotonic()
     converter = _warm.converters[fmt]
     threads = None
@@ -255,7 +255,7 @@ def convert_document(task: ConvertTask) -> ChildReport:
         if error is None:
             raise  # out of memory or disk: the worker reports a resource limit
         if pages is not None and outcomes.every_page_failed(range(pages.start, pages.end + 1)):
-            return _failed_shard(task, pipeline, inspection.pages or 0, pages, started, inspected)
+            return _failed_shard(task, pipeline, page_count or 0, pages, started, inspected)
         raise error from exc
     partial = result.status is ConversionStatus.PARTIAL_SUCCESS
     failed = _failed_pages(result, pages) if partial else []
@@ -270,7 +270,7 @@ def convert_document(task: ConvertTask) -> ChildReport:
     task.output.write_bytes(document_json(result))
     return ChildReport(
         pipeline=pipeline,
-        pages=result.input.page_count,
+        page_count=result.input.page_count,
         page_range=pages,
         partial=partial,
         failed_pages=failed,
@@ -301,7 +301,7 @@ def _failed_shard(
     task.output.write_bytes(dump_document(DoclingDocument(name=task.source.stem)))
     return ChildReport(
         pipeline=pipeline,
-        pages=page_count,
+        page_count=page_count,
         page_range=pages,
         partial=True,
         failed_pages=failed,

@@ -53,8 +53,8 @@ from docling_core.types.doc import (
 )
 
 from richdoc.contracts import PageSpan
-from richdoc.parse.page_ranges import check_partition
 from richdoc.parse.settings import Pipeline
+from richdoc.parse.shard_plan import check_partition
 from richdoc.taxonomy import CorruptInput
 
 # A DoclingDocument's item lists: what "#/<list>/<index>" references point into.

@@ -21,12 +21,11 @@ def merge_objects(
 ) -> ParseOutput:
     """Merge the parsed shards of ``plan`` (in its order) into the document's
     DoclingDocument, stored under ``merged_key``; answers as the parse step does for a
-    whole document (with ``shards``), so project and detect read it as they read any
-    parse. A merge of complete shards is reused like a parse; one with partial shards
-    (accepted at the biggest tier) goes under the ``-partial`` contract and is never
-    reused."""
+    whole document, so project and detect read it as they read any parse. A merge of
+    complete shards is reused like a parse; one with partial shards (accepted at the
+    biggest tier) goes under the ``-partial`` contract and is never reused."""
     started = time.monotonic()
-    if not plan.sharded or plan.sha256 is None or plan.size is None or plan.pages is None:
+    if not plan.sharded or plan.sha256 is None or plan.size is None or plan.page_count is None:
         raise ValueError("only a sharded plan has shards to merge")
     if [shard.page_range for shard in shards] != plan.shards:
         raise ValueError(
@@ -36,24 +35,23 @@ def merge_objects(
     partial = any(shard.partial for shard in shards)
     contract = f"{plan.contract}-partial" if partial else plan.contract
     key = merged_key(plan.sha256, contract, len(shards))
-    cached = not partial and store.docling_pages(key) is not None
+    cached = not partial and store.docling_page_count(key) is not None
     if not cached:
         from richdoc.parse.merge import merge_shard_json  # docling-core: only when merging
 
         parts = [(s.page_range, store.get_bytes(s.docling_key)) for s in shards]
         merged = merge_shard_json(parts, pipeline=Pipeline(plan.pipeline))
-        store.put_docling(key, merged, pipeline=plan.pipeline, pages=plan.pages)
+        store.put_docling(key, merged, pipeline=plan.pipeline, page_count=plan.page_count)
     return ParseOutput(
         docling_key=key,
         sha256=plan.sha256,
         size=plan.size,
         pipeline=plan.pipeline,
-        pages=plan.pages,
+        page_count=plan.page_count,
         cached=cached,
         partial=partial,
         failed_pages=sorted(page for shard in shards for page in shard.failed_pages),
         seconds=round(time.monotonic() - started, 3),
-        shards=len(shards),
     )
 
 

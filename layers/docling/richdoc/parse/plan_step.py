@@ -1,6 +1,6 @@
 """The Plan state: is an S3 object parsed whole or as page-range shards?
 
-``plan_request`` decides (``richdoc.parse.page_ranges.plan_shards``); the Map state then
+``plan_request`` decides (``richdoc.parse.shard_plan.plan_shards``); the Map state then
 parses each shard with ``richdoc.parse.step.parse_request`` (its ``pages``), and the Merge
 state joins them (``richdoc.parse.merge_step``). docs/shards.md has the state machine.
 No docling here: a PDF's page count comes from the inspection, run in the parse worker.
@@ -16,8 +16,8 @@ from pathlib import Path
 from richdoc.artifacts import ArtifactStore
 from richdoc.contracts import PlanInput, PlanOutput, SourceObject
 from richdoc.formats import format_of
-from richdoc.parse.page_ranges import PAGINATED_FORMATS, plan_shards
 from richdoc.parse.settings import ParseLimits, shard_concurrency_setting, shard_pages_setting
+from richdoc.parse.shard_plan import PAGINATED_FORMATS, plan_shards
 from richdoc.parse.step import ParseWorker, shared_worker, staged_path
 
 
@@ -33,7 +33,7 @@ def plan_object(
 ) -> PlanOutput:
     """Decide how an S3 object is parsed: its conversion (format, pipeline, processor
     contract: every parse of the run carries it out), and whole or as page-range shards
-    of at most ``shard_pages`` pages (``richdoc.parse.page_ranges.plan_shards``),
+    of at most ``shard_pages`` pages (``richdoc.parse.shard_plan.plan_shards``),
     ``max_concurrency`` of them at once.
 
     A PDF that may be sharded is downloaded and inspected, in the worker, for its page
@@ -47,7 +47,7 @@ def plan_object(
     fmt = format_of(source.key)
     # Its own worker: counting pages needs pdfium, not docling's converters or models.
     worker = worker or shared_worker(inspect_only=True)
-    sha256 = size = pages = None
+    sha256 = size = page_count = None
     if fmt in PAGINATED_FORMATS and shard_pages > 0:
         with tempfile.TemporaryDirectory(prefix="richdoc-plan-") as tmp:
             downloaded = store.download_source(
@@ -56,8 +56,8 @@ def plan_object(
             sha256, size = downloaded.sha256, downloaded.size
             if remaining_s is not None:
                 limits = plan_limits(limits, remaining_s())
-            pages = worker.inspect(downloaded.path, fmt, limits)
-    plan = plan_shards(fmt, pages, shard_pages)
+            page_count = worker.inspect(downloaded.path, fmt, limits)
+    plan = plan_shards(fmt, page_count, shard_pages)
     conversion = worker.settings.conversion(fmt)
     return PlanOutput(
         sha256=sha256,
@@ -65,10 +65,10 @@ def plan_object(
         format=str(conversion.format),
         pipeline=str(conversion.pipeline),
         contract=conversion.contract,
-        pages=pages,
+        page_count=page_count,
         sharded=plan.sharded,
         shards=list(plan.ranges),
-        shard_count=plan.shards,
+        shard_count=plan.shard_count,
         max_concurrency=max_concurrency,
         seconds=round(time.monotonic() - started, 3),
     )

@@ -15,7 +15,7 @@ class ChildReport(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     pipeline: Pipeline
-    pages: int  # docling's page count: PDF pages, PPTX slides, XLSX sheets; 0 otherwise
+    page_count: int  # docling's: PDF pages, PPTX slides, XLSX sheets; 0 otherwise
     page_range: PageSpan | None = None  # a shard's pages; None for the whole document
     partial: bool
     failed_pages: list[int]
@@ -29,7 +29,7 @@ class Inspected(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    pages: int | None  # the inspected page count; None where the format has no pages
+    page_count: int | None  # as inspected; None where the format has no pages
     inspect_s: float
 
 
@@ -54,7 +54,7 @@ class ParseReport(BaseModel):
     format: DocFormat
     pipeline: Pipeline
     contract: str
-    pages: int
+    page_count: int
     page_range: PageSpan | None = None  # when this parse was one shard
     cached: bool
     partial: bool
@@ -76,7 +76,7 @@ class ParseReport(BaseModel):
             sha256=self.sha256,
             size=self.size,
             pipeline=str(self.pipeline),
-            pages=self.pages,
+            page_count=self.page_count,
             cached=self.cached,
             partial=self.partial,
             failed_pages=list(self.failed_pages),

@@ -48,7 +48,7 @@ DEFAULT_MEM_CEILING_MB = 4096
 DEFAULT_MAX_OBJECT_MB = 1024
 
 # A PDF with more pages is parsed as page-range shards of at most this many pages
-# (richdoc.parse.page_ranges; 0 turns sharding off). At the Docling report's 0.6-1.6 pages/s
+# (richdoc.parse.shard_plan; 0 turns sharding off). At the Docling report's 0.6-1.6 pages/s
 # per CPU, 50 pages take 5-14 s on a 6-vCPU tier: far inside one invocation (docs/shards.md).
 DEFAULT_SHARD_PAGES = 50
 # How many shards of one document are parsed at once (the Map state's MaxConcurrency):

@@ -26,7 +26,6 @@ from pathlib import Path
 from richdoc.artifacts import ArtifactStore, docling_key, too_large
 from richdoc.contracts import PageSpan, ParseInput, ParseOutput, SourceObject
 from richdoc.formats import DocFormat, format_of
-from richdoc.parse.page_ranges import PAGINATED_FORMATS
 from richdoc.parse.reports import ChildReport, Inspected, ParseReport, Timings
 from richdoc.parse.settings import (
     Conversion,
@@ -37,6 +36,7 @@ from richdoc.parse.settings import (
     cpu_budget,
     threads_for,
 )
+from richdoc.parse.shard_plan import PAGINATED_FORMATS
 from richdoc.parse.tasks import ConvertTask, InspectTask
 from richdoc.taxonomy import InternalError, local_disk_errors
 from richdoc.worker.client import ChildOutcome, ForkServer
@@ -165,7 +165,7 @@ class ParseWorker:
             mem_ceiling_mb=ceiling,
             result_path=staged.with_name("inspection.json"),
         )
-        return Inspected.model_validate(outcome.value).pages
+        return Inspected.model_validate(outcome.value).page_count
 
     def close(self) -> None:
         self.server.close()
@@ -200,14 +200,6 @@ def staged_path(workdir: Path, fmt: DocFormat) -> Path:
     return workdir / f"{_STAGED_STEM}.{fmt}"
 
 
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def _converted(
     report: ChildReport,
     outcome: ChildOutcome,
@@ -227,7 +219,7 @@ def _converted(
         format=conversion.format,
         pipeline=report.pipeline,
         contract=conversion.contract,
-        pages=report.pages,
+        page_count=report.page_count,
         page_range=report.page_range,
         cached=False,
         partial=report.partial,
@@ -276,7 +268,8 @@ def parse_file(
         staged = staged_path(Path(tmp), fmt)
         # A link, not a copy: the child reads the caller's file under the staged name.
         staged.symlink_to(source.resolve())
-        sha256 = _sha256_file(source)
+        with source.open("rb") as file:
+            sha256 = hashlib.file_digest(file, "sha256").hexdigest()
         fetched = time.monotonic()
         produced = Path(tmp) / "docling.json"
         report, outcome = worker.convert(
@@ -334,8 +327,8 @@ def parse_object(
         )
         fetched = time.monotonic()
         key = docling_key(downloaded.sha256, contract, pages)
-        cached_pages = store.docling_pages(key)
-        if cached_pages is not None:
+        cached_page_count = store.docling_page_count(key)
+        if cached_page_count is not None:
             done = time.monotonic()
             return ParseReport(
                 sha256=downloaded.sha256,
@@ -343,7 +336,7 @@ def parse_object(
                 format=fmt,
                 pipeline=conversion.pipeline,
                 contract=contract,
-                pages=cached_pages,
+                page_count=cached_page_count,
                 page_range=pages,
                 cached=True,
                 partial=False,
@@ -370,7 +363,9 @@ def parse_object(
         if report.partial:
             key = docling_key(downloaded.sha256, f"{contract}-partial", pages)
         with produced.open("rb") as body:
-            store.put_docling(key, body, pipeline=str(report.pipeline), pages=report.pages)
+            store.put_docling(
+                key, body, pipeline=str(report.pipeline), page_count=report.page_count
+            )
     return _converted(
         report,
         outcome,

@@ -102,8 +102,7 @@ class Actions:
             outputs=JobOutputs.of(results),
             counts=JobCounts.of(results),
             pipeline=results.parse.pipeline,
-            shards=results.parse.shards,
-            pages=results.parse.pages,
+            page_count=results.parse.page_count,
         )
         self.metrics.add_metric(name="JobsSucceeded", unit=MetricUnit.Count, value=1)
         return Recorded(recorded="succeed")

@@ -4,22 +4,25 @@ Each module here is one patch point: the ``TARGET`` it replaces (a dotted path; 
 ``ADDED``, where moto lacks it), the replacement, why, and ``install(exit_stack, ...)``,
 which patches it with ``unittest.mock`` on the stack's ``ExitStack``, so that
 ``EmbeddedStack.stop`` undoes every patch. moto is pinned exactly, and each patch point
-has a canary test in a test module named after it (``tests/aws/test_patch_<module>.py``)
-that fails loudly when an upgrade moves or reshapes it.
+has a canary test in a test module named after it
+(``tests/aws/canaries/test_patch_<module>.py``) that fails loudly when an upgrade moves or
+reshapes it.
 
-Three of them exist because on AWS each invocation has its own process, while here
-concurrent invocations are threads of one process: moto's DynamoDB backend
-(``dynamodb_lock``), boto3's condition builder (``condition_builder``) and Powertools'
-metric set (``metrics_lock``) raced under load (bench/, item 5: a burst of 200 uploads
-dead-lettered valid documents as internal failures, or crashed ``richdoc run``).
-
-The rest make the stack as strict as AWS (docs/embedded-stack.md): requests signed as
-the calling thread's role (``request_signing``, ``thread_context``,
-``execution_caller``), each checked by IAM and the injected faults (``request_gate``,
-``s3_missing_key``), DynamoDB transaction conflicts (``dynamodb_transactions``), and
-the validations moto lacks (``sqs_message_validation``, ``s3_key_length``,
-``lambda_payload_size``, ``sfn_input_size``); ``sdk_retry_sleep`` scales botocore's retry back-off.
+The patch points are declared once, in groups the stack installs as a whole
+(``install``): the ones that take nothing but the exit stack, in the order they go in,
+and the ones the stack configures (``CONFIGURED``: each ``install`` takes what it needs
+of the stack). Three of the emulation's exist because on AWS each invocation has its own
+process, while here concurrent invocations are threads of one process: moto's DynamoDB
+backend (``dynamodb_lock``), boto3's condition builder (``condition_builder``) and
+Powertools' metric set (``metrics_lock``) raced under load (bench/, item 5: a burst of
+200 uploads dead-lettered valid documents as internal failures, or crashed ``richdoc
+run``).
 """
+
+from __future__ import annotations
+
+import contextlib
+from typing import Protocol
 
 from richdoc_tools.local.patches import (
     api_destinations,
@@ -30,31 +33,55 @@ from richdoc_tools.local.patches import (
     dynamodb_streams,
     dynamodb_transactions,
     events_delivery,
+    events_replay,
+    events_sqs_policy,
     execution_caller,
+    execution_history_pages,
     execution_status,
+    json_paths,
     lambda_invoke,
     lambda_payload_size,
     metrics_lock,
     redrive_execution,
     request_gate,
     request_signing,
+    response_methods,
     retry_sleep,
     s3_delete_notifications,
     s3_key_length,
+    s3_metadata_encoding,
     s3_missing_key,
     s3_notifications,
     sdk_retry_sleep,
     sfn_input_size,
+    sqs_message_arrivals,
+    sqs_message_move_task,
     sqs_message_validation,
-    sqs_send_faults,
+    sqs_send_failures,
     stop_execution,
     task_clients,
     thread_context,
 )
 
-PATCH_POINTS = (
-    lambda_invoke,
-    retry_sleep,
+
+class PatchPoint(Protocol):
+    """A patch point module: its name, and the attributes it replaces."""
+
+    @property
+    def __name__(self) -> str: ...
+
+    @property
+    def PATCHED(self) -> tuple[str, ...]: ...
+
+
+class PlainPatchPoint(PatchPoint, Protocol):
+    """A patch point whose ``install`` takes only the stack's exit stack."""
+
+    def install(self, exit_stack: contextlib.ExitStack) -> None: ...
+
+
+# What moto lacks or gets wrong, and what is not thread-safe in one process: every stack.
+EMULATION: tuple[PlainPatchPoint, ...] = (
     definition_parse,
     task_clients,
     execution_status,
@@ -63,26 +90,55 @@ PATCH_POINTS = (
     dynamodb_lock,
     dynamodb_streams,
     events_delivery,
-    api_destinations,
-    condition_builder,
+    events_replay,
     metrics_lock,
-    sqs_send_faults,
+    condition_builder,
     stop_execution,
     redrive_execution,
-    # What AWS enforces and moto does not (strict stacks; docs/embedded-stack.md).
-    request_signing,
-    thread_context,
-    execution_caller,
-    request_gate,
-    s3_missing_key,
-    dynamodb_transactions,
+    execution_history_pages,
+    sqs_message_arrivals,
+    sqs_message_move_task,
+    response_methods,
+    json_paths,
+    connection_secrets,
+)
+# Who makes each request: signed as the calling thread's role, the threads a handler
+# starts acting for it. Every stack: the injected faults decide on the invocation too.
+CALLERS: tuple[PlainPatchPoint, ...] = (request_signing, thread_context)
+# What AWS enforces and moto does not: its validations, the queue policies EventBridge's
+# deliveries pass, S3's encoding of non-ASCII metadata (strict stacks;
+# docs/embedded-stack.md).
+VALIDATIONS: tuple[PlainPatchPoint, ...] = (
     sqs_message_validation,
     s3_key_length,
     lambda_payload_size,
     sfn_input_size,
-    sdk_retry_sleep,
-    connection_secrets,
+    events_sqs_policy,
+    s3_metadata_encoding,
 )
+# The patch points the stack configures as it starts (retry scales, the state machine's
+# caller, the transaction conflicts, the IAM gate and missing-key denials, the scripted
+# SendMessage failures, the Lambda runtime, the API destinations' delivery).
+CONFIGURED: tuple[PatchPoint, ...] = (
+    retry_sleep,
+    sdk_retry_sleep,
+    execution_caller,
+    dynamodb_transactions,
+    s3_missing_key,
+    request_gate,
+    sqs_send_failures,
+    lambda_invoke,
+    api_destinations,
+)
+
+
+def install(exit_stack: contextlib.ExitStack, group: tuple[PlainPatchPoint, ...]) -> None:
+    """Install every patch point of ``group``, in order, until ``exit_stack`` closes."""
+    for point in group:
+        point.install(exit_stack)
+
+
+PATCH_POINTS: tuple[PatchPoint, ...] = (*EMULATION, *CALLERS, *VALIDATIONS, *CONFIGURED)
 # Every attribute a running stack has replaced, as dotted paths.
 PATCHED = tuple(path for point in PATCH_POINTS for path in point.PATCHED)
 # Of those, the ones moto lacks and a patch point adds (removed again when it stops).

@@ -1,5 +1,5 @@
 """A rule's API destination targets get their events from the embedded stack's webhook
-delivery (``richdoc_tools.local.webhooks``), as EventBridge delivers them.
+delivery (``richdoc_tools.local.runtime.webhooks``), as EventBridge delivers them.
 
 moto's ``Rule.send_to_targets`` delivers to queues, log groups, archives and buses; for an
 API destination it sends, only when ``MOTO_EVENTS_INVOKE_HTTP`` is set, a bare request

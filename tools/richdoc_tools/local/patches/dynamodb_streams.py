@@ -6,42 +6,20 @@ one invocation answers: no batch size, no retry, no filter, no partial failures,
 function runs inside the writer's request (under the DynamoDB backend's lock the stack
 adds). On AWS, Lambda's poller reads the stream on its own (GetShardIterator,
 GetRecords) and the records stay for 24 hours. The replacement only appends the record;
-``richdoc_tools.local.streams`` polls as Lambda does, woken by ``appended`` so that
+``runtime.streams`` polls as Lambda does, woken by ``runtime.streams.appended`` so that
 nothing waits for a polling interval.
 """
 
 from __future__ import annotations
 
 import contextlib
-import threading
 from typing import Any
 
 from richdoc_tools.local.patches.target import replace
+from richdoc_tools.local.runtime.streams import appended
 
 TARGET = "moto.dynamodb.models.table.StreamShard.add"
 PATCHED = (TARGET,)
-
-
-class Appends:
-    """How many records were appended to any stream; pollers wait for the count to move."""
-
-    def __init__(self) -> None:
-        self._changed = threading.Condition()
-        self.count = 0
-
-    def notify(self) -> None:
-        with self._changed:
-            self.count += 1
-            self._changed.notify_all()
-
-    def wait_past(self, seen: int, timeout_s: float) -> None:
-        """Until the count is no longer ``seen`` (a record came after the caller looked),
-        or ``timeout_s``."""
-        with self._changed:
-            self._changed.wait_for(lambda: self.count != seen, timeout_s)
-
-
-appended = Appends()
 
 
 def add(shard: Any, old: Any, new: Any) -> None:

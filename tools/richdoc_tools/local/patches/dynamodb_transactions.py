@@ -1,4 +1,4 @@
-"""DynamoDB transaction conflicts (``richdoc_tools.local.transactions``), which moto never
+"""DynamoDB transaction conflicts (``richdoc_tools.local.strict.transactions``), which moto never
 raises.
 
 Wraps moto's DynamoDB request handling (``DynamoHandler.call_action``) *outside* the
@@ -15,9 +15,9 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.callers import INVOCATION_HEADER, Invocation
 from richdoc_tools.local.patches.target import original, replace
-from richdoc_tools.local.transactions import (
+from richdoc_tools.local.requests.callers import INVOCATION_HEADER, Invocation
+from richdoc_tools.local.strict.transactions import (
     CONFLICT_MESSAGE,
     HeldTransaction,
     ItemKey,

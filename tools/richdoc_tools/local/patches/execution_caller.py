@@ -15,8 +15,8 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local import callers
 from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.requests import callers
 
 if TYPE_CHECKING:
     from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker

@@ -3,7 +3,7 @@
 Every moto path that executes a function (the Invoke API, Step Functions tasks, event
 sources, S3 notifications, server mode) goes through ``LambdaFunction._invoke_lambda``,
 which returns ``(payload, errored, logs)``. It is replaced by the runtime's dispatcher
-(``richdoc_tools.local.lambdas.LambdaRuntime.invoke``), which runs the repository's
+(``richdoc_tools.local.runtime.lambdas.LambdaRuntime.invoke``), which runs the repository's
 handlers in this process.
 """
 
@@ -17,7 +17,7 @@ from richdoc_tools.local.patches.target import replace
 if TYPE_CHECKING:
     from moto.awslambda.models import LambdaFunction
 
-    from richdoc_tools.local.lambdas import LambdaRuntime
+    from richdoc_tools.local.runtime.lambdas import LambdaRuntime
 
 TARGET = "moto.awslambda.models.LambdaFunction._invoke_lambda"
 PATCHED = (TARGET,)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from richdoc_tools.local.patches.target import original, replace
-from richdoc_tools.local.service_errors import ServiceErrorResponse
+from richdoc_tools.local.requests.service_errors import ServiceErrorResponse
 
 if TYPE_CHECKING:
     from moto.awslambda.responses import LambdaResponse

@@ -8,7 +8,7 @@ the embedded stack refuses every redrive the way Step Functions refuses one it c
 HTTP 400, ``{"__type": "ExecutionNotRedrivable", "message": ...}`` (an execution that
 does not exist: ``ExecutionDoesNotExist``). The message of an ended execution says what
 to do instead: ``richdoc jobs redrive`` starts the job's next run. The canary
-(``tests/aws/test_patch_redrive_execution.py``) fails when a moto upgrade implements
+(``tests/aws/canaries/test_patch_redrive_execution.py``) fails when a moto upgrade implements
 the call, so that this refusal is replaced by the real thing.
 """
 

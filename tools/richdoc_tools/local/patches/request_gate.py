@@ -16,9 +16,9 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.callers import INVOCATION_HEADER
 from richdoc_tools.local.patches.target import original, replace
-from richdoc_tools.local.service_request import ServiceRequest, from_moto
+from richdoc_tools.local.requests.callers import INVOCATION_HEADER
+from richdoc_tools.local.requests.service_request import ServiceRequest, from_moto
 
 if TYPE_CHECKING:
     from moto.core.responses import BaseResponse

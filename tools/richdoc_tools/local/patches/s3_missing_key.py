@@ -20,7 +20,7 @@ from richdoc_tools.local.patches.target import original, replace
 if TYPE_CHECKING:
     from moto.s3.responses import S3Response
 
-    from richdoc_tools.local.service_errors import ServiceErrorResponse
+    from richdoc_tools.local.requests.service_errors import ServiceErrorResponse
 
 TARGET = "moto.s3.responses.S3Response.key_response"
 PATCHED = (TARGET,)

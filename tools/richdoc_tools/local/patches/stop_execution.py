@@ -11,6 +11,10 @@ the interpreter as moto does, and marks the execution ABORTED, with its error an
 in the same call. When the interpreter then ends the execution, it stays ABORTED
 (``REFLECT``): moto would report the error a task raised after the stop (a Map
 iteration that failed on its way out) as FAILED.
+
+Both are where an execution ends, so both announce it to the status events' loop
+(``runtime.events.executions_ended``), which then sends its status change event at once,
+as Step Functions does, rather than finding it by listing executions.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.runtime.events import executions_ended
 
 if TYPE_CHECKING:
     from moto.core.responses import ActionResult
@@ -54,6 +59,7 @@ def _stop_execution(self: StepFunctionResponse) -> ActionResult:
         execution.stop(stop_date=stopped, error=error, cause=cause)
         execution.exec_status = ExecutionStatus.ABORTED
         execution.stop_date, execution.error, execution.cause = stopped, error, cause
+        executions_ended.ended(arn)
     return ActionResult({"stopDate": execution.stop_date})
 
 
@@ -62,8 +68,9 @@ def _stays_aborted(reflect: Reflect) -> Reflect:
         from moto.stepfunctions.parser.api import ExecutionStatus
 
         if comm.execution.exec_status == ExecutionStatus.ABORTED:
-            return  # stopped: how its last task ended is not heard
+            return  # stopped (and announced then): how its last task ended is not heard
         reflect(comm)
+        executions_ended.ended(comm.execution.exec_arn)
 
     return reflect_status
 

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from richdoc_tools.local import callers
 from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.requests import callers
 
 START = "threading.Thread.start"
 SUBMIT = "concurrent.futures.thread.ThreadPoolExecutor.submit"

@@ -1,0 +1,135 @@
+"""Deploy a translated template into the AWS emulation, resource by resource.
+
+moto's own CloudFormation drops properties this pipeline depends on (bucket
+notifications and versioning, state machine definition substitutions, image functions),
+so each resource is created here through the regular AWS APIs, in dependency order, with
+the template's intrinsic functions resolved the way CloudFormation resolves them
+(``intrinsics``), by the provisioner registered for its type (``provisioners``, which
+also holds the rules for what each provisioner declares). The handlers' code always comes
+from the checkout (see ``lambdas``), never from the packaged ``Code``/``Content``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+import warnings
+from collections.abc import Mapping
+
+from richdoc_tools.local.clients import Clients
+from richdoc_tools.local.cloudformation.intrinsics import Deployed, Resolver, deployment_order
+from richdoc_tools.local.cloudformation.provisioners import NotEmulated, provisioner_for
+from richdoc_tools.local.cloudformation.template import LOCAL_CODE_BUCKET, Template, TemplateError
+
+# What DescribeStacks shows for the value of a NoEcho parameter.
+NO_ECHO_MASK = "****"
+
+
+class Deployment:
+    """Creates every resource of a translated template through boto3 (against moto);
+    what each provisioner gets to work with."""
+
+    def __init__(
+        self,
+        clients: Clients,
+        template: Template,
+        *,
+        stack_name: str,
+        region: str,
+        account: str,
+        parameters: Mapping[str, str] | None = None,
+    ) -> None:
+        self.client = clients
+        self.template = template
+        self.stack_name = stack_name
+        self.region = region
+        self.account = account
+        self.deployed = Deployed()
+        # Deterministic, CloudFormation-shaped stack id (its UUID names the ingest bucket).
+        stack_uuid = uuid.UUID(hashlib.md5(stack_name.encode()).hexdigest())
+        self.stack_id = f"arn:aws:cloudformation:{region}:{account}:stack/{stack_name}/{stack_uuid}"
+        self.resolver = Resolver(
+            stack_name=stack_name,
+            stack_id=self.stack_id,
+            region=region,
+            account=account,
+            parameters={**template.parameter_defaults(), **(parameters or {})},
+            deployed=self.deployed,
+            conditions=template.cfn.get("Conditions", {}),
+        )
+        self.not_emulated: list[NotEmulated] = []
+
+    def deploy(self) -> Deployed:
+        self.check_rules()
+        self.client("s3").create_bucket(Bucket=LOCAL_CODE_BUCKET)
+        resources = self.template.resources
+        for logical_id in deployment_order(resources):
+            resource = resources[logical_id]
+            if "Condition" in resource and not self.resolver.condition(resource["Condition"]):
+                continue  # as CloudFormation: the resource is not created
+            provisioner = provisioner_for(logical_id, resource)
+            self.not_emulated.extend(provisioner.check(logical_id, resource))
+            props = self.resolver.resolve(resource.get("Properties", {}))
+            self.deployed.types[logical_id] = resource["Type"]
+            provisioner(self, logical_id, props)
+        return self.deployed
+
+    def check_rules(self) -> None:
+        """The template's Rules, as CloudFormation checks them before creating anything:
+        an assertion that fails under its rule's condition refuses the parameters."""
+        for name, rule in self.template.cfn.get("Rules", {}).items():
+            if "RuleCondition" in rule and not self.resolver.holds(rule["RuleCondition"]):
+                continue
+            for assertion in rule.get("Assertions", []):
+                if not self.resolver.holds(assertion["Assert"]):
+                    why = assertion.get("AssertDescription", "an assertion failed")
+                    raise TemplateError(f"template rule {name}: {why}")
+
+    def outputs(self) -> dict[str, str]:
+        return {
+            name: str(self.resolver.resolve(spec["Value"]))
+            for name, spec in self.template.cfn.get("Outputs", {}).items()
+            if "Condition" not in spec or self.resolver.condition(spec["Condition"])
+        }
+
+    def publish(self, outputs: Mapping[str, str]) -> None:
+        """Publish the stack's outputs and parameters under its name, as CloudFormation does
+        on AWS, so operator commands find the resources (and settings) the same way locally
+        and deployed."""
+        body = {
+            "Parameters": {name: {"Type": "String"} for name in self.resolver.parameters},
+            "Resources": {"Outputs": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
+            "Outputs": {name: {"Value": value} for name, value in outputs.items()},
+        }
+        with warnings.catch_warnings():  # moto notes it does not model the placeholder
+            warnings.simplefilter("ignore", UserWarning)
+            self.client("cloudformation").create_stack(
+                StackName=self.stack_name,
+                TemplateBody=json.dumps(body),
+                # As on AWS, DescribeStacks says what the stack was deployed with, and
+                # shows a NoEcho parameter as asterisks.
+                Parameters=[
+                    {"ParameterKey": name, "ParameterValue": self._shown(name, value)}
+                    for name, value in self.resolver.parameters.items()
+                ],
+            )
+
+    def _shown(self, name: str, value: object) -> str:
+        spec = self.template.cfn.get("Parameters", {}).get(name, {})
+        return NO_ECHO_MASK if str(spec.get("NoEcho", "")).lower() == "true" else str(value)
+
+    # ---- for the provisioners ----------------------------------------------------------
+
+    def physical_name(self, logical_id: str, max_length: int = 64, lower: bool = False) -> str:
+        suffix = hashlib.sha256(f"{self.stack_name}/{logical_id}".encode()).hexdigest()[:12]
+        name = f"{self.stack_name}-{logical_id}"[: max_length - 13] + "-" + suffix.upper()
+        return name.lower() if lower else name
+
+    def arn(self, service: str, resource: str) -> str:
+        return f"arn:aws:{service}:{self.region}:{self.account}:{resource}"
+
+    def created(self, logical_id: str, ref: str, **attributes: str) -> None:
+        """Record what Ref (``ref``) and GetAtt (``attributes``) return for a resource."""
+        self.deployed.refs[logical_id] = ref
+        self.deployed.attributes[logical_id] = attributes

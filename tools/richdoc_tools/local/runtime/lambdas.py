@@ -1,0 +1,303 @@
+"""The Lambda service of the embedded stack: invocations run the repository's handlers.
+
+moto runs function code in Docker, which this project cannot assume. Every moto code path
+that executes a function reaches ``LambdaRuntime.invoke`` instead (the patch point
+``patches.lambda_invoke``), which runs the handler named in template.yaml in-process, with
+a Lambda context (memory size from the template, deadline from its timeout) and the Python
+runtime's error envelope, so Step Functions sees the same error names as on AWS
+(``errorType`` = exception class name; ``Sandbox.Timedout`` when the function outlives its
+timeout).
+
+Whether an invocation fails before or while its handler runs (a test's scripted failure,
+an injected fault) is asked in one place, ``faults.invocations.InvocationFaults``; errors
+raised by handlers come from running the real handlers.
+
+Each handler runs on a thread of its own that acts as the function's execution role
+(``requests.callers``: its AWS calls are signed with the role's session, on a strict stack), for
+an invocation numbered among the attempts of the same work.
+
+Concurrency: each function has invocation slots, its reserved concurrency when the
+template sets one, but at most what this machine can run side by side (cores for the
+image functions, 4 x cores for the others). An invocation beyond them waits for a slot;
+on AWS, one beyond the reserved concurrency is throttled (``Lambda.TooManyRequestsException``,
+which the state machine retries).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from richdoc_tools.local.cloudformation.template import HandlerSource
+from richdoc_tools.local.faults.injected import SandboxCrashed
+from richdoc_tools.local.faults.invocations import Crash, InvocationFaults
+from richdoc_tools.local.faults.scripted import PlatformError
+from richdoc_tools.local.requests import callers
+
+if TYPE_CHECKING:
+    from moto.awslambda.models import LambdaFunction
+    from types_boto3_lambda import LambdaClient
+
+# Handlers run on threads named like this (the stack routes their output by it).
+FUNCTION_THREAD_PREFIX = "lambda-"
+
+
+@dataclass
+class LocalContext:
+    """The attributes of the Lambda context object that handlers and Powertools read."""
+
+    function_name: str
+    invoked_function_arn: str
+    memory_limit_in_mb: int
+    aws_request_id: str
+    deadline: float
+    function_version: str = "$LATEST"
+    log_group_name: str = ""
+    log_stream_name: str = ""
+    identity: Any = None
+    client_context: Any = None
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self.deadline - time.monotonic()) * 1000))
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One record of what the platform ran (kept for tests and `richdoc run --verbose`)."""
+
+    logical_id: str
+    request_id: str
+    memory_mb: int
+    started: float
+    seconds: float
+    error_type: str | None
+
+
+def error_envelope(
+    error_type: str, message: str, request_id: str, stack: list[str] | None = None
+) -> str:
+    return json.dumps(
+        {
+            "errorMessage": message,
+            "errorType": error_type,
+            "requestId": request_id,
+            "stackTrace": stack or [],
+        }
+    )
+
+
+class LambdaRuntime:
+    """Maps emulated functions to handler sources and runs them."""
+
+    def __init__(
+        self,
+        handlers: Mapping[str, HandlerSource],
+        *,
+        functions: Mapping[str, str],
+        faults: InvocationFaults | None = None,
+        timeout_override_s: Mapping[str, float] | None = None,
+        on_import: Callable[[], None] | None = None,
+        reserved_concurrency: Mapping[str, int] | None = None,
+        principals: Mapping[str, callers.Principal] | None = None,
+    ) -> None:
+        self.handlers = dict(handlers)  # logical id -> source
+        self.functions = dict(functions)  # physical function name -> logical id
+        # What each invocation meets (scripted failures, injected faults); it also numbers
+        # the invocations.
+        self.faults = faults or InvocationFaults()
+        # Each function's handler acts as its execution role (strict stacks; none: as an
+        # operator).
+        self.principals = dict(principals or {})
+        self.timeout_override_s = dict(timeout_override_s or {})
+        self.invocations: list[Invocation] = []
+        self._modules: dict[Path, ModuleType] = {}
+        self._import_lock = threading.Lock()
+        self.on_import = on_import
+        # AWS runs each invocation in its own sandbox; here they share the machine's cores,
+        # so concurrent invocations of a CPU-heavy (image) function queue for a slot
+        # instead of all converting at once, and never more than the function's reserved
+        # concurrency run at once. Waiting does not count against the timeout.
+        cores = os.cpu_count() or 2
+        reserved = dict(reserved_concurrency or {})
+        self.slots = {
+            logical_id: min(cores if source.image else 4 * cores, reserved.get(logical_id, 10**6))
+            for logical_id, source in self.handlers.items()
+        }
+        self._slots = {
+            logical_id: threading.BoundedSemaphore(slots)
+            for logical_id, slots in self.slots.items()
+        }
+
+    # ---- handler loading ---------------------------------------------------------------
+
+    def handler(self, logical_id: str) -> Callable[[Any, Any], Any]:
+        source = self.handlers[logical_id]
+        path = source.module_path.resolve()
+        with self._import_lock:
+            module = self._modules.get(path)
+            if module is None:
+                # One module per file (the three parse tiers share their image's handler),
+                # named uniquely so functions/*/app.py do not shadow each other.
+                name = "richdoc_lambda_" + "_".join(path.parent.parts[-2:]) + "_" + path.stem
+                spec = importlib.util.spec_from_file_location(name, path)
+                if spec is None or spec.loader is None:
+                    raise ImportError(f"cannot load handler module {path}")
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[name] = module  # pydantic resolves annotations through it
+                spec.loader.exec_module(module)
+                self._modules[path] = module
+                if self.on_import:  # e.g. route the loggers the module just created
+                    self.on_import()
+        handler: Callable[[Any, Any], Any] = getattr(module, source.function_name)
+        return handler
+
+    # ---- invocation --------------------------------------------------------------------
+
+    def invoke(self, fn: LambdaFunction, event: Any) -> tuple[str, bool, str]:
+        """Run one invocation as the platform does: ``(payload, errored, logs)``, what
+        moto expects of ``LambdaFunction._invoke_lambda``."""
+        logical_id = self.functions.get(fn.function_name)
+        request_id = str(uuid.uuid4())
+        if logical_id is None:
+            message = f"function {fn.function_name} is not part of the embedded stack"
+            return error_envelope("Lambda.ResourceNotFoundException", message, request_id), True, ""
+        if isinstance(event, str | bytes):
+            event = json.loads(event or "{}")
+        memory_mb = int(fn.memory_size)
+        timeout_s = self.timeout_override_s.get(logical_id, float(fn.timeout))
+        invocation = self.faults.begin(logical_id, event)
+        with self._slots[logical_id]:
+            started = time.monotonic()
+            payload, error_type = self._run(
+                fn, logical_id, event, request_id, memory_mb, timeout_s, invocation
+            )
+        self.invocations.append(
+            Invocation(
+                logical_id, request_id, memory_mb, started, time.monotonic() - started, error_type
+            )
+        )
+        return payload, error_type is not None, ""
+
+    def _run(
+        self,
+        fn: LambdaFunction,
+        logical_id: str,
+        event: Any,
+        request_id: str,
+        memory_mb: int,
+        timeout_s: float,
+        invocation: callers.Invocation,
+    ) -> tuple[str, str | None]:
+        answered = threading.Event()  # the handler returned, or its sandbox crashed
+        fault = self.faults.before_run(invocation, logical_id, event, wake=answered)
+        if isinstance(fault, PlatformError):
+            self.faults.end(invocation)  # refused, or lost: the handler never runs
+            return error_envelope(fault.error_type, fault.message, request_id), fault.error_type
+
+        context = LocalContext(
+            function_name=fn.function_name,
+            invoked_function_arn=fn.function_arn,
+            memory_limit_in_mb=memory_mb,
+            aws_request_id=request_id,
+            deadline=time.monotonic() + timeout_s,
+            log_group_name=f"/aws/lambda/{fn.function_name}",
+        )
+        outcome: dict[str, Any] = {}
+
+        try:
+            # Like a cold start: the module is imported on the first invocation; an import
+            # failure is the runtime's init error, reported on every invocation.
+            handler = self.handler(logical_id)
+        except Exception as exc:
+            self.faults.end(invocation)
+            message = f"Unable to import module '{self.handlers[logical_id].module_path}': {exc}"
+            return error_envelope("Runtime.ImportModuleError", message, request_id), (
+                "Runtime.ImportModuleError"
+            )
+
+        caller = callers.Caller(self.principals.get(logical_id), invocation)
+
+        def run() -> None:
+            try:
+                with callers.acting_as(caller):
+                    outcome["result"] = handler(event, context)
+            except Exception as exc:  # the runtime reports every handler exception
+                outcome["error"] = exc
+            except SandboxCrashed:  # its sandbox is gone: nothing to report
+                pass
+            finally:
+                self.faults.end(invocation)
+                answered.set()
+
+        # The handler runs on its own thread so the function timeout can be enforced the
+        # way the platform does: the caller gets Sandbox.Timedout at the deadline.
+        worker = threading.Thread(
+            target=run, name=f"{FUNCTION_THREAD_PREFIX}{logical_id}", daemon=True
+        )
+        worker.start()
+        answered.wait(timeout_s)
+        if isinstance(fault, Crash) and answered.is_set():
+            fault.happened.set()  # at its k-th call, or as it returns if it made fewer
+            crash = fault.error
+            return error_envelope(crash.error_type, crash.message, request_id), crash.error_type
+        if not answered.is_set():
+            stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            message = f"{stamp} {request_id} Task timed out after {timeout_s:.2f} seconds"
+            return error_envelope("Sandbox.Timedout", message, request_id), "Sandbox.Timedout"
+        if "error" in outcome:
+            error: BaseException = outcome["error"]
+            name = type(error).__name__
+            stack = traceback.format_tb(error.__traceback__)
+            return error_envelope(name, str(error), request_id, stack), name
+        return json.dumps(outcome.get("result")), None
+
+
+# ---- what the deployed functions ask of the runtime -------------------------------------
+
+
+def reserved_concurrency(client: LambdaClient, functions: Mapping[str, str]) -> dict[str, int]:
+    """Reserved concurrency by logical id, of the functions (name -> logical id) that set one."""
+    reserved = {}
+    for name, logical_id in functions.items():
+        value = client.get_function_concurrency(FunctionName=name).get(
+            "ReservedConcurrentExecutions"
+        )
+        if value is not None:
+            reserved[logical_id] = int(value)
+    return reserved
+
+
+def shared_environment(client: LambdaClient, functions: Mapping[str, str]) -> dict[str, str]:
+    """Every function's template environment, merged for the in-process handlers.
+
+    Handlers share one process, so the variables must agree across functions (the
+    template keeps per-function differences out of the environment: memory comes from the
+    context, the tier from the state machine); a conflict is a ``ValueError``.
+    """
+    merged: dict[str, str] = {}
+    for name, logical_id in functions.items():
+        variables = (
+            client.get_function_configuration(FunctionName=name)
+            .get("Environment", {})
+            .get("Variables", {})
+        )
+        for key, value in variables.items():
+            if key in merged and merged[key] != value:
+                raise ValueError(
+                    f"{logical_id}: environment {key}={value!r} conflicts with "
+                    f"{merged[key]!r} of another function"
+                )
+            merged[key] = value
+    return merged

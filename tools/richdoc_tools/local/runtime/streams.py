@@ -1,0 +1,302 @@
+"""Lambda's poller for a DynamoDB stream event source mapping, as the embedded stack runs it.
+
+``StreamPoller`` reads the stream's shard in order (GetShardIterator, GetRecords) with the
+function's execution role, as Lambda's event source mapping does (the role needs
+``dynamodb:DescribeStream``, ``GetShardIterator``, ``GetRecords``), and keeps the mapping's
+promises:
+
+* records that do not match the mapping's ``FilterCriteria`` are passed over (Lambda
+  discards them: they never reach the function and are not retried);
+* a batch holds at most ``BatchSize`` records, in stream order, in Lambda's DynamoDB event
+  shape (with ``eventSourceARN``);
+* with ``ReportBatchItemFailures``, the records before the first reported failure are
+  done; a function error fails the whole batch;
+* a failed batch is split in two while ``BisectBatchOnFunctionError`` allows (its halves
+  are retried without counting a retry), otherwise retried, at most
+  ``MaximumRetryAttempts`` times (-1: no limit) and while its oldest record is no older
+  than ``MaximumRecordAgeInSeconds`` (-1: until the record expires, which the
+  emulation's stream never does), its age read on the stack's clock
+  (``runtime.clock``: tests move it forward); then Lambda's batch record
+  (``DDBStreamBatchInfo``, the condition that ended the retries) goes to the
+  ``OnFailure`` destination with the function's role, and the poller moves past the
+  batch. A queue destination gets the record alone (an SNS topic, which gets the same
+  on AWS, is not emulated); an S3 bucket gets it with the whole invocation's payload
+  (``payload``: the records, images and all), as an object under
+  ``aws/lambda/<mapping UUID>/<shard id>/YYYY/MM/DD/``.
+
+Lambda waits between retries; here the poller waits ``retry_wait_s`` (the stack's scaled
+pause). The poller sleeps until a record is appended to a stream (``appended``, which
+``patches.dynamodb_streams`` notifies) or a retry is due, rather than polling.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from richdoc_tools.local.requests import callers
+from richdoc_tools.local.runtime.clock import StackClock
+from richdoc_tools.local.runtime.loops import EventLoop, Signal
+
+if TYPE_CHECKING:
+    from types_boto3_dynamodbstreams import DynamoDBStreamsClient
+    from types_boto3_lambda import LambdaClient
+    from types_boto3_lambda.type_defs import EventSourceMappingConfigurationTypeDef
+    from types_boto3_s3 import S3Client
+    from types_boto3_sqs import SQSClient
+
+
+# Notified by the patch point that keeps stream records (patches.dynamodb_streams).
+appended = Signal()
+
+
+def _sequence(record: Mapping[str, Any]) -> int:
+    return int(record["dynamodb"]["SequenceNumber"])
+
+
+class StreamPoller(EventLoop):
+    def __init__(
+        self,
+        *,
+        streams: DynamoDBStreamsClient,
+        lambda_client: LambdaClient,
+        sqs: SQSClient,
+        mapping: EventSourceMappingConfigurationTypeDef,
+        role: callers.Principal | None = None,
+        s3: S3Client | None = None,
+        clock: StackClock | None = None,
+        retry_wait_s: float = 0.0,
+    ) -> None:
+        super().__init__(
+            name=f"stream-poller-{mapping['UUID'][:8]}", interval_s=1.0, wakes_on=appended
+        )
+        from moto.events.models import EventPattern
+
+        self.role = callers.Caller(role)  # the function's execution role
+        self.streams = streams
+        self.lambda_client = lambda_client
+        self.sqs = sqs
+        self.s3 = s3
+        self.clock = clock or StackClock()
+        self.retry_wait_s = retry_wait_s
+        self.retry_at = 0.0  # monotonic time before which a failed batch is not retried
+        self.mapping = mapping
+        self.stream_arn = mapping["EventSourceArn"]
+        self.batch_size = int(mapping.get("BatchSize", 100))
+        self.max_retries = int(mapping.get("MaximumRetryAttempts", -1))
+        self.max_age_s = int(mapping.get("MaximumRecordAgeInSeconds", -1))
+        self.bisect = bool(mapping.get("BisectBatchOnFunctionError", False))
+        self.partial = "ReportBatchItemFailures" in mapping.get("FunctionResponseTypes", [])
+        filters = mapping.get("FilterCriteria", {}).get("Filters", [])
+        self.patterns = [EventPattern.load(f["Pattern"]) for f in filters if "Pattern" in f]
+        on_failure = mapping.get("DestinationConfig", {}).get("OnFailure", {})
+        self.on_failure = on_failure.get("Destination")
+        self.shard_id: str | None = None
+        # The last record handled (or passed over); None: read from the stream's start
+        # (StartingPosition TRIM_HORIZON; LATEST is taken when the poller starts).
+        self.checkpoint: int | None = None
+        self.retries = 0
+        self.limit = self.batch_size  # smaller while a failing batch is bisected
+        self.delivered = 0  # records the function handled: tests await it
+        self.drained = False  # its last read found nothing after the checkpoint
+
+    def run(self) -> None:
+        if self.mapping.get("StartingPosition") == "LATEST":
+            self.checkpoint = self._latest()
+        super().run()
+
+    def look(self) -> None:
+        self.drained = False  # first: caught_up() must not pair the new count with it
+        super().look()
+
+    def idle_wait_s(self) -> float:
+        left = self.retry_at - time.monotonic()
+        return min(self.interval_s, left + 0.01) if left > 0 else self.interval_s
+
+    def tick(self) -> bool:
+        if time.monotonic() < self.retry_at:
+            return False  # a failed batch waits for its retry (not drained: not caught up)
+        records = self._read()
+        self.drained = not records
+        wanted = [r for r in records if self._matches(r)]
+        if not wanted:
+            if records:
+                self.checkpoint = _sequence(records[-1])
+            return bool(records)
+        # Skip the filtered-out records before the first wanted one.
+        skipped_to = _sequence(wanted[0]) - 1
+        if self.checkpoint is None or skipped_to > self.checkpoint:
+            self.checkpoint = skipped_to
+        batch = wanted[: self.limit]
+        failed_at = self._invoke(batch)
+        if failed_at is None:
+            self._done(batch)
+            return True
+        self._done(batch[:failed_at])
+        failing = batch[failed_at:]
+        if self.bisect and len(failing) > 1:
+            self.limit = max(1, len(failing) // 2)
+        else:
+            self.retries += 1
+            if 0 <= self.max_retries < self.retries:
+                self._give_up(failing, "RetryAttemptsExhausted")
+            elif 0 <= self.max_age_s < self._age_s(failing[0]):
+                self._give_up(failing, "RecordAgeExceeded")
+            else:
+                self.retry_at = time.monotonic() + self.retry_wait_s
+        return True
+
+    def _age_s(self, record: Mapping[str, Any]) -> float:
+        created = record["dynamodb"].get("ApproximateCreationDateTime")
+        if not isinstance(created, datetime):
+            return 0.0
+        created = created if created.tzinfo else created.replace(tzinfo=UTC)
+        return (self.clock.now() - created).total_seconds()
+
+    # ---- reading ----------------------------------------------------------------------
+
+    def _shard(self) -> str:
+        if self.shard_id is None:
+            with callers.acting_as(self.role):
+                stream = self.streams.describe_stream(StreamArn=self.stream_arn)
+            self.shard_id = stream["StreamDescription"]["Shards"][0]["ShardId"]
+        return self.shard_id
+
+    def _iterator(self, after: int | None) -> str:
+        """An iterator at the shard's first record, or after record ``after``."""
+        with callers.acting_as(self.role):
+            if after is None:
+                found = self.streams.get_shard_iterator(
+                    StreamArn=self.stream_arn,
+                    ShardId=self._shard(),
+                    ShardIteratorType="TRIM_HORIZON",
+                )
+            else:
+                found = self.streams.get_shard_iterator(
+                    StreamArn=self.stream_arn,
+                    ShardId=self._shard(),
+                    ShardIteratorType="AFTER_SEQUENCE_NUMBER",
+                    SequenceNumber=str(after),
+                )
+        return found["ShardIterator"]
+
+    def _read(self) -> list[dict[str, Any]]:
+        """The records after the checkpoint, as many as a full batch could use."""
+        iterator = self._iterator(self.checkpoint)
+        with callers.acting_as(self.role):
+            answer = self.streams.get_records(ShardIterator=iterator, Limit=1000)
+        return [dict(r) for r in answer.get("Records", [])]
+
+    def _latest(self) -> int | None:
+        records = self._read()
+        return _sequence(records[-1]) if records else self.checkpoint
+
+    def _matches(self, record: Mapping[str, Any]) -> bool:
+        if not self.patterns:
+            return True
+        wire = json.loads(json.dumps(record, default=str))
+        return any(pattern.matches_event(wire) for pattern in self.patterns)
+
+    def caught_up(self) -> bool:
+        """Every record written so far has been handled (or passed over, or parked)."""
+        return self.drained and self.seen == appended.count
+
+    # ---- handling ---------------------------------------------------------------------
+
+    def _event(self, batch: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        return {"Records": [{**r, "eventSourceARN": self.stream_arn} for r in batch]}
+
+    def _invoke(self, batch: Sequence[Mapping[str, Any]]) -> int | None:
+        """Where the batch failed (the index of its first failed record); None: it did not."""
+        payload = json.dumps(self._event(batch), default=_wire_value).encode()
+        response = self.lambda_client.invoke(
+            FunctionName=self.mapping["FunctionArn"], Payload=payload
+        )
+        answer = json.loads(response["Payload"].read() or b"null")
+        if "FunctionError" in response:
+            return 0
+        if not (self.partial and isinstance(answer, dict)):
+            return None
+        failed = {str(f.get("itemIdentifier")) for f in answer.get("batchItemFailures", [])}
+        for index, record in enumerate(batch):
+            if record["dynamodb"]["SequenceNumber"] in failed:
+                return index
+        return None
+
+    def _done(self, records: Sequence[Mapping[str, Any]]) -> None:
+        if not records:
+            return
+        self.checkpoint = _sequence(records[-1])
+        self.delivered += len(records)
+        self.retries = 0
+        self.limit = self.batch_size
+
+    def _give_up(self, batch: Sequence[Mapping[str, Any]], condition: str) -> None:
+        """Lambda's record of a batch it stopped retrying, to the OnFailure destination."""
+        if self.on_failure:
+            first, last = batch[0], batch[-1]
+            record: dict[str, Any] = {
+                "version": "1.0",
+                "timestamp": self.clock.now().isoformat(timespec="milliseconds"),
+                "requestContext": {
+                    "requestId": str(uuid.uuid4()),
+                    "functionArn": self.mapping["FunctionArn"],
+                    "condition": condition,
+                    "approximateInvokeCount": self.retries,
+                },
+                "responseContext": {
+                    "statusCode": 200,
+                    "executedVersion": "$LATEST",
+                    "functionError": "Unhandled",
+                },
+                "DDBStreamBatchInfo": {
+                    "shardId": self._shard(),
+                    "startSequenceNumber": first["dynamodb"]["SequenceNumber"],
+                    "endSequenceNumber": last["dynamodb"]["SequenceNumber"],
+                    "approximateArrivalOfFirstRecord": _wire_value(
+                        first["dynamodb"].get("ApproximateCreationDateTime")
+                    ),
+                    "approximateArrivalOfLastRecord": _wire_value(
+                        last["dynamodb"].get("ApproximateCreationDateTime")
+                    ),
+                    "batchSize": len(batch),
+                    "streamArn": self.stream_arn,
+                },
+            }
+            if self.on_failure.startswith("arn:aws:s3:::"):
+                self._record_in_bucket(self.on_failure, record, batch)
+            else:
+                queue_url = self.sqs.get_queue_url(QueueName=self.on_failure.rsplit(":", 1)[1])
+                with callers.acting_as(self.role):
+                    self.sqs.send_message(
+                        QueueUrl=queue_url["QueueUrl"], MessageBody=json.dumps(record)
+                    )
+        self.checkpoint = _sequence(batch[-1])
+        self.retries = 0
+        self.limit = self.batch_size
+
+    def _record_in_bucket(
+        self, destination: str, record: dict[str, Any], batch: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """An S3 destination keeps the whole invocation: the record and its payload."""
+        assert self.s3 is not None, "an S3 OnFailure destination needs the poller's S3 client"
+        bucket = destination.removeprefix("arn:aws:s3:::")
+        now = self.clock.now()
+        key = (
+            f"aws/lambda/{self.mapping['UUID']}/{self._shard()}/{now:%Y/%m/%d}/"
+            f"{now:%Y-%m-%dT%H.%M.%S}-{uuid.uuid4()}"
+        )
+        whole = {**record, "payload": json.dumps(self._event(batch), default=_wire_value)}
+        with callers.acting_as(self.role):
+            self.s3.put_object(Bucket=bucket, Key=key, Body=json.dumps(whole).encode())
+
+
+def _wire_value(value: Any) -> Any:
+    """What Lambda's JSON carries for a value boto3 parsed: a time as epoch seconds."""
+    if isinstance(value, datetime):
+        return value.timestamp()
+    return value
