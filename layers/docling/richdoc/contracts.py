@@ -320,11 +320,16 @@ class ProjectCounts(Contract):
     edges: int
     spans: int
     chunks: int
+    tables: int  # CSVs under tables_prefix, one per TABLE node
 
 
 class ProjectOutput(StageOutput):
     projection_key: str
     chunks_key: str  # chunks.jsonl, the projection's retrieval chunks
+    markdown_key: str  # document.md, the document as Markdown
+    # tables/, the CSVs (table-<node id>.csv): a prefix, so the state's data stays small
+    # however many tables a document has
+    tables_prefix: str
     counts: ProjectCounts
 
 
@@ -388,6 +393,9 @@ class JobOutputs(Contract):
     projection_key: str
     detection_key: str
     chunks_key: str | None = None  # None in the records of runs made before chunks existed
+    # None in the records of runs made before Markdown and table CSVs existed
+    markdown_key: str | None = None
+    tables_prefix: str | None = None
 
     @classmethod
     def of(cls, results: StepResults) -> JobOutputs:
@@ -396,6 +404,8 @@ class JobOutputs(Contract):
             projection_key=results.project.projection_key,
             detection_key=results.detect.detection_key,
             chunks_key=results.project.chunks_key,
+            markdown_key=results.project.markdown_key,
+            tables_prefix=results.project.tables_prefix,
         )
 
     def files(self) -> dict[str, str]:
@@ -406,13 +416,17 @@ class JobOutputs(Contract):
 
 
 # What each output is called as a file: ``richdoc run --out DIR`` writes these, the
-# console's downloads are named so. One per field of JobOutputs (a test holds them equal).
+# console's downloads are named so. With OUTPUT_FOLDERS, one per field of JobOutputs (a
+# test holds them equal).
 OUTPUT_FILES = {
     "docling_key": "docling.json",
     "projection_key": "projection.json",
     "detection_key": "detection.json",
     "chunks_key": "chunks.jsonl",
+    "markdown_key": "document.md",
 }
+# Outputs that are a folder of files: the table CSVs (richdoc_client.tables).
+OUTPUT_FOLDERS = {"tables_prefix": "tables"}
 
 
 class JobCounts(Contract):
@@ -424,6 +438,7 @@ class JobCounts(Contract):
     ambiguities: int
     ambiguities_suppressed: int
     chunks: int | None = None  # None in the records of runs made before chunks existed
+    tables: int | None = None  # None in the records of runs made before table CSVs existed
 
     @classmethod
     def of(cls, results: StepResults) -> JobCounts:
@@ -435,6 +450,7 @@ class JobCounts(Contract):
             ambiguities=detect.ambiguities,
             ambiguities_suppressed=detect.ambiguities_suppressed,
             chunks=project.chunks,
+            tables=project.tables,
         )
 
 

@@ -25,8 +25,10 @@ import contextlib
 from typing import Protocol
 
 from richdoc_tools.local.patches import (
+    api_destinations,
     attribute_values,
     condition_builder,
+    connection_secrets,
     definition_parse,
     dynamodb_lock,
     dynamodb_projection,
@@ -102,6 +104,7 @@ EMULATION: tuple[PlainPatchPoint, ...] = (
     sqs_message_move_task,
     response_methods,
     json_paths,
+    connection_secrets,
     serializer_keys,
     attribute_values,
     dynamodb_projection,
@@ -123,7 +126,7 @@ VALIDATIONS: tuple[PlainPatchPoint, ...] = (
 )
 # The patch points the stack configures as it starts (retry scales, the state machine's
 # caller, the transaction conflicts, the IAM gate and missing-key denials, the scripted
-# SendMessage failures, the Lambda runtime).
+# SendMessage failures, the Lambda runtime, the API destinations' delivery).
 CONFIGURED: tuple[PatchPoint, ...] = (
     retry_sleep,
     sdk_retry_sleep,
@@ -133,6 +136,7 @@ CONFIGURED: tuple[PatchPoint, ...] = (
     request_gate,
     sqs_send_failures,
     lambda_invoke,
+    api_destinations,
 )
 
 
