@@ -346,6 +346,7 @@ def test_every_alarm_notifies_the_alarm_topic(template: Template) -> None:
         "ReconcileFailuresAlarm",
         "NotifyFailuresAlarm",
         "NotifierIteratorAgeAlarm",
+        "WebhookDeadLettersAlarm",
     }
     for name, alarm in alarms.items():
         assert alarm["AlarmActions"] == [{"Ref": "AlarmTopic"}], name

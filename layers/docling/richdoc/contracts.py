@@ -325,6 +325,7 @@ class ProjectCounts(Contract):
     edges: int
     spans: int
     chunks: int
+    tables: int  # CSVs under tables_prefix, one per TABLE node
     # Pages OCR read and pages without a text layer it left unread (OcrMode off); None
     # where the document had neither (projection.json's stats.ocr).
     ocr_page_count: int | None = None
@@ -334,6 +335,10 @@ class ProjectCounts(Contract):
 class ProjectOutput(StageOutput):
     projection_key: str
     chunks_key: str  # chunks.jsonl, the projection's retrieval chunks
+    markdown_key: str  # document.md, the document as Markdown
+    # tables/, the CSVs (table-<node id>.csv): a prefix, so the state's data stays small
+    # however many tables a document has
+    tables_prefix: str
     counts: ProjectCounts
 
 
@@ -397,6 +402,9 @@ class JobOutputs(Contract):
     projection_key: str
     detection_key: str
     chunks_key: str | None = None  # None in the records of runs made before chunks existed
+    # None in the records of runs made before Markdown and table CSVs existed
+    markdown_key: str | None = None
+    tables_prefix: str | None = None
 
     @classmethod
     def of(cls, results: StepResults) -> JobOutputs:
@@ -405,6 +413,8 @@ class JobOutputs(Contract):
             projection_key=results.project.projection_key,
             detection_key=results.detect.detection_key,
             chunks_key=results.project.chunks_key,
+            markdown_key=results.project.markdown_key,
+            tables_prefix=results.project.tables_prefix,
         )
 
     def files(self) -> dict[str, str]:
@@ -415,13 +425,17 @@ class JobOutputs(Contract):
 
 
 # What each output is called as a file: ``richdoc run --out DIR`` writes these, the
-# console's downloads are named so. One per field of JobOutputs (a test holds them equal).
+# console's downloads are named so. With OUTPUT_FOLDERS, one per field of JobOutputs (a
+# test holds them equal).
 OUTPUT_FILES = {
     "docling_key": "docling.json",
     "projection_key": "projection.json",
     "detection_key": "detection.json",
     "chunks_key": "chunks.jsonl",
+    "markdown_key": "document.md",
 }
+# Outputs that are a folder of files: the table CSVs (richdoc_client.tables).
+OUTPUT_FOLDERS = {"tables_prefix": "tables"}
 
 
 class JobCounts(AbsentOmitted, Contract):
@@ -433,6 +447,7 @@ class JobCounts(AbsentOmitted, Contract):
     ambiguities: int
     ambiguities_suppressed: int
     chunks: int | None = None  # None in the records of runs made before chunks existed
+    tables: int | None = None  # None in the records of runs made before table CSVs existed
     # As ProjectCounts: None where OCR had no page to read or leave (and in older records),
     # and then absent from every dump: the printed job, like the completion event, says
     # nothing of OCR for a document it had nothing to do with.
@@ -449,6 +464,7 @@ class JobCounts(AbsentOmitted, Contract):
             ambiguities=detect.ambiguities,
             ambiguities_suppressed=detect.ambiguities_suppressed,
             chunks=project.chunks,
+            tables=project.tables,
             ocr_page_count=project.ocr_page_count,
             unread_pages=project.unread_pages,
         )

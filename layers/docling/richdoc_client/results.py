@@ -1,6 +1,9 @@
 """What a successful run left behind: the keys of its outputs in the results bucket and
 their counts (the completion event and the manifest both carry them), and which run it
-was (``ResultRef``: how an event and a manifest name a document's current result)."""
+was (``ResultRef``: how an event and a manifest name a document's current result).
+
+The Markdown, the table CSVs and their count came in version 1.1: they are null in the
+outputs of runs that did not write them, and absent from documents written before."""
 
 from __future__ import annotations
 
@@ -24,6 +27,11 @@ class ResultKeys(FrozenWireModel):
     projection_key: str  # projection.json
     detection_key: str  # detection.json
     chunks_key: str | None = None  # chunks.jsonl, for runs that wrote chunks
+    # document.md, for runs that wrote it
+    markdown_key: str | None = Field(default=None, json_schema_extra=since("1.1"))
+    # The folder of the table CSVs, ``<prefix>table-<node id>.csv`` for each TABLE node
+    # (richdoc_client.tables), for runs that wrote them
+    tables_prefix: str | None = Field(default=None, json_schema_extra=since("1.1"))
 
 
 class ResultCounts(AbsentOmitted, FrozenWireModel):
@@ -33,6 +41,8 @@ class ResultCounts(AbsentOmitted, FrozenWireModel):
     ambiguities: Count
     ambiguities_suppressed: Count
     chunks: Count | None = None  # for runs that wrote chunks
+    # The CSVs under tables_prefix, for runs that wrote them
+    tables: Count | None = Field(default=None, json_schema_extra=since("1.1"))
     # How many pages OCR read (a scan's), and the pages without a text layer left unread
     # because OCR is off (OcrMode), ascending: absent where the document had none of either.
     ocr_page_count: Count | SkipJsonSchema[None] = Field(

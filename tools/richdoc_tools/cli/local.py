@@ -28,6 +28,12 @@ STACK_PARAMETERS_FROM_ENV = {
     "RICHDOC_SHARD_PAGES": "ShardPages",
     "RICHDOC_SHARD_CONCURRENCY": "ShardMaxConcurrency",
     "RICHDOC_OCR_MODE": "OcrMode",
+    # A webhook for every completion event (docs/consumers.md, "Webhooks"): the secret
+    # from the environment, never the command line (ps shows arguments).
+    "RICHDOC_WEBHOOK_URL": "WebhookUrl",
+    "RICHDOC_WEBHOOK_AUTHORIZATION": "WebhookAuthorization",
+    "RICHDOC_WEBHOOK_AUTH_NAME": "WebhookAuthName",
+    "RICHDOC_WEBHOOK_SECRET": "WebhookAuthSecret",
 }
 
 
