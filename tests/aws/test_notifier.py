@@ -306,6 +306,36 @@ def test_a_deleted_versions_kept_outputs_go_once_the_manifest_no_longer_names_th
     assert manifest is not None and manifest.job_id == new.job_id
 
 
+def test_a_success_handled_after_its_job_was_deleted_keeps_nothing_and_still_tells(
+    world: dict[str, Any],
+) -> None:
+    """The source deleted at once: the deletion took the run's working outputs before the
+    notifier read the success. Nothing is left to keep, and that is no failure to retry."""
+    version = upload(world)
+    done = record_job(world, version, JobStatus.SUCCEEDED)
+    world["s3"].delete_object(Bucket=INGEST, Key=KEY, VersionId=version)
+    for key in (OUTPUTS.docling_key, OUTPUTS.projection_key, OUTPUTS.detection_key):
+        world["s3"].delete_object(Bucket=RESULTS, Key=key)
+    gone = done.model_copy(update={"status": JobStatus.DELETED, "outputs": None, "counts": None})
+    world["jobs"].table.put_item(Item={"pk": f"JOB#{done.job_id}", "sk": "JOB", **gone.to_item()})
+    detail = world["notifier"].job_changed(None, done)
+    assert detail is not None and detail.status is TerminalStatus.SUCCEEDED
+    assert detail.current is False
+    kept = kept_keys(done, RESULTS)
+    assert kept is not None
+    prefix = kept.projection_key.rsplit("/", 2)[0] + "/"
+    assert world["s3"].list_objects_v2(Bucket=RESULTS, Prefix=prefix).get("KeyCount") == 0
+    assert [e.detail.status for e in received(world)] == [TerminalStatus.SUCCEEDED]
+
+
+def test_a_working_copy_expired_under_a_live_job_is_transient(world: dict[str, Any]) -> None:
+    version = upload(world)
+    done = record_job(world, version, JobStatus.SUCCEEDED)
+    world["s3"].delete_object(Bucket=RESULTS, Key=OUTPUTS.projection_key)
+    with pytest.raises(Transient):
+        world["notifier"].job_changed(None, done)
+
+
 # ---- the handler, fed the table's own stream ----------------------------------------------
 
 

@@ -14,7 +14,8 @@ The copies of a job go with the job: when it is DELETED (its version deleted, or
 by the ingest bucket's lifecycle, or an operator's ``richdoc jobs delete``), the notifier
 deletes ``documents/<document id>/<job id>/`` once the manifest no longer names it. A
 copy made by a refresh that raced that deletion is deleted by the refresh itself: it
-reads the job again after copying (``ResultCopies.keep``).
+reads the job again after copying (``ResultCopies.keep``); and a success handled only
+after its job was deleted, its working copies gone with it, keeps nothing.
 """
 
 from __future__ import annotations
@@ -84,19 +85,28 @@ class ResultCopies:
         if (job.job_id, job.run) in self._kept:
             return kept
         written = job.outputs
-        for field in OUTPUT_FILES:
-            source, target = getattr(written, field), getattr(kept, field)
-            if source and target:
-                self._copy(source, target)
-        tables = job.counts.tables if job.counts is not None else None
-        if written.tables_prefix and kept.tables_prefix:
-            self._copy_folder(written.tables_prefix, kept.tables_prefix, expected=tables)
-        now = self.jobs.get(job.job_id)
-        if now is None or now.status is JobStatus.DELETED:
+        try:
+            for field in OUTPUT_FILES:
+                source, target = getattr(written, field), getattr(kept, field)
+                if source and target:
+                    self._copy(source, target)
+            tables = job.counts.tables if job.counts is not None else None
+            if written.tables_prefix and kept.tables_prefix:
+                self._copy_folder(written.tables_prefix, kept.tables_prefix, expected=tables)
+        except Transient:
+            # A working copy that is gone: deleted with its job (the source deleted before
+            # this success was handled), or expired; only the second is worth a retry.
+            if not self._deleted(job):
+                raise
+        if self._deleted(job):
             self.discard(job)
             return None
         self._kept.add((job.job_id, job.run))
         return kept
+
+    def _deleted(self, job: Job) -> bool:
+        now = self.jobs.get(job.job_id)
+        return now is None or now.status is JobStatus.DELETED
 
     def discard(self, job: Job) -> int:
         """Delete every kept run of the job; how many objects there were."""
