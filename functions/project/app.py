@@ -43,6 +43,7 @@ def handler(event: ProjectInput, context: LambdaContext) -> ProjectOutput:
     store.put_bytes(key, projection.to_json_bytes())
     chunks_at = chunks_key(event.job_id, event.run)
     store.put_bytes(chunks_at, chunks_jsonl(chunks), content_type="application/x-ndjson")
+    ocr = projection.stats.ocr
     markdown_at = markdown_key(event.job_id, event.run)
     store.put_bytes(markdown_at, render_markdown(doc), content_type=MARKDOWN)
     tables_at = tables_prefix(event.job_id, event.run)
@@ -60,5 +61,7 @@ def handler(event: ProjectInput, context: LambdaContext) -> ProjectOutput:
             spans=len(projection.spans),
             chunks=len(chunks),
             tables=len(tables),
+            ocr_page_count=None if ocr is None else len(ocr.ocr_pages),
+            unread_pages=None if ocr is None else list(ocr.unread_pages),
         ),
     )

@@ -10,11 +10,13 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
 
 from richdoc_client.versions import since
-from richdoc_client.wire import FrozenWireModel
+from richdoc_client.wire import AbsentOmitted, FrozenWireModel
 
 Count = Annotated[int, Field(ge=0)]
+PageNumber = Annotated[int, Field(ge=1)]
 
 
 class ResultKeys(FrozenWireModel):
@@ -32,7 +34,7 @@ class ResultKeys(FrozenWireModel):
     tables_prefix: str | None = Field(default=None, json_schema_extra=since("1.1"))
 
 
-class ResultCounts(FrozenWireModel):
+class ResultCounts(AbsentOmitted, FrozenWireModel):
     nodes: Count
     edges: Count
     spans: Count
@@ -41,6 +43,14 @@ class ResultCounts(FrozenWireModel):
     chunks: Count | None = None  # for runs that wrote chunks
     # The CSVs under tables_prefix, for runs that wrote them
     tables: Count | None = Field(default=None, json_schema_extra=since("1.1"))
+    # How many pages OCR read (a scan's), and the pages without a text layer left unread
+    # because OCR is off (OcrMode), ascending: absent where the document had none of either.
+    ocr_page_count: Count | SkipJsonSchema[None] = Field(
+        default=None, json_schema_extra=since("1.1")
+    )
+    unread_pages: list[PageNumber] | SkipJsonSchema[None] = Field(
+        default=None, json_schema_extra=since("1.1")
+    )
 
 
 class ResultRef(FrozenWireModel):

@@ -27,6 +27,7 @@ SIGNAL_CHECK_S = 0.2
 STACK_PARAMETERS_FROM_ENV = {
     "RICHDOC_SHARD_PAGES": "ShardPages",
     "RICHDOC_SHARD_CONCURRENCY": "ShardMaxConcurrency",
+    "RICHDOC_OCR_MODE": "OcrMode",
     # A webhook for every completion event (docs/consumers.md, "Webhooks"): the secret
     # from the environment, never the command line (ps shows arguments).
     "RICHDOC_WEBHOOK_URL": "WebhookUrl",
@@ -38,12 +39,14 @@ STACK_PARAMETERS_FROM_ENV = {
 
 def stack_parameters() -> dict[str, str]:
     """Template parameters from ``STACK_PARAMETERS_FROM_ENV``; a bad value is a usage error."""
+    from richdoc.parse.ocr import ocr_mode_setting
     from richdoc.parse.settings import shard_concurrency_setting, shard_pages_setting
     from richdoc_tools.terminal import visible
 
     try:
         shard_pages_setting()
         shard_concurrency_setting()
+        ocr_mode_setting()
     except ValueError as exc:
         raise UsageError(visible(exc)) from exc
     return {
