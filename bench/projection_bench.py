@@ -9,7 +9,11 @@ one), then times, round-robin over several rounds:
 * ``chunker``: docling-core's ``HierarchicalChunker`` over the same loaded document;
 * ``project``: ``richdoc.projection.project`` over the same loaded document;
 * ``serialize``: ``Projection.to_json_bytes``;
-* ``load_project_serialize``: what the project handler does between S3 calls.
+* ``load_project_serialize``: the projection part of what the project handler does
+  between S3 calls;
+* ``markdown``: ``richdoc.markdown.render_markdown`` (docling-core's Markdown export) and
+  ``table_csvs``: the tables as CSV, the handler's other outputs, against the same load
+  (reported as ratios to it, no target).
 
 Targets: ``project`` at most 0.25x the chunker; load + project + serialize at most 2x the
 bare load. Verdicts use CPU time (all of it runs in this process).
@@ -89,6 +93,14 @@ class Run:
     def pipeline_vs_load(self) -> dict[str, float]:
         return ratio(self.samples["load_project_serialize"], self.samples["load"])
 
+    @property
+    def markdown_vs_load(self) -> dict[str, float]:
+        return ratio(self.samples["markdown"], self.samples["load"])
+
+    @property
+    def table_csvs_vs_load(self) -> dict[str, float]:
+        return ratio(self.samples["table_csvs"], self.samples["load"])
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "document": {"label": self.document.label, **self.shape},
@@ -97,19 +109,31 @@ class Run:
             "ratios": {
                 "project_vs_chunker": self.project_vs_chunker,
                 "pipeline_vs_load": self.pipeline_vs_load,
+                "markdown_vs_load": self.markdown_vs_load,
+                "table_csvs_vs_load": self.table_csvs_vs_load,
             },
         }
 
 
-MEASUREMENTS = ("load", "chunker", "project", "serialize", "load_project_serialize")
+MEASUREMENTS = (
+    "load",
+    "chunker",
+    "project",
+    "serialize",
+    "load_project_serialize",
+    "markdown",
+    "table_csvs",
+)
 
 
 def measure(document: Document) -> Run:
     from docling_core.transforms.chunker.hierarchical_chunker import HierarchicalChunker
     from docling_core.types.doc import DoclingDocument
 
+    from richdoc.markdown import render_markdown
     from richdoc.projection import load_docling, project
     from richdoc_client.projection import ProjectionSource
+    from richdoc_client.tables import table_csvs
     from tests.support.gen_fixtures import build_large_document
 
     data = build_large_document(document.paragraphs, document.tables).model_dump_json().encode()
@@ -124,6 +148,8 @@ def measure(document: Document) -> Run:
             "project": lambda: project(doc, source),
             "serialize": projection.to_json_bytes,
             "load_project_serialize": lambda: project(load_docling(data), source).to_json_bytes(),
+            "markdown": lambda: render_markdown(doc),
+            "table_csvs": lambda: table_csvs(projection),
         },
         document.rounds,
         collect=True,

@@ -33,6 +33,7 @@ ITEMS: dict[str, str] = {
     "chunking": "bench.chunking_bench",
     "strict_stack": "bench.strict_bench",
     "admission": "bench.admission_bench",
+    "ocr": "bench.ocr_bench",
 }
 
 

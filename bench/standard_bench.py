@@ -90,12 +90,13 @@ def in_process_converter(weights: Path) -> Callable[[Path], object]:
     from docling.datamodel.base_models import InputFormat
     from docling.document_converter import DocumentConverter
 
-    from richdoc.parse.convert import pdf_format_option
+    from richdoc.formats import DocFormat
+    from richdoc.parse.convert import paged_format_option
     from richdoc.parse.settings import available_cpus, threads_for
 
     converter = DocumentConverter(
         allowed_formats=[InputFormat.PDF],
-        format_options={InputFormat.PDF: pdf_format_option(_settings(weights))},
+        format_options={InputFormat.PDF: paged_format_option(_settings(weights), DocFormat.PDF)},
     )
     converter.initialize_pipeline(InputFormat.PDF)
     torch.set_num_threads(threads_for(1, available_cpus()))

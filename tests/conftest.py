@@ -24,6 +24,7 @@ from typing import Any
 
 import boto3
 import pytest
+from hypothesis import HealthCheck, settings
 from richdoc_tools.local.cloudformation.template import Template, load_template
 
 from richdoc.contracts import ParseInput, ParseOutput
@@ -34,6 +35,11 @@ from tests.support.paths import DEFINITION_PATH
 
 REGION = "us-east-1"
 LANES = ("unit", "aws", "parse", "e2e", "browser")
+
+# No property test may depend on the machine's speed: Hypothesis's per-example deadline
+# (200 ms) and its too-slow health check fail a correct test on a loaded CI machine.
+settings.register_profile("richdoc", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("richdoc")
 
 
 TESTS = Path(__file__).parent

@@ -19,6 +19,7 @@ from richdoc_client.chunking import build_chunks, chunks_jsonl
 from richdoc_client.events import TerminalStatus
 from richdoc_client.manifest import Manifest
 from richdoc_client.projection import Projection
+from richdoc_client.tables import read_table_csv
 from tests.support.client_venv import build_wheel, fresh_venv, requirements_of
 from tests.support.consumer_examples import ARTIFACT_BUCKET, CONSUMERS, JOB, outputs, source
 from tests.support.paths import DATA, ROOT
@@ -47,13 +48,17 @@ def _bucket_objects() -> dict[str, bytes]:
         Projection.model_validate_json(projection), document_id=current.document_id
     )
     keys = outputs()
-    assert keys.chunks_key is not None
+    assert keys.chunks_key and keys.markdown_key and keys.tables_prefix
+    csvs = {path.name: path.read_bytes() for path in sorted((GOLDEN / "tables").glob("*.csv"))}
     return {
         current.key: current.to_json_bytes(),
         failed.key: failed.to_json_bytes(),
         keys.projection_key: projection,
         keys.detection_key: DETECTION.read_bytes(),
         keys.chunks_key: chunks_jsonl(chunks),
+        keys.markdown_key: (GOLDEN / "document.md").read_bytes(),
+        **{keys.tables_prefix + name: data for name, data in csvs.items()},
+        keys.tables_prefix + "notes.txt": b"not a table: the listing skips it",
         "documents/README.txt": b"not a manifest: the listing skips it",
     }
 
@@ -66,6 +71,11 @@ def _expected() -> dict[str, object]:
         "projection": hashlib.sha256(objects[keys.projection_key]).hexdigest(),
         "detection": hashlib.sha256(objects[keys.detection_key]).hexdigest(),
         "chunks": hashlib.sha256(objects[keys.chunks_key]).hexdigest(),
+        "markdown": hashlib.sha256((GOLDEN / "document.md").read_bytes()).hexdigest(),
+        "tables": {
+            path.name: read_table_csv(path.read_bytes()).records()
+            for path in sorted((GOLDEN / "tables").glob("*.csv"))
+        },
     }
 
 
@@ -84,7 +94,8 @@ def _check(found: dict) -> None:
     [succeeded] = [d for d in found["documents"].values() if d["status"] == "SUCCEEDED"]
     [failed] = [d for d in found["documents"].values() if d["status"] == "DEAD_LETTERED"]
     # Read as typed models and written back, every output is byte-identical.
-    assert {k: succeeded[k] for k in ("projection", "detection", "chunks")} == _expected()
+    keys = ("projection", "detection", "chunks", "markdown", "tables")
+    assert {k: succeeded[k] for k in keys} == _expected()
     assert succeeded["chunk_texts_slice"] is True
     assert failed == {
         "status": "DEAD_LETTERED",
@@ -135,5 +146,12 @@ def test_the_client_reads_a_directory_copy_of_the_bucket(client_python, tmp_path
 
 
 def test_the_wheel_needs_only_pydantic_and_boto3(tmp_path):
-    names = sorted(r.name for r in requirements_of(build_wheel(tmp_path)))
+    requirements = requirements_of(build_wheel(tmp_path))
+    names = sorted(r.name for r in requirements if r.marker is None)
     assert names == ["boto3", "pydantic"]
+    # The loaders' frameworks only with their extras.
+    extras = sorted((str(r.marker), r.name) for r in requirements if r.marker is not None)
+    assert extras == [
+        ('extra == "langchain"', "langchain-core"),
+        ('extra == "llamaindex"', "llama-index-core"),
+    ]

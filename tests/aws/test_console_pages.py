@@ -228,12 +228,12 @@ def test_the_job_page_colours_the_graph_from_the_history(
     }
     assert set(data["job"]) - set(shown) == {"terminal", "progress_text", "url"}
     assert [{k: a[k] for k in a if k != "kind"} for a in data["attempts"]] == shown["attempts"]
+    # What this run wrote (it is recorded as a run before chunks, Markdown and CSVs).
     assert [d["name"] for d in data["downloads"]] == [
         "source",
         "docling.json",
         "projection.json",
         "detection.json",
-        "chunks.jsonl",
     ]
     assert data["document_url"] == f"/jobs/{job_id}/document"
     assert [(a["name"], a["available"]) for a in data["actions"]] == [
@@ -314,6 +314,37 @@ def test_artifacts_and_the_source_are_downloads(
     source = console.get(f"/jobs/{job_id}/source")
     assert source.get_data() == (SAMPLES / "field-report.pdf").read_bytes()
     assert console.get(f"/jobs/{job_id}/artifacts/secrets.json").status_code == 404
+
+
+def test_the_markdown_and_each_table_csv_are_downloads(
+    console: Console, executions: dict[str, str]
+) -> None:
+    source = console.put_source("prices.md", b"# Prices\n\n| Item | Price |\n|---|---|\n")
+    job_id = f"{7:032x}"
+    prefix = f"jobs/{job_id}/run-001/"
+    outputs = outputs_for(job_id).model_copy(
+        update={"markdown_key": prefix + "document.md", "tables_prefix": prefix + "tables/"}
+    )
+    console.put_job(job(7, source, outputs=outputs, shards=1))
+    console.put_artifact(prefix + "document.md", b"# Prices <b>\n")
+    for node in (12, 5):
+        console.put_artifact(f"{prefix}tables/table-{node}.csv", b"Item,Price\r\nTea,3.50\r\n")
+    console.put_artifact(prefix + "tables/notes.txt", b"not a table")
+    data = console.json(f"/jobs/{job_id}.json")
+    assert [d["name"] for d in data["downloads"]][-3:] == [
+        "document.md",
+        "tables/table-5.csv",
+        "tables/table-12.csv",
+    ]
+    markdown = console.get(f"/jobs/{job_id}/artifacts/document.md")
+    assert markdown.mimetype == "text/markdown" and markdown.get_data() == b"# Prices <b>\n"
+    assert markdown.headers["Content-Disposition"].startswith("attachment;")
+    table = console.get(f"/jobs/{job_id}/tables/table-5.csv")
+    assert table.status_code == 200 and table.mimetype == "text/csv"
+    assert table.headers["Content-Disposition"].startswith("attachment;")
+    assert table.get_data() == b"Item,Price\r\nTea,3.50\r\n"
+    for missing in ("table-6.csv", "notes.txt", "..%2Fdocument.md"):
+        assert console.get(f"/jobs/{job_id}/tables/{missing}").status_code == 404
 
 
 def test_cancel_then_redrive_a_job_from_its_page(console: Console) -> None:

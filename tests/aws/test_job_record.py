@@ -20,6 +20,7 @@ from richdoc_tools.run import RunResult
 
 from richdoc.contracts import (
     OUTPUT_FILES,
+    OUTPUT_FOLDERS,
     JobCounts,
     JobOptions,
     JobOutputs,
@@ -156,6 +157,8 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
             "projection_key": "jobs/job-1/run-001/projection.json",
             "detection_key": "jobs/job-1/run-001/detection.json",
             "chunks_key": "jobs/job-1/run-001/chunks.jsonl",
+            "markdown_key": "jobs/job-1/run-001/document.md",
+            "tables_prefix": "jobs/job-1/run-001/tables/",
         },
         "counts": {
             "nodes": 3,
@@ -164,6 +167,7 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
             "ambiguities": 0,
             "ambiguities_suppressed": 1,
             "chunks": 2,
+            "tables": 1,
         },
         "created_at": NOW,
         "updated_at": NOW,
@@ -221,16 +225,18 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
 
 def test_every_output_of_a_job_has_its_own_file_name() -> None:
     """What `richdoc run --out` writes and the console downloads: one file per output."""
-    assert list(OUTPUT_FILES) == list(JobOutputs.model_fields)
-    assert len(set(OUTPUT_FILES.values())) == len(OUTPUT_FILES)
+    assert list(OUTPUT_FILES) + list(OUTPUT_FOLDERS) == list(JobOutputs.model_fields)
+    names = [*OUTPUT_FILES.values(), *OUTPUT_FOLDERS.values()]
+    assert len(set(names)) == len(names)
     assert OUTPUTS.files() == {
         "docling.json": OUTPUTS.docling_key,
         "projection.json": OUTPUTS.projection_key,
         "detection.json": OUTPUTS.detection_key,
         "chunks.jsonl": OUTPUTS.chunks_key,
+        "document.md": OUTPUTS.markdown_key,
     }
-    # A run recorded before chunks existed has no chunks file.
-    earlier = OUTPUTS.model_copy(update={"chunks_key": None})
+    # A run recorded before chunks and Markdown existed has no such files.
+    earlier = OUTPUTS.model_copy(update={"chunks_key": None, "markdown_key": None})
     assert list(earlier.files()) == ["docling.json", "projection.json", "detection.json"]
 
 

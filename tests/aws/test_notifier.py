@@ -27,6 +27,7 @@ from richdoc_client.events import CompletionEvent, TerminalStatus
 from richdoc_client.identity import document_id
 from richdoc_client.manifest import Manifest, manifest_key
 from richdoc_client.reader import ResultsReader
+from richdoc_client.tables import table_csv_name
 from tests.support.handlers import load_handler
 from tests.support.lambda_context import FakeLambdaContext
 from tests.support.records import COUNTS, OUTPUTS
@@ -96,6 +97,9 @@ def record_job(world: dict[str, Any], version: str, status: JobStatus, run: int 
         for output in (OUTPUTS.docling_key, OUTPUTS.projection_key, OUTPUTS.detection_key):
             world["s3"].put_object(Bucket=RESULTS, Key=output, Body=f"{version} {output}")
         world["s3"].put_object(Bucket=RESULTS, Key=str(OUTPUTS.chunks_key), Body=b"")
+        world["s3"].put_object(Bucket=RESULTS, Key=str(OUTPUTS.markdown_key), Body=b"# One\n")
+        table = f"{OUTPUTS.tables_prefix}{table_csv_name(1)}"  # COUNTS.tables: one
+        world["s3"].put_object(Bucket=RESULTS, Key=table, Body=b"Date\r\n2024-03-01\r\n")
     if status is JobStatus.DEAD_LETTERED:
         fields["failure"] = Failure(kind=FailureKind.CORRUPT_INPUT, reason="damaged")
     job = Job.model_validate(fields)
@@ -262,11 +266,16 @@ def test_a_manifest_outlives_its_job_record_and_the_working_outputs(
     manifest = stored_manifest(world)
     assert manifest is not None
     world["jobs"].table.delete_item(Key={"pk": f"JOB#{done.job_id}", "sk": "JOB"})  # TTL
-    for key in (OUTPUTS.docling_key, OUTPUTS.projection_key, OUTPUTS.detection_key):
-        world["s3"].delete_object(Bucket=RESULTS, Key=key)  # the lifecycle's expiry
+    table = f"{OUTPUTS.tables_prefix}{table_csv_name(1)}"
+    working = (OUTPUTS.docling_key, OUTPUTS.projection_key, OUTPUTS.detection_key)
+    for key in (*working, OUTPUTS.markdown_key, table):
+        world["s3"].delete_object(Bucket=RESULTS, Key=str(key))  # the lifecycle's expiry
     assert keeper.refresh(INGEST, KEY) == manifest  # a later refresh keeps it
     reader = ResultsReader.s3(RESULTS, client=world["s3"])
     assert reader.docling(manifest) == f"{version} {OUTPUTS.docling_key}".encode()
+    assert reader.markdown(manifest) == "# One\n"
+    [kept_table] = reader.tables(manifest)
+    assert reader.table(kept_table).records() == [{"Date": "2024-03-01"}]
 
 
 def test_a_deleted_versions_kept_outputs_go_once_the_manifest_no_longer_names_them(
@@ -295,6 +304,36 @@ def test_a_deleted_versions_kept_outputs_go_once_the_manifest_no_longer_names_th
     assert listed.get("KeyCount") == 0
     manifest = stored_manifest(world)
     assert manifest is not None and manifest.job_id == new.job_id
+
+
+def test_a_success_handled_after_its_job_was_deleted_keeps_nothing_and_still_tells(
+    world: dict[str, Any],
+) -> None:
+    """The source deleted at once: the deletion took the run's working outputs before the
+    notifier read the success. Nothing is left to keep, and that is no failure to retry."""
+    version = upload(world)
+    done = record_job(world, version, JobStatus.SUCCEEDED)
+    world["s3"].delete_object(Bucket=INGEST, Key=KEY, VersionId=version)
+    for key in (OUTPUTS.docling_key, OUTPUTS.projection_key, OUTPUTS.detection_key):
+        world["s3"].delete_object(Bucket=RESULTS, Key=key)
+    gone = done.model_copy(update={"status": JobStatus.DELETED, "outputs": None, "counts": None})
+    world["jobs"].table.put_item(Item={"pk": f"JOB#{done.job_id}", "sk": "JOB", **gone.to_item()})
+    detail = world["notifier"].job_changed(None, done)
+    assert detail is not None and detail.status is TerminalStatus.SUCCEEDED
+    assert detail.current is False
+    kept = kept_keys(done, RESULTS)
+    assert kept is not None
+    prefix = kept.projection_key.rsplit("/", 2)[0] + "/"
+    assert world["s3"].list_objects_v2(Bucket=RESULTS, Prefix=prefix).get("KeyCount") == 0
+    assert [e.detail.status for e in received(world)] == [TerminalStatus.SUCCEEDED]
+
+
+def test_a_working_copy_expired_under_a_live_job_is_transient(world: dict[str, Any]) -> None:
+    version = upload(world)
+    done = record_job(world, version, JobStatus.SUCCEEDED)
+    world["s3"].delete_object(Bucket=RESULTS, Key=OUTPUTS.projection_key)
+    with pytest.raises(Transient):
+        world["notifier"].job_changed(None, done)
 
 
 # ---- the handler, fed the table's own stream ----------------------------------------------

@@ -80,7 +80,9 @@ RESULTS = StepResults(
     project=ProjectOutput(
         projection_key="jobs/job-1/run-001/projection.json",
         chunks_key="jobs/job-1/run-001/chunks.jsonl",
-        counts=ProjectCounts(nodes=5, edges=4, spans=3, chunks=2),
+        markdown_key="jobs/job-1/run-001/document.md",
+        tables_prefix="jobs/job-1/run-001/tables/",
+        counts=ProjectCounts(nodes=5, edges=4, spans=3, chunks=2, tables=1),
     ),
     detect=DetectOutput(
         detection_key="jobs/job-1/run-001/detection.json",
@@ -341,9 +343,11 @@ def test_success_records_outputs_counts_and_pipeline(world: World) -> None:
         projection_key="jobs/job-1/run-001/projection.json",
         detection_key="jobs/job-1/run-001/detection.json",
         chunks_key="jobs/job-1/run-001/chunks.jsonl",
+        markdown_key="jobs/job-1/run-001/document.md",
+        tables_prefix="jobs/job-1/run-001/tables/",
     )
     assert job.counts == JobCounts(
-        nodes=5, edges=4, spans=3, ambiguities=1, ambiguities_suppressed=2, chunks=2
+        nodes=5, edges=4, spans=3, ambiguities=1, ambiguities_suppressed=2, chunks=2, tables=1
     )
     assert job.pipeline == "simple"
     assert "JobsSucceeded" in _metric_names(world)

@@ -269,6 +269,33 @@ def test_a_failure_group_is_redriven_and_the_tier_ladder_drawn(
     assert not watch.errors and not watch.dialogs
 
 
+def test_the_markdown_and_each_table_download_from_the_job_page(
+    session: tuple[Page, Watch],
+) -> None:
+    page, watch = session
+    base = page.url.split("/jobs")[0].split("/dead-letters")[0].split("/failures")[0]
+    page.goto(base + "/jobs")
+    page.locator("#file-input").set_input_files(str(SAMPLES / "inventory.xlsx"))
+    expect(page.locator("#jobs-body tr", has_text="inventory.xlsx")).to_be_visible()
+    page.locator("#uploads a", has_text="inventory.xlsx").click()
+    expect(page.locator("#job-status")).to_have_text("SUCCEEDED", timeout=JOB_S)
+    downloads = page.locator("#downloads a")
+    expect(downloads.filter(has_text="document.md")).to_have_count(1)
+    table = downloads.filter(has_text=re.compile(r"^tables/table-\d+\.csv$"))
+    expect(table).to_have_count(1)
+    with page.expect_download() as download:
+        table.click()
+    saved = download.value.path().read_bytes()
+    assert saved.endswith(b"\r\n")
+    projection = twin(page, urlsplit(page.url).path + "/artifacts/projection.json")
+    [columns] = [n["props"]["columns"] for n in projection["nodes"] if n["label"] == "TABLE"]
+    assert saved.decode().split("\r\n")[0] == ",".join(columns)
+    with page.expect_download() as markdown:
+        downloads.filter(has_text="document.md").click()
+    assert markdown.value.suggested_filename.endswith("-document.md")
+    assert not watch.errors and not watch.dialogs
+
+
 def test_every_request_stayed_on_the_console(
     console: ConsoleProcess, session: tuple[Page, Watch]
 ) -> None:

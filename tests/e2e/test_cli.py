@@ -215,8 +215,15 @@ def test_run_json_has_the_design_fields_and_out_writes_every_artifact(
             "counts",
         } <= set(record)
         assert record["shards"] == 1  # none of these is a PDF long enough to shard
-        # The design's counts, and the chunks of chunks.jsonl.
-        assert set(record["counts"]) == {"nodes", "edges", "spans", "ambiguities", "chunks"}
+        # The design's counts, the chunks of chunks.jsonl and the CSVs under tables/.
+        assert set(record["counts"]) == {
+            "nodes",
+            "edges",
+            "spans",
+            "ambiguities",
+            "chunks",
+            "tables",
+        }
     contract, notes, broken = records
     assert (contract["status"], contract["failure_kind"], contract["feature"]) == (
         "SUCCEEDED",
@@ -236,8 +243,10 @@ def test_run_json_has_the_design_fields_and_out_writes_every_artifact(
         "chunks.jsonl",
         "detection.json",
         "docling.json",
+        "document.md",
         "job.json",
         "projection.json",
+        "tables",
     ]
     assert sorted(p.name for p in (tmp_path / "broken.docx").iterdir()) == ["job.json"]
     for name in ("projection", "detection"):  # what the pipeline wrote meets its schema

@@ -128,15 +128,18 @@ def test_a_second_document_with_the_same_bytes_keeps_its_shared_artifact(stack: 
     kept = kept_keys(second, stack.outputs["ArtifactBucketName"])
     assert kept is not None and kept.chunks_key is not None
     holding = set(_holding(stack, secret))
-    assert {shared, second.outputs.projection_key, second.outputs.chunks_key} <= holding
+    outputs = second.outputs
+    assert {shared, outputs.projection_key, outputs.chunks_key, outputs.markdown_key} <= holding
     assert holding <= {
         shared,
-        second.outputs.projection_key,
-        second.outputs.chunks_key,
-        second.outputs.detection_key,
+        outputs.projection_key,
+        outputs.chunks_key,
+        outputs.markdown_key,
+        outputs.detection_key,
         kept.docling_key,
         kept.projection_key,
         kept.chunks_key,
+        kept.markdown_key,
         kept.detection_key,
     }
     assert not _exists(stack, f"jobs/{first.job_id}/")

@@ -14,7 +14,7 @@ import pytest
 from richdoc_tools.cli import main
 
 from richdoc.formats import ArchiveLimits, format_of, inspect_file
-from richdoc.taxonomy import CorruptInput, PipelineError, UnsupportedFeature
+from richdoc.taxonomy import CorruptInput, PipelineError
 from tests.support import damaged_inputs, parse_inputs
 
 pytestmark = [pytest.mark.docling, pytest.mark.xdist_group("parse-docling")]
@@ -73,35 +73,17 @@ PDFS: dict[str, tuple[Make, type[PipelineError], str | None, str]] = {
         None,
         "the PDF is empty: none of its 2 pages has text, images or drawings",
     ),
-    "ccitt scan": (
-        lambda p: damaged_inputs.ccitt_pdf(p / "fax.pdf"),
-        UnsupportedFeature,
-        "ocr",
-        "1 of the 1 pages carry images or vector paths",
-    ),
-    "jbig2 scan": (
-        lambda p: damaged_inputs.jbig2_pdf(p / "scan.pdf"),
-        UnsupportedFeature,
-        "ocr",
-        "needs OCR",
-    ),
-    "large inline image": (
-        lambda p: damaged_inputs.inline_image_pdf(p / "inline.pdf"),
-        UnsupportedFeature,
-        "ocr",
-        "needs OCR",
-    ),
-    "outlined text": (
-        lambda p: damaged_inputs.outlined_text_pdf(p / "outlines.pdf"),
-        UnsupportedFeature,
-        "ocr",
-        "needs OCR",
-    ),
+}
+
+# PDFs whose pages carry images or drawings but no text: only OCR reads them.
+NEEDS_OCR: dict[str, tuple[Make, tuple[int, ...]]] = {
+    "ccitt scan": (lambda p: damaged_inputs.ccitt_pdf(p / "fax.pdf"), (1,)),
+    "jbig2 scan": (lambda p: damaged_inputs.jbig2_pdf(p / "scan.pdf"), (1,)),
+    "large inline image": (lambda p: damaged_inputs.inline_image_pdf(p / "inline.pdf"), (1,)),
+    "outlined text": (lambda p: damaged_inputs.outlined_text_pdf(p / "outlines.pdf"), (1,)),
     "image drawn by reportlab": (
         lambda p: parse_inputs.pdf(p / "photo.pdf", pages=2, text=False, image=True),
-        UnsupportedFeature,
-        "ocr",
-        "2 of the 2 pages carry images",
+        (1, 2),
     ),
 }
 
@@ -113,6 +95,12 @@ def test_the_inspection_tells_damaged_and_empty_pdfs_from_ones_that_need_ocr(tmp
         _inspect(make(tmp_path))
     assert (type(info.value), info.value.feature) == (error, feature)
     assert reason in info.value.reason
+
+
+@pytest.mark.parametrize("case", NEEDS_OCR)
+def test_the_inspection_lists_the_pages_only_ocr_reads(tmp_path, case):
+    make, image_only = NEEDS_OCR[case]
+    assert _inspect(make(tmp_path)).image_only == image_only  # type: ignore[attr-defined]
 
 
 def test_the_image_only_pdfs_really_show_their_images(tmp_path):
@@ -129,7 +117,7 @@ def test_the_image_only_pdfs_really_show_their_images(tmp_path):
 
 
 def test_a_pdf_whose_later_pages_cannot_be_loaded_is_left_to_docling(tmp_path):
-    # The inspection stops at the first page with text; docling decides about the rest
+    # A page pdfium cannot load is no page OCR reads; docling decides about it
     # (corrupt_input through `richdoc parse`, below).
     path = damaged_inputs.later_page_unloadable(tmp_path / "half.pdf")
     assert _inspect(path).page_count == 2  # type: ignore[attr-defined]
@@ -200,9 +188,10 @@ CLI_CASES: dict[str, tuple[Make, int, str, str | None]] = {
     ),
     "cut short": (PDFS["cut short"][0], 10, "corrupt_input", None),
     "blank": (PDFS["blank"][0], 10, "corrupt_input", None),
-    "ccitt scan": (PDFS["ccitt scan"][0], 20, "unsupported_feature", "ocr"),
-    "jbig2 scan": (PDFS["jbig2 scan"][0], 20, "unsupported_feature", "ocr"),
-    "outlined text": (PDFS["outlined text"][0], 20, "unsupported_feature", "ocr"),
+    # With OCR off (RICHDOC_OCR_MODE=off, below): only OCR could read these.
+    "ccitt scan": (NEEDS_OCR["ccitt scan"][0], 20, "unsupported_feature", "ocr"),
+    "jbig2 scan": (NEEDS_OCR["jbig2 scan"][0], 20, "unsupported_feature", "ocr"),
+    "outlined text": (NEEDS_OCR["outlined text"][0], 20, "unsupported_feature", "ocr"),
     "duplicate sheet": (PACKAGES["xlsx, two sheet1.xml"], 10, "corrupt_input", None),
     "duplicate slide": (PACKAGES["pptx, two slide1.xml"], 10, "corrupt_input", None),
     "entry before the start": (
@@ -217,8 +206,12 @@ CLI_CASES: dict[str, tuple[Make, int, str, str | None]] = {
 
 
 @pytest.mark.parametrize("case", CLI_CASES)
-def test_richdoc_parse_exits_with_the_kind_of_each_damaged_file(tmp_path, capsys, case):
+def test_richdoc_parse_exits_with_the_kind_of_each_damaged_file(
+    tmp_path, capsys, monkeypatch, case
+):
     make, code, kind, feature = CLI_CASES[case]
+    if feature == "ocr":
+        monkeypatch.setenv("RICHDOC_OCR_MODE", "off")
     source = make(tmp_path)
     assert main(["parse", str(source), "-o", str(tmp_path / "out.json")]) == code
     [line] = capsys.readouterr().err.splitlines()

@@ -3,7 +3,7 @@ writable, no /dev/shm, HOME unset and a user with no passwd entry (so ``Path.hom
 raises, as docling calls it at import). bubblewrap (Debian's ``bubblewrap``; ``make
 test`` installs it) makes that sandbox; inside it the plan and the parse handler run a
 PDF through the standard pipeline on synthesised weights, with the environment the
-image's Dockerfile sets."""
+image's Dockerfile sets, OCR reading its scanned page, with no network."""
 
 from __future__ import annotations
 
@@ -51,6 +51,9 @@ def lambda_sandbox(weights: Path) -> list[str]:
         # weights' cache under /tmp, as in a CI clone.
         *[arg for path in _kept(weights) for arg in ("--ro-bind", path, path)],
         "--unshare-user", "--uid", LAMBDA_UID, "--gid", LAMBDA_GID,
+        # No network: moto answers in process, and nothing (the OCR models included) is
+        # fetched at run time.
+        "--unshare-net",
         "--unsetenv", "HOME",
         "--chdir", "/tmp",
         "--die-with-parent",
@@ -89,5 +92,8 @@ def test_the_plan_and_parse_handlers_run_on_a_read_only_filesystem_without_home(
     assert done.returncode == 0, done.stderr[-4000:]
     states = json.loads(done.stdout.strip().splitlines()[-1])
     assert (states["plan"]["pipeline"], states["plan"]["page_count"]) == ("standard", 3)
+    assert states["plan"]["ocr_page_count"] == 1
     parse = states["parse"]
     assert (parse["pipeline"], parse["page_count"], parse["partial"]) == ("standard", 3, False)
+    read = "".join(c if c.isalnum() else " " for c in states["ocr_text"].lower()).split()
+    assert read == ["the", "scanned", "page", "reads", "as", "this", "sentence"]

@@ -145,11 +145,6 @@ FAILURES: dict[str, tuple[Callable[[Path], Path], type[PipelineError], str | Non
         UnsupportedFeature,
         "encrypted",
     ),
-    "image-only pdf": (
-        lambda p: parse_inputs.pdf(p / "x.pdf", text=False, image=True),
-        UnsupportedFeature,
-        "ocr",
-    ),
     "zip bomb by ratio": (lambda p: parse_inputs.zip_bomb_ratio(p / "x.docx"), CorruptInput, None),
     "zip bomb by entries": (
         lambda p: parse_inputs.zip_bomb_entries(p / "x.xlsx"),

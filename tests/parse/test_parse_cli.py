@@ -162,9 +162,9 @@ def test_a_real_process_exits_20_for_an_unknown_format(tmp_path):
     [line] = done.stderr.splitlines()
     assert json.loads(line) == {
         "kind": "unsupported_feature",
-        "reason": "'photo.heic': supported formats are docm, docx, dotm, dotx, htm, html, "
-        "markdown, md, pdf, potm, potx, ppsm, ppsx, pptm, pptx, qmd, rmd, text, txt, xhtml, xlsm, "
-        "xlsx, xltm, xltx",
+        "reason": "'photo.heic': supported formats are bmp, docm, docx, dotm, dotx, gif, htm, "
+        "html, jpeg, jpg, markdown, md, pdf, png, potm, potx, ppsm, ppsx, pptm, pptx, qmd, rmd, "
+        "text, tif, tiff, txt, webp, xhtml, xlsm, xlsx, xltm, xltx",
         "feature": "format:heic",
         "error": None,
     }

@@ -51,6 +51,8 @@ def _ooxml(path: Path, parts: dict[str, bytes], compression: int = zipfile.ZIP_D
         ("page.xhtml", DocFormat.HTML),
         ("analysis.Rmd", DocFormat.MD),
         ("notes.txt", DocFormat.MD),
+        ("fax.TIFF", DocFormat.IMAGE),
+        ("photo.jpeg", DocFormat.IMAGE),
     ],
 )
 def test_supported_extensions_map_to_formats(name, fmt):
@@ -60,7 +62,7 @@ def test_supported_extensions_map_to_formats(name, fmt):
 @pytest.mark.parametrize(
     ("name", "tag"),
     [
-        ("scan.tiff", "format:tiff"),
+        ("scan.psd", "format:psd"),
         ("legacy.DOC", "format:doc"),
         ("README", "format:none"),
         ("dotfile.", "format:none"),
@@ -391,11 +393,9 @@ def test_a_pdf_with_only_an_owner_password_opens(tmp_path):
 
 
 @docling
-def test_an_image_only_pdf_needs_ocr(tmp_path):
+def test_an_image_only_pdf_lists_its_pages_for_ocr(tmp_path):
     path = parse_inputs.pdf(tmp_path / "scan.pdf", text=False, image=True)
-    with pytest.raises(UnsupportedFeature) as info:
-        _inspect(path)
-    assert info.value.feature == "ocr"
+    assert _inspect(path).image_only == (1, 2, 3)
 
 
 @docling
@@ -405,7 +405,8 @@ def test_a_pdf_with_text_on_some_pages_passes(tmp_path):
     writer = PdfWriter(clone_from=parse_inputs.pdf(tmp_path / "scan.pdf", text=False, image=True))
     writer.append(parse_inputs.pdf(tmp_path / "text.pdf", pages=1))
     writer.write(tmp_path / "mixed.pdf")
-    assert _inspect(tmp_path / "mixed.pdf").page_count == 4
+    inspected = _inspect(tmp_path / "mixed.pdf")
+    assert (inspected.page_count, inspected.image_only) == (4, (1, 2, 3))
 
 
 @docling

@@ -21,6 +21,8 @@ from richdoc.detection import detect
 from richdoc.formats import DocFormat
 from richdoc.parse.merge import merge_shard_json
 from richdoc.parse.merge_step import merge_objects
+from richdoc.parse.ocr import OcrMode
+from richdoc.parse.ocr_pages import OCR_PAGE_COST
 from richdoc.parse.plan_step import PLAN_RESERVE_S, plan_limits, plan_object
 from richdoc.parse.reports import ParseReport
 from richdoc.parse.settings import Conversion, ParseLimits, ParserSettings, Pipeline
@@ -369,16 +371,11 @@ def test_other_formats_are_planned_whole_without_inspection(worker, s3, tmp_path
     [
         (lambda p: parse_inputs.encrypted_pdf(p / "x.pdf"), UnsupportedFeature, "encrypted"),
         (lambda p: parse_inputs.random_bytes(p / "x.pdf"), CorruptInput, None),
-        (
-            lambda p: parse_inputs.pdf(p / "x.pdf", pages=3, text=False, image=True),
-            UnsupportedFeature,
-            "ocr",
-        ),
         # pdfium raised "Failed to load page." here, and the plan failed as internal.
         (lambda p: damaged_inputs.recursive_page_tree(p / "x.pdf"), CorruptInput, None),
         (lambda p: damaged_inputs.cut_short_pdf(p / "x.pdf"), CorruptInput, None),
     ],
-    ids=["encrypted", "not a pdf", "no text", "recursive page tree", "cut short"],
+    ids=["encrypted", "not a pdf", "recursive page tree", "cut short"],
 )
 def test_a_pdf_the_inspection_refuses_fails_at_the_plan_once(
     worker, s3, tmp_path, make, error, feature
@@ -387,6 +384,25 @@ def test_a_pdf_the_inspection_refuses_fails_at_the_plan_once(
     with pytest.raises(error) as info:
         _plan(store, source, 1, worker)
     assert getattr(info.value, "feature", None) == feature
+
+
+def test_a_scan_is_planned_by_the_cost_of_the_pages_ocr_reads(worker, s3, tmp_path) -> None:
+    # 3 pages OCR reads cost 9 text pages: two shards where 5 text pages a shard are allowed.
+    scan = parse_inputs.pdf(tmp_path / "scan.pdf", pages=3, text=False, image=True)
+    store, source = _store_with(s3, "scan.pdf", scan)
+    plan = _plan(store, source, 5, worker)
+    assert (plan.page_count, plan.ocr_page_count, plan.page_cost) == (3, 3, 3 * OCR_PAGE_COST)
+    assert plan.shards == [PageSpan(start=1, end=2), PageSpan(start=3, end=3)]
+    text = _store_with(s3, "text.pdf", parse_inputs.pdf(tmp_path / "t.pdf", pages=3))
+    assert _plan(*text, 5, worker).sharded is False
+
+
+def test_with_ocr_off_a_scan_fails_at_the_plan_once(s3, tmp_path) -> None:
+    off = shared_worker(ParserSettings(Pipeline.NATIVE, ocr_mode=OcrMode.OFF), quiet=True)
+    scan = parse_inputs.pdf(tmp_path / "scan.pdf", pages=3, text=False, image=True)
+    with pytest.raises(UnsupportedFeature) as refused:
+        _plan(*_store_with(s3, "scan.pdf", scan), 1, off)
+    assert refused.value.feature == "ocr"
 
 
 def test_an_inspection_longer_than_the_plan_invocation_is_a_typed_resource_limit(

@@ -137,13 +137,13 @@ def test_the_plan_worker_inspects_without_docling_or_the_models(model_weights, t
     staged = parse_inputs.pdf(tmp_path / "document.pdf", pages=3)
     limits = ParseLimits.resolve(memory_tier_mb=2048, environ={})
     try:
-        pages = worker.inspect(staged, DocFormat.PDF, limits)
+        inspected = worker.inspect(staged, DocFormat.PDF, limits)
         hello = worker.server.hello
         assert hello is not None
         maps = Path(f"/proc/{hello.pid}/maps").read_text()
     finally:
         worker.close()
-    assert pages == 3
+    assert inspected.page_count == 3
     assert hello.details == {"torch_threads": None}  # torch never imported
     assert "libtorch" not in maps and "pdfium" in maps
     # A fraction of the converting zygote's (about 970 MB with the models).

@@ -35,6 +35,11 @@ def main(mode: str, where: str) -> None:
             found["detection"] = _digest(reader.detection(manifest).to_json_bytes())
             chunks = list(reader.chunks(manifest))
             found["chunks"] = _digest(chunks_jsonl(chunks))
+            found["markdown"] = _digest(reader.markdown(manifest).encode())
+            found["tables"] = {
+                table.key.rsplit("/", 1)[1]: reader.table(table).records()
+                for table in reader.tables(manifest)
+            }
             found["chunk_texts_slice"] = all(
                 projection.canonical_text.encode()[c.start : c.end].decode() == c.text
                 for c in chunks

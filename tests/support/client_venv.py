@@ -43,30 +43,41 @@ def requirements_of(wheel: Path) -> list[Requirement]:
     return [Requirement(line) for line in message.get_all("Requires-Dist") or []]
 
 
-def closure(requirements: list[Requirement]) -> list[importlib.metadata.Distribution]:
-    """The installed distributions these requirements pull in, dependencies included."""
+def _wanted(requirement: Requirement, extras: tuple[str, ...]) -> bool:
+    if requirement.marker is None:
+        return True
+    return any(requirement.marker.evaluate({"extra": extra}) for extra in ("", *extras))
+
+
+def closure(
+    requirements: list[Requirement], extras: tuple[str, ...] = ()
+) -> list[importlib.metadata.Distribution]:
+    """The installed distributions these requirements (with the wheel's ``extras``) pull
+    in, dependencies included (with the extras each requirement names)."""
     found: dict[str, importlib.metadata.Distribution] = {}
-    pending = list(requirements)
+    pending = [(requirement, extras) for requirement in requirements]
     while pending:
-        requirement = pending.pop()
-        if requirement.marker is not None and not requirement.marker.evaluate({"extra": ""}):
+        requirement, wanted = pending.pop()
+        if not _wanted(requirement, wanted):
             continue
         name = canonicalize_name(requirement.name)
         if name in found:
             continue
         found[name] = importlib.metadata.distribution(requirement.name)
-        pending.extend(Requirement(r) for r in found[name].requires or [])
+        own = tuple(sorted(requirement.extras))
+        pending.extend((Requirement(r), own) for r in found[name].requires or [])
     return [found[name] for name in sorted(found)]
 
 
-def fresh_venv(root: Path, wheel: Path) -> Path:
-    """A venv at ``root`` with the client installed; returns its python."""
+def fresh_venv(root: Path, wheel: Path, extras: tuple[str, ...] = ()) -> Path:
+    """A venv at ``root`` with the client installed (with ``extras``: the loaders'
+    frameworks); returns its python."""
     # Without pip of its own: this interpreter's pip installs into it (--python).
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "venv")], check=True)
     python = root / "venv" / "bin" / "python"
     deps = root / "deps"
     deps.mkdir()
-    for dist in closure(requirements_of(wheel)):
+    for dist in closure(requirements_of(wheel), extras):
         base = Path(str(dist.locate_file("")))
         tops = {f.parts[0] for f in dist.files or [] if f.parts and f.parts[0] != ".."}
         for top in sorted(tops):
@@ -80,6 +91,7 @@ def fresh_venv(root: Path, wheel: Path) -> Path:
     ).stdout.strip()
     (Path(site) / "richdoc-client-deps.pth").write_text(f"{deps}\n")
     pip = [sys.executable, "-m", "pip", "--python", str(python), "--disable-pip-version-check"]
-    subprocess.run([*pip, "install", "--quiet", "--no-index", str(wheel)], check=True)
+    wanted = f"richdoc-client[{','.join(extras)}] @ {wheel.as_uri()}" if extras else str(wheel)
+    subprocess.run([*pip, "install", "--quiet", "--no-index", wanted], check=True)
     subprocess.run([*pip, "check"], check=True, capture_output=True)
     return python

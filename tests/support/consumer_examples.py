@@ -38,10 +38,14 @@ def outputs(run: int = 1, job_id: str = JOB) -> ResultKeys:
         projection_key=f"{prefix}/projection.json",
         detection_key=f"{prefix}/detection.json",
         chunks_key=f"{prefix}/chunks.jsonl",
+        markdown_key=f"{prefix}/document.md",
+        tables_prefix=f"{prefix}/tables/",
     )
 
 
-COUNTS = ResultCounts(nodes=4, edges=3, spans=3, ambiguities=1, ambiguities_suppressed=0, chunks=1)
+COUNTS = ResultCounts(
+    nodes=4, edges=3, spans=3, ambiguities=1, ambiguities_suppressed=0, chunks=1, tables=1
+)
 
 
 def events() -> dict[str, CompletionDetail]:

@@ -1,7 +1,8 @@
 """The parse image's two handlers, run as Lambda runs them, for the read-only filesystem
 test (tests/parse/test_lambda_filesystem.py), which starts this module inside bubblewrap:
 ``python -m tests.support.lambda_sandbox`` prints one JSON line, the plan's and the
-parse's state outputs for a 3-page PDF.
+parse's state outputs for a 3-page PDF whose last page is a scan (OCR reads it), and
+the words OCR read there.
 
 AWS is moto in this process (its state in memory), the job record is created as the
 starter would, and ``functions/parse/app.py`` is imported the way the runtime imports it.
@@ -13,13 +14,14 @@ import importlib.util
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from types import ModuleType
 
 from tests.support.lambda_context import FakeLambdaContext
 
 INGEST, ARTIFACTS, KEY = "ingest", "artifacts", "in/report.pdf"
+TEXT_LINE = "A page with a text layer."
+SCANNED_LINE = "The scanned page reads as this sentence."
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -39,7 +41,7 @@ def main() -> int:
 
     from richdoc.contracts import JobOptions, SourceObject
     from richdoc.wiring import wiring
-    from tests.support import parse_inputs
+    from tests.support import scans
     from tests.support.aws import provision_one
 
     os.environ.update(
@@ -56,8 +58,10 @@ def main() -> int:
         s3 = boto3.client("s3")
         s3.create_bucket(Bucket=INGEST)
         s3.create_bucket(Bucket=ARTIFACTS)
-        pdf = parse_inputs.pdf(Path(tempfile.mkdtemp()) / "report.pdf", pages=3)
-        s3.put_object(Bucket=INGEST, Key=KEY, Body=pdf.read_bytes())
+        pdf = scans.mixed_pdf(
+            [("text", [TEXT_LINE]), ("text", [TEXT_LINE]), ("scan", [SCANNED_LINE])]
+        )
+        s3.put_object(Bucket=INGEST, Key=KEY, Body=pdf)
         os.environ["JOBS_TABLE"] = provision_one(load_template(), "JobsTable")
         source = SourceObject(bucket=INGEST, key=KEY)
         wiring.jobs.create("job-ro", source, JobOptions())
@@ -71,7 +75,9 @@ def main() -> int:
         parse = app.handler(
             {**event, **conversion, "tier": 1, "accept_partial": False}, FakeLambdaContext()
         )
-    print(json.dumps({"plan": plan, "parse": parse}))
+        document = json.loads(wiring.artifacts.get_bytes(parse["docling_key"]))
+    read = [t["text"] for t in document["texts"] if t["prov"] and t["prov"][0]["page_no"] == 3]
+    print(json.dumps({"plan": plan, "parse": parse, "ocr_text": " ".join(read)}))
     return 0
 
 

@@ -10,5 +10,9 @@ OUTPUTS = JobOutputs(
     projection_key="jobs/job-1/run-001/projection.json",
     detection_key="jobs/job-1/run-001/detection.json",
     chunks_key="jobs/job-1/run-001/chunks.jsonl",
+    markdown_key="jobs/job-1/run-001/document.md",
+    tables_prefix="jobs/job-1/run-001/tables/",
 )
-COUNTS = JobCounts(nodes=3, edges=2, spans=2, ambiguities=0, ambiguities_suppressed=1, chunks=2)
+COUNTS = JobCounts(
+    nodes=3, edges=2, spans=2, ambiguities=0, ambiguities_suppressed=1, chunks=2, tables=1
+)

@@ -28,6 +28,7 @@ from richdoc_client.reader import (
     ResultsReader,
     UnreadableManifest,
 )
+from richdoc_client.results import ResultCounts
 from tests.support.consumer_examples import (
     CONSUMERS,
     COUNTS,
@@ -191,6 +192,28 @@ def test_a_document_written_before_versions_reads_as_version_1_0():
     assert (detail.schema_version, detail.current, detail.manifest) == ("1.0", None, None)
     with pytest.raises(ValidationError):  # another major version is not this reader's
         CompletionDetail.model_validate({**data, "schema": "richdoc.event/v2"})
+
+
+def test_a_member_with_nothing_to_say_is_absent_and_one_whose_null_says_none_is_null():
+    """One rule (``richdoc_client.wire.AbsentOmitted``): a member typed
+    ``T | SkipJsonSchema[None]`` is left out of the file while None, and its schema does
+    not require it; one typed ``T | None`` is written as null. OCR's counts (1.1) are of
+    the first kind, chunks and the event's manifest of the second."""
+    from richdoc_client.schemas import PUBLISHED, json_schema
+
+    native = json.loads(COUNTS.model_dump_json())
+    assert {"ocr_page_count", "unread_pages"}.isdisjoint(native) and "chunks" in native
+    assert ResultCounts.model_validate(native) == COUNTS
+    scanned = {**native, "ocr_page_count": 0, "unread_pages": [2]}
+    assert json.loads(ResultCounts.model_validate(scanned).model_dump_json()) == scanned
+    assert json.loads(events()["deleted"].to_json())["manifest"] is None
+
+    manifest = json_schema(next(p for p in PUBLISHED if p.name == "manifest"))
+    counts = manifest["$defs"]["ResultCounts"]
+    assert "chunks" in counts["required"]
+    for member in ("ocr_page_count", "unread_pages"):
+        assert member not in counts["required"]
+        assert counts["properties"][member]["x-richdoc-since"] == "1.1"
 
 
 def test_a_listing_passes_over_and_reports_a_bad_manifest(tmp_path):

@@ -39,6 +39,10 @@ FUNCTIONS = ROOT / "functions"
 # Installed here for the tools and tests; absent from every Lambda function. docling
 # itself is only in the parse image, and there only the worker may import it.
 NOT_IN_LAMBDA = ("moto", "samtranslator", "rich", "pytest", "richdoc_tools", "docling")
+# Modules of the isolated worker that extend docling's own classes (an OCR engine, a
+# pipeline), so import it at the top: only the worker's child imports them, lazily
+# (richdoc.parse.convert), and the parse image has docling.
+WORKER_ONLY = ("richdoc.parse.ocr_engine",)
 # Type stubs for mypy: installed for development only.
 STUB_PREFIX = "types_boto3"
 
@@ -55,6 +59,7 @@ def _run_isolated(script: str, *, path: list[Path]) -> dict[str, object]:
         f"""
         import importlib.abc, json, sys
         BLOCKED = {NOT_IN_LAMBDA!r}
+        WORKER_ONLY = {WORKER_ONLY!r}
 
         class _NotInLambda(importlib.abc.MetaPathFinder):
             def find_spec(self, name, path=None, target=None):
@@ -99,7 +104,8 @@ def test_every_lambda_module_and_handler_imports_without_the_tools_dependencies(
 
         modules = [m.name for m in pkgutil.walk_packages(richdoc.__path__, "richdoc.")]
         for name in modules:
-            importlib.import_module(name)
+            if name not in WORKER_ONLY:
+                importlib.import_module(name)
         handlers = []
         for app in sorted(__import__("pathlib").Path("functions").glob("*/app.py")):
             spec = importlib.util.spec_from_file_location(f"handler_{app.parent.name}", app)
@@ -113,7 +119,7 @@ def test_every_lambda_module_and_handler_imports_without_the_tools_dependencies(
     )
     modules, handlers = imported["modules"], imported["handlers"]
     assert isinstance(modules, list) and isinstance(handlers, list)
-    assert "richdoc.parse.step" in modules
+    assert "richdoc.parse.step" in modules and set(WORKER_ONLY) <= set(modules)
     assert sorted(handlers) == sorted(p.parent.name for p in FUNCTIONS.glob("*/app.py"))
 
 
@@ -209,7 +215,26 @@ def test_the_state_contracts_import_neither_docling_core_nor_the_published_resul
         """,
         path=[LAYER],
     )
-    assert loaded == {"loaded": ["richdoc_client.failures"]}
+    # The failure kinds, and the bases of the wire models (no model of their own).
+    assert loaded == {"loaded": ["richdoc_client.failures", "richdoc_client.wire"]}
+
+
+def test_the_projection_reads_ocr_provenance_without_the_parse_steps_modules() -> None:
+    """``richdoc project``'s process cost is benchmarked (bench item 1): the projection
+    reads the OCR record from ``richdoc.parse.ocr`` alone, never the format inspectors
+    (which bring an XML parser) or the state contracts."""
+    loaded = _run_isolated(
+        """
+        import richdoc.projection
+        loaded = sorted(
+            m for m in sys.modules if m.startswith(("richdoc.parse", "richdoc.formats"))
+            or m == "richdoc.contracts"
+        )
+        print(json.dumps({"loaded": loaded}))
+        """,
+        path=[LAYER],
+    )
+    assert loaded == {"loaded": ["richdoc.parse", "richdoc.parse.ocr"]}
 
 
 # ---- the tools' packages: who may import whom -------------------------------------------------

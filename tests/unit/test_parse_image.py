@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
+import importlib.util
 import re
 import shlex
 import subprocess
@@ -247,3 +248,28 @@ def test_the_build_context_sends_only_what_the_image_copies() -> None:
     }
     assert sent == expected
     assert any(path.startswith("layers/docling/richdoc/") for path in sent)
+
+
+# ---- OCR: the engine and its models come with the requirements -------------------------------
+
+
+def test_the_image_installs_the_ocr_engine_at_the_versions_the_contract_names():
+    from richdoc.parse.ocr import engine_identity
+    from richdoc.parse.settings import ParserSettings, Pipeline
+
+    pins = {str(canonicalize_name(req.name)): str(req.specifier) for req in _requirements()}
+    versions = engine_identity(ParserSettings(Pipeline.NATIVE).ocr_mode)["versions"]
+    for name in ("rapidocr", "onnxruntime"):
+        assert pins[name] == f"=={versions[name]}", name
+        assert importlib.metadata.version(name) == versions[name]
+
+
+def test_the_ocr_models_the_parse_pins_are_files_of_the_installed_engine():
+    # No download step: the models are the rapidocr wheel's own, read where pip put them.
+    from richdoc.parse.ocr import MODEL_FILES
+
+    spec = importlib.util.find_spec("rapidocr")
+    assert spec is not None and spec.submodule_search_locations
+    models = Path(next(iter(spec.submodule_search_locations))) / "models"
+    for name in MODEL_FILES:
+        assert (models / name).stat().st_size > 100_000, name

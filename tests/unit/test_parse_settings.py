@@ -10,7 +10,7 @@ import pytest
 
 import richdoc.parse.settings as parse
 from richdoc.formats import DocFormat, format_of
-from richdoc.parse.convert import pdf_format_option
+from richdoc.parse.convert import paged_format_option
 from richdoc.parse.settings import (
     HANDLER_MB,
     LAYOUT_MODEL_DIR,
@@ -205,7 +205,9 @@ def test_html_and_htm_share_a_contract():
 def test_a_conversion_is_the_format_its_pipeline_and_their_contract():
     native = ParserSettings(Pipeline.NATIVE)
     assert native.conversion(DocFormat.PDF) == Conversion(
-        DocFormat.PDF, Pipeline.NATIVE, processor_contract(DocFormat.PDF, Pipeline.NATIVE)
+        DocFormat.PDF,
+        Pipeline.NATIVE,
+        processor_contract(DocFormat.PDF, Pipeline.NATIVE, native.ocr_mode),
     )
     assert native.conversion(DocFormat.DOCX).pipeline is Pipeline.SIMPLE
 
@@ -227,16 +229,25 @@ def test_the_contract_changes_with_the_parse_schema(monkeypatch):
 
 
 @pytest.mark.docling
-def test_the_standard_pipeline_is_docling_s_layout_pipeline_without_ocr(tmp_path):
-    from docling.datamodel.pipeline_options import PdfPipelineOptions, TableStructureOptions
+def test_the_standard_pipeline_is_docling_s_layout_pipeline_with_page_ocr(tmp_path):
+    from docling.datamodel.pipeline_options import (
+        OcrMode,
+        PdfPipelineOptions,
+        TableStructureOptions,
+    )
     from docling.pipeline.standard_pdf_pipeline import StandardPdfPipeline
 
+    from richdoc.parse.ocr_engine import PageOcrOptions
+
     root = _weights(tmp_path, LAYOUT_MODEL_DIR, TABLE_MODEL_DIR)
-    option = pdf_format_option(ParserSettings(Pipeline.STANDARD, root))
+    option = paged_format_option(ParserSettings(Pipeline.STANDARD, root), DocFormat.PDF)
     options = option.pipeline_options
     assert isinstance(options, PdfPipelineOptions)
     assert option.pipeline_cls is StandardPdfPipeline
-    assert (options.do_ocr, options.do_table_structure) == (False, True)
+    assert (options.do_ocr, options.do_table_structure) == (True, True)
+    # Full page: the layout model's regions are not where a scan's text is looked for.
+    assert isinstance(options.ocr_options, PageOcrOptions)
+    assert options.ocr_options.mode is OcrMode.FULL_PAGE
     assert isinstance(options.table_structure_options, TableStructureOptions)
     assert options.table_structure_options.mode.value == "accurate"
     assert str(options.artifacts_path) == root
@@ -248,7 +259,7 @@ def test_the_standard_pipeline_loads_its_layout_model_from_the_checked_folder(tm
     from docling.document_converter import DocumentConverter
 
     root = _weights(tmp_path, LAYOUT_MODEL_DIR, TABLE_MODEL_DIR)
-    option = pdf_format_option(ParserSettings(Pipeline.STANDARD, root))
+    option = paged_format_option(ParserSettings(Pipeline.STANDARD, root), DocFormat.PDF)
     converter = DocumentConverter(
         allowed_formats=[InputFormat.PDF], format_options={InputFormat.PDF: option}
     )

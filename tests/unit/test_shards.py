@@ -52,8 +52,8 @@ def test_zero_shard_pages_turns_sharding_off() -> None:
     assert not plan_shards(DocFormat.PDF, 2000, 0).sharded
 
 
-@pytest.mark.parametrize("fmt", [f for f in DocFormat if f is not DocFormat.PDF])
-def test_only_pdfs_are_sharded(fmt: DocFormat) -> None:
+@pytest.mark.parametrize("fmt", [f for f in DocFormat if f not in (DocFormat.PDF, DocFormat.IMAGE)])
+def test_only_pdfs_and_images_are_sharded(fmt: DocFormat) -> None:
     plan = plan_shards(fmt, 400, 50)
     assert (plan.sharded, plan.shard_count) == (False, 1)
 

@@ -358,6 +358,7 @@ def test_every_alarm_notifies_the_alarm_topic(template: Template) -> None:
         "BacklogAgeAlarm",
         "TransientDeadLettersAlarm",
         "DispatcherErrorsAlarm",
+        "WebhookDeadLettersAlarm",
     }
     for name, alarm in alarms.items():
         assert alarm["AlarmActions"] == [{"Ref": "AlarmTopic"}], name

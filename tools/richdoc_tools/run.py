@@ -21,8 +21,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from richdoc.contracts import OUTPUT_FILES
+from richdoc.contracts import OUTPUT_FILES, OUTPUT_FOLDERS
+from richdoc.document_results import written_keys
 from richdoc.jobs import Attempt, Job, JobStatus, Progress
+from richdoc_client.reader import ResultsReader
+from richdoc_client.tables import table_csv_name
 from richdoc_tools.local.runtime.events import wait_until
 from richdoc_tools.local.stack import EmbeddedStack
 from richdoc_tools.ops.job_document import JobDocument
@@ -35,6 +38,7 @@ class Counts(BaseModel):
     spans: int | None = None
     ambiguities: int | None = None
     chunks: int | None = None  # the retrieval chunks of chunks.jsonl
+    tables: int | None = None  # the CSVs under tables/, one per table
 
 
 class RunResult(BaseModel):
@@ -209,11 +213,13 @@ def out_problem(out_dir: Path, files: Sequence[Path]) -> str | None:
 
 
 def write_outputs(results: Sequence[RunResult], stack: EmbeddedStack, out_dir: Path) -> None:
-    """DIR/<key>/ with docling.json, projection.json, detection.json (those that exist) and
-    job.json: the job's public JSON (``JobDocument``) with the input's path, ``input``. A
-    folder left by an earlier run loses the files this run does not write (a failed re-run
-    must not sit next to the previous success's outputs); other files in it are left
-    alone."""
+    """DIR/<key>/ with docling.json, projection.json, detection.json, chunks.jsonl,
+    document.md and tables/table-<node>.csv (those that exist) and job.json: the job's
+    public JSON (``JobDocument``) with the input's path, ``input``. A folder left by an
+    earlier run loses the files this run does not write (a failed re-run must not sit next
+    to the previous success's outputs); other files in it are left alone."""
+    bucket = stack.outputs["ArtifactBucketName"]
+    reader = ResultsReader.s3(bucket, client=stack.client("s3"))
     for result in results:
         target = out_dir / result.key
         target.mkdir(parents=True, exist_ok=True)
@@ -225,6 +231,16 @@ def write_outputs(results: Sequence[RunResult], stack: EmbeddedStack, out_dir: P
                 (target / file_name).write_bytes(stack.artifact(written[file_name]))
             else:
                 (target / file_name).unlink(missing_ok=True)
+        tables = target / OUTPUT_FOLDERS["tables_prefix"]
+        for stale in tables.glob("table-*.csv"):
+            stale.unlink()
+        keys = written_keys(document.job, bucket) if document else None
+        if keys is not None and keys.tables_prefix is not None:
+            tables.mkdir(exist_ok=True)
+            for table in reader.tables(keys):
+                (tables / table_csv_name(table.node)).write_bytes(stack.artifact(table.key))
+        elif tables.is_dir() and not any(tables.iterdir()):
+            tables.rmdir()
         public = document.model_dump(mode="json") if document else {"attempts": []}
         record = {**public, "input": result.source}
         (target / JOB_FILE).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")

@@ -13,6 +13,9 @@ Layout of the artifact bucket::
                                               the merge of the document's n shards
     jobs/<job_id>/run-<NNN>/projection.json   per run, so a re-upload or a redrive never
     jobs/<job_id>/run-<NNN>/chunks.jsonl      serves another run's output
+    jobs/<job_id>/run-<NNN>/document.md       the document as Markdown
+    jobs/<job_id>/run-<NNN>/tables/table-<node>.csv
+                                              one CSV per TABLE node of the projection
     jobs/<job_id>/run-<NNN>/detection.json
     documents/<document_id>/manifest.json     a document's current results (written by the
                                               notifier: richdoc.manifests)
@@ -38,6 +41,7 @@ from botocore.exceptions import ClientError
 from richdoc.awserrors import aws_errors
 from richdoc.contracts import PageSpan, SourceObject
 from richdoc.taxonomy import CorruptInput, SourceAccessDenied, Transient, UnsupportedFeature
+from richdoc_client.tables import TABLES_FOLDER
 
 if TYPE_CHECKING:
     from types_boto3_s3 import S3Client
@@ -116,6 +120,14 @@ def detection_key(job_id: str, run: int) -> str:
 
 def chunks_key(job_id: str, run: int) -> str:
     return run_prefix(job_id, run) + "chunks.jsonl"
+
+
+def markdown_key(job_id: str, run: int) -> str:
+    return run_prefix(job_id, run) + "document.md"
+
+
+def tables_prefix(job_id: str, run: int) -> str:
+    return run_prefix(job_id, run) + TABLES_FOLDER
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,9 @@ S3 notification, the job record stores it, the execution input carries it, the p
 the parse read it, the project step names its results after it.
 
 Nothing here may import docling-core or the published models (``richdoc_client``
-beyond the failure kinds): the project and detect handlers' cold start is benchmarked
-(bench/coldstart_bench.py), and the starter and records handlers never need them.
+beyond the failure kinds and the wire bases): the project and detect handlers' cold
+start is benchmarked (bench/coldstart_bench.py), and the starter and records handlers
+never need them.
 """
 
 from __future__ import annotations
@@ -58,8 +59,10 @@ from pydantic import (
     TypeAdapter,
     model_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
 from richdoc.taxonomy import Failure, FailureKind, MemoryUse
+from richdoc_client.wire import AbsentOmitted
 
 
 class Contract(BaseModel):
@@ -211,10 +214,10 @@ class PlanInput(StageInput):
 class PlanOutput(StageOutput):
     """How the document is parsed (``richdoc.parse.plan_step.plan_request``): its
     conversion (``format``, ``pipeline``, ``contract``), which reaches every parse in its
-    input; whole, or as page-range ``shards`` (a PDF with more pages than
-    ``RICHDOC_SHARD_PAGES``), at most ``max_concurrency`` at once (the Map state's
-    ``MaxConcurrencyPath``: the template's ``ShardMaxConcurrency``). About 30 bytes a
-    shard: 2.4 KB for 80."""
+    input; whole, or as page-range ``shards`` (a PDF or image whose pages cost more than
+    ``RICHDOC_SHARD_PAGES`` text pages: a page OCR reads costs several), at most
+    ``max_concurrency`` at once (the Map state's ``MaxConcurrencyPath``: the template's
+    ``ShardMaxConcurrency``). About 30 bytes a shard: 2.4 KB for 80."""
 
     sha256: str | None  # of the bytes inspected; None where the plan needed no download
     size: int | None
@@ -222,6 +225,8 @@ class PlanOutput(StageOutput):
     pipeline: str
     contract: str
     page_count: int | None  # as inspected; None where not inspected
+    ocr_page_count: int | None = None  # how many pages OCR reads; None where not inspected
+    page_cost: int | None = None  # the pages' cost in text pages; None where not inspected
     sharded: bool
     shards: list[PageSpan]  # in page order; empty when parsed whole
     shard_count: int  # parse invocations that convert the document: 1 when whole
@@ -320,11 +325,20 @@ class ProjectCounts(Contract):
     edges: int
     spans: int
     chunks: int
+    tables: int  # CSVs under tables_prefix, one per TABLE node
+    # Pages OCR read and pages without a text layer it left unread (OcrMode off); None
+    # where the document had neither (projection.json's stats.ocr).
+    ocr_page_count: int | None = None
+    unread_pages: list[int] | None = None
 
 
 class ProjectOutput(StageOutput):
     projection_key: str
     chunks_key: str  # chunks.jsonl, the projection's retrieval chunks
+    markdown_key: str  # document.md, the document as Markdown
+    # tables/, the CSVs (table-<node id>.csv): a prefix, so the state's data stays small
+    # however many tables a document has
+    tables_prefix: str
     counts: ProjectCounts
 
 
@@ -388,6 +402,9 @@ class JobOutputs(Contract):
     projection_key: str
     detection_key: str
     chunks_key: str | None = None  # None in the records of runs made before chunks existed
+    # None in the records of runs made before Markdown and table CSVs existed
+    markdown_key: str | None = None
+    tables_prefix: str | None = None
 
     @classmethod
     def of(cls, results: StepResults) -> JobOutputs:
@@ -396,6 +413,8 @@ class JobOutputs(Contract):
             projection_key=results.project.projection_key,
             detection_key=results.detect.detection_key,
             chunks_key=results.project.chunks_key,
+            markdown_key=results.project.markdown_key,
+            tables_prefix=results.project.tables_prefix,
         )
 
     def files(self) -> dict[str, str]:
@@ -406,16 +425,20 @@ class JobOutputs(Contract):
 
 
 # What each output is called as a file: ``richdoc run --out DIR`` writes these, the
-# console's downloads are named so. One per field of JobOutputs (a test holds them equal).
+# console's downloads are named so. With OUTPUT_FOLDERS, one per field of JobOutputs (a
+# test holds them equal).
 OUTPUT_FILES = {
     "docling_key": "docling.json",
     "projection_key": "projection.json",
     "detection_key": "detection.json",
     "chunks_key": "chunks.jsonl",
+    "markdown_key": "document.md",
 }
+# Outputs that are a folder of files: the table CSVs (richdoc_client.tables).
+OUTPUT_FOLDERS = {"tables_prefix": "tables"}
 
 
-class JobCounts(Contract):
+class JobCounts(AbsentOmitted, Contract):
     """The job record's ``counts``."""
 
     nodes: int
@@ -424,6 +447,12 @@ class JobCounts(Contract):
     ambiguities: int
     ambiguities_suppressed: int
     chunks: int | None = None  # None in the records of runs made before chunks existed
+    tables: int | None = None  # None in the records of runs made before table CSVs existed
+    # As ProjectCounts: None where OCR had no page to read or leave (and in older records),
+    # and then absent from every dump: the printed job, like the completion event, says
+    # nothing of OCR for a document it had nothing to do with.
+    ocr_page_count: int | SkipJsonSchema[None] = None
+    unread_pages: list[int] | SkipJsonSchema[None] = None
 
     @classmethod
     def of(cls, results: StepResults) -> JobCounts:
@@ -435,6 +464,9 @@ class JobCounts(Contract):
             ambiguities=detect.ambiguities,
             ambiguities_suppressed=detect.ambiguities_suppressed,
             chunks=project.chunks,
+            tables=project.tables,
+            ocr_page_count=project.ocr_page_count,
+            unread_pages=project.unread_pages,
         )
 
 

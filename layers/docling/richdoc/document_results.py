@@ -4,16 +4,18 @@ The pipeline writes a run's outputs under ``jobs/<job id>/run-NNN/`` and its par
 artifact under ``docling/<sha256>/``: a working store that the results bucket's lifecycle
 expires (``JobRetentionDays``, ``ParseArtifactRetentionDays``), while a document's
 manifest may name its result for years. So the notifier copies each successful run's
-outputs (the DoclingDocument, projection, detection and chunks) to
-``documents/<document id>/<job id>/run-NNN/`` before the manifest and the completion
-event name them (``kept_keys``): no lifecycle rule touches ``documents/``, and what a
-manifest names lives as long as the manifest.
+outputs (the DoclingDocument, projection, detection, chunks, Markdown and table CSVs) to
+``documents/<document id>/<job id>/run-NNN/``, named as ``richdoc run --out`` names
+them (``OUTPUT_FILES``, ``OUTPUT_FOLDERS``), before the manifest and the completion event
+name them (``kept_keys``): no lifecycle rule touches ``documents/``, and what a manifest
+names lives as long as the manifest.
 
 The copies of a job go with the job: when it is DELETED (its version deleted, or expired
 by the ingest bucket's lifecycle, or an operator's ``richdoc jobs delete``), the notifier
 deletes ``documents/<document id>/<job id>/`` once the manifest no longer names it. A
 copy made by a refresh that raced that deletion is deleted by the refresh itself: it
-reads the job again after copying (``ResultCopies.keep``).
+reads the job again after copying (``ResultCopies.keep``); and a success handled only
+after its job was deleted, its working copies gone with it, keeps nothing.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from botocore.exceptions import ClientError
 
 from richdoc.artifacts import ArtifactStore
 from richdoc.awserrors import aws_errors
+from richdoc.contracts import OUTPUT_FILES, OUTPUT_FOLDERS
 from richdoc.jobs import Job, JobStatus, JobStore
 from richdoc.taxonomy import Transient
 from richdoc_client.identity import document_id
@@ -47,13 +50,19 @@ def kept_keys(job: Job, results_bucket: str) -> ResultKeys | None:
     if job.status is not JobStatus.SUCCEEDED or job.outputs is None:
         return None
     prefix = f"{job_results_prefix(job)}run-{job.run:03d}/"
-    return ResultKeys(
-        bucket=results_bucket,
-        docling_key=f"{prefix}docling.json",
-        projection_key=f"{prefix}projection.json",
-        detection_key=f"{prefix}detection.json",
-        chunks_key=f"{prefix}chunks.jsonl" if job.outputs.chunks_key else None,
-    )
+    written = job.outputs
+    files = {field: f"{prefix}{name}" for field, name in OUTPUT_FILES.items()}
+    folders = {field: f"{prefix}{name}/" for field, name in OUTPUT_FOLDERS.items()}
+    kept = {field: key for field, key in (files | folders).items() if getattr(written, field)}
+    return ResultKeys(bucket=results_bucket, **kept)
+
+
+def written_keys(job: Job, results_bucket: str) -> ResultKeys | None:
+    """Where a succeeded job's run wrote its outputs (``jobs/<job id>/run-NNN/``, the
+    working copies the tools read); None before it succeeded. Pure."""
+    if job.status is not JobStatus.SUCCEEDED or job.outputs is None:
+        return None
+    return ResultKeys(bucket=results_bucket, **job.outputs.model_dump())
 
 
 class ResultCopies:
@@ -76,21 +85,28 @@ class ResultCopies:
         if (job.job_id, job.run) in self._kept:
             return kept
         written = job.outputs
-        pairs = [
-            (written.docling_key, kept.docling_key),
-            (written.projection_key, kept.projection_key),
-            (written.detection_key, kept.detection_key),
-        ]
-        if written.chunks_key and kept.chunks_key:
-            pairs.append((written.chunks_key, kept.chunks_key))
-        for source, target in pairs:
-            self._copy(source, target)
-        now = self.jobs.get(job.job_id)
-        if now is None or now.status is JobStatus.DELETED:
+        try:
+            for field in OUTPUT_FILES:
+                source, target = getattr(written, field), getattr(kept, field)
+                if source and target:
+                    self._copy(source, target)
+            tables = job.counts.tables if job.counts is not None else None
+            if written.tables_prefix and kept.tables_prefix:
+                self._copy_folder(written.tables_prefix, kept.tables_prefix, expected=tables)
+        except Transient:
+            # A working copy that is gone: deleted with its job (the source deleted before
+            # this success was handled), or expired; only the second is worth a retry.
+            if not self._deleted(job):
+                raise
+        if self._deleted(job):
             self.discard(job)
             return None
         self._kept.add((job.job_id, job.run))
         return kept
+
+    def _deleted(self, job: Job) -> bool:
+        now = self.jobs.get(job.job_id)
+        return now is None or now.status is JobStatus.DELETED
 
     def discard(self, job: Job) -> int:
         """Delete every kept run of the job; how many objects there were."""
@@ -112,6 +128,29 @@ class ResultCopies:
                 raise Transient(
                     f"s3://{bucket}/{source} is gone and was never kept as {target}"
                 ) from exc
+
+    def _copy_folder(self, source: str, target: str, *, expected: int | None) -> None:
+        """Copy every object under ``source`` to the same name under ``target``; at least
+        ``expected`` of them must be kept (a working copy that expired before its first
+        copy is ``Transient``, as a file's is)."""
+        names = self._names(source)
+        for name in names:
+            self._copy(source + name, target + name)
+        if expected and len(names) < expected and len(self._names(target)) < expected:
+            raise Transient(
+                f"s3://{self.results_bucket}/{source} holds {len(names)} of its {expected} "
+                f"objects, and {target} was never kept"
+            )
+
+    def _names(self, prefix: str) -> list[str]:
+        """The names of the objects under ``prefix`` (the rest of their keys)."""
+        names = []
+        with aws_errors(f"listing s3://{self.results_bucket}/{prefix}"):
+            for page in self.s3.get_paginator("list_objects_v2").paginate(
+                Bucket=self.results_bucket, Prefix=prefix
+            ):
+                names += [obj["Key"].removeprefix(prefix) for obj in page.get("Contents", [])]
+        return names
 
     def _exists(self, key: str) -> bool:
         try:

@@ -42,6 +42,7 @@ from docling_core.types.doc.base import CoordOrigin
 from pydantic import ValidationError
 
 from richdoc.graph import NodeLabel, NotProjected, Projection, SkippedFeature, SpanKind
+from richdoc.parse.ocr import document_record, item_transcription
 from richdoc.taxonomy import CorruptInput, UnsupportedFeature
 from richdoc_client.projection import ProjectionSource
 
@@ -357,6 +358,7 @@ class _Projector:
         self.first_skipped: SkippedFeature | None = None
         self.not_projected = dict.fromkeys(NotProjected, 0)
         self.consumed_inline: set[str] = set()  # inline groups a text item absorbed
+        self.ocr_words = 0  # words of the text OCR read
         # The source's name (the uploaded object), not docling's: the parse step converts a
         # staged copy so that identical bytes give identical DoclingDocuments.
         self.add_node(NodeLabel.DOCUMENT, {"name": name}, parent=None)
@@ -378,7 +380,12 @@ class _Projector:
         start = self.offset + (len(SEPARATOR) if self.texts else 0)
         self.texts.append(text)
         self.offset = start + length
-        self.spans.append({"node": node_id, "start": start, "end": self.offset, "kind": kind})
+        span = {"node": node_id, "start": start, "end": self.offset, "kind": kind}
+        ocr = self.nodes[node_id]["props"].get("ocr")
+        if ocr is not None:
+            span["ocr_confidence"] = ocr["confidence"]
+            self.ocr_words += len(text.split())
+        self.spans.append(span)
         self.kind_counts[kind] += 1
 
     def skip(self, feature: SkippedFeature) -> None:
@@ -401,6 +408,15 @@ class _Projector:
         if bbox is not None:
             props["bbox"] = bbox
         return props
+
+    @staticmethod
+    def transcription(items: list[NodeItem]) -> dict[str, Any]:
+        """``ocr`` for a block built from these items when OCR read any of them: their
+        mean confidence; nothing for native text."""
+        found = [t.confidence for item in items if (t := item_transcription(item)) is not None]
+        if not found:
+            return {}
+        return {"ocr": {"confidence": round(sum(found) / len(found), 3)}}
 
     @property
     def container(self) -> int:
@@ -447,7 +463,12 @@ class _Projector:
             return
         while self.sections and self.sections[-1][0] >= level:
             self.sections.pop()
-        props = {"title": text, "level": level, **self.location(item.prov)}
+        props = {
+            "title": text,
+            "level": level,
+            **self.location(item.prov),
+            **self.transcription([item]),
+        }
         node_id = self.add_node(NodeLabel.SECTION, props, self.container)
         self.add_span(node_id, text, kind)
         self.sections.append((level, node_id))
@@ -471,7 +492,11 @@ class _Projector:
         if not text.strip():
             self.not_projected[NotProjected.EMPTY_BLOCKS] += 1
             return
-        props: dict[str, Any] = {"text": text, **self.location(item.prov)}
+        props: dict[str, Any] = {
+            "text": text,
+            **self.location(item.prov),
+            **self.transcription([item]),
+        }
         if list_level is not None:
             props["list_level"] = list_level
         if isinstance(item, ListItem) and (marker := _single_line(item.marker)):
@@ -485,8 +510,13 @@ class _Projector:
             self.not_projected[NotProjected.EMPTY_BLOCKS] += 1
             return
         # An inline group has no provenance of its own: it is located by its parts'.
-        prov = [p for ref in group.children for p in getattr(ref.resolve(self.doc), "prov", ())]
-        props: dict[str, Any] = {"text": text, **self.location(prov)}
+        parts = [ref.resolve(self.doc) for ref in group.children]
+        prov = [p for part in parts for p in getattr(part, "prov", ())]
+        props: dict[str, Any] = {
+            "text": text,
+            **self.location(prov),
+            **self.transcription(parts),
+        }
         node_id = self.add_node(NodeLabel.PARAGRAPH, props, self.container)
         self.add_span(node_id, text, SpanKind.PARAGRAPH)
 
@@ -496,10 +526,12 @@ class _Projector:
         columns = _columns(grid, header_rows, item.data.num_cols)
         rows, empty = _table_rows(grid, header_rows, columns)
         self.not_projected[NotProjected.EMPTY_ROWS] += empty
+        ocr = self.transcription([item])
         props = {
             "columns": [column.name for column in columns],
             "header_rows": header_rows,
             **self.location(item.prov),
+            **ocr,
         }
         table_id = self.add_node(NodeLabel.TABLE, props, self.container)
         # Rows are located only inside a table docling places on a single page.
@@ -507,7 +539,12 @@ class _Projector:
         page = pages.pop() if len(pages) == 1 else None
         row_boxes = self.row_boxes(item, page) if page is not None else {}
         for row in rows:
-            row_props: dict[str, Any] = {"cells": row.cells, "row": row.index, "text": row.text}
+            row_props: dict[str, Any] = {
+                "cells": row.cells,
+                "row": row.index,
+                "text": row.text,
+                **ocr,
+            }
             if page is not None:
                 row_props["page"] = page
                 box = row_boxes.get(row.index)
@@ -657,7 +694,14 @@ class _Projector:
         empty = len(self.nodes) == 1
         if empty:
             warnings.append({"code": "empty_document", "message": "the document has no content"})
+        record = document_record(self.doc)
+        ocr = (
+            {}
+            if record is None
+            else {"ocr": {**record.model_dump(mode="json"), "words": self.ocr_words}}
+        )
         return {
+            **ocr,
             "canonical_text_bytes": canonical_bytes,
             "edges": len(self.edges),
             "empty_document": empty,

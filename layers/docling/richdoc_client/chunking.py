@@ -66,6 +66,7 @@ class _Outline:
 
     def __init__(self, projection: Projection) -> None:
         self.nodes = projection.nodes
+        self.spans = projection.spans
         for index, node in enumerate(self.nodes):
             if node.id != index:
                 raise ValueError(f"node ids are not consecutive: node {index} has id {node.id}")
@@ -237,6 +238,17 @@ def _chunk(
             columns=table_node.props.columns,
             rows=list(dict.fromkeys(r.props.row for r in rows if isinstance(r, TableRowNode))),
         )
+    spans = [
+        ChunkSpan(
+            node=p.node,
+            span=p.span,
+            start=p.start,
+            end=p.end,
+            ocr_confidence=outline.spans[p.span].ocr_confidence,
+        )
+        for p in group
+    ]
+    confidences = [s.ocr_confidence for s in spans if s.ocr_confidence is not None]
     return Chunk(
         id=chunk_id,
         document_id=document_id,
@@ -246,8 +258,9 @@ def _chunk(
         end=group[-1].end,
         heading_path=list(path),
         nodes=node_ids,
-        spans=[ChunkSpan(node=p.node, span=p.span, start=p.start, end=p.end) for p in group],
+        spans=spans,
         pages=sorted(pages),
         boxes=boxes,
         table=table,
+        ocr_confidence=min(confidences, default=None),
     )

@@ -13,10 +13,12 @@ import json
 from typing import Annotated, Final
 
 from pydantic import Field
+from pydantic.json_schema import SkipJsonSchema
 
 from richdoc_client.identity import DocumentId
-from richdoc_client.projection import BBox
-from richdoc_client.wire import FrozenWireModel
+from richdoc_client.projection import BBox, Confidence
+from richdoc_client.versions import since
+from richdoc_client.wire import AbsentOmitted, FrozenWireModel
 
 SCHEMA: Final = "richdoc.chunk/v1"  # the JSON Schema of one line (lines carry no schema key)
 VERSION: Final = "1.1"  # richdoc_client.versions: how it may change
@@ -25,13 +27,17 @@ ChunkId = Annotated[str, Field(pattern=rf"^[0-9a-f]{{{CHUNK_ID_LENGTH}}}$")]
 Offset = Annotated[int, Field(ge=0)]
 
 
-class ChunkSpan(FrozenWireModel):
+class ChunkSpan(AbsentOmitted, FrozenWireModel):
     """The part of one block (one projection span) a chunk holds: all of it, or a piece."""
 
     node: Offset
     span: Offset  # the block's spanRef: its index in projection.spans
     start: Offset  # UTF-8 byte offsets into canonical_text
     end: Offset
+    # The span's ``ocr_confidence``: its block was read by OCR (absent otherwise).
+    ocr_confidence: Confidence | SkipJsonSchema[None] = Field(
+        default=None, json_schema_extra=since("1.1")
+    )
 
 
 class ChunkBox(FrozenWireModel):
@@ -50,7 +56,7 @@ class TableContext(FrozenWireModel):
     rows: list[Offset]  # the grid indices of the chunk's rows (TABLE_ROW ``row``)
 
 
-class Chunk(FrozenWireModel):
+class Chunk(AbsentOmitted, FrozenWireModel):
     id: ChunkId  # stable across runs for the same content at the same place: upsert by it
     document_id: DocumentId
     index: Offset  # position in the document's chunk sequence
@@ -63,6 +69,11 @@ class Chunk(FrozenWireModel):
     pages: list[Annotated[int, Field(ge=1)]]  # its nodes' pages, ascending, each once
     boxes: list[ChunkBox]  # its nodes' boxes, in node order
     table: TableContext | None  # set for table rows, null otherwise
+    # The lowest ``ocr_confidence`` of its spans: some of its text was read by OCR from a
+    # scan (absent when none was).
+    ocr_confidence: Confidence | SkipJsonSchema[None] = Field(
+        default=None, json_schema_extra=since("1.1")
+    )
 
     @property
     def size(self) -> int:

@@ -6,7 +6,10 @@ spans into it, and counts. docs/projection.md is the contract; ``richdoc.project
 builds it from a DoclingDocument.
 
 Props that docling gives no value for (``page`` and ``bbox`` without provenance, a
-DOCUMENT without a title, ...) are absent from the file, never ``null``.
+DOCUMENT without a title, ...) are absent from the file, never ``null``. So is the OCR
+provenance of text that was not read by OCR (a node's ``ocr``, a span's
+``ocr_confidence``, ``stats.ocr``): members added in version 1.1, which files written
+before them never have.
 """
 
 from __future__ import annotations
@@ -76,6 +79,8 @@ class NotProjected(StrEnum):
 Page = Annotated[int, Field(ge=1)]
 #: ``[x0, y0, x1, y1]``, top-left origin, in the page's own units.
 BBox = Annotated[list[float], Field(min_length=4, max_length=4)]
+#: An OCR engine's confidence in text it read, 0 to 1 (the mean of its lines' scores).
+Confidence = Annotated[float, Field(ge=0.0, le=1.0)]
 
 
 class ProjectionSource(WireModel):
@@ -89,9 +94,18 @@ class ProjectionSource(WireModel):
 # ---- node props, one model per label -----------------------------------------------------
 
 
+class OcrProvenance(WireModel):
+    """A node's ``ocr``: its text was read by OCR from its page's image (a scan), not
+    taken from a text layer."""
+
+    confidence: Confidence  # the engine's
+
+
 class _Located(AbsentOmitted, WireModel):
     page: Page | SkipJsonSchema[None] = None  # the page of docling's first provenance entry
     bbox: BBox | SkipJsonSchema[None] = None  # encloses its entries on that page
+    # Set only for text OCR read.
+    ocr: OcrProvenance | SkipJsonSchema[None] = Field(default=None, json_schema_extra=since("1.1"))
 
 
 class DocumentProps(AbsentOmitted, WireModel):
@@ -177,11 +191,15 @@ class Edge(WireModel):
     ord: Annotated[int, Field(ge=0)]  # position among the parent's children
 
 
-class Span(WireModel):
+class Span(AbsentOmitted, WireModel):
     node: Annotated[int, Field(ge=0)]
     start: Annotated[int, Field(ge=0)]  # UTF-8 byte offset into canonical_text
     end: Annotated[int, Field(ge=0)]
     kind: SpanKind
+    # The OCR engine's confidence in the span's text, for a node OCR read; absent otherwise.
+    ocr_confidence: Confidence | SkipJsonSchema[None] = Field(
+        default=None, json_schema_extra=since("1.1")
+    )
 
 
 # ---- stats -------------------------------------------------------------------------------
@@ -202,8 +220,20 @@ class EmptyDocumentWarning(WireModel):
 StatsWarning = Annotated[SkippedFeatureWarning | EmptyDocumentWarning, Field(discriminator="code")]
 
 
-class ProjectionStats(WireModel):
-    """``stats``: every key is always present, every label, kind and feature counted."""
+class OcrStats(WireModel):
+    """``stats.ocr``: what OCR did to the document (present when it had pages without a
+    text layer, or OCR was forced)."""
+
+    engine: str  # e.g. "rapidocr 3.10.0 (PP-OCRv6)"
+    mode: Literal["auto", "off", "force"]  # the deployment's OcrMode
+    ocr_pages: list[Page]  # the pages OCR read, ascending
+    unread_pages: list[Page]  # pages without a text layer left unread (OcrMode off)
+    words: Annotated[int, Field(ge=0)]  # whitespace-separated words of the OCR'd nodes' text
+
+
+class ProjectionStats(AbsentOmitted, WireModel):
+    """``stats``: every key is always present, every label, kind and feature counted;
+    ``ocr`` only where OCR had pages to read (added in 1.1)."""
 
     canonical_text_bytes: Annotated[int, Field(ge=0)]
     edges: Annotated[int, Field(ge=0)]
@@ -215,6 +245,7 @@ class ProjectionStats(WireModel):
     spans: Annotated[int, Field(ge=0)]
     spans_by_kind: dict[SpanKind, int]
     warnings: list[StatsWarning]
+    ocr: OcrStats | SkipJsonSchema[None] = Field(default=None, json_schema_extra=since("1.1"))
 
     @classmethod
     def of_graph(
@@ -270,7 +301,8 @@ class Projection(Versioned, WireModel):
         ``json.dumps(sort_keys=True, ensure_ascii=False)`` writes it, with absent props
         left out. Built line by line because ``json.dumps(indent=...)`` falls back to the
         pure Python encoder, which alone took longer than the whole projection. Edges and
-        spans hold only integers and one string, so they are formatted directly.
+        spans hold only integers, one string and a span's optional confidence, so they
+        are formatted directly.
         """
         encode = _ENCODER.encode
         edges = (
@@ -279,6 +311,7 @@ class Projection(Versioned, WireModel):
         )
         spans = (
             f'{{"end": {s.end}, "kind": {_string(s.kind.value)}, "node": {s.node}, '
+            f"{_ocr_confidence(s.ocr_confidence)}"
             f'"start": {s.start}}}'
             for s in self.spans
         )
@@ -303,6 +336,11 @@ class Projection(Versioned, WireModel):
 
 _ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False)
 _string = _ENCODER.encode  # a JSON string literal, exactly as inside any other value
+
+
+def _ocr_confidence(value: float | None) -> str:
+    """A span's ``ocr_confidence`` member and its separator (in sorted place), or nothing."""
+    return "" if value is None else f'"ocr_confidence": {_ENCODER.encode(value)}, '
 
 
 def _json_array(items: Iterable[str]) -> str:

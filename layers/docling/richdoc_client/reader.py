@@ -1,5 +1,5 @@
-"""Reading results: the documents (their manifests), and one run's projection, detection
-and chunks as typed models, from the results bucket or a copy of it in a directory.
+"""Reading results: the documents (their manifests), and one run's projection, detection,
+chunks, Markdown and table CSVs, from the results bucket or a copy of it in a directory.
 
     from richdoc_client.reader import ResultsReader
 
@@ -33,6 +33,7 @@ from richdoc_client.identity import document_id
 from richdoc_client.manifest import MANIFEST_NAME, MANIFEST_PREFIX, Manifest, manifest_key
 from richdoc_client.projection import Projection
 from richdoc_client.results import ResultKeys
+from richdoc_client.tables import CsvTable, read_table_csv, table_node_of
 
 if TYPE_CHECKING:
     from botocore.response import StreamingBody
@@ -45,6 +46,14 @@ class ResultNotFound(LookupError):
 
 class NoSuccessfulRun(LookupError):
     """The manifest or event names no successful run, so there are no outputs to read."""
+
+
+@dataclass(frozen=True)
+class TableFile:
+    """One table CSV of a run: the TABLE node it is, and its key."""
+
+    node: int
+    key: str
 
 
 @dataclass(frozen=True)
@@ -243,6 +252,30 @@ class ResultsReader:
         for line in self.store.lines(keys.chunks_key):
             if line:
                 yield Chunk.model_validate_json(line)
+
+    def markdown(self, run: RunReference) -> str:
+        """The run's document as Markdown (``document.md``)."""
+        keys = self.outputs(run)
+        if keys.markdown_key is None:
+            raise ResultNotFound(f"{keys.projection_key}: this run wrote no Markdown")
+        return self.store.read(keys.markdown_key).decode("utf-8")
+
+    def tables(self, run: RunReference) -> list[TableFile]:
+        """The run's table CSVs, one per TABLE node, in node order."""
+        keys = self.outputs(run)
+        if keys.tables_prefix is None:
+            raise ResultNotFound(f"{keys.projection_key}: this run wrote no table CSVs")
+        found = [
+            TableFile(node=node, key=key)
+            for key in self.store.keys(keys.tables_prefix)
+            if (node := table_node_of(key)) is not None
+            and key == keys.tables_prefix + key.rsplit("/", 1)[-1]
+        ]
+        return sorted(found, key=lambda table: table.node)
+
+    def table(self, table: TableFile) -> CsvTable:
+        """One table CSV, read: its columns and rows (``CsvTable.records()`` as cells)."""
+        return read_table_csv(self.store.read(table.key))
 
 
 def _first_error(exc: ValidationError) -> str:

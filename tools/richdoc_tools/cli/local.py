@@ -28,6 +28,13 @@ SIGNAL_CHECK_S = 0.2
 STACK_PARAMETERS_FROM_ENV = {
     "RICHDOC_SHARD_PAGES": "ShardPages",
     "RICHDOC_SHARD_CONCURRENCY": "ShardMaxConcurrency",
+    "RICHDOC_OCR_MODE": "OcrMode",
+    # A webhook for every completion event (docs/consumers.md, "Webhooks"): the secret
+    # from the environment, never the command line (ps shows arguments).
+    "RICHDOC_WEBHOOK_URL": "WebhookUrl",
+    "RICHDOC_WEBHOOK_AUTHORIZATION": "WebhookAuthorization",
+    "RICHDOC_WEBHOOK_AUTH_NAME": "WebhookAuthName",
+    "RICHDOC_WEBHOOK_SECRET": "WebhookAuthSecret",
 }
 
 
@@ -35,6 +42,7 @@ def stack_parameters(overrides: Sequence[str] = ()) -> dict[str, str]:
     """Template parameters from ``STACK_PARAMETERS_FROM_ENV``, then ``overrides``
     (``--parameter-overrides``: ``KEY=VALUE`` items, several to a value); a bad value, or
     one the template refuses, is a usage error."""
+    from richdoc.parse.ocr import ocr_mode_setting
     from richdoc.parse.settings import shard_concurrency_setting, shard_pages_setting
     from richdoc_tools import preflight
     from richdoc_tools.local.cloudformation.template import load_template
@@ -43,6 +51,7 @@ def stack_parameters(overrides: Sequence[str] = ()) -> dict[str, str]:
     try:
         shard_pages_setting()
         shard_concurrency_setting()
+        ocr_mode_setting()
     except ValueError as exc:
         raise UsageError(visible(exc)) from exc
     parameters = {

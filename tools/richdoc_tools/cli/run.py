@@ -97,7 +97,7 @@ def run(
         err.print(f"[dim]{markup(injected)}[/]")
     err.print(f"[dim]function logs: {markup(log_path)}[/]")
     if out_dir:
-        written = "{docling,projection,detection,job}.json"
+        written = "{docling,projection,detection,job}.json, chunks.jsonl, document.md, tables/"
         err.print(f"[dim]outputs: {markup(out_dir)}/<file>/{written}[/]")
     _report_still_open(results, timeout)
     return 0 if all(r.succeeded for r in results) else EXIT_FAILED

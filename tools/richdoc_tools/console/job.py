@@ -24,9 +24,10 @@ from flask import Blueprint, abort, request, url_for
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 from werkzeug.wrappers import Response
 
-from richdoc.contracts import OUTPUT_FILES
+from richdoc.contracts import OUTPUT_FOLDERS
 from richdoc.jobs import OK_OUTCOME, RUNNING_OUTCOME, Attempt, Job, JobStatus, execution_name
 from richdoc.taxonomy import kind_of_error_name
+from richdoc_client.tables import table_csv_name
 from richdoc_tools.console.diagram import Diagram, draw
 from richdoc_tools.console.execution import StateRun, state_runs
 from richdoc_tools.console.forms import form_reason, job_or_abort
@@ -41,6 +42,8 @@ from richdoc_tools.ops.shards import ShardParse, shard_parses
 from richdoc_tools.ops.statemachine import Machine
 
 blueprint = Blueprint("job", __name__)
+# A download's media type by its file's suffix (JSON otherwise).
+MEDIA_TYPES = {".jsonl": "application/x-ndjson", ".md": "text/markdown", ".csv": "text/csv"}
 
 
 class AttemptRow(BaseModel):
@@ -188,15 +191,25 @@ def _view(job: Job) -> JobView:
 
 @blueprint.get("/jobs/<job_id>/artifacts/<name>")
 def artifact(job_id: str, name: str) -> Response:
-    """docling.json, projection.json, detection.json or chunks.jsonl of the job's run: a
-    download."""
+    """docling.json, projection.json, detection.json, chunks.jsonl or document.md of the
+    job's run: a download."""
     job = job_or_abort(job_id)
     keys = job.outputs.files() if job.outputs else {}
     if name not in keys:
         abort(404, f"the job has no {name}")
     data = objects.artifact(settings().operator, keys[name])
-    mimetype = "application/x-ndjson" if name.endswith(".jsonl") else "application/json"
+    mimetype = MEDIA_TYPES.get(PurePosixPath(name).suffix, "application/json")
     return attachment(data, f"{job.job_id[:12]}-{name}", mimetype)
+
+
+@blueprint.get("/jobs/<job_id>/tables/<name>")
+def table(job_id: str, name: str) -> Response:
+    """One table CSV of the job's run (``table-<node id>.csv``): a download."""
+    job = job_or_abort(job_id)
+    data = objects.table(settings().operator, job, name)
+    if data is None:
+        abort(404, f"the job has no {name}")
+    return attachment(data, f"{job.job_id[:12]}-{name}", MEDIA_TYPES[".csv"])
 
 
 @blueprint.get("/jobs/<job_id>/source")
@@ -297,6 +310,14 @@ def _downloads(job: Job) -> list[Download]:
     if job.outputs is not None:
         files += [
             Download(name=name, url=url_for("job.artifact", job_id=job.job_id, name=name))
-            for name in OUTPUT_FILES.values()
+            for name in job.outputs.files()
+        ]
+        names = [table_csv_name(t.node) for t in objects.tables(settings().operator, job)]
+        files += [
+            Download(
+                name=f"{OUTPUT_FOLDERS['tables_prefix']}/{name}",
+                url=url_for("job.table", job_id=job.job_id, name=name),
+            )
+            for name in names
         ]
     return files

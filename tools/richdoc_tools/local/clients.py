@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from types_boto3_lambda import LambdaClient
     from types_boto3_logs import CloudWatchLogsClient
     from types_boto3_s3 import S3Client
+    from types_boto3_secretsmanager import SecretsManagerClient
     from types_boto3_sns import SNSClient
     from types_boto3_sqs import SQSClient
     from types_boto3_stepfunctions import SFNClient
@@ -42,6 +43,7 @@ Service = Literal[
     "lambda",
     "logs",
     "s3",
+    "secretsmanager",
     "sns",
     "sqs",
     "stepfunctions",
@@ -86,6 +88,8 @@ class Clients:
     def __call__(self, service: Literal["logs"]) -> CloudWatchLogsClient: ...
     @overload
     def __call__(self, service: Literal["s3"]) -> S3Client: ...
+    @overload
+    def __call__(self, service: Literal["secretsmanager"]) -> SecretsManagerClient: ...
     @overload
     def __call__(self, service: Literal["sns"]) -> SNSClient: ...
     @overload

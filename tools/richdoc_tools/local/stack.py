@@ -11,9 +11,9 @@ this order: **emulate** (``emulation``: the caller's AWS settings put aside, mot
 process or served on 127.0.0.1), **patch** (the patch points' groups, ``patches``),
 **deploy** (the template, ``cloudformation``), **enforce** (the roles assumed and every
 request through the gate, ``strict``; the scripted and injected failures, ``faults``) and
-**run** (the function log, the Lambda runtime and the event loops, ``runtime``).
-Everything they change in the process is changed through one ``contextlib.ExitStack``,
-which ``stop`` closes.
+**run** (the function log, the Lambda runtime and the event loops, ``runtime``; the API
+destinations' deliveries among them, ``runtime.webhooks``). Everything they change in the
+process is changed through one ``contextlib.ExitStack``, which ``stop`` closes.
 
 A stack is strict by default: it enforces what AWS enforces and moto does not (each
 function's IAM role, DynamoDB transaction conflicts, the SQS, S3 and Lambda validations;
@@ -60,13 +60,19 @@ from richdoc_tools.local.runtime.lambdas import (
 from richdoc_tools.local.runtime.output import FunctionLog
 from richdoc_tools.local.runtime.s3_lifecycle import Expired, Lifecycle
 from richdoc_tools.local.runtime.streams import appended
-from richdoc_tools.local.strict.access import AccessControl, assume_all
+from richdoc_tools.local.runtime.webhooks import WebhookDelivery
+from richdoc_tools.local.strict.access import AccessControl, assume_all, assume_target_roles
 from richdoc_tools.local.strict.transactions import Transactions
 from richdoc_tools.ops.uploads import Upload, put_source
 
 DEFAULT_STACK_NAME = "richdoc"
 # wait_for_jobs polls at most this often (the latency it may add to a job's end).
 POLL_SPACING_S = 0.1
+
+
+def _stopped(loop: WebhookDelivery) -> None:
+    loop.stop()
+    loop.join(timeout=10)  # a request in flight ends within its 5-second timeout
 
 
 class StackError(RuntimeError):
@@ -140,6 +146,7 @@ class EmbeddedStack:
         self.not_emulated: list[NotEmulated] = []
         self.runtime: LambdaRuntime | None = None
         self.delivery: EventDelivery | None = None
+        self.webhooks: WebhookDelivery | None = None
         self.function_log: FunctionLog | None = None
         self._clients: Clients | None = None
         self._local = threading.local()
@@ -253,6 +260,7 @@ class EmbeddedStack:
             ]
             self.access = AccessControl(account=ACCOUNT, region=REGION)
             assume_all(self.access, self.client, _functions(deployed), state_machines)
+            assume_target_roles(self.access, self.client)
             patches.s3_missing_key.install(exit_stack, self.access.missing_key_denial)
         patches.request_gate.install(exit_stack, self._checks(), self._gated)
         self._queues = {
@@ -299,6 +307,12 @@ class EmbeddedStack:
         )
         exit_stack.callback(self.delivery.stop)
         self.delivery.start()
+        webhooks = self.webhooks = WebhookDelivery(
+            self.client, delay_scale=self.retry_delay_scale, access=self.access
+        )
+        patches.api_destinations.install(exit_stack, webhooks.enqueue)
+        exit_stack.callback(_stopped, webhooks)
+        webhooks.start()
 
     # ---- strictness, injected faults and scripted failures -------------------------
 
@@ -409,9 +423,16 @@ class EmbeddedStack:
         finally:
             self.delivery.pause_queues(False)
 
+    def webhooks_delivered(self) -> bool:
+        """Every event the bus's rules handed to an API destination so far has been
+        delivered, dead-lettered or dropped (retries included)."""
+        assert self.webhooks is not None, "the stack is not started"
+        return self.webhooks.idle()
+
     @property
     def loop_errors(self) -> list[BaseException]:
-        return self.delivery.errors if self.delivery is not None else []
+        errors = self.delivery.errors if self.delivery is not None else []
+        return errors + (self.webhooks.errors if self.webhooks is not None else [])
 
     def upload(
         self,

@@ -17,6 +17,7 @@ class DocFormat(StrEnum):
     XLSX = "xlsx"
     HTML = "html"
     MD = "md"
+    IMAGE = "image"  # a scan or photograph: its pages are read by OCR
 
     @property
     def is_ooxml(self) -> bool:
@@ -34,6 +35,7 @@ EXTENSIONS: dict[DocFormat, tuple[str, ...]] = {
     DocFormat.XLSX: ("xlsx", "xlsm", "xltx", "xltm"),
     DocFormat.HTML: ("html", "htm", "xhtml"),
     DocFormat.MD: ("md", "markdown", "txt", "text", "qmd", "rmd"),
+    DocFormat.IMAGE: ("jpg", "jpeg", "png", "tif", "tiff", "bmp", "webp", "gif"),
 }
 FORMAT_OF_EXTENSION = {ext: fmt for fmt, exts in EXTENSIONS.items() for ext in exts}
 

@@ -1,5 +1,6 @@
 """PDFs: the header, pdfium's verdict on loading (a password is ``encrypted``, anything
-else damage), the page limit, and text on some page (else OCR, or damage)."""
+else damage), the page limit, and what each page holds: text, or only images and
+drawings (a scan: only OCR reads it), or nothing (damage, when no page holds anything)."""
 
 from __future__ import annotations
 
@@ -36,12 +37,12 @@ def inspect_pdf(path: Path, max_pages: int) -> Inspection:
         if pages == 0:
             raise CorruptInput("the PDF has no pages")
         check_pages(pages, max_pages, "pages")
-        _check_pdf_content(pdf, pages)
+        image_only = _check_pdf_content(pdf, pages)
     except pdfium.PdfiumError as exc:  # whatever else pdfium fails on is the file's damage
         raise CorruptInput(f"the PDF is damaged: {exc}") from exc
     finally:
         pdf.close()
-    return Inspection(page_count=pages)
+    return Inspection(page_count=pages, image_only=image_only)
 
 
 class _Page(StrEnum):
@@ -79,30 +80,23 @@ def _page_content(pdf: Any, index: int) -> _Page:
         page.close()
 
 
-def _check_pdf_content(pdf: Any, pages: int) -> None:
-    """Refuse a PDF in which no page has text, saying why.
+def _check_pdf_content(pdf: Any, pages: int) -> tuple[int, ...]:
+    """The pages without text that carry images or vector paths where text would be (a
+    scan, outlined text: only OCR reads them); refuse a PDF in which no page has text or
+    such content, saying why.
 
-    Pages that carry images or vector paths where text would be (a scan, outlined text)
-    need OCR. Pages with nothing renderable are no case for OCR: pdfium repairs truncated
-    and fuzzed files into such pages, and a damaged page tree leaves pages it cannot
-    load. Reads pages up to the first one with text, so a document with text costs one
-    page or a few.
+    Pages with nothing renderable are no case for OCR: pdfium repairs truncated and
+    fuzzed files into such pages, and a damaged page tree leaves pages it cannot load.
+    Every page is read (about a millisecond a page), so that no scanned page of a mixed
+    document goes unnoticed: OCR reads it, or the result names it as unread.
     """
     import pypdfium2 as pdfium
 
     found: dict[_Page, list[int]] = {content: [] for content in _Page}
     for index in range(pages):
-        content = _page_content(pdf, index)
-        if content is _Page.TEXT:
-            return
-        found[content].append(index + 1)
-    if found[_Page.DRAWN]:
-        raise UnsupportedFeature(
-            f"no page has extractable text, and {len(found[_Page.DRAWN])} of the "
-            f"{pages} pages carry images or vector paths where text would be (scanned or "
-            "outlined text needs OCR, which is off in v1)",
-            feature="ocr",
-        )
+        found[_page_content(pdf, index)].append(index + 1)
+    if found[_Page.TEXT] or found[_Page.DRAWN]:
+        return tuple(found[_Page.DRAWN])
     nothing = "text, images or drawings"
     unloadable = found[_Page.UNLOADABLE]
     if unloadable:

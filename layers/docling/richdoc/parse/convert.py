@@ -16,6 +16,8 @@ from richdoc.contracts import PageSpan
 from richdoc.formats import ArchiveLimits, DocFormat, Inspection, inspect_file
 from richdoc.parse.classify import conversion_error
 from richdoc.parse.merge import dump_document
+from richdoc.parse.ocr import OcrMode
+from richdoc.parse.ocr_pages import OcrPages, pages_to_read
 from richdoc.parse.reports import ChildReport, Inspected
 from richdoc.parse.settings import (
     DOCUMENT_TIMEOUT_FRACTION,
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
     from docling.datamodel.progress import ConversionProgressEvent
     from docling.document_converter import DocumentConverter, FormatOption
 
+    from richdoc.parse.ocr_engine import PageOcrModel
+
 
 @dataclass(frozen=True)
 class _Warm:
@@ -42,22 +46,37 @@ class _Warm:
 _warm: _Warm | None = None
 
 
-def pdf_format_option(settings: ParserSettings) -> FormatOption:
+def paged_format_option(settings: ParserSettings, fmt: DocFormat) -> FormatOption:
+    """How a PDF or an image is converted: the settings' pipeline, whose OCR stage reads
+    the pages each conversion names (``richdoc.parse.ocr_engine``; none with OCR off)."""
+    from docling.backend.image_backend import ImageDocumentBackend
     from docling.datamodel.accelerator_options import AcceleratorOptions
     from docling.datamodel.pipeline_options import (
-        NativePdfPipelineOptions,
         TableFormerMode,
         TableStructureOptions,
         TextCellUnit,
         ThreadedPdfPipelineOptions,
     )
-    from docling.document_converter import NativePdfFormatOption, PdfFormatOption
+    from docling.document_converter import (
+        FormatOption,
+        ImageFormatOption,
+        NativePdfFormatOption,
+        PdfFormatOption,
+    )
 
+    from richdoc.parse.ocr_engine import (
+        NativeOcrPdfPipeline,
+        NativeOcrPdfPipelineOptions,
+        page_ocr_options,
+    )
+
+    do_ocr = settings.ocr_mode is not OcrMode.OFF
     if settings.pdf_pipeline is Pipeline.STANDARD:
         options = PIPELINE_OPTIONS[Pipeline.STANDARD]
         standard = ThreadedPdfPipelineOptions(
             artifacts_path=settings.artifacts_path,
-            do_ocr=options["do_ocr"],
+            do_ocr=do_ocr,
+            ocr_options=page_ocr_options(),
             do_table_structure=options["do_table_structure"],
             table_structure_options=TableStructureOptions(
                 mode=TableFormerMode(options["table_mode"])
@@ -65,15 +84,23 @@ def pdf_format_option(settings: ParserSettings) -> FormatOption:
             # One thread while the zygote loads the models; children raise it.
             accelerator_options=AcceleratorOptions(num_threads=1, device=options["device"]),
         )
+        if fmt is DocFormat.IMAGE:
+            return ImageFormatOption(pipeline_options=standard)
         return PdfFormatOption(pipeline_options=standard)
     options = PIPELINE_OPTIONS[Pipeline.NATIVE]
-    return NativePdfFormatOption(
-        pipeline_options=NativePdfPipelineOptions(
-            text_cell_unit=TextCellUnit(options["text_cell_unit"]),
-            generate_picture_images=options["generate_picture_images"],
-            generate_page_images=options["generate_page_images"],
-        )
+    native = NativeOcrPdfPipelineOptions(
+        text_cell_unit=TextCellUnit(options["text_cell_unit"]),
+        generate_picture_images=options["generate_picture_images"],
+        generate_page_images=options["generate_page_images"],
+        do_ocr=do_ocr,
+        ocr_options=page_ocr_options(),
+        accelerator_options=AcceleratorOptions(num_threads=1, device="cpu"),
     )
+    if fmt is DocFormat.IMAGE:
+        return FormatOption(
+            pipeline_cls=NativeOcrPdfPipeline, pipeline_options=native, backend=ImageDocumentBackend
+        )
+    return NativePdfFormatOption(pipeline_cls=NativeOcrPdfPipeline, pipeline_options=native)
 
 
 def build_converters(settings: ParserSettings) -> dict[DocFormat, DocumentConverter]:
@@ -85,7 +112,8 @@ def build_converters(settings: ParserSettings) -> dict[DocFormat, DocumentConver
     converters = {}
     for fmt in DocFormat:
         input_format = InputFormat(fmt.value)
-        options = {input_format: pdf_format_option(settings)} if fmt is DocFormat.PDF else None
+        paged = settings.pipeline_for(fmt) is not Pipeline.SIMPLE
+        options = {input_format: paged_format_option(settings, fmt)} if paged else None
         converter = DocumentConverter(allowed_formats=[input_format], format_options=options)
         converter.initialize_pipeline(input_format)
         converters[fmt] = converter
@@ -97,7 +125,9 @@ def warm_up(config: Mapping[str, Any]) -> dict[str, JsonValue]:
     one loads both models, with one torch thread). Says how many threads torch has."""
     global _warm
     _no_progress_monitor()
-    settings = ParserSettings(Pipeline(config["pdf_pipeline"]), config.get("artifacts"))
+    settings = ParserSettings(
+        Pipeline(config["pdf_pipeline"]), config.get("artifacts"), OcrMode(config["ocr_mode"])
+    )
     _warm = _Warm(settings, build_converters(settings))
     return {"torch_threads": _torch_threads()}
 
@@ -131,6 +161,17 @@ def _use_threads(threads: int) -> None:
     import torch
 
     torch.set_num_threads(threads)
+
+
+def ocr_stage(converter: DocumentConverter) -> PageOcrModel | None:
+    """The OCR stage of a converter's warm pipeline; None for a format OCR never reads."""
+    from richdoc.parse.ocr_engine import PageOcrModel
+
+    for pipeline in converter.initialized_pipelines.values():
+        model = getattr(pipeline, "ocr_model", None)
+        if isinstance(model, PageOcrModel):
+            return model
+    return None
 
 
 def set_document_timeout(converter: DocumentConverter, seconds: float) -> None:
@@ -209,7 +250,11 @@ def inspect_document(task: InspectTask) -> Inspected:
     count. Isolated like a conversion: pdfium reads the untrusted bytes."""
     started = time.monotonic()
     inspection = _inspect(task)
-    return Inspected(page_count=inspection.page_count, inspect_s=time.monotonic() - started)
+    return Inspected(
+        page_count=inspection.page_count,
+        image_only=list(inspection.image_only),
+        inspect_s=time.monotonic() - started,
+    )
 
 
 def convert_document(task: ConvertTask) -> ChildReport:
@@ -229,9 +274,11 @@ def convert_document(task: ConvertTask) -> ChildReport:
     pipeline = settings.pipeline_for(fmt)
     pages = _page_range_of(task)
     started = time.monotonic()
-    page_count = _inspect(task).page_count
+    inspection = _inspect(task)
+    page_count = inspection.page_count
     if pages is not None and page_count is not None and pages.end > page_count:
         raise ValueError(f"pages {pages} are beyond the document's {page_count} pages")
+    reading = pages_to_read(settings.ocr_mode, fmt, inspection, pages)
     inspected = time.monotonic()
     converter = _warm.converters[fmt]
     threads = None
@@ -239,6 +286,9 @@ def convert_document(task: ConvertTask) -> ChildReport:
         set_document_timeout(converter, DOCUMENT_TIMEOUT_FRACTION * task.timeout_s)
         threads = task.threads
         _use_threads(threads)
+    ocr = ocr_stage(converter)
+    if ocr is not None:
+        ocr.read(reading.read, task.threads)
     outcomes = _PageOutcomes()
     try:
         if pages is None:
@@ -267,6 +317,7 @@ def convert_document(task: ConvertTask) -> ChildReport:
             f"{len(_expected_pages(result.input.page_count, pages))} pages failed: {errors}); "
             "a bigger tier may finish it"
         )
+    _record_ocr(result, reading, ocr, settings.ocr_mode)
     task.output.write_bytes(document_json(result))
     return ChildReport(
         pipeline=pipeline,
@@ -274,10 +325,20 @@ def convert_document(task: ConvertTask) -> ChildReport:
         page_range=pages,
         partial=partial,
         failed_pages=failed,
+        ocr_pages=list(reading.read),
+        unread_pages=list(reading.unread),
         inspect_s=inspected - started,
         convert_s=time.monotonic() - inspected,
         threads=threads,
     )
+
+
+def _record_ocr(
+    result: ConversionResult, reading: OcrPages, ocr: PageOcrModel | None, mode: OcrMode
+) -> None:
+    from richdoc.parse.ocr_engine import record_ocr
+
+    record_ocr(result.document, reading, ocr.lines if ocr is not None else {}, mode)
 
 
 def _failed_shard(

@@ -19,7 +19,8 @@ is the source's pages ``start`` to ``end``, numbered as in the source (docling's
   validated DoclingDocument would dump, without validating 67,000 items for 1,000 pages
   again (12 of the 14 s the merge took that way; the project step validates the merged
   document when it loads it). Only the standard pipeline's rules below need the
-  DoclingDocument, and get it.
+  DoclingDocument, and get it; so does a document OCR read pages of, whose shards' OCR
+  records (``richdoc.parse.ocr``, on the body) join into one.
 * What docling's standard pipeline decides across pages (``Pipeline.STANDARD`` only):
   its reading-order assembly joins a paragraph that runs over a page break into one text
   item, and keeps a list that runs over a page break in one list group. A shard boundary
@@ -53,6 +54,7 @@ from docling_core.types.doc import (
 )
 
 from richdoc.contracts import PageSpan
+from richdoc.parse.ocr import OcrRecord, record_of_json, with_record_json
 from richdoc.parse.settings import Pipeline
 from richdoc.parse.shard_plan import check_partition
 from richdoc.taxonomy import CorruptInput
@@ -93,7 +95,10 @@ def merge_shard_json(parts: Sequence[tuple[PageSpan, bytes]], *, pipeline: Pipel
     # The same top-level fields in every shard (docling-core leaves some out when empty):
     # then the joined tree has the field order a DoclingDocument dumps in.
     same_fields = len({tuple(doc) for _, doc in docs}) == 1
-    if pipeline is Pipeline.STANDARD or not same_fields:
+    ocr = any(record_of_json(doc) is not None for _, doc in docs)
+    # Validated and dumped again where the body changes (its OCR record joined): the
+    # body's members then come in the order a DoclingDocument dumps them.
+    if pipeline is Pipeline.STANDARD or not same_fields or ocr:
         return dump_document(_merge(docs, pipeline))
     return pydantic_core.to_json(_join(docs))
 
@@ -136,7 +141,8 @@ def _join(parts: list[tuple[PageSpan, dict[str, Any]]]) -> dict[str, Any]:
             raise ValueError(f"the shards are not of one document: their {field}s differ")
     lists = [name for name in ITEM_LISTS if any(name in doc for _, doc in parts)]
     merged: dict[str, Any] = {**first, "pages": {}, **{name: [] for name in lists}}
-    merged["body"] = {**first["body"], "children": []}
+    records = [record for _, doc in parts if (record := record_of_json(doc)) is not None]
+    merged["body"] = with_record_json({**first["body"], "children": []}, OcrRecord.join(records))
     for _, doc in parts:
         offsets = {name: len(merged[name]) for name in lists}
         for name in lists:

@@ -1,6 +1,8 @@
-"""The Plan state: is an S3 object parsed whole or as page-range shards?
+"""The Plan state: is an S3 object parsed whole or as page-range shards, and which of its
+pages does OCR read?
 
-``plan_request`` decides (``richdoc.parse.shard_plan.plan_shards``); the Map state then
+``plan_request`` decides (``richdoc.parse.shard_plan.plan_shards``, the pages weighed
+by their cost: ``richdoc.parse.ocr``); the Map state then
 parses each shard with ``richdoc.parse.step.parse_request`` (its ``pages``), and the Merge
 state joins them (``richdoc.parse.merge_step``). docs/shards.md has the state machine.
 No docling here: a PDF's page count comes from the inspection, run in the parse worker.
@@ -15,7 +17,8 @@ from pathlib import Path
 
 from richdoc.artifacts import ArtifactStore
 from richdoc.contracts import PlanInput, PlanOutput, SourceObject
-from richdoc.formats import format_of
+from richdoc.formats import Inspection, format_of
+from richdoc.parse.ocr_pages import page_costs, pages_to_read
 from richdoc.parse.settings import ParseLimits, shard_concurrency_setting, shard_pages_setting
 from richdoc.parse.shard_plan import PAGINATED_FORMATS, plan_shards
 from richdoc.parse.step import ParseWorker, shared_worker, staged_path
@@ -33,13 +36,16 @@ def plan_object(
 ) -> PlanOutput:
     """Decide how an S3 object is parsed: its conversion (format, pipeline, processor
     contract: every parse of the run carries it out), and whole or as page-range shards
-    of at most ``shard_pages`` pages (``richdoc.parse.shard_plan.plan_shards``),
-    ``max_concurrency`` of them at once.
+    that cost at most ``shard_pages`` text pages each (a page OCR reads costs
+    ``OCR_PAGE_COST``: ``richdoc.parse.shard_plan.plan_shards``), ``max_concurrency``
+    of them at once.
 
-    A PDF that may be sharded is downloaded and inspected, in the worker, for its page
-    count, so a document the inspection refuses (too big, damaged, encrypted, over
-    max_pages, no text) fails here, once, rather than in every shard. Anything else is
-    planned whole from its key alone, without a download: its parse inspects it as before.
+    A PDF or an image that may be sharded is downloaded and inspected, in the worker,
+    for its page count and its pages without a text layer, so a document the inspection
+    refuses (too big, damaged, encrypted, over max_pages, nothing on any page, only
+    scans with OCR off) fails here, once, rather than in every shard. Anything else (and
+    everything with sharding off) is planned whole from its key alone, without a
+    download: its parse inspects it as before.
     ``remaining_s`` (the invocation's time left, read when the inspection starts) cuts
     its wall clock (``plan_limits``).
     """
@@ -47,7 +53,8 @@ def plan_object(
     fmt = format_of(source.key)
     # Its own worker: counting pages needs pdfium, not docling's converters or models.
     worker = worker or shared_worker(inspect_only=True)
-    sha256 = size = page_count = None
+    sha256 = size = page_count = ocr_page_count = cost = None
+    costs: list[int] | None = None
     if fmt in PAGINATED_FORMATS and shard_pages > 0:
         with tempfile.TemporaryDirectory(prefix="richdoc-plan-") as tmp:
             downloaded = store.download_source(
@@ -56,8 +63,14 @@ def plan_object(
             sha256, size = downloaded.sha256, downloaded.size
             if remaining_s is not None:
                 limits = plan_limits(limits, remaining_s())
-            page_count = worker.inspect(downloaded.path, fmt, limits)
-    plan = plan_shards(fmt, page_count, shard_pages)
+            inspected = worker.inspect(downloaded.path, fmt, limits)
+        page_count = inspected.page_count
+        inspection = Inspection(page_count=page_count, image_only=tuple(inspected.image_only))
+        reading = pages_to_read(worker.settings.ocr_mode, fmt, inspection)
+        if page_count is not None:
+            costs = page_costs(page_count, reading.read)
+            ocr_page_count, cost = len(reading.read), sum(costs)
+    plan = plan_shards(fmt, page_count, shard_pages, costs=costs)
     conversion = worker.settings.conversion(fmt)
     return PlanOutput(
         sha256=sha256,
@@ -66,6 +79,8 @@ def plan_object(
         pipeline=str(conversion.pipeline),
         contract=conversion.contract,
         page_count=page_count,
+        ocr_page_count=ocr_page_count,
+        page_cost=cost,
         sharded=plan.sharded,
         shards=list(plan.ranges),
         shard_count=plan.shard_count,

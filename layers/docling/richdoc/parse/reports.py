@@ -19,6 +19,8 @@ class ChildReport(BaseModel):
     page_range: PageSpan | None = None  # a shard's pages; None for the whole document
     partial: bool
     failed_pages: list[int]
+    ocr_pages: list[int] = []  # the pages OCR read
+    unread_pages: list[int] = []  # pages without a text layer left unread (OCR off)
     inspect_s: float
     convert_s: float
     threads: int | None = None  # torch's threads in the conversion; None: no model ran
@@ -30,6 +32,7 @@ class Inspected(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     page_count: int | None  # as inspected; None where the format has no pages
+    image_only: list[int] = []  # pages without a text layer (richdoc.formats.Inspection)
     inspect_s: float
 
 
@@ -59,6 +62,8 @@ class ParseReport(BaseModel):
     cached: bool
     partial: bool
     failed_pages: list[int]
+    ocr_pages: list[int] = []  # the pages OCR read (unknown when the cache answered: [])
+    unread_pages: list[int] = []  # pages without a text layer OCR left unread (mode off)
     peak_rss_mb: float | None  # the child's; None when the cache answered
     mem_ceiling_mb: int | None = None  # the child's RSS ceiling; None when the cache answered
     threads: int | None = None  # torch's threads in the child's conversion

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from richdoc.formats import DocFormat
+from richdoc.parse.ocr import OcrMode, engine_identity, ocr_mode_setting
+from richdoc.parse.ocr_pages import OCR_FORMATS
 from richdoc.taxonomy import ResourceLimit
 
 # Bump when anything here changes what the DoclingDocument JSON of the same bytes is.
@@ -83,8 +85,8 @@ SLACK_SHARE = 0.05
 
 
 class Pipeline(StrEnum):
-    STANDARD = "standard"  # PDF: layout model + table structure (needs model weights)
-    NATIVE = "native"  # PDF: text cells as docling-parse reports them, no models
+    STANDARD = "standard"  # PDF, images: layout + table structure models (needs weights), OCR
+    NATIVE = "native"  # PDF, images: text cells as docling-parse reports them, OCR; no models
     SIMPLE = "simple"  # DOCX, PPTX, XLSX, HTML, Markdown: the declarative backends
 
 
@@ -96,6 +98,11 @@ ONE_PAGE_MB: dict[Pipeline, int] = {
     Pipeline.NATIVE: 64,
     Pipeline.SIMPLE: 64,
 }
+# What OCR adds to one page, with room: the engine's models, loaded in the child, and a
+# page rendered at 216 dpi with the detector's activations (measured: a child reading A4
+# scans peaked at 1,150 MB where one converting their typeset text peaked at 305 MB;
+# docs/parse.md, "OCR").
+ONE_OCR_PAGE_MB = 960
 
 
 @dataclass(frozen=True)
@@ -108,7 +115,9 @@ class ZygoteMemory:
     file_mb: float
 
 
-def ceiling_for_tier(memory_mb: int, zygote: ZygoteMemory, pipeline: Pipeline) -> int:
+def ceiling_for_tier(
+    memory_mb: int, zygote: ZygoteMemory, pipeline: Pipeline, *, ocr: bool = False
+) -> int:
     """The child's RSS ceiling inside a Lambda function of ``memory_mb``, given the warm
     zygote beside it; ``ResourceLimit`` when that ceiling cannot hold one page.
 
@@ -121,12 +130,13 @@ def ceiling_for_tier(memory_mb: int, zygote: ZygoteMemory, pipeline: Pipeline) -
     """
     zygote_share = zygote.file_mb + COPY_ON_WRITE_SHARE * zygote.anon_mb
     ceiling = int(memory_mb - HANDLER_MB - zygote_share - OVERSHOOT_MB - SLACK_SHARE * memory_mb)
-    needed = int(zygote.anon_mb + ONE_PAGE_MB[pipeline])
+    needed = int(zygote.anon_mb + ONE_PAGE_MB[pipeline] + (ONE_OCR_PAGE_MB if ocr else 0))
     if ceiling < needed:
+        with_ocr = " with OCR" if ocr else ""
         raise ResourceLimit(
             f"a {memory_mb} MB function leaves the parse worker a {ceiling} MB memory "
-            f"ceiling, below the {needed} MB one page needs on the {pipeline} pipeline; "
-            "a bigger tier may parse it"
+            f"ceiling, below the {needed} MB one page needs on the {pipeline} pipeline"
+            f"{with_ocr}; a bigger tier may parse it"
         )
     return ceiling
 
@@ -188,13 +198,14 @@ class ParseLimits:
             )
         return self.within(left)
 
-    def ceiling(self, zygote: ZygoteMemory, pipeline: Pipeline) -> int:
-        """The child's ceiling for a document on ``pipeline``: the configured one, else
-        the tier's (``ceiling_for_tier``, which refuses a tier too small for one page)."""
+    def ceiling(self, zygote: ZygoteMemory, pipeline: Pipeline, *, ocr: bool = False) -> int:
+        """The child's ceiling for a document on ``pipeline`` (``ocr``: that OCR may
+        read): the configured one, else the tier's (``ceiling_for_tier``, which refuses
+        a tier too small for one page)."""
         if self.mem_ceiling_mb is not None:
             return self.mem_ceiling_mb
         assert self.memory_tier_mb is not None  # __post_init__
-        return ceiling_for_tier(self.memory_tier_mb, zygote, pipeline)
+        return ceiling_for_tier(self.memory_tier_mb, zygote, pipeline, ocr=ocr)
 
     @classmethod
     def resolve(
@@ -385,35 +396,50 @@ class Conversion:
 
 @dataclass(frozen=True)
 class ParserSettings:
-    """How the worker converts: which PDF pipeline, and where its model weights are."""
+    """How the worker converts: which PDF pipeline, where its model weights are, and
+    which pages OCR reads (``richdoc.parse.ocr``)."""
 
     pdf_pipeline: Pipeline
     artifacts_path: str | None = None
+    ocr_mode: OcrMode = OcrMode.AUTO
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ParserSettings:
         env = os.environ if environ is None else environ
         artifacts = env.get(ARTIFACTS_ENV) or None
-        return cls(select_pdf_pipeline(env.get(PDF_PIPELINE_ENV), artifacts), artifacts)
+        return cls(
+            select_pdf_pipeline(env.get(PDF_PIPELINE_ENV), artifacts),
+            artifacts,
+            ocr_mode_setting(env),
+        )
 
     def pipeline_for(self, fmt: DocFormat) -> Pipeline:
-        return self.pdf_pipeline if fmt is DocFormat.PDF else Pipeline.SIMPLE
+        """Images go the PDF's way: the same pipeline reads their pages."""
+        return self.pdf_pipeline if fmt in OCR_FORMATS else Pipeline.SIMPLE
+
+    def may_ocr(self, fmt: DocFormat) -> bool:
+        """Whether a document of ``fmt`` may have pages OCR reads."""
+        return fmt in OCR_FORMATS and self.ocr_mode is not OcrMode.OFF
 
     def conversion(self, fmt: DocFormat) -> Conversion:
         """How these settings convert a document of ``fmt``."""
         pipeline = self.pipeline_for(fmt)
-        return Conversion(fmt, pipeline, processor_contract(fmt, pipeline))
+        ocr = self.ocr_mode if fmt in OCR_FORMATS else None
+        return Conversion(fmt, pipeline, processor_contract(fmt, pipeline, ocr))
 
 
-def processor_contract(fmt: DocFormat, pipeline: Pipeline) -> str:
+def processor_contract(fmt: DocFormat, pipeline: Pipeline, ocr: OcrMode | None = None) -> str:
     """A short stable digest of everything that determines the DoclingDocument of a
-    given input: parse schema, docling versions, input format, pipeline and options."""
-    identity = {
+    given input: parse schema, docling versions, input format, pipeline and options, and
+    for a format OCR may read (``ocr``: its mode), the mode, engine and models."""
+    identity: dict[str, Any] = {
         "schema": PARSE_SCHEMA,
         "versions": docling_versions(),
         "format": str(fmt),
         "pipeline": str(pipeline),
         "options": PIPELINE_OPTIONS[pipeline],
     }
+    if ocr is not None:
+        identity["ocr"] = engine_identity(ocr)
     canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]

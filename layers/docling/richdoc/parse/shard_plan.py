@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from richdoc.contracts import PageSpan
 from richdoc.formats import DocFormat
 
-# Only these formats have pages docling can convert by range. PPTX and XLSX have slides
-# and sheets, but a deck or workbook is never too big for one invocation.
-PAGINATED_FORMATS = frozenset({DocFormat.PDF})
+# Only these formats have pages docling can convert by range (a PDF's pages, a multi-page
+# TIFF's frames). PPTX and XLSX have slides and sheets, but a deck or workbook is never too
+# big for one invocation.
+PAGINATED_FORMATS = frozenset({DocFormat.PDF, DocFormat.IMAGE})
 
 # The most shards one document is split into. Each shard is one iteration of an inline
 # Map state, whose events all go into the execution's history, which Standard caps at
@@ -48,36 +49,57 @@ class ShardPlan:
 
 
 def plan_shards(
-    fmt: DocFormat, page_count: int | None, shard_pages: int, *, max_shards: int = MAX_SHARDS
+    fmt: DocFormat,
+    page_count: int | None,
+    shard_pages: int,
+    *,
+    costs: Sequence[int] | None = None,
+    max_shards: int = MAX_SHARDS,
 ) -> ShardPlan:
-    """Split a document of ``page_count`` pages into the fewest ranges of at most
-    ``shard_pages`` pages (bigger ones when ``max_shards`` would be exceeded), balanced
-    so that their sizes differ by at most one page: the slowest shard sets the latency.
+    """Split a document of ``page_count`` pages into the fewest ranges that cost at most
+    ``shard_pages`` text pages each (bigger ones when ``max_shards`` would be exceeded),
+    balanced by cost: the slowest shard sets the latency.
 
-    A document that is not paginated, has no more pages than ``shard_pages``, or is
-    planned with ``shard_pages=0`` (sharding off) is not sharded: it is parsed whole,
-    under the whole-document artifact key, exactly as without this module.
+    ``costs`` is each page's cost in text pages (``richdoc.parse.ocr_pages.page_costs``: a page
+    OCR reads costs several), 1 each when not given: then the ranges' sizes differ by at
+    most one page, the bigger ones first. A document that is not paginated, costs no
+    more than ``shard_pages``, or is planned with ``shard_pages=0`` (sharding off) is not
+    sharded: it is parsed whole, under the whole-document artifact key, exactly as
+    without this module.
     """
     if shard_pages < 0 or max_shards < 1:
         raise ValueError(f"need shard_pages >= 0 and max_shards >= 1: {shard_pages}, {max_shards}")
-    if (
-        fmt not in PAGINATED_FORMATS
-        or page_count is None
-        or shard_pages == 0
-        or page_count <= shard_pages
-    ):
+    if fmt not in PAGINATED_FORMATS or page_count is None or shard_pages == 0:
         return ShardPlan(page_count=page_count)
-    count = min(math.ceil(page_count / shard_pages), max_shards)
+    costs = [1] * page_count if costs is None else list(costs)
+    if len(costs) != page_count or min(costs, default=1) < 1:
+        raise ValueError(
+            f"need one cost of at least 1 per page: {len(costs)} for {page_count} pages"
+        )
+    total = sum(costs)
+    count = min(math.ceil(total / shard_pages), max_shards, page_count)
     if count < 2:
         return ShardPlan(page_count=page_count)
-    base, bigger = divmod(page_count, count)
+    return ShardPlan(page_count=page_count, ranges=tuple(_balanced(costs, count)))
+
+
+def _balanced(costs: list[int], count: int) -> list[PageSpan]:
+    """``count`` consecutive ranges of at least one page whose costs are as even as the
+    pages allow: the k-th ends at the first page where the running cost reaches k
+    shares of the total (the first ``total % count`` shares one unit bigger)."""
+    base, bigger = divmod(sum(costs), count)
     ranges: list[PageSpan] = []
-    start = 1
-    for index in range(count):
-        size = base + (1 if index < bigger else 0)
-        ranges.append(PageSpan(start=start, end=start + size - 1))
-        start += size
-    return ShardPlan(page_count=page_count, ranges=tuple(ranges))
+    start, running, page = 1, 0, 0
+    for index in range(1, count):
+        share = index * base + min(index, bigger)
+        last = len(costs) - (count - index)  # leave a page for each range after this one
+        while page < start or (running < share and page < last):
+            running += costs[page]
+            page += 1
+        ranges.append(PageSpan(start=start, end=page))
+        start = page + 1
+    ranges.append(PageSpan(start=start, end=len(costs)))
+    return ranges
 
 
 def check_partition(ranges: Sequence[PageSpan], page_count: int | None = None) -> None:

@@ -77,6 +77,7 @@ class ParseWorker:
             config={
                 "pdf_pipeline": str(settings.pdf_pipeline),
                 "artifacts": settings.artifacts_path,
+                "ocr_mode": str(settings.ocr_mode),
             },
             # Model weights come from the image; never reach for the model hub.
             env_overrides={"HF_HUB_OFFLINE": "1"},
@@ -94,7 +95,8 @@ class ParseWorker:
             return limits.mem_ceiling_mb
         hello = self.server.start()
         zygote = ZygoteMemory(anon_mb=hello.anon_mb, file_mb=hello.file_mb)
-        return limits.ceiling(zygote, self.settings.pipeline_for(fmt))
+        pipeline = self.settings.pipeline_for(fmt)
+        return limits.ceiling(zygote, pipeline, ocr=self.settings.may_ocr(fmt))
 
     def convert(
         self,
@@ -149,9 +151,10 @@ class ParseWorker:
                 f"{own.contract} (planned by another deployment: the next run plans again)"
             )
 
-    def inspect(self, staged: Path, fmt: DocFormat, limits: ParseLimits) -> int | None:
-        """The page count from the pre-parse inspection, in a child like a conversion;
-        raises what the inspection refuses (corrupt, encrypted, over max_pages, no text)."""
+    def inspect(self, staged: Path, fmt: DocFormat, limits: ParseLimits) -> Inspected:
+        """The pre-parse inspection (page count, pages without a text layer), in a child
+        like a conversion; raises what the inspection refuses (corrupt, encrypted, over
+        max_pages, nothing on any page)."""
         ceiling = self.ceiling(limits, fmt)
         task = InspectTask(
             source=staged,
@@ -165,7 +168,7 @@ class ParseWorker:
             mem_ceiling_mb=ceiling,
             result_path=staged.with_name("inspection.json"),
         )
-        return Inspected.model_validate(outcome.value).page_count
+        return Inspected.model_validate(outcome.value)
 
     def close(self) -> None:
         self.server.close()
@@ -224,6 +227,8 @@ def _converted(
         cached=False,
         partial=report.partial,
         failed_pages=report.failed_pages,
+        ocr_pages=report.ocr_pages,
+        unread_pages=report.unread_pages,
         peak_rss_mb=outcome.peak_rss_mb,
         mem_ceiling_mb=outcome.mem_ceiling_mb,
         threads=report.threads,

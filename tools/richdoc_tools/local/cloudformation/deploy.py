@@ -20,7 +20,10 @@ from collections.abc import Mapping
 from richdoc_tools.local.clients import Clients
 from richdoc_tools.local.cloudformation.intrinsics import Deployed, Resolver, deployment_order
 from richdoc_tools.local.cloudformation.provisioners import NotEmulated, provisioner_for
-from richdoc_tools.local.cloudformation.template import LOCAL_CODE_BUCKET, Template
+from richdoc_tools.local.cloudformation.template import LOCAL_CODE_BUCKET, Template, TemplateError
+
+# What DescribeStacks shows for the value of a NoEcho parameter.
+NO_ECHO_MASK = "****"
 
 
 class Deployment:
@@ -58,6 +61,7 @@ class Deployment:
         self.not_emulated: list[NotEmulated] = []
 
     def deploy(self) -> Deployed:
+        self.check_rules()
         self.client("s3").create_bucket(Bucket=LOCAL_CODE_BUCKET)
         resources = self.template.resources
         for logical_id in deployment_order(resources):
@@ -71,10 +75,22 @@ class Deployment:
             provisioner(self, logical_id, props)
         return self.deployed
 
+    def check_rules(self) -> None:
+        """The template's Rules, as CloudFormation checks them before creating anything:
+        an assertion that fails under its rule's condition refuses the parameters."""
+        for name, rule in self.template.cfn.get("Rules", {}).items():
+            if "RuleCondition" in rule and not self.resolver.holds(rule["RuleCondition"]):
+                continue
+            for assertion in rule.get("Assertions", []):
+                if not self.resolver.holds(assertion["Assert"]):
+                    why = assertion.get("AssertDescription", "an assertion failed")
+                    raise TemplateError(f"template rule {name}: {why}")
+
     def outputs(self) -> dict[str, str]:
         return {
             name: str(self.resolver.resolve(spec["Value"]))
             for name, spec in self.template.cfn.get("Outputs", {}).items()
+            if "Condition" not in spec or self.resolver.condition(spec["Condition"])
         }
 
     def publish(self, outputs: Mapping[str, str]) -> None:
@@ -91,12 +107,17 @@ class Deployment:
             self.client("cloudformation").create_stack(
                 StackName=self.stack_name,
                 TemplateBody=json.dumps(body),
-                # As on AWS, DescribeStacks says what the stack was deployed with.
+                # As on AWS, DescribeStacks says what the stack was deployed with, and
+                # shows a NoEcho parameter as asterisks.
                 Parameters=[
-                    {"ParameterKey": name, "ParameterValue": str(value)}
+                    {"ParameterKey": name, "ParameterValue": self._shown(name, value)}
                     for name, value in self.resolver.parameters.items()
                 ],
             )
+
+    def _shown(self, name: str, value: object) -> str:
+        spec = self.template.cfn.get("Parameters", {}).get(name, {})
+        return NO_ECHO_MASK if str(spec.get("NoEcho", "")).lower() == "true" else str(value)
 
     # ---- for the provisioners ----------------------------------------------------------
 

@@ -64,6 +64,10 @@ class Resolver:
             raise TemplateError(f"unknown Condition {name}")
         return self._truth(self.conditions[name])
 
+    def holds(self, value: Any) -> bool:
+        """A condition expression (a Rules assertion's too), evaluated."""
+        return self._truth(value)
+
     def _truth(self, value: Any) -> bool:
         if isinstance(value, bool):
             return value

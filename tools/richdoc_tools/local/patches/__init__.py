@@ -25,9 +25,13 @@ import contextlib
 from typing import Protocol
 
 from richdoc_tools.local.patches import (
+    api_destinations,
+    attribute_values,
     condition_builder,
+    connection_secrets,
     definition_parse,
     dynamodb_lock,
+    dynamodb_projection,
     dynamodb_streams,
     dynamodb_transactions,
     events_delivery,
@@ -51,7 +55,9 @@ from richdoc_tools.local.patches import (
     s3_metadata_encoding,
     s3_missing_key,
     s3_notifications,
+    s3_version_listing,
     sdk_retry_sleep,
+    serializer_keys,
     sfn_input_size,
     sqs_message_arrivals,
     sqs_message_move_task,
@@ -100,6 +106,11 @@ EMULATION: tuple[PlainPatchPoint, ...] = (
     response_methods,
     json_paths,
     lambda_task_errors,
+    connection_secrets,
+    serializer_keys,
+    attribute_values,
+    dynamodb_projection,
+    s3_version_listing,
 )
 # Who makes each request: signed as the calling thread's role, the threads a handler
 # starts acting for it. Every stack: the injected faults decide on the invocation too.
@@ -117,7 +128,7 @@ VALIDATIONS: tuple[PlainPatchPoint, ...] = (
 )
 # The patch points the stack configures as it starts (retry scales, the state machine's
 # caller, the transaction conflicts, the IAM gate and missing-key denials, the scripted
-# SendMessage failures, the Lambda runtime).
+# SendMessage failures, the Lambda runtime, the API destinations' delivery).
 CONFIGURED: tuple[PatchPoint, ...] = (
     retry_sleep,
     sdk_retry_sleep,
@@ -127,6 +138,7 @@ CONFIGURED: tuple[PatchPoint, ...] = (
     request_gate,
     sqs_send_failures,
     lambda_invoke,
+    api_destinations,
 )
 
 

@@ -257,3 +257,15 @@ def assume_all(
     for logical_id, arn in state_machines:
         described = sfn.describe_state_machine(stateMachineArn=arn)
         access.assume(clients, logical_id, described["roleArn"], described["name"])
+
+
+def assume_target_roles(access: AccessControl, clients: Clients) -> None:
+    """Assume the role of every API destination target (EventBridge invokes it as that
+    role), so that its policies decide each webhook request (``runtime.webhooks``)."""
+    events = clients("events")
+    for bus in events.list_event_buses()["EventBuses"]:
+        for rule in events.list_rules(EventBusName=bus["Name"])["Rules"]:
+            targets = events.list_targets_by_rule(Rule=rule["Name"], EventBusName=bus["Name"])
+            for target in targets["Targets"]:
+                if ":api-destination/" in target["Arn"] and "RoleArn" in target:
+                    access.assume(clients, rule["Name"], target["RoleArn"], "events")

@@ -1,0 +1,341 @@
+"""OCR inside the parse worker: docling's RapidOCR stage, reading only the pages a
+conversion names, and the provenance it leaves in the DoclingDocument.
+
+* ``PageOcrModel`` is an OCR engine of docling's OCR factory (registered here, under the
+  options kind ``richdoc-rapidocr``): docling's own ``RapidOcrModel`` in ``FULL_PAGE``
+  mode (the layout model may be absent or untrained, and docling's default mode reads
+  only inside layout regions, so nothing then), run only on the pages ``read`` names and
+  built lazily in the child: onnxruntime starts a thread when it is imported, and the
+  zygote must stay single-threaded to fork. It keeps each page's lines (box and score).
+  The model files are the trained PP-OCRv6 ones the ``rapidocr`` wheel bundles, pinned
+  by path: nothing is downloaded, whatever ``DOCLING_ARTIFACTS_PATH`` says. A PDF page is
+  rendered at 216 dpi, an image's page read at its own pixels.
+* ``NativeOcrPdfPipeline`` is docling's native pipeline with that stage: a named page
+  is rendered by docling's pdfium page backend (the native pipeline's docling-parse
+  backend renders no images) and its lines become text items as native lines do. The
+  standard pipeline runs the same model as its OCR stage.
+* ``record_ocr`` writes what OCR did (``richdoc.parse.ocr``) onto the converted document.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import statistics
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from docling.datamodel.accelerator_options import AcceleratorOptions
+from docling.datamodel.pipeline_options import (
+    NativePdfPipelineOptions,
+    OcrMode,
+    RapidOcrOptions,
+)
+from docling.models.base_ocr_model import BaseOcrModel
+from docling.models.factories import get_ocr_factory
+from docling.pipeline.native_pdf_pipeline import NativePdfPipeline
+from docling_core.types.doc import BoundingBox, DoclingDocument, FloatingItem, NodeItem
+from docling_core.types.doc.common.meta import BaseMeta, FloatingMeta
+
+from richdoc.parse.ocr import (
+    META_FIELD,
+    MODEL_FILES,
+    ORIENTATION_CLASSIFIER,
+    RENDER_SCALE,
+    OcrRecord,
+    Transcription,
+    engine_name,
+)
+from richdoc.parse.ocr import OcrMode as RichdocOcrMode
+from richdoc.parse.ocr_pages import OcrPages
+
+if TYPE_CHECKING:
+    from docling.backend.pdf_backend import PdfPageBackend
+    from docling.datamodel.base_models import Page
+    from docling.datamodel.document import ConversionResult
+    from docling.models.stages.ocr.rapid_ocr_model import RapidOcrModel
+
+# Confidences are rounded so that a DoclingDocument does not carry float noise.
+CONFIDENCE_DECIMALS = 3
+
+
+def bundled_models() -> Path:
+    """Where the ``rapidocr`` wheel keeps its trained models (found without importing
+    it: its import loads onnxruntime)."""
+    spec = importlib.util.find_spec("rapidocr")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("rapidocr is not installed: the OCR engine needs it")
+    return Path(next(iter(spec.submodule_search_locations))) / "models"
+
+
+class PageOcrOptions(RapidOcrOptions):
+    """RapidOCR, as docling configures it, on the pages a conversion names."""
+
+    kind: ClassVar[Literal["richdoc-rapidocr"]] = "richdoc-rapidocr"  # type: ignore[assignment]
+
+
+def page_ocr_options() -> PageOcrOptions:
+    """Full-page OCR with the bundled PP-OCRv6 detection and recognition models, at
+    docling's 216 dpi, without the line orientation classifier (``ORIENTATION_CLASSIFIER``
+    says why)."""
+    det, rec, cls = (str(bundled_models() / name) for name in MODEL_FILES)
+    return PageOcrOptions(
+        mode=OcrMode.FULL_PAGE,
+        det_model_path=det,
+        rec_model_path=rec,
+        cls_model_path=cls,
+        scale=RENDER_SCALE,
+        use_cls=ORIENTATION_CLASSIFIER,
+    )
+
+
+@dataclass(frozen=True)
+class OcrLine:
+    """One line the engine read: its box (top-left origin, page points) and score."""
+
+    box: BoundingBox
+    confidence: float
+
+
+class PageOcrModel(BaseOcrModel):
+    """docling's RapidOCR model on the pages ``read`` names, every other page untouched."""
+
+    def __init__(
+        self,
+        *,
+        enabled: bool,
+        artifacts_path: Path | None,
+        options: PageOcrOptions,
+        accelerator_options: AcceleratorOptions,
+    ) -> None:
+        super().__init__(
+            enabled=enabled,
+            artifacts_path=artifacts_path,
+            options=options,
+            accelerator_options=accelerator_options,
+        )
+        self.options: PageOcrOptions
+        self.pages: frozenset[int] = frozenset()
+        self.lines: dict[int, list[OcrLine]] = {}
+        self._threads = 1
+        self._engine: RapidOcrModel | None = None
+
+    def read(self, pages: Iterable[int], threads: int) -> None:
+        """Before a conversion, in the child: the pages to read, with ``threads``
+        onnxruntime threads (an engine built for another count is built again)."""
+        self.pages = frozenset(pages)
+        self.lines = {}
+        if threads != self._threads:
+            self._engine = None
+            self._threads = threads
+
+    def _reader(self) -> RapidOcrModel:
+        if self._engine is None:
+            from docling.models.stages.ocr.rapid_ocr_model import RapidOcrModel
+
+            self._engine = RapidOcrModel(
+                enabled=True,
+                artifacts_path=None,  # the model paths are pinned
+                options=self.options,
+                accelerator_options=AcceleratorOptions(num_threads=self._threads, device="cpu"),
+            )
+        return self._engine
+
+    def __call__(self, conv_res: ConversionResult, page_batch: Iterable[Page]) -> Iterator[Page]:
+        for page in page_batch:
+            if self.enabled and page.page_no in self.pages:
+                reader = self._reader()
+                reader.scale = _own_scale(page) or self.options.scale
+                for read in reader(conv_res, [page]):
+                    self._keep_lines(read)
+            yield page
+
+    def _keep_lines(self, page: Page) -> None:
+        cells = page.parsed_page.textline_cells if page.parsed_page is not None else []
+        assert page.size is not None
+        self.lines[page.page_no] = [
+            OcrLine(
+                cell.rect.to_bounding_box().to_top_left_origin(page.size.height),
+                float(cell.confidence),
+            )
+            for cell in cells
+            if cell.from_ocr
+        ]
+
+    @classmethod
+    def get_options_type(cls) -> type[PageOcrOptions]:
+        return PageOcrOptions
+
+
+def _own_scale(page: Page) -> float | None:
+    """An image's page is read at the image's own pixels (its resolution over 72 dpi; 1
+    for an image that records none), not resampled to 216 dpi: upsampling adds nothing
+    but cost, and blurs. None for a PDF page, which has no pixels of its own."""
+    from docling.backend.image_backend import _ImagePageBackend
+
+    backend = page._backend
+    if isinstance(backend, _ImagePageBackend):
+        dpi_x, _ = backend._dpi
+        return float(dpi_x) / 72.0
+    return None
+
+
+def _register() -> None:
+    """Into the factories docling's pipelines ask for (cached per argument, called with
+    the keyword), with or without external plugins."""
+    for plugins in (False, True):
+        factory = get_ocr_factory(allow_external_plugins=plugins)
+        if PageOcrOptions not in factory.classes:
+            factory.register(PageOcrModel, "richdoc", __name__)
+
+
+_register()
+
+
+# The native pipeline with OCR -----------------------------------------------------------
+
+
+class NativeOcrPdfPipelineOptions(NativePdfPipelineOptions):
+    do_ocr: bool = True
+    ocr_options: PageOcrOptions
+
+
+class NativeOcrPdfPipeline(NativePdfPipeline):
+    """docling's native pipeline (text lines with page and box, no models) whose pages
+    without a text layer are read by ``PageOcrModel`` (and PDFs' pages rendered for it
+    by docling's pdfium backend; an image's pages are images already)."""
+
+    def __init__(self, pipeline_options: NativeOcrPdfPipelineOptions) -> None:
+        super().__init__(pipeline_options)
+        self.pipeline_options: NativeOcrPdfPipelineOptions = pipeline_options
+        factory = get_ocr_factory(allow_external_plugins=pipeline_options.allow_external_plugins)
+        model = factory.create_instance(
+            options=pipeline_options.ocr_options,
+            enabled=pipeline_options.do_ocr,
+            artifacts_path=None,
+            accelerator_options=pipeline_options.accelerator_options,
+        )
+        assert isinstance(model, PageOcrModel)
+        self.ocr_model: PageOcrModel = model
+        self._renderer: Any = None  # the conversion's pdfium document backend
+
+    def _build_document(self, conv_res: ConversionResult) -> ConversionResult:
+        try:
+            return super()._build_document(conv_res)
+        finally:
+            if self._renderer is not None:
+                self._renderer.unload()
+                self._renderer = None
+
+    def _parse_page(
+        self, timings: Any, conv_res: ConversionResult, page_backend: PdfPageBackend
+    ) -> Page | None:
+        page = super()._parse_page(timings, conv_res, page_backend)
+        if page is None or page.page_no not in self.ocr_model.pages:
+            return page
+        rendering = self._page_image_backend(conv_res, page_backend)
+        page._backend = rendering
+        try:
+            for _ in self.ocr_model(conv_res, [page]):
+                pass
+        finally:
+            page._backend = None
+            if rendering is not page_backend:
+                rendering.unload()  # type: ignore[no-untyped-call]
+        return page
+
+    def _page_image_backend(
+        self, conv_res: ConversionResult, page_backend: PdfPageBackend
+    ) -> PdfPageBackend:
+        from docling.backend.image_backend import ImageDocumentBackend
+        from docling.backend.pypdfium2_backend import PyPdfiumDocumentBackend
+
+        backend = conv_res.input._backend
+        if isinstance(backend, ImageDocumentBackend):
+            return page_backend
+        if self._renderer is None:
+            assert backend is not None
+            self._renderer = PyPdfiumDocumentBackend(conv_res.input, backend.path_or_stream)
+        page: PdfPageBackend = self._renderer.load_page(page_backend.page_no - 1)
+        return page
+
+    def _assemble_document(self, conv_res: ConversionResult) -> ConversionResult:
+        from docling.backend.image_backend import ImageDocumentBackend
+
+        conv_res = super()._assemble_document(conv_res)
+        backend = conv_res.input._backend
+        if isinstance(backend, ImageDocumentBackend) and conv_res.document.origin is not None:
+            conv_res.document.origin.mimetype = _image_mimetype(backend.path_or_stream)
+        return conv_res
+
+
+def _image_mimetype(source: Any) -> str:
+    """What an image is, as docling's content sniffer says, where docling-core accepts it
+    on any machine (Python's own table, not the system's: image/webp is in only some);
+    ``application/octet-stream`` otherwise. (The native pipeline names every input a PDF.)"""
+    import mimetypes
+
+    import filetype
+
+    guessed = filetype.guess_mime(str(source)) if isinstance(source, Path) else None
+    builtin = mimetypes.MimeTypes(filenames=()).types_map[True].values()
+    return str(guessed) if guessed in builtin else "application/octet-stream"
+
+
+# The provenance ---------------------------------------------------------------------------
+
+
+def record_ocr(
+    document: DoclingDocument,
+    reading: OcrPages,
+    lines: dict[int, list[OcrLine]],
+    mode: RichdocOcrMode,
+) -> None:
+    """Write what OCR did onto ``document``: a ``Transcription`` on every item with
+    provenance on a page OCR read (the mean score of the engine's lines inside its
+    boxes), and the ``OcrRecord`` on its body. Nothing when OCR had nothing to do."""
+    if not reading.read and not reading.unread:
+        return
+    read = frozenset(reading.read)
+    heights = {no: page.size.height for no, page in document.pages.items()}
+    for item in (*document.texts, *document.tables):
+        boxes = [
+            (prov.page_no, prov.bbox.to_top_left_origin(heights[prov.page_no]))
+            for prov in item.prov
+            if prov.page_no in read and prov.page_no in heights
+        ]
+        if boxes:
+            confidence = _confidence(boxes, lines)
+            _set_field(item, Transcription(confidence=confidence).model_dump(mode="json"))
+    record = OcrRecord(
+        engine=engine_name(),
+        mode=mode,
+        ocr_pages=list(reading.read),
+        unread_pages=list(reading.unread),
+    )
+    _set_field(document.body, record.model_dump(mode="json"))
+
+
+def _confidence(boxes: list[tuple[int, BoundingBox]], lines: dict[int, list[OcrLine]]) -> float:
+    """The mean score of the lines that overlap the item's boxes; the mean of its pages'
+    lines when none does (a box docling drew around them differently); 0 for a page
+    where the engine read nothing."""
+    inside = [
+        line.confidence
+        for page, box in boxes
+        for line in lines.get(page, [])
+        if box.intersection_area_with(line.box) > 0
+    ]
+    if not inside:
+        inside = [line.confidence for page, _ in boxes for line in lines.get(page, [])]
+    return round(statistics.fmean(inside), CONFIDENCE_DECIMALS) if inside else 0.0
+
+
+def _set_field(item: NodeItem, value: dict[str, Any]) -> None:
+    """Set the richdoc field of an item's ``meta`` (the meta type its class declares)."""
+    meta = item.meta
+    if meta is None:
+        meta = FloatingMeta() if isinstance(item, FloatingItem) else BaseMeta()
+    setattr(meta, META_FIELD, value)
+    item.meta = meta
