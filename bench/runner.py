@@ -32,6 +32,7 @@ ITEMS: dict[str, str] = {
     "standard_coldstart": "bench.standard_bench:run_coldstart",
     "chunking": "bench.chunking_bench",
     "strict_stack": "bench.strict_bench",
+    "admission": "bench.admission_bench",
     "ocr": "bench.ocr_bench",
 }
 

@@ -1,6 +1,7 @@
 """Records: the job record transitions the state machine asks for (start, escalate,
-shard_failed, succeed, fail, mark_dead_lettered), the reconciler EventBridge invokes when
-an execution ends outside the definition's routes, and the scheduled sweep of stuck jobs.
+shard_failed, succeed, fail, mark_dead_lettered, claim_slots), the reconciler EventBridge
+invokes when an execution ends outside the definition's routes, and the scheduled sweep
+of stuck jobs (and of admission's slot ledger).
 The logic is ``richdoc.records``; this module hands it Powertools and the wiring."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from richdoc.admission.reconcile import SlotAudit
 from richdoc.contracts import ScheduledSweep
 from richdoc.logcontext import log_invocation
 from richdoc.records.actions import Actions
@@ -38,6 +40,7 @@ def backstops() -> Backstops:
         logger=logger,
         workflow_timeout_s=int(os.environ.get(WORKFLOW_TIMEOUT_ENV, DEFAULT_WORKFLOW_TIMEOUT_S)),
         deletion=wiring.deletion,
+        audit=SlotAudit(ledger=wiring.ledger, backlog=wiring.backlog, jobs=wiring.jobs),
     )
 
 
@@ -49,5 +52,5 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if isinstance(request, ExecutionStatusChangeEvent | ScheduledSweep):
         return backstops().answer(request).model_dump(mode="json")
     logger.thread_safe_append_keys(run=request.run, action=request.action)
-    actions = Actions(jobs=wiring.jobs, logger=logger, metrics=metrics)
+    actions = Actions(jobs=wiring.jobs, logger=logger, metrics=metrics, ledger=wiring.ledger)
     return actions.answer(request).model_dump(mode="json")

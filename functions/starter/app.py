@@ -1,5 +1,6 @@
-"""Starter: ingest-queue batches -> jobs and state machine executions; removed source
-objects -> their jobs deleted, with what was derived from them (richdoc.deletion).
+"""Starter: ingest-queue batches -> jobs waiting in the backlog (richdoc.admission admits
+them and starts their executions); removed source objects -> their jobs deleted, with
+what was derived from them (richdoc.deletion).
 
 Only records that failed (throttling, service errors, malformed messages) are reported as
 batch item failures; SQS redelivers just those, and after maxReceiveCount moves them to
@@ -23,6 +24,7 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from richdoc.admission.tenants import tenant_key_from_env
 from richdoc.ingest import MalformedMessage, Starter, StartOutcome, body_preview
 from richdoc.logcontext import log_invocation
 from richdoc.metadata import prefix_from_env
@@ -39,12 +41,13 @@ processor = BatchProcessor(event_type=EventType.SQS)
 def starter() -> Starter:
     return Starter(
         s3=wiring.s3,
-        sfn=wiring.sfn,
         jobs=wiring.jobs,
+        backlog=wiring.backlog,
         state_machine_arn=os.environ["STATE_MACHINE_ARN"],
         clarify_default=os.environ.get("CLARIFY_DEFAULT", "false").lower() == "true",
         deletion=wiring.deletion,
         metadata_prefix=prefix_from_env(),
+        tenant_key=tenant_key_from_env(),
     )
 
 
@@ -92,8 +95,8 @@ def handle_record(record: SQSRecord) -> None:
             "ingest message handled",
             extra={"job_id": result.job_id, "run": result.run, "outcome": str(result.outcome)},
         )
-        if result.outcome is StartOutcome.STARTED:
-            metrics.add_metric(name="JobsStarted", unit=MetricUnit.Count, value=1)
+        if result.outcome is StartOutcome.QUEUED:
+            metrics.add_metric(name="JobsQueued", unit=MetricUnit.Count, value=1)
         elif result.outcome is StartOutcome.DELETED:
             metrics.add_metric(name="JobsDeleted", unit=MetricUnit.Count, value=1)
         else:

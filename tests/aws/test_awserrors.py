@@ -14,6 +14,7 @@ from botocore.retries.standard import ThrottledRetryableChecker, TransientRetrya
 from botocore.stub import Stubber
 
 import richdoc.awserrors
+from richdoc.admission.backlog import Backlog
 from richdoc.artifacts import ArtifactStore
 from richdoc.awserrors import (
     TRANSIENT_CODES,
@@ -298,23 +299,24 @@ def test_the_parse_cache_lookup_classifies_the_same_way() -> None:
         store.docling_page_count("docling/x/y.json")
 
 
-def test_the_starter_reports_throttled_starts_and_unreachable_s3_as_transient(
+def test_the_starter_reports_throttled_writes_and_unreachable_s3_as_transient(
     job_store: JobStore,
 ) -> None:
-    s3, sfn = _client("s3"), _client("stepfunctions")
+    s3 = _client("s3")
     starter = Starter(
         s3=s3,
-        sfn=sfn,
         jobs=job_store,
+        backlog=Backlog(job_store.table, job_store.clock),
         state_machine_arn="arn:aws:states:us-east-1:123456789012:stateMachine:p",
         clarify_default=False,
     )
     with failing(s3, "HeadObject", connection_error("s3")), pytest.raises(Transient):
         starter.handle_message(s3_notification("a.docx", "v1"))
+    throttled = client_error("ProvisionedThroughputExceededException", "PutItem")
     with (
         failing(s3, "HeadObject", client_error("403", "HeadObject", 403)),
-        failing(sfn, "StartExecution", client_error("ThrottlingException", "StartExecution")),
-        pytest.raises(Transient, match="starting execution"),
+        failing(job_store.table.meta.client, "PutItem", throttled),
+        pytest.raises(Transient, match="creating job"),
     ):
         starter.handle_message(s3_notification("a.docx", "v1"))
 

@@ -664,3 +664,26 @@ def test_the_tier_ladder_and_its_chart(console: Console, executions: dict[str, s
     html = console.get("/tiers").get_data(as_text=True)
     assert '<g class="tier-bar" data-tier="1">' in html and "1 succeeded" in html
     assert console.json("/tiers.json?since=2027-01-01")["report"]["tiers"] == []
+
+
+def test_the_task_center_shows_the_backlog_and_a_waiting_jobs_place(console: Console) -> None:
+    from richdoc.admission.backlog import Backlog
+    from richdoc.contracts import JobOptions
+    from richdoc.jobs import JobStore
+
+    store: JobStore = console.operator.jobs
+    backlog = Backlog(store.table, store.clock)
+    for n in range(3):
+        source = console.put_source(f"<b>acme</b>/{n}.md", b"# Note")
+        store.create(f"{n:032x}", source, JobOptions(), message="{}", tenant="<b>acme</b>")
+    backlog.mark("<b>acme</b>")
+    data = console.json("/jobs.json")
+    assert data["backlog"]["capacity"] == 2 and data["backlog"]["waiting"] == 3
+    [tenant] = data["backlog"]["tenants"]
+    assert (tenant["tenant"], tenant["waiting"], tenant["slots"]) == ("<b>acme</b>", 3, 0)
+    places = {j["job_id"]: j["admission"]["position"] for j in data["jobs"]}
+    assert sorted(places.values()) == [1, 2, 3]
+    assert all(j["progress_text"].startswith("waiting: #") for j in data["jobs"])
+    page = console.get("/jobs").get_data(as_text=True)
+    assert "0 of 2 slots held; 3 jobs waiting" in page
+    assert "&lt;b&gt;acme&lt;/b&gt;" in page and "<b>acme</b>" not in page  # data, escaped

@@ -9,7 +9,8 @@ import boto3
 import pytest
 from aws_lambda_powertools.utilities.batch.exceptions import BatchProcessingError
 
-from richdoc.contracts import ExecutionInput, JobOptions, SourceObject
+from richdoc.admission.backlog import Backlog
+from richdoc.contracts import JobOptions, SourceObject
 from richdoc.deadletter import failure_attributes
 from richdoc.ingest import (
     MalformedMessage,
@@ -55,7 +56,9 @@ def test_other_messages_are_malformed(body: str) -> None:
         object_created_events(body)
 
 
-# ---- the starter against emulated S3, DynamoDB and Step Functions ----------------------------
+# ---- the starter against emulated S3 and DynamoDB -----------------------------------------------
+
+MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:p"
 
 
 @pytest.fixture
@@ -63,77 +66,100 @@ def world(aws: None, job_store: JobStore) -> dict[str, Any]:
     s3 = boto3.client("s3")
     s3.create_bucket(Bucket=BUCKET)
     s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
-    sfn = boto3.client("stepfunctions")
-    iam = boto3.client("iam")
-    role = iam.create_role(RoleName="sfn", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
-    definition = json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}})
-    machine = sfn.create_state_machine(name="p", definition=definition, roleArn=role)
+    backlog = Backlog(job_store.table, job_store.clock)
     starter = Starter(
         s3=s3,
-        sfn=sfn,
         jobs=job_store,
-        state_machine_arn=machine["stateMachineArn"],
+        backlog=backlog,
+        state_machine_arn=MACHINE,
         clarify_default=False,
+        tenant_key="richdoc-tenant",
     )
-    return {
-        "s3": s3,
-        "sfn": sfn,
-        "starter": starter,
-        "jobs": job_store,
-        "machine": machine["stateMachineArn"],
-    }
+    return {"s3": s3, "starter": starter, "jobs": job_store, "backlog": backlog}
 
 
 def _upload(
-    world: dict[str, Any], key: str, body: bytes = b"hello", metadata: dict[str, str] | None = None
+    world: dict[str, Any],
+    key: str,
+    body: bytes = b"hello",
+    metadata: dict[str, str] | None = None,
+    tags: str | None = None,
 ) -> str:
-    response = world["s3"].put_object(Bucket=BUCKET, Key=key, Body=body, Metadata=metadata or {})
+    extra = {"Tagging": tags} if tags else {}
+    response = world["s3"].put_object(
+        Bucket=BUCKET, Key=key, Body=body, Metadata=metadata or {}, **extra
+    )
     version: str = response["VersionId"]
     return version
 
 
-def _executions(world: dict[str, Any]) -> list[str]:
-    return [
-        e["name"]
-        for e in world["sfn"].list_executions(stateMachineArn=world["machine"])["executions"]
-    ]
+def _waiting(world: dict[str, Any], tenant: str) -> list[str]:
+    """The ids of the jobs waiting for ``tenant``, oldest first."""
+    ids: list[str] = world["backlog"].oldest(tenant, 100)
+    return ids
 
 
-def _execution_input(world: dict[str, Any], name: str) -> ExecutionInput:
-    arn = world["machine"].replace(":stateMachine:", ":execution:") + f":{name}"
-    described = world["sfn"].describe_execution(executionArn=arn)
-    return ExecutionInput.model_validate_json(described["input"])
-
-
-def test_a_notification_creates_the_job_and_starts_run_1(world: dict[str, Any]) -> None:
-    version = _upload(world, "a.docx")
-    body = s3_notification("a.docx", version)
+def test_a_notification_queues_run_1_in_its_tenants_backlog_and_starts_nothing(
+    world: dict[str, Any],
+) -> None:
+    version = _upload(world, "acme/a.docx")
+    body = s3_notification("acme/a.docx", version)
     [result] = world["starter"].handle_message(body)
-    assert result.outcome is StartOutcome.STARTED
-    assert result.job_id == job_id_for(BUCKET, "a.docx", version)
-    assert _executions(world) == [f"{result.job_id}-r1"]
+    assert result.outcome is StartOutcome.QUEUED
+    assert result.job_id == job_id_for(BUCKET, "acme/a.docx", version)
     job = world["jobs"].get(result.job_id)
-    assert job.status is JobStatus.QUEUED
+    assert job.status is JobStatus.QUEUED and job.waiting
+    assert job.tenant == "acme" and job.admitted_at is None and job.slots is None
     assert job.source == SourceObject(
-        bucket=BUCKET, key="a.docx", version_id=version, etag="0123abcd", size=5
+        bucket=BUCKET, key="acme/a.docx", version_id=version, etag="0123abcd", size=5
     )
     assert job.options == JobOptions(clarify=False)
-    assert _execution_input(world, result.execution_name) == ExecutionInput(
-        job_id=result.job_id, run=1, source=job.source, options=job.options, message=body
-    )
-    # What the sweep needs to close the run if its execution never starts.
+    assert _waiting(world, "acme") == [result.job_id]
+    assert [t.tenant for t in world["backlog"].tenants()] == ["acme"]
+    # What the dispatcher starts the run with, and what the sweep needs to close it.
     assert job.message == body
     assert job.execution_arn == (
-        world["machine"].replace(":stateMachine:", ":execution:") + f":{result.job_id}-r1"
+        MACHINE.replace(":stateMachine:", ":execution:") + f":{result.job_id}-r1"
     )
 
 
-def test_duplicate_deliveries_start_one_execution(world: dict[str, Any]) -> None:
+def test_a_tenant_is_named_by_metadata_or_tag_else_by_the_keys_first_segment(
+    world: dict[str, Any],
+) -> None:
+    def tenant_of_upload(key: str, **kwargs: Any) -> str | None:
+        version = _upload(world, key, **kwargs)
+        [result] = world["starter"].handle_message(s3_notification(key, version))
+        return world["jobs"].get(result.job_id).tenant
+
+    assert tenant_of_upload("a/b.docx", metadata={"richdoc-tenant": "Meta"}) == "Meta"
+    assert tenant_of_upload("a/c.docx", tags="richdoc-tenant=Tagged") == "Tagged"
+    assert tenant_of_upload("a/d.docx") == "a"
+    assert tenant_of_upload("top.docx") == "/"
+
+
+def test_each_tenants_uploads_wait_in_the_order_they_were_made(world: dict[str, Any]) -> None:
+    versions = [_upload(world, f"acme/{n}.docx") for n in range(3)]
+    times = ["2026-01-01T00:00:03Z", "2026-01-01T00:00:01Z", "2026-01-01T00:00:02Z"]
+    ids = []
+    for n, (version, at) in enumerate(zip(versions, times, strict=True)):
+        body = json.loads(s3_notification(f"acme/{n}.docx", version))
+        body["Records"][0]["eventTime"] = at  # delivered out of order
+        ids.append(world["starter"].handle_message(json.dumps(body))[0].job_id)
+    assert _waiting(world, "acme") == [ids[1], ids[2], ids[0]]
+    jobs = [world["jobs"].get(job_id) for job_id in ids]
+    assert [world["backlog"].position(job) for job in jobs] == [3, 1, 2]
+
+
+def test_duplicate_deliveries_queue_one_run(world: dict[str, Any]) -> None:
     version = _upload(world, "a.docx")
     body = s3_notification("a.docx", version)
     outcomes = [world["starter"].handle_message(body)[0].outcome for _ in range(3)]
-    assert outcomes[0] is StartOutcome.STARTED
-    assert len(_executions(world)) == 1
+    assert outcomes == [
+        StartOutcome.QUEUED,
+        StartOutcome.ALREADY_QUEUED,
+        StartOutcome.ALREADY_QUEUED,
+    ]
+    assert len(_waiting(world, "/")) == 1
 
 
 def test_a_missing_version_id_is_taken_from_the_object(world: dict[str, Any]) -> None:
@@ -148,7 +174,7 @@ def test_a_new_upload_under_the_same_key_is_a_new_job(world: dict[str, Any]) -> 
     a = world["starter"].handle_message(s3_notification("a.docx", first))[0]
     b = world["starter"].handle_message(s3_notification("a.docx", second))[0]
     assert a.job_id != b.job_id
-    assert len(_executions(world)) == 2
+    assert len(_waiting(world, "/")) == 2
 
 
 def test_object_metadata_overrides_the_clarify_default(world: dict[str, Any]) -> None:
@@ -164,7 +190,7 @@ def test_a_version_deleted_before_its_notification_leaves_a_deleted_record_and_n
     world["s3"].delete_object(Bucket=BUCKET, Key="gone.docx", VersionId=version)
     [result] = world["starter"].handle_message(s3_notification("gone.docx", version))
     assert result.outcome is StartOutcome.DELETED
-    assert _executions(world) == []
+    assert _waiting(world, "/") == []
     job = world["jobs"].get(result.job_id)
     assert job is not None and job.status is JobStatus.DELETED and job.deletion is not None
     assert job.deletion.by == "source-removed"
@@ -172,7 +198,7 @@ def test_a_version_deleted_before_its_notification_leaves_a_deleted_record_and_n
     assert (job.source.key, job.source.version_id) == ("gone.docx", version)
     # Delivered again (or its removal notification after it): nothing starts.
     [again] = world["starter"].handle_message(s3_notification("gone.docx", version))
-    assert again.outcome is StartOutcome.DUPLICATE_IGNORED and _executions(world) == []
+    assert again.outcome is StartOutcome.DUPLICATE_IGNORED and _waiting(world, "/") == []
 
 
 def test_an_unreadable_object_still_gets_a_run_whose_parse_says_why(
@@ -183,7 +209,7 @@ def test_an_unreadable_object_still_gets_a_run_whose_parse_says_why(
     denied = client_error("403", "HeadObject", 403)
     with failing(world["s3"], "HeadObject", denied):
         [result] = world["starter"].handle_message(s3_notification("secret.docx", "v1"))
-    assert result.outcome is StartOutcome.STARTED
+    assert result.outcome is StartOutcome.QUEUED
 
 
 def _dead_letter(
@@ -199,22 +225,21 @@ def _dead_letter(
     return failure_attributes(job_id, 1, failure)
 
 
-def test_a_redriven_message_starts_the_next_run(world: dict[str, Any]) -> None:
-    version = _upload(world, "a.docx")
-    body = s3_notification("a.docx", version)
+def test_a_redriven_message_queues_the_next_run(world: dict[str, Any]) -> None:
+    version = _upload(world, "acme/a.docx")
+    body = s3_notification("acme/a.docx", version)
     [first] = world["starter"].handle_message(body)
     attributes = {k: v["StringValue"] for k, v in _dead_letter(world, first.job_id).items()}
+    assert _waiting(world, "acme") == []  # running, then dead-lettered: not waiting
     [again] = world["starter"].handle_message(body, attributes)
-    assert (again.run, again.outcome) == (2, StartOutcome.STARTED)
+    assert (again.run, again.outcome) == (2, StartOutcome.QUEUED)
     job = world["jobs"].get(first.job_id)
-    assert _execution_input(world, again.execution_name) == ExecutionInput(
-        job_id=first.job_id, run=2, source=job.source, options=job.options, message=body
-    )
-    assert sorted(_executions(world)) == sorted([f"{first.job_id}-r1", f"{first.job_id}-r2"])
-    # The same dead-letter message redriven twice does not start run 3.
+    assert (job.run, job.status, job.tenant) == (2, JobStatus.QUEUED, "acme")
+    assert _waiting(world, "acme") == [first.job_id]
+    # The same dead-letter message redriven twice does not queue run 3.
     [twice] = world["starter"].handle_message(body, attributes)
     assert twice.outcome is StartOutcome.DUPLICATE_IGNORED
-    assert len(_executions(world)) == 2
+    assert world["jobs"].get(first.job_id).run == 2
 
 
 def test_a_plain_duplicate_of_a_dead_lettered_job_does_not_restart_it(
@@ -240,9 +265,9 @@ def test_a_failed_run_restarts_only_from_its_redriven_message(world: dict[str, A
     [duplicate] = world["starter"].handle_message(body)
     assert duplicate.outcome is StartOutcome.DUPLICATE_IGNORED
     assert world["jobs"].get(first.job_id).status is JobStatus.FAILED
-    # The redriven message exists, so the send was durable: run 2 starts.
+    # The redriven message exists, so the send was durable: run 2 is queued.
     [again] = world["starter"].handle_message(body, attributes)
-    assert (again.run, again.outcome) == (2, StartOutcome.STARTED)
+    assert (again.run, again.outcome) == (2, StartOutcome.QUEUED)
     job = world["jobs"].get(first.job_id)
     assert (job.run, job.status) == (2, JobStatus.QUEUED)
     assert job.execution_arn is not None and job.execution_arn.endswith(f"{first.job_id}-r2")
@@ -253,7 +278,7 @@ def test_a_failed_run_restarts_only_from_its_redriven_message(world: dict[str, A
 
 def _starter_app(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("JOBS_TABLE", world["jobs"].table.name)
-    monkeypatch.setenv("STATE_MACHINE_ARN", world["machine"])
+    monkeypatch.setenv("STATE_MACHINE_ARN", MACHINE)
     monkeypatch.setenv("ARTIFACT_BUCKET", "artifacts")
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     return load_handler("starter", monkeypatch)

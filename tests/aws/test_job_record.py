@@ -69,7 +69,7 @@ def _raw_item(store: JobStore, key: dict[str, str]) -> dict[str, Any]:
 
 def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -> None:
     store = _store(jobs_table)
-    assert store.create("job-1", SOURCE, JobOptions(clarify=True), message="{}")
+    assert store.create("job-1", SOURCE, JobOptions(clarify=True), message="{}", tenant="acme")
     queued = store.get("job-1")
     assert queued is not None
     assert _job_json(queued) == {
@@ -101,6 +101,13 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
             "shards": None,
             "shards_done": None,
             "pages_done": None,
+        },
+        "admission": {
+            "tenant": "acme",
+            "queued_at": NOW,
+            "admitted_at": None,
+            "slots": None,
+            "released_at": None,
         },
     }
     store.mark_running("job-1", 1, "arn:execution:job-1-r1")
@@ -176,6 +183,13 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
             "shards": None,
             "shards_done": None,
             "pages_done": None,
+        },
+        "admission": {
+            "tenant": "acme",
+            "queued_at": NOW,
+            "admitted_at": None,
+            "slots": None,
+            "released_at": None,
         },
     }
     assert _job_json(job) == expected_job
@@ -270,7 +284,11 @@ def test_a_dead_lettered_job_prints_its_failure_as_stored(jobs_table: Any) -> No
 @pytest.mark.parametrize("with_feature", [False, True])
 def test_the_items_keep_their_attributes(jobs_table: Any, with_feature: bool) -> None:
     store = _store(jobs_table)
-    store.create("job-1", SOURCE, JobOptions(), execution_arn="arn:execution:job-1-r1")
+    store.create(
+        "job-1", SOURCE, JobOptions(), execution_arn="arn:execution:job-1-r1", tenant="acme"
+    )
+    waiting = _raw_item(store, job_key("job-1"))
+    assert (waiting["tenant"], waiting["backlog_key"]) == ("acme", f"{NOW}#job-1")
     store.mark_running("job-1", 1, "arn:execution:job-1-r1")
     with store.attempts.record("job-1", 1, "plan"):
         pass
@@ -309,6 +327,10 @@ def test_the_items_keep_their_attributes(jobs_table: Any, with_feature: bool) ->
         "created_at": NOW,
         "updated_at": NOW,
         "started_at": NOW,
+        # Admission's: whom it runs for and when it was queued (its place in the backlog,
+        # backlog_key, went when it left it).
+        "tenant": "acme",
+        "queued_at": NOW,
     }
     attempt_item = _raw_item(store, attempt_key("job-1", 1, 1))
     assert attempt_item == {

@@ -14,6 +14,7 @@ import boto3
 import pytest
 from aws_lambda_powertools import Logger, Metrics
 
+from richdoc.admission.backlog import Backlog
 from richdoc.contracts import (
     CaughtError,
     FailedAt,
@@ -345,37 +346,34 @@ def starter(job_store: JobStore) -> Starter:
     s3 = boto3.client("s3")
     s3.create_bucket(Bucket=BUCKET)
     s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
-    sfn = boto3.client("stepfunctions")
-    role = boto3.client("iam").create_role(RoleName="sfn", AssumeRolePolicyDocument="{}")
-    definition = json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}})
-    machine = sfn.create_state_machine(name="p", definition=definition, roleArn=role["Role"]["Arn"])
     return Starter(
         s3=s3,
-        sfn=sfn,
         jobs=job_store,
-        state_machine_arn=machine["stateMachineArn"],
+        backlog=Backlog(job_store.table, job_store.clock),
+        state_machine_arn="arn:aws:states:us-east-1:123456789012:stateMachine:p",
         clarify_default=False,
     )
 
 
-def test_the_starter_starts_nothing_for_a_cancelled_job_until_it_is_redriven(
+def test_the_starter_queues_nothing_for_a_cancelled_job_until_it_is_redriven(
     starter: Starter,
 ) -> None:
     from richdoc.deadletter import redrive_attributes
 
     job_id = job_id_for(BUCKET, "contract.docx", "v1")
-    starter.jobs.create(job_id, SOURCE, JobOptions(), message=MESSAGE)
-    starter.jobs.cancel(job_id, 1, by="ops")
+    starter.jobs.create(job_id, SOURCE, JobOptions(), message=MESSAGE, tenant="/")
+    assert starter.backlog.oldest("/", 10) == [job_id]
+    cancelled = starter.jobs.cancel(job_id, 1, by="ops")
+    assert not cancelled.waiting and starter.backlog.oldest("/", 10) == []  # it left at once
     [late] = starter.handle_message(MESSAGE)  # a redelivery of the notification
     assert late.outcome is StartOutcome.DUPLICATE_IGNORED
-    assert (
-        starter.sfn.list_executions(stateMachineArn=starter.state_machine_arn)["executions"] == []
-    )
+    assert starter.backlog.oldest("/", 10) == []
     attributes = {
         name: value["StringValue"] for name, value in redrive_attributes(job_id, 1).items()
     }
     [redriven] = starter.handle_message(MESSAGE, attributes)
-    assert (redriven.run, redriven.outcome) == (2, StartOutcome.STARTED)
+    assert (redriven.run, redriven.outcome) == (2, StartOutcome.QUEUED)
+    assert starter.backlog.oldest("/", 10) == [job_id]
     [again] = starter.handle_message(MESSAGE, attributes)  # the same redrive, twice
     assert again.outcome is StartOutcome.DUPLICATE_IGNORED
     assert _job(starter.jobs, job_id).run == 2

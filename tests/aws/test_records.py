@@ -915,4 +915,7 @@ def test_the_handler_answers_each_request_as_json(
         "stuck": 0,
         "closed": 0,
         "cancelled": 0,
+        "released": 0,
+        "holders_closed": 0,
+        "recounted": False,
     }

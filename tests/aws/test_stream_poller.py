@@ -223,3 +223,32 @@ def test_without_an_attempt_limit_a_failing_batch_is_retried_until_it_is_too_old
     [change] = json.loads(record["payload"])["Records"]
     assert change["dynamodb"]["NewImage"]["n"] == {"S": "c"}  # the whole record, images too
     assert not p.tick()  # moved past it
+
+
+def test_a_throttled_batch_is_tried_again_whole_and_counts_no_retry(
+    stream: dict[str, Any],
+) -> None:
+    """A throttle is not a function error: no bisection, no retry spent, nothing parked."""
+    from botocore.exceptions import ClientError
+
+    write(stream, ("a", "job"), ("b", "job"))
+    throttles = 3
+
+    class Throttled(StandInFunction):
+        def invoke(self, FunctionName: str, Payload: bytes) -> dict[str, Any]:
+            nonlocal throttles
+            if throttles:
+                throttles -= 1
+                error = {"Code": "TooManyRequestsException", "Message": "Rate Exceeded."}
+                raise ClientError(cast(Any, {"Error": error}), "Invoke")
+            return super().invoke(FunctionName, Payload)
+
+    function = Throttled()
+    drain(
+        poller(
+            stream, function, StackClock(), BisectBatchOnFunctionError=True, MaximumRetryAttempts=0
+        )
+    )
+    assert throttles == 0
+    assert function.batches == [["a", "b"]]
+    assert parked(stream) == []

@@ -103,6 +103,12 @@ def test_a_file_dropped_by_drag_and_drop_uploads_too(session: tuple[Page, Watch]
     expect(page.locator("#uploads a", has_text="dropped.md")).to_be_visible()
     row = page.locator("#jobs-body tr", has_text="dropped.md")
     expect(row.locator(".status")).to_have_text("SUCCEEDED", timeout=JOB_S)
+    # The backlog above the list: the slots of the capacity, the throughput measured on
+    # the runs that succeeded, and (as the page refreshes itself) nothing waiting.
+    summary = page.locator("#backlog-summary")
+    expect(summary).to_contain_text("of 20 slots held")
+    expect(summary).to_contain_text("documents an hour")
+    expect(page.locator("#backlog-body tr.empty")).to_have_text("Nothing waits.")
 
 
 def test_the_page_view_draws_a_known_paragraph_over_the_pdf(

@@ -27,7 +27,9 @@ def test_every_command_has_help_with_an_example(capsys: pytest.CaptureFixture[st
         ["local", "serve"],
         ["jobs", "list"],
         ["jobs", "show"],
+        ["jobs", "backlog"],
         ["jobs", "delete"],
+        ["reprocess"],
         ["dlq", "list"],
         ["dlq", "redrive"],
         ["dlq", "discard"],
@@ -86,6 +88,14 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path)
     assert main(["run", str(tmp_path / "\x1b[2Jgone.pdf")]) == 2
     err = capsys.readouterr().err
     assert "\\x1b[2Jgone.pdf" in err and "\x1b" not in err  # spelled out, never raw
+    # Template parameters the template does not have, or values it refuses, before any start.
+    notes = str(SAMPLES / "team-notes.md")
+    assert main(["run", notes, "--parameter-overrides", "NoSuchParameter=1"]) == 2
+    assert "NoSuchParameter is not a parameter of template.yaml" in capsys.readouterr().err
+    assert main(["run", notes, "--parameter-overrides", "MaxRunningJobs=-1"]) == 2
+    assert "MaxRunningJobs=-1: at least 0" in capsys.readouterr().err
+    assert main(["local", "serve", "--parameter-overrides", "MaxRunningJobs"]) == 2
+    assert "not Key=Value" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("seconds", ["0", "-5", "nan", "soon"])

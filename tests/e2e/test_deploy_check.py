@@ -99,12 +99,12 @@ def test_a_new_account_is_told_to_deploy_the_small_profile(
         "region": "ok",
         "docker": "ok",
         "concurrency": "ok",
-        # Deployable, but one long PDF would take the 10 executions: what to set.
-        "burst": "warn",
+        # Deployable, but with every slot busy the 10 executions would not do: what to set.
+        "capacity": "warn",
         "memory": "ok",
         "alarms": "warn",
     }
-    assert "ShardMaxConcurrency=3" in _finding(report, "burst")["fix"]
+    assert "StarterMaximumConcurrency=2" in _finding(report, "capacity")["fix"]
     assert report["template"] == {"reserved_concurrency": 0, "largest_memory_mb": 3008}
 
 
@@ -149,7 +149,7 @@ def test_reserved_concurrency_off_fits_a_small_quota(
     report = json.loads(capsys.readouterr().out)
     concurrency = _finding(report, "concurrency")
     assert concurrency["status"] == "ok"
-    assert report["template"]["reserved_concurrency"] == 20  # the records function's own
+    assert report["template"]["reserved_concurrency"] == 25  # the records function's own
     assert report["parameters"]["ParseTier1ReservedConcurrency"] == "0"
 
 
@@ -177,7 +177,7 @@ def test_without_docker_the_build_is_said_to_fail(monkeypatch: pytest.MonkeyPatc
         "region": preflight.Status.FAIL,
         "docker": preflight.Status.FAIL,
         "concurrency": preflight.Status.CHECK,
-        "burst": preflight.Status.CHECK,
+        "capacity": preflight.Status.CHECK,
         "memory": preflight.Status.OK,
         "alarms": preflight.Status.OK,
     }
@@ -196,35 +196,41 @@ def _found(readings: preflight.Readings, **parameters: str) -> dict[str, preflig
     return {f.check: f for f in preflight.assess(readings, sizing)}
 
 
-def test_one_long_pdf_that_would_take_a_small_account_s_concurrency_is_warned() -> None:
-    # A new account: 10 concurrent executions in all, no function reserving any. One
-    # document's Map (10 shards) with the starter (5) and one each of the records, plan,
-    # merge, project and detect functions needs 20.
-    burst = _found(_readings(10, 10), AccountProfile="small")["burst"]
-    assert burst.status is preflight.Status.WARN
-    assert "needs 20 concurrent executions of the 10" in burst.says
-    assert burst.fix is not None
-    assert "ShardMaxConcurrency=3 and StarterMaximumConcurrency=2" in burst.fix
-    assert f"({preflight.CONCURRENCY_QUOTA_CODE}) to 20 or more" in burst.fix
+def test_a_capacity_a_small_account_cannot_run_at_once_is_warned() -> None:
+    # A new account: 10 concurrent executions in all, no function reserving any. The small
+    # profile's 4 slots busy (the records function's backstops beside them: 6), the
+    # starter (5), the dispatcher and the notifier need 13.
+    found = _found(_readings(10, 10), AccountProfile="small")["capacity"]
+    assert found.status is preflight.Status.WARN
+    assert "MaxRunningJobs=4 documents at once" in found.says
+    assert "need 13 concurrent executions" in found.says and "of the 10 they share" in found.says
+    assert found.fix is not None
+    assert "MaxRunningJobs=4 and StarterMaximumConcurrency=2" in found.fix
+    assert f"({preflight.CONCURRENCY_QUOTA_CODE}) to 13 or more" in found.fix
     # What it says to set fits.
-    fitted = _found(
-        _readings(10, 10),
-        AccountProfile="small",
-        ShardMaxConcurrency="3",
-        StarterMaximumConcurrency="2",
-    )["burst"]
-    assert fitted.status is preflight.Status.OK, fitted
+    fitted = _found(_readings(10, 10), AccountProfile="small", StarterMaximumConcurrency="2")
+    assert fitted["capacity"].status is preflight.Status.OK, fitted["capacity"]
     # An account too small for any setting is told the quota it needs.
-    tiny = _found(_readings(6, 6), AccountProfile="small")["burst"]
-    assert tiny.fix is not None and "no setting fits" in tiny.fix and "to 20 or more" in tiny.fix
-    # The standard profile's reservations hold the Map: only the starter shares the pool.
-    assert _found(_readings(1000, 875))["burst"].status is preflight.Status.OK
+    tiny = _found(_readings(6, 6), AccountProfile="small")["capacity"]
+    assert tiny.fix is not None and "no setting fits" in tiny.fix and "to 13 or more" in tiny.fix
+    # The standard profile's reservations hold every slot: the pool holds the rest.
+    assert _found(_readings(1000, 835))["capacity"].status is preflight.Status.OK
 
 
-def test_a_map_wider_than_tier_1_s_reservation_is_warned() -> None:
-    burst = _found(_readings(1000, 1000), ShardMaxConcurrency="30")["burst"]
-    assert burst.status is preflight.Status.WARN and "reserves only 20" in burst.says
-    assert burst.fix is not None and "ShardMaxConcurrency to 20 or less" in burst.fix
+def test_a_capacity_above_a_functions_reservation_is_warned() -> None:
+    found = _found(_readings(1000, 1000), MaxRunningJobs="30")["capacity"]
+    assert found.status is preflight.Status.WARN
+    assert "ParseTier1Function reserves 20" in found.says and "throttled" in found.says
+    assert found.fix is not None and "MaxRunningJobs to 20 or less" in found.fix
+    # The derived capacity is tier 1's reservation, which every step matches.
+    assert preflight.capacity(preflight.sizing(_template(), {})) == 20
+    assert _found(_readings(1000, 1000))["capacity"].status is preflight.Status.OK
+
+
+def _template() -> Any:
+    from richdoc_tools.local.cloudformation.template import load_template
+
+    return load_template()
 
 
 def test_an_empty_alarm_email_is_warned_but_deploys() -> None:

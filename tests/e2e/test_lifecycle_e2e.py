@@ -24,6 +24,8 @@ from richdoc_tools.local.runtime.events import wait_until
 from richdoc_tools.ops.watch import watch_job
 from richdoc_tools.run import run_files
 
+from richdoc.admission.dispatcher import Dispatcher
+from richdoc.admission.slots import SlotLedger
 from richdoc.contracts import PageSpan, ParseInput
 from richdoc.jobs import (
     CANCELLED_OUTCOME,
@@ -272,17 +274,38 @@ def test_a_sharded_parse_is_cancelled_between_its_shards(
     assert dead_letters_for(stack, job_id) == []
 
 
-def test_a_queued_job_is_cancelled_before_its_execution_starts_and_redriven(
+def test_a_job_cancelled_while_it_waits_for_a_slot_leaves_at_once_and_starts_nothing(
     stack: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    starter = Gate()
-    monkeypatch.setattr(JobStore, "create", starter.after(JobStore.create))
+    admission = Gate()  # no job is admitted until the test says so
+    monkeypatch.setattr(SlotLedger, "admit", admission.before(SlotLedger.admit))
+    job_id = upload(stack, "lifecycle/waiting.md", b"# Waiting\n\nNever started.\n")
+    assert wait_until(lambda: (job := stack.jobs.get(job_id)) is not None and job.waiting, 60)
+    [result] = cli_json(capsys, "jobs", "cancel", job_id)
+    assert (result["outcome"], result["execution"]) == ("cancelled", "waiting")
+    job = job_of(stack, job_id)
+    assert job.status is JobStatus.CANCELLED and not job.waiting
+    assert job.cancel is not None and job.cancel.closed_at is not None  # nothing left open
+    admission.open()
+    assert wait_until(stack.notifications_delivered, TIMEOUT_S)  # the dispatcher is done too
+    assert describe(stack, job_id, 1) is None  # no execution, ever
+    assert job_of(stack, job_id).slots is None
+    assert stack.jobs.attempts.of_job(job_id) == []
+    assert dead_letters_for(stack, job_id) == []
+
+
+def test_an_admitted_job_cancelled_before_its_execution_starts_stops_there_and_is_redriven(
+    stack: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    starting = Gate()
+    monkeypatch.setattr(Dispatcher, "start", starting.before(Dispatcher.start))
     job_id = upload(stack, "lifecycle/queued.md", b"# Queued\n\nNever started.\n")
-    assert starter.reached()  # the job exists; its execution is not started yet
-    assert job_of(stack, job_id).status is JobStatus.QUEUED
+    assert starting.reached()  # admitted; its execution is not started yet
+    job = job_of(stack, job_id)
+    assert (job.status, job.slots, job.waiting) == (JobStatus.QUEUED, 1, False)
     [result] = cli_json(capsys, "jobs", "cancel", job_id)
     assert (result["outcome"], result["execution"]) == ("cancelled", "not_started")
-    starter.open()  # the starter goes on to StartExecution: RecordStart refuses the run
+    starting.open()  # the dispatcher goes on to StartExecution: RecordStart refuses the run
     described = ended(stack, job_id)
     assert (described["status"], described["error"]) == ("FAILED", "cancelled")
     assert states_entered(history(stack, described["executionArn"])) == [
@@ -291,6 +314,7 @@ def test_a_queued_job_is_cancelled_before_its_execution_starts_and_redriven(
     ]
     job = closed_after_cancel(stack, job_id)
     assert (job.status, job.started_at) == (JobStatus.CANCELLED, None)
+    assert wait_until(lambda: job_of(stack, job_id).slots is None, TIMEOUT_S)  # given back
     assert stack.jobs.attempts.of_job(job_id) == []
     assert dead_letters_for(stack, job_id) == []
 

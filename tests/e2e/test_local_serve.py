@@ -19,7 +19,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from richdoc.jobs import job_id_for, job_key
+from richdoc.jobs import JobStatus, job_id_for, job_key
 from richdoc_client.events import CompletionEvent
 from richdoc_client.reader import ResultsReader
 from tests.support.consumer_docs import subscribe
@@ -185,6 +185,101 @@ def test_local_serve_runs_the_pipeline_for_a_boto3_client(tmp_path: Path) -> Non
             )
         assert move.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
         assert "richdoc dlq redrive" in move.value.response["Error"]["Message"]
+    finally:
+        server.send_signal(signal.SIGINT)
+        output, _ = server.communicate(timeout=60)
+    assert server.returncode == 0
+    assert "stopped" in output
+
+
+def test_local_serve_with_one_slot_runs_thirty_uploads_one_at_a_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--parameter-overrides MaxRunningJobs=1``: thirty uploads wait QUEUED with their
+    places in the backlog, never more than one runs at a time (the jobs' admitted and
+    released times say so, not a sampling), and all of them succeed."""
+    from richdoc_tools.cli import main
+
+    from richdoc.jobs import Job
+    from tests.support.admission import most_at_once
+
+    port = _free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "richdoc_tools",
+            "local",
+            "serve",
+            "--port",
+            str(port),
+            "--log",
+            str(tmp_path / "functions.log"),
+            "--parameter-overrides",
+            "MaxRunningJobs=1",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        deadline = time.monotonic() + 120
+        for line in server.stdout:
+            if "listening on" in line:
+                break
+            assert time.monotonic() < deadline, "server did not start"
+        session = boto3.Session(
+            aws_access_key_id="any", aws_secret_access_key="any", region_name="us-east-1"
+        )
+        endpoint = f"http://127.0.0.1:{port}"
+        cfn = session.client("cloudformation", endpoint_url=endpoint)
+        outputs = {
+            o["OutputKey"]: o["OutputValue"]
+            for o in cfn.describe_stacks(StackName="richdoc")["Stacks"][0]["Outputs"]
+        }
+        assert outputs["MaxRunningJobs"] == "1"
+        s3 = session.client("s3", endpoint_url=endpoint)
+        bucket = outputs["IngestBucketName"]
+        job_ids = []
+        for n in range(30):
+            put = s3.put_object(
+                Bucket=bucket, Key=f"thirty/{n:02d}.md", Body=f"# Note {n}\n\nText.\n".encode()
+            )
+            job_ids.append(job_id_for(bucket, f"thirty/{n:02d}.md", put["VersionId"]))
+        table = session.resource("dynamodb", endpoint_url=endpoint).Table(outputs["JobsTableName"])
+
+        def records() -> list[Job]:
+            items = [
+                table.get_item(Key=job_key(j), ConsistentRead=True).get("Item") for j in job_ids
+            ]
+            return [Job.from_item(item) for item in items if item]
+
+        # The others wait, and `richdoc jobs list` shows their places.
+        deadline = time.monotonic() + 180
+        while sum(job.waiting for job in records()) < 20:
+            assert time.monotonic() < deadline, "the uploads did not queue"
+            time.sleep(0.5)
+        capsys.readouterr()
+        assert (
+            main(["jobs", "list", "--status", "QUEUED", "--endpoint-url", endpoint, "--json"]) == 0
+        )
+        listed = json.loads(capsys.readouterr().out)
+        positions = sorted(
+            j["admission"]["position"] for j in listed if j["admission"]["position"] is not None
+        )
+        assert positions == list(range(1, len(positions) + 1)) and len(positions) >= 20
+
+        deadline = time.monotonic() + 1200
+        while not all(job.status.terminal and job.released_at for job in records()):
+            assert time.monotonic() < deadline, "the thirty jobs did not finish"
+            time.sleep(1)
+        finished = records()
+        assert {job.status for job in finished} == {JobStatus.SUCCEEDED}
+        assert most_at_once(finished) == 1
+        started = sorted(finished, key=lambda job: job.admitted_at or "")
+        assert [job.job_id for job in started] == job_ids  # one tenant: upload order
     finally:
         server.send_signal(signal.SIGINT)
         output, _ = server.communicate(timeout=60)

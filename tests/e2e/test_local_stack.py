@@ -3,6 +3,7 @@ stands in for (Lambda error envelopes and timeouts, the SQS poller, status event
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import os
@@ -128,18 +129,31 @@ def test_functions_get_the_template_memory_sizes(stack: Any) -> None:
     )
 
 
-def test_functions_run_no_more_at_once_than_their_reserved_concurrency(stack: Any) -> None:
-    client = stack.client("lambda")
+def test_functions_share_this_machines_cores_whatever_they_reserve(stack: Any) -> None:
     cores = os.cpu_count() or 2
-    for name, logical_id in stack.runtime.functions.items():
-        reserved = client.get_function_concurrency(FunctionName=name).get(
-            "ReservedConcurrentExecutions"
-        )
+    for logical_id in stack.runtime.functions.values():
         local = cores if stack.runtime.handlers[logical_id].image else 4 * cores
-        expected = local if reserved is None else min(local, reserved)
-        assert stack.runtime.slots[logical_id] == expected, logical_id
-    tier3 = next(n for n, lid in stack.runtime.functions.items() if lid == "ParseTier3Function")
-    assert client.get_function_concurrency(FunctionName=tier3)["ReservedConcurrentExecutions"] == 5
+        assert stack.runtime.slots[logical_id] == local, logical_id
+
+
+def test_an_invocation_beyond_the_reserved_concurrency_is_throttled_at_once(stack: Any) -> None:
+    client = stack.client("lambda")
+    name = _function_name(stack, "ParseTier3Function")
+    reserved = client.get_function_concurrency(FunctionName=name)["ReservedConcurrentExecutions"]
+    assert stack.runtime.reserved.reserved["ParseTier3Function"] == reserved
+    throttled = stack.runtime.reserved.throttled["ParseTier3Function"]
+    with contextlib.ExitStack() as busy:  # the function runs as many as it reserves
+        for _ in range(reserved):
+            busy.enter_context(stack.runtime.reserved.invocation("ParseTier3Function"))
+        with pytest.raises(ClientError) as refused:
+            client.invoke(FunctionName=name, Payload=b"{}")
+    answer = cast(dict[str, Any], refused.value.response)
+    assert answer["Error"]["Code"] == "TooManyRequestsException"
+    assert answer["ResponseMetadata"]["HTTPStatusCode"] == 429
+    assert answer["Reason"] == "ReservedFunctionConcurrentInvocationLimitExceeded"
+    # Refused before it ran: no invocation, only throttles (boto3 retried the 429 itself).
+    assert stack.runtime.reserved.throttled["ParseTier3Function"] > throttled
+    assert stack.runtime.reserved.in_flight("ParseTier3Function") == 0
 
 
 def test_the_starter_mapping_keeps_its_maximum_concurrency(stack: Any) -> None:
@@ -232,11 +246,18 @@ def test_scripted_send_failures_fail_one_request_each_for_that_queue_only(stack:
 def test_a_fired_schedule_runs_the_sweep_to_its_end(stack: Any) -> None:
     before = len(stack.runtime.invocations)
     # A time before any job was written: nothing is stuck, the sweep succeeds at once.
-    assert stack.fire_schedules(at=datetime(2000, 1, 1, tzinfo=UTC)) == 1
-    # Delivered before fire_schedules returned. (The starter's invocation on the bucket's
-    # test event, when the stack has just started, may end in between: not the sweep's.)
-    [sweep] = [i for i in stack.runtime.invocations[before:] if i.logical_id == "RecordsFunction"]
-    assert sweep.error_type is None
+    # The sweep, and the dispatcher's minutely backstop.
+    assert stack.fire_schedules(at=datetime(2000, 1, 1, tzinfo=UTC)) == 2
+    # Delivered before fire_schedules returned (the stream's functions may be finishing an
+    # earlier test's jobs meanwhile, and the starter's invocation on the bucket's test event
+    # may end in between: only the scheduled invocations count).
+    fired = [
+        (i.logical_id, i.error_type)
+        for i in stack.runtime.invocations[before:]
+        if i.logical_id in ("RecordsFunction", "DispatcherFunction")
+    ]
+    assert {logical_id for logical_id, _ in fired} == {"RecordsFunction", "DispatcherFunction"}
+    assert all(error is None for _, error in fired)
 
 
 # ---- event delivery -------------------------------------------------------------------------

@@ -232,6 +232,7 @@ def test_the_operator_policy_allows_every_call_the_operator_tools_make(
             ["jobs", "watch", done.job_id, "--json"],
             ["jobs", "failures", "--json"],
             ["jobs", "tiers", "--json"],
+            ["jobs", "backlog", "--json"],
             ["dlq", "list", "--json"],
             ["dlq", "list", "--peek", "--json"],
             ["jobs", "cancel", held.job_id, "--reason", "policy test"],
@@ -266,6 +267,8 @@ def test_the_operator_policy_allows_every_call_the_operator_tools_make(
         assert main(["jobs", "redrive", broken[0].job_id]) == 0
         assert wait_until(lambda: _ended(stack, broken[0].job_id, run=2), 60)
         assert main(["dlq", "redrive"]) == 0
+        assert main(["reprocess", "--prefix", "policy/contract", "--json"]) == 0
+        assert wait_until(lambda: _ended(stack, done.job_id, run=2), 60)
         assert main(["jobs", "delete", done.job_id, "--with-source", "--json"]) == 0
     parse_on_hold.set()
     capsys.readouterr()

@@ -17,6 +17,7 @@ from richdoc_tools.console.settings import ConsoleSettings
 from richdoc_tools.ops.operator import Operator, StackResources
 from werkzeug.test import TestResponse
 
+from richdoc.admission.settings import AdmissionSettings
 from richdoc.contracts import JobOutputs, SourceObject
 from richdoc.jobs import Attempt, Job, JobStatus, attempt_key, job_key
 from tests.support.paths import DATA, DEFINITION_PATH
@@ -147,6 +148,7 @@ def make_console(template: Any) -> Console:
         dead_letter_queue_arn=arn + "dlq",
         jobs_table=table,
         state_machine_arn=state_machine,
+        admission=AdmissionSettings.of(2),
     )
     operator = Operator(session, resources)
     settings = ConsoleSettings(operator=operator, port=PORT, stack_label="stack 'richdoc'")

@@ -543,7 +543,10 @@ def _mutated(definition: dict[str, Any], state: str, old: str, new: str) -> dict
         ("ParseShards", "$$.Map.Item.Value", "$$.Map.Item.Values", "nothing at 'Values'"),
         ("ParseShards", '"pages.$": "$.pages"', '"page.$": "$.pages"', "page is not a field"),
         ("ParseShards", '"cached.$": "$.cached"', '"hit.$": "$.cached"', "hit is not a field"),
-        ("ParseShards", "$.results.plan.max_concurrency", "$.results.plan.most", "nothing at"),
+        ("ParseShards", "$.results.slots.max_concurrency", "$.results.slots.most", "nothing at"),
+        # The shards' slots: what the plan asked for, what the claim answers.
+        ("ClaimShardSlots", "$.results.plan.max_concurrency", "$.results.plan.most", "nothing at"),
+        ("ClaimShardSlots", '"wanted.$"', '"want.$"', "records rejects"),
         # The plan's conversion reaches every parse.
         ("ParseTier1", "$.results.plan.contract", "$.results.plan.digest", "nothing at 'digest'"),
         ("ParseShards", '"pipeline.$": "$.pipeline"', '"pipe.$": "$.pipeline"', "pipe is not a"),

@@ -31,7 +31,7 @@ def test_transitions_carry_their_kind_errors_and_rule() -> None:
     assert "ResourceLimit" in escalate.errors and escalate.result_path == "$.error"
     assert "ResourceLimit" in escalate.label
     sharded = {t.kind: t for t in machine["Sharded"].transitions}
-    assert sharded[TransitionKind.CHOICE].target == "ParseShards"
+    assert sharded[TransitionKind.CHOICE].target == "ClaimShardSlots"
     assert sharded[TransitionKind.CHOICE].label == "$.results.plan.sharded == true"
     assert sharded[TransitionKind.DEFAULT].target == "ParseTier1"
     assert sharded[TransitionKind.DEFAULT].label == "otherwise"

@@ -234,7 +234,7 @@ def test_the_notifier_reads_every_job_change_and_never_holds_the_stream_up(
 ) -> None:
     table = template.resources["JobsTable"]["Properties"]
     assert table["StreamSpecification"] == {"StreamViewType": "NEW_AND_OLD_IMAGES"}
-    assert set(_mappings(template)) == {"StarterFunction", "NotifierFunction"}
+    assert set(_mappings(template)) == {"StarterFunction", "NotifierFunction", "DispatcherFunction"}
     mapping = _mappings(template)["NotifierFunction"]
     assert mapping["EventSourceArn"] == {"Fn::GetAtt": ["JobsTable", "StreamArn"]}
     assert mapping["StartingPosition"] == "TRIM_HORIZON"  # nothing before the first poll lost
@@ -261,9 +261,18 @@ def test_the_notifier_reads_every_job_change_and_never_holds_the_stream_up(
 
 def test_jobs_table_has_status_index_recovery_and_encryption(template: Template) -> None:
     table = template.resources["JobsTable"]["Properties"]
-    [index] = table["GlobalSecondaryIndexes"]
+    index, queue, lane = table["GlobalSecondaryIndexes"]
     assert index["IndexName"] == "by-status"
     assert index["KeySchema"][0] == {"AttributeName": "job_status", "KeyType": "HASH"}
+    # Admission's sparse indexes: waiting jobs by tenant in upload order, keys only; the
+    # tenants with waiting jobs, least recently served first.
+    assert (queue["IndexName"], queue["Projection"]) == (
+        "by-queue",
+        {"ProjectionType": "KEYS_ONLY"},
+    )
+    assert [k["AttributeName"] for k in queue["KeySchema"]] == ["tenant", "backlog_key"]
+    assert lane["IndexName"] == "tenants-by-service"
+    assert [k["AttributeName"] for k in lane["KeySchema"]] == ["lane", "last_served"]
     assert table["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
     assert table["SSESpecification"] == {"SSEEnabled": True}
     # SSEEnabled true is the AWS managed key (aws/dynamodb); false or absent, an AWS owned
@@ -346,6 +355,9 @@ def test_every_alarm_notifies_the_alarm_topic(template: Template) -> None:
         "ReconcileFailuresAlarm",
         "NotifyFailuresAlarm",
         "NotifierIteratorAgeAlarm",
+        "BacklogAgeAlarm",
+        "TransientDeadLettersAlarm",
+        "DispatcherErrorsAlarm",
         "WebhookDeadLettersAlarm",
     }
     for name, alarm in alarms.items():
@@ -406,7 +418,9 @@ def test_throttles_of_every_function_are_summed(template: Template) -> None:
     stats = [m["MetricStat"]["Metric"] for m in alarm["Metrics"] if "MetricStat" in m]
     assert {s["MetricName"] for s in stats} == {"Throttles"}
     functions = {s["Dimensions"][0]["Value"]["Ref"] for s in stats}
-    assert functions == set(template.handlers)
+    # An alarm sums at most 10 metrics. The dispatcher's throttles are retried by its
+    # stream and its schedule, and its own errors alarm (DispatcherErrorsAlarm).
+    assert functions == set(template.handlers) - {"DispatcherFunction"}
     [expression] = [m for m in alarm["Metrics"] if "Expression" in m]
     assert expression["ReturnData"] is True
     assert set(re.findall(r"t\d+", expression["Expression"])) == {
@@ -546,7 +560,7 @@ def test_parse_project_detect_and_records_have_reserved_concurrency(template: Te
         lid: str(parameters[name]["Default"]) for lid, name in RESERVED_CONCURRENCY.items()
     }
     total = sum(int(value) for value in reserved.values())
-    assert total == 125  # docs/architecture.md, "Bounded concurrency"
+    assert total == 165  # docs/architecture.md, "Bounded concurrency"
     # The defaults deploy in an account with the default quota (1,000), which keeps 100
     # unreserved.
     assert total <= 900
@@ -621,8 +635,16 @@ EXPECTED_ACTIONS = {
         "dynamodb:GetItem",
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
-        "states:StartExecution",
         *PURGE_ACTIONS,
+    },
+    # Admission: the ledger, the tenants, the waiting jobs; the admitted runs' executions.
+    "DispatcherFunctionRole": {
+        "dynamodb:GetItem",
+        "dynamodb:BatchGetItem",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+        "dynamodb:Query",
+        "states:StartExecution",
     },
     # Reads the source object and records attempts; writes no artifact.
     "PlanFunctionRole": {
@@ -689,11 +711,15 @@ EXPECTED_ACTIONS = {
         "dynamodb:Query",
     },
     # The reconciler also purges a deleted job's artifacts when its execution ends.
+    # The shards' slots and the sweep's audit of them read the ledger's holders' jobs
+    # (BatchGetItem) and scan the waiting jobs' index for their tenants.
     "RecordsFunctionRole": {
         "dynamodb:GetItem",
+        "dynamodb:BatchGetItem",
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
         "dynamodb:Query",
+        "dynamodb:Scan",
         "sqs:SendMessage",
         "states:DescribeExecution",
         "states:GetExecutionHistory",
@@ -1227,7 +1253,7 @@ def test_a_plan_decides_between_the_whole_document_tiers_and_the_shards(
     assert choice == {
         "Variable": "$.results.plan.sharded",
         "BooleanEquals": True,
-        "Next": SHARDS,
+        "Next": "ClaimShardSlots",
     }
     assert states["Sharded"]["Default"] == "ParseTier1"  # the whole-document path, unchanged
     # A document the plan refuses fails once, before any parse.
@@ -1243,7 +1269,14 @@ def test_the_shards_run_in_an_inline_map_bounded_by_the_plans_concurrency(
     # States.ExceedToleratedFailureThreshold, not the shard's error name (docs/shards.md).
     assert shards["ItemProcessor"]["ProcessorConfig"] == {"Mode": "INLINE"}
     assert shards["ItemsPath"] == "$.results.plan.shards"
-    assert shards["MaxConcurrencyPath"] == "$.results.plan.max_concurrency"
+    # As many shards at once as the run holds slots (its claim after the plan).
+    assert shards["MaxConcurrencyPath"] == "$.results.slots.max_concurrency"
+    claim = definition["States"]["ClaimShardSlots"]
+    assert claim["Parameters"]["wanted.$"] == "$.results.plan.max_concurrency"
+    assert (claim["ResultPath"], claim["Next"]) == ("$.results.slots", SHARDS)
+    assert _catch_target(claim, "States.ALL") == "ShardsOneAtATime"
+    fallback = definition["States"]["ShardsOneAtATime"]
+    assert fallback["Result"] == {"max_concurrency": 1} and fallback["Next"] == SHARDS
     assert shards["ItemSelector"]["pages.$"] == "$$.Map.Item.Value"
     assert shards["Next"] == "Merge"
     assert definition["States"]["Merge"]["Next"] == "Project"

@@ -10,11 +10,12 @@ concurrency quota and what is left unreserved). No API shows the function memory
 (new accounts may be held at 3,008 MB until AWS raises it), so that check says how to find
 it unless ``--memory-quota-mb`` states it.
 
-Besides what would fail, two findings warn of what deploys but runs badly: one sharded
-document at its widest (``peak_demand``: its Map's shards, the starter's batches, the
-records function, one each of the other steps) against the concurrency the functions
-without a reservation share, or against tier 1's reservation; and an empty
-``AlarmEmail``, which leaves the alarms unheard.
+Besides what would fail, two findings warn of what deploys but runs badly: admission's
+capacity (``MaxRunningJobs``, derived as the template derives it) against what the
+functions can run at once (``peak_demand``: every slot busy, each with one invocation of
+a step, beside the starter's batches, the dispatcher, the notifier and the records
+function's backstops), so admitted work is never throttled; and an empty ``AlarmEmail``,
+which leaves the alarms unheard.
 
 ``assess`` is pure: the readings in, the findings out.
 """
@@ -209,7 +210,7 @@ def assess(readings: Readings, sizing: Sizing) -> list[Finding]:
         _region(readings),
         _docker(readings),
         _concurrency(readings, sizing),
-        _burst(readings, sizing),
+        _capacity(readings, sizing),
         _memory(readings, sizing),
         _alarm_email(sizing),
     ]
@@ -279,81 +280,124 @@ def _concurrency(readings: Readings, sizing: Sizing) -> Finding:
     )
 
 
-# One sharded document at its widest, function by function: its Map state's shards (one
-# parse invocation each, whichever tier), the starter's batches, the records function
-# (the state machine's records steps, the reconciler) and one each of the steps other
-# documents are in. The parse tiers share the shards: a shard is at one tier at a time.
-PARSE_TIERS = ("ParseTier1Function", "ParseTier2Function", "ParseTier3Function")
-ONE_EACH = ("RecordsFunction", "PlanFunction", "MergeFunction", "ProjectFunction", "DetectFunction")
-SHARDS, STARTER = "ShardMaxConcurrency", "StarterMaximumConcurrency"
+# Every function a run invokes, one step at a time: each slot admission gives out holds at
+# most one invocation of one of them (a sharded run holds one slot per shard it parses).
+RUN_STEPS = (
+    "PlanFunction",
+    "ParseTier1Function",
+    "ParseTier2Function",
+    "ParseTier3Function",
+    "MergeFunction",
+    "ProjectFunction",
+    "DetectFunction",
+    "RecordsFunction",
+)
+CAPACITY, STARTER = "MaxRunningJobs", "StarterMaximumConcurrency"
+# Beside the runs: the dispatcher and the notifier (one stream batch each at a time); the
+# records function's backstops (the reconciler, the sweep) use its reservation, if any.
+STREAM_READERS = 2
+BACKSTOPS = 2
 # The starter's event source needs at least this many (ScalingConfig.MaximumConcurrency).
 STARTER_MINIMUM = 2
+# What MaxRunningJobs 0 derives (the template's RICHDOC_MAX_RUNNING_JOBS): tier 1's
+# reservation, or these without one.
+SMALL_ACCOUNT_CAPACITY = 4
+UNRESERVED_CAPACITY = 10
+
+
+def capacity(sizing: Sizing) -> int:
+    """Admission's capacity with these parameters, as the template derives it."""
+
+    def number(parameter: str) -> int:
+        return int(float(sizing.parameters.get(parameter) or 0))
+
+    given = number(CAPACITY)
+    if given:
+        return given
+    if sizing.parameters.get("AccountProfile") == "small":
+        return SMALL_ACCOUNT_CAPACITY
+    return number("ParseTier1ReservedConcurrency") or UNRESERVED_CAPACITY
 
 
 def peak_demand(sizing: Sizing) -> dict[str, int]:
-    """Concurrent executions each function may hold when one sharded document is at its
-    widest (the parse tiers' shards counted once, under tier 1)."""
-    demand = {"StarterFunction": sizing.number(STARTER), PARSE_TIERS[0]: sizing.number(SHARDS)}
-    demand.update(dict.fromkeys(ONE_EACH, 1))
+    """Concurrent executions each function may hold with every slot busy: a run's steps
+    up to the capacity each (its reservation caps what it gets), the starter's batches,
+    the stream readers, the records function's backstops beside its runs' calls."""
+    slots = capacity(sizing)
+    demand = dict.fromkeys(RUN_STEPS, slots)
+    demand["RecordsFunction"] += BACKSTOPS
+    demand["StarterFunction"] = sizing.number(STARTER)
+    demand["DispatcherFunction"] = demand["NotifierFunction"] = 1
     return demand
 
 
-def _burst(readings: Readings, sizing: Sizing) -> Finding:
-    """Can one large PDF's Map take the account's (or tier 1's) whole concurrency?"""
-    shards, starter = sizing.number(SHARDS), sizing.number(STARTER)
-    tier1 = sizing.reserved.get(PARSE_TIERS[0])
-    if tier1 is not None and shards > tier1:
+def _capacity(readings: Readings, sizing: Sizing) -> Finding:
+    """Can every admitted step run without a throttle?"""
+    slots, starter = capacity(sizing), sizing.number(STARTER)
+    demand = peak_demand(sizing)
+    short = {
+        f: sizing.reserved[f]
+        for f in RUN_STEPS
+        if f in sizing.reserved and sizing.reserved[f] < demand[f]
+    }
+    if short:
+        worst = min(short, key=lambda f: (short[f] - (demand[f] - slots), f))
+        fits = short[worst] - (demand[worst] - slots)
+        named = ", ".join(f"{f} reserves {n}" for f, n in sorted(short.items()))
         return Finding(
-            "burst",
+            "capacity",
             Status.WARN,
-            f"one document's Map runs {SHARDS}={shards} shards at once on parse tier 1, "
-            f"which reserves only {tier1}: a single long PDF throttles itself",
-            f"set {SHARDS} to {tier1} or less, or ParseTier1ReservedConcurrency to {shards} "
-            "or more",
+            f"{CAPACITY}={slots} documents run at once, each step of each holding one "
+            f"invocation, but {named}: admitted steps would be throttled (retried for about "
+            "13 minutes, then dead-lettered as transient)",
+            f"set {CAPACITY} to {max(fits, 1)} or less, or raise those reservations to "
+            f"{slots} (the records function {slots + BACKSTOPS}: its backstops run beside)",
         )
-    shared = {f: n for f, n in peak_demand(sizing).items() if f not in sizing.reserved}
-    if any(tier not in sizing.reserved for tier in PARSE_TIERS[1:]):
-        # An escalated shard moves to an unreserved tier: the shared pool holds it.
-        shared.setdefault(PARSE_TIERS[0], shards)
-    needed = sum(shared.values())
+    # What the functions without a reservation can hold at once in the shared pool.
+    shared = {f: n for f, n in demand.items() if f not in sizing.reserved}
+    needed = sum(n for f, n in shared.items() if f not in RUN_STEPS) + max(
+        (n for f, n in shared.items() if f in RUN_STEPS), default=0
+    )
+    what = (
+        f"{CAPACITY}={slots} documents at once, with the starter's {STARTER}={starter} "
+        "batches, the dispatcher, the notifier and the records function's backstops, need "
+        f"{needed} concurrent executions of the functions that reserve none"
+    )
     if readings.unreserved is None:
         return Finding(
-            "burst",
+            "capacity",
             Status.CHECK,
-            f"one sharded document at its widest needs {needed} concurrent executions of "
-            "the functions that reserve none; the account's settings could not be read",
+            what + "; the account's settings could not be read",
             "run: aws lambda get-account-settings",
         )
     # What the functions without a reservation share once this stack's reservations are
     # taken (an update gives back what the stack reserves now).
     pool = readings.unreserved + readings.reserved_by_stack - sizing.total_reserved
-    fixed = needed - shared.get(PARSE_TIERS[0], 0) - shared.get("StarterFunction", 0)
-    what = (
-        f"one sharded document at its widest ({SHARDS}={shards} shards, the starter's "
-        f"{STARTER}={starter} batches, the records function and one each of plan, merge, "
-        f"project and detect) needs {needed} concurrent executions of the {max(pool, 0)} "
-        "the functions without a reservation share"
-    )
+    what += f", of the {max(pool, 0)} they share"
     if needed <= pool:
-        return Finding("burst", Status.OK, what)
+        return Finding("capacity", Status.OK, what)
+    runs_shared = any(f in shared for f in RUN_STEPS)
+    fixed = needed - starter - (slots if runs_shared else 0)
+    room = pool - fixed - STARTER_MINIMUM
     increase = (
         f"a quota increase of Lambda 'Concurrent executions' ({CONCURRENCY_QUOTA_CODE}) to "
         f"{(readings.concurrency_limit or 0) + needed - pool} or more"
     )
-    room = pool - fixed - STARTER_MINIMUM if PARSE_TIERS[0] in shared else 0
-    if room >= 1:
+    if runs_shared and room >= 1:
         fix = (
-            f"set {SHARDS}={min(room, shards)} and {STARTER}={STARTER_MINIMUM} (with the "
+            f"set {CAPACITY}={min(room, slots)} and {STARTER}={STARTER_MINIMUM} (with the "
             f"other functions' {fixed} they fit the {pool}), or ask for {increase}"
         )
+    elif not runs_shared and pool - fixed >= STARTER_MINIMUM:
+        fix = f"set {STARTER}={min(pool - fixed, starter)}, or ask for {increase}"
     else:
         fix = f"ask for {increase}: no setting fits this account"
     return Finding(
-        "burst",
+        "capacity",
         Status.WARN,
-        what + ": a single long PDF would take all of it, the rest of the pipeline (and "
-        "every other function in the account) would throttle, and throttled steps wait "
-        "up to a quarter of an hour before they fail",
+        what + ": with every slot busy the functions (and every other function in the "
+        "account) would throttle, and throttled steps wait up to a quarter of an hour "
+        "before they fail",
         fix,
     )
 

@@ -26,6 +26,7 @@ from richdoc.document_results import written_keys
 from richdoc.jobs import Attempt, Job, JobStatus, Progress
 from richdoc_client.reader import ResultsReader
 from richdoc_client.tables import table_csv_name
+from richdoc_tools.local.runtime.events import wait_until
 from richdoc_tools.local.stack import EmbeddedStack
 from richdoc_tools.ops.job_document import JobDocument
 from richdoc_tools.ops.uploads import Upload, clarify_metadata
@@ -173,6 +174,11 @@ def run_files(
         for f, k in zip(files, input_keys(files), strict=True)
     ]
     jobs = stack.wait_for_jobs([u.job_id for u in uploads], timeout_s, on_finished, on_open)
+    # A run's record is whole once admission has released its slot, which the dispatcher
+    # does on reading the run's end from the jobs table's stream: the records are read
+    # again when the streams have caught up, so job.json and --json show the release.
+    if wait_until(stack.notifications_delivered, timeout_s):
+        jobs.update(stack.jobs.get_many([job_id for job_id, job in jobs.items() if job]))
     results = [
         RunResult.of(f, u, _document(jobs.get(u.job_id), stack))
         for f, u in zip(files, uploads, strict=True)

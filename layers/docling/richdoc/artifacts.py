@@ -101,6 +101,15 @@ def digest_of(key: str) -> str | None:
     return sha256 if folder == "docling" and rest.count("/") >= 1 and sha256 else None
 
 
+def contract_of(key: str) -> str | None:
+    """The processor contract a parse artifact's key is stored under (whole, a shard or a
+    merge); None for other keys."""
+    if digest_of(key) is None:
+        return None
+    contract = key.split("/")[2]
+    return contract.removesuffix(".json") or None
+
+
 def projection_key(job_id: str, run: int) -> str:
     return run_prefix(job_id, run) + "projection.json"
 

@@ -562,6 +562,11 @@ class Swept(Contract):
     stuck: int
     closed: int
     cancelled: int = 0  # cancelled runs whose status event was lost, closed now
+    # Admission's audit (richdoc.admission.reconcile): holdings of ended runs released,
+    # runs holding slots whose execution had ended unseen closed, counts set right.
+    released: int = 0
+    holders_closed: int = 0
+    recounted: bool = False
 
 
 class RecordsCall(Contract):
@@ -620,6 +625,22 @@ class RecordFailure(RecordsCall):
     result = FailureRecorded
 
 
+class SlotsClaimed(Contract):
+    """How many of a sharded run's shards parse side by side: one for each slot it holds
+    (at most what the plan asked for)."""
+
+    max_concurrency: int = Field(ge=1)
+
+
+class ClaimShardSlots(RecordsCall):
+    """The plan split the document: take up to ``wanted`` slots in all for its shards, as
+    many as are free now (richdoc.admission.slots), never waiting for more."""
+
+    action: Literal["claim_slots"]
+    wanted: int = Field(ge=1)
+    result = SlotsClaimed
+
+
 class RecordDeadLettered(RecordsCall):
     """The dead-letter message is on the queue: mark the FAILED job DEAD_LETTERED, with
     the message's id (idempotent for the same id)."""
@@ -636,6 +657,7 @@ RecordsActions = (
     | RecordSuccess
     | RecordFailure
     | RecordDeadLettered
+    | ClaimShardSlots
 )
 RecordsAction = Annotated[RecordsActions, Field(discriminator="action")]
 RECORDS_ACTION: TypeAdapter[RecordsActions] = TypeAdapter(RecordsAction)

@@ -1,27 +1,30 @@
-"""From an ingest-queue message to a job and a running execution (the starter's logic).
+"""From an ingest-queue message to a job waiting in the backlog (the starter's logic).
 
 Accepted message bodies: S3 event notifications (``Records`` with ``ObjectCreated:*``,
 ``ObjectRemoved:*`` or ``LifecycleExpiration:*``), EventBridge "Object Created" and
 "Object Deleted" events from S3, and either of those redriven from the dead-letter queue
 (they then carry the ``richdoc.*`` failure attributes). S3 test events are skipped.
 Object keys arrive URL-encoded (``+`` for space) and are decoded here. Each created
-object becomes a ``richdoc.contracts.SourceObject``, the execution input an
-``ExecutionInput``; each removed one deletes its jobs (``richdoc.deletion``). A created
-object that is already gone when its notification is handled (its version deleted
-before; S3 answers 404) starts nothing: its job is recorded DELETED with the reason, a
-tombstone, as its removal notification would have recorded it.
+object becomes a ``richdoc.contracts.SourceObject`` and a job, QUEUED in its tenant's
+backlog in the order of its upload (``richdoc.admission``: the dispatcher admits it when
+the deployment has room and only then starts its execution); each removed one deletes
+its jobs (``richdoc.deletion``). A created object that is already gone when its
+notification is handled (its version deleted before; S3 answers 404) queues nothing: its
+job is recorded DELETED with the reason, a tombstone, as its removal notification would
+have recorded it.
 
-Failures: AWS throttling, 5xx and connection errors (S3, DynamoDB, Step Functions) are
-``Transient`` (``richdoc.awserrors``); any exception fails just its record, which SQS
-redelivers and, after ``maxReceiveCount`` receives, moves to the dead-letter queue.
+The starter starts no execution: a burst of uploads costs a job write and a tenant write
+each, and nothing it calls throttles with the burst's size.
 
-Idempotency: the job id is derived from bucket, key and version; the execution name is
-job id + run. A duplicate notification finds the job and re-issues the same
-``StartExecution``, which Step Functions answers without a second execution (or with
-``ExecutionAlreadyExists``, which counts as done). Only a redrive of the dead-lettered
-(or cancelled) run advances the job to its next run. A run cancelled before its execution
-started is not started: a later delivery finds the job CANCELLED, and an execution the
-starter had already asked for stops at ``RecordStart`` (its run fence).
+Failures: AWS throttling, 5xx and connection errors (S3, DynamoDB) are ``Transient``
+(``richdoc.awserrors``); any exception fails just its record, which SQS redelivers and,
+after ``maxReceiveCount`` receives, moves to the dead-letter queue.
+
+Idempotency: the job id is derived from bucket, key and version; a duplicate notification
+finds the job and queues nothing new (it only marks the tenant's backlog again, in case
+the first delivery failed between the two writes). Only a redrive of the dead-lettered
+(or cancelled) run advances the job to its next run, which waits in the backlog in turn.
+A run cancelled while it waits leaves the backlog in the cancel's write: nothing starts.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote_plus
@@ -37,8 +41,10 @@ from aws_lambda_powertools.utilities.data_classes import S3Event
 from aws_lambda_powertools.utilities.data_classes.s3_event import S3EventBridgeNotificationEvent
 from botocore.exceptions import ClientError
 
+from richdoc.admission.backlog import Backlog
+from richdoc.admission.tenants import tenant_of
 from richdoc.awserrors import aws_errors
-from richdoc.contracts import ExecutionInput, JobOptions, SourceObject
+from richdoc.contracts import JobOptions, SourceObject
 from richdoc.deadletter import RedriveMarker
 from richdoc.deletion import Deletion, RemovedObject
 from richdoc.jobs import (
@@ -48,12 +54,12 @@ from richdoc.jobs import (
     StaleRun,
     execution_name,
     job_id_for,
+    timestamp,
 )
 from richdoc.metadata import passed_through
 
 if TYPE_CHECKING:
     from types_boto3_s3 import S3Client
-    from types_boto3_stepfunctions import SFNClient
 
 # User metadata (x-amz-meta-richdoc-clarify: true|false) overrides the stack default.
 CLARIFY_METADATA_KEY = "richdoc-clarify"
@@ -74,11 +80,29 @@ def body_preview(body: str, limit: int = PREVIEW_CHARS) -> str:
 
 
 @dataclass(frozen=True)
+class CreatedObject:
+    """An object version one message says was created, and when (the event's time)."""
+
+    source: SourceObject
+    uploaded_at: str | None = None
+
+
+@dataclass(frozen=True)
 class ObjectEvents:
     """What one message says happened to source objects."""
 
-    created: list[SourceObject] = field(default_factory=list)
+    created: list[CreatedObject] = field(default_factory=list)
     removed: list[RemovedObject] = field(default_factory=list)
+
+
+def _event_time(value: object) -> str | None:
+    """An event's time as records store moments; None when absent or unreadable."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return timestamp(datetime.fromisoformat(value))
+    except ValueError:
+        return None
 
 
 # S3's removal events: a version deleted for good, or a delete marker hiding the key.
@@ -104,15 +128,14 @@ def object_events(body: str) -> ObjectEvents:
             obj = record.s3.get_object
             key = unquote_plus(obj.key)
             if record.event_name.startswith("ObjectCreated:"):
-                events.created.append(
-                    SourceObject(
-                        bucket=record.s3.bucket.name,
-                        key=key,
-                        version_id=obj.version_id or None,
-                        etag=obj.etag.strip('"') or None,
-                        size=obj.get("size"),
-                    )
+                source = SourceObject(
+                    bucket=record.s3.bucket.name,
+                    key=key,
+                    version_id=obj.version_id or None,
+                    etag=obj.etag.strip('"') or None,
+                    size=obj.get("size"),
                 )
+                events.created.append(CreatedObject(source, _event_time(record.get("eventTime"))))
             elif record.event_name.startswith(_REMOVED_PREFIXES):
                 events.removed.append(
                     RemovedObject(
@@ -126,17 +149,14 @@ def object_events(body: str) -> ObjectEvents:
         return events
     if data.get("source") == "aws.s3" and data.get("detail-type") == "Object Created":
         detail = S3EventBridgeNotificationEvent(data).detail
-        return ObjectEvents(
-            created=[
-                SourceObject(
-                    bucket=detail.bucket.name,
-                    key=detail.object.key,  # Powertools decodes it
-                    version_id=detail.object.get("version-id") or None,
-                    etag=detail.object.etag.strip('"') or None,
-                    size=detail.object.size,
-                )
-            ]
+        source = SourceObject(
+            bucket=detail.bucket.name,
+            key=detail.object.key,  # Powertools decodes it
+            version_id=detail.object.get("version-id") or None,
+            etag=detail.object.etag.strip('"') or None,
+            size=detail.object.size,
         )
+        return ObjectEvents(created=[CreatedObject(source, _event_time(data.get("time")))])
     if data.get("source") == "aws.s3" and data.get("detail-type") == "Object Deleted":
         detail = S3EventBridgeNotificationEvent(data).detail
         marker = detail.raw_event.get("deletion-type") == "Delete Marker Created"
@@ -156,12 +176,12 @@ def object_events(body: str) -> ObjectEvents:
 
 def object_created_events(body: str) -> list[SourceObject]:
     """The objects one message body says were created; [] for S3 test events."""
-    return object_events(body).created
+    return [created.source for created in object_events(body).created]
 
 
 class StartOutcome(StrEnum):
-    STARTED = "started"  # a new execution for a new run
-    ALREADY_STARTED = "already_started"  # duplicate delivery; the execution exists
+    QUEUED = "queued"  # a new run waits in the backlog
+    ALREADY_QUEUED = "already_queued"  # duplicate delivery; the run is queued (or on)
     DUPLICATE_IGNORED = "duplicate_ignored"  # the job ended; only a redrive restarts it
     DELETED = "deleted"  # the source object was removed: the job and its artifacts went
 
@@ -188,17 +208,21 @@ class Starter:
         self,
         *,
         s3: S3Client,
-        sfn: SFNClient,
         jobs: JobStore,
+        backlog: Backlog,
         state_machine_arn: str,
         clarify_default: bool,
         deletion: Deletion | None = None,
         metadata_prefix: str = "",
+        tenant_key: str = "",
     ) -> None:
         self.s3 = s3
-        self.sfn = sfn
         self.jobs = jobs
+        self.backlog = backlog
+        # The executions' ARNs are recorded on the jobs (the dispatcher starts them).
         self.state_machine_arn = state_machine_arn
+        # The user metadata or tag naming an upload's tenant (richdoc.admission.tenants).
+        self.tenant_key = tenant_key
         self.clarify_default = clarify_default
         # User metadata and tags named with it travel with the results (richdoc.metadata).
         self.metadata_prefix = metadata_prefix
@@ -210,7 +234,7 @@ class Starter:
     ) -> list[StartResult]:
         redrive = RedriveMarker.from_attributes(attributes or {})
         events = object_events(body)
-        results = [self._start(event, body, redrive) for event in events.created]
+        results = [self._queue(created, body, redrive) for created in events.created]
         if self.deletion is not None:
             for removed in events.removed:
                 results.extend(
@@ -242,9 +266,9 @@ class Starter:
         return head
 
     def _tags(self, source: SourceObject) -> list[tuple[str, str]]:
-        """The version's object tags; none when nothing is passed through or the version
-        is gone by now."""
-        if not self.metadata_prefix:
+        """The version's object tags; none when nothing is passed through, no tag names
+        the tenant, or the version is gone by now."""
+        if not self.metadata_prefix and not self.tenant_key:
             return []
         try:
             with aws_errors(f"reading the tags of s3://{source.bucket}/{source.key}"):
@@ -278,21 +302,23 @@ class Starter:
     def _ignored(job_id: str, run: int) -> StartResult:
         return StartResult(job_id, run, execution_name(job_id, run), StartOutcome.DUPLICATE_IGNORED)
 
-    def _start(
-        self, created: SourceObject, body: str, redrive: RedriveMarker | None
+    def _queue(
+        self, created: CreatedObject, body: str, redrive: RedriveMarker | None
     ) -> StartResult:
-        found = self._head(created)
+        found = self._head(created.source)
         head = found or {}
-        version = created.version_id or head.get("VersionId")
-        etag = created.etag or str(head.get("ETag", "")).strip('"') or None
-        job_id = job_id_for(created.bucket, created.key, version or etag or "")
-        clarify = _parse_bool(head.get("Metadata", {}).get(CLARIFY_METADATA_KEY, ""))
+        obj = created.source
+        version = obj.version_id or head.get("VersionId")
+        etag = obj.etag or str(head.get("ETag", "")).strip('"') or None
+        job_id = job_id_for(obj.bucket, obj.key, version or etag or "")
+        user_metadata = head.get("Metadata", {})
+        clarify = _parse_bool(user_metadata.get(CLARIFY_METADATA_KEY, ""))
         source = SourceObject(
-            bucket=created.bucket,
-            key=created.key,
+            bucket=obj.bucket,
+            key=obj.key,
             version_id=version,
             etag=etag,
-            size=head.get("ContentLength", created.size),
+            size=head.get("ContentLength", obj.size),
         )
         options = JobOptions(clarify=self.clarify_default if clarify is None else clarify)
         if found is None:
@@ -300,67 +326,55 @@ class Starter:
             if tombstone is not None:
                 return tombstone
 
-        run = 1
-        metadata = passed_through(
-            head.get("Metadata", {}),
-            self._tags(source) if found else [],
-            self.metadata_prefix,
+        tags = self._tags(source) if found else []
+        tenant = tenant_of(
+            source.key, metadata=user_metadata, tags=tags, tenant_key=self.tenant_key
         )
-        new_run = self.jobs.create(
+        metadata = passed_through(user_metadata, tags, self.metadata_prefix)
+        created_run = self.jobs.create(
             job_id,
             source,
             options,
             metadata=metadata,
             message=body,
-            execution_arn=self._execution_arn(execution_name(job_id, run)),
+            execution_arn=self._execution_arn(execution_name(job_id, 1)),
+            tenant=tenant,
+            queued_at=created.uploaded_at,
         )
-        if not new_run:
-            job = self.jobs.get(job_id)
-            assert job is not None  # created earlier; records are never removed here
-            run = job.run
-            if job.status is JobStatus.DELETED:
-                # Its source was removed (or an operator deleted it): nothing starts again,
-                # neither a late notification nor a redriven dead letter.
+        if created_run:
+            self.backlog.mark(tenant)
+            return StartResult(job_id, 1, execution_name(job_id, 1), StartOutcome.QUEUED)
+        job = self.jobs.get(job_id)
+        assert job is not None  # created earlier; records are never removed here
+        run = job.run
+        if job.status is JobStatus.DELETED:
+            # Its source was removed (or an operator deleted it): nothing starts again,
+            # neither a late notification nor a redriven dead letter.
+            return self._ignored(job_id, run)
+        if redrive is not None and redrive.job_id == job_id and redrive.run < job.run:
+            # A dead-letter message of an older run, redriven again: already handled.
+            return self._ignored(job_id, run)
+        if job.status.redrivable:
+            # Only the redrive of this run (its dead-letter message, or `richdoc jobs
+            # redrive`) queues the next run; a duplicate notification of a failed or
+            # cancelled run has nothing left to start.
+            if redrive is None or (redrive.job_id, redrive.run) != (job_id, job.run):
                 return self._ignored(job_id, run)
-            if redrive is not None and redrive.job_id == job_id and redrive.run < job.run:
-                # A dead-letter message of an older run, redriven again: already handled.
-                return self._ignored(job_id, run)
-            if job.status.redrivable:
-                # Only the redrive of this run (its dead-letter message, or `richdoc jobs
-                # redrive`) starts the next run; a duplicate notification of a failed or
-                # cancelled run has nothing left to start.
-                if redrive is None or (redrive.job_id, redrive.run) != (job_id, job.run):
-                    return self._ignored(job_id, run)
-                try:
-                    run = self.jobs.start_next_run(
-                        job_id,
-                        job.run,
-                        execution_arn=self._execution_arn(execution_name(job_id, job.run + 1)),
-                    )
-                except StaleRun:  # the same redrive delivered twice
-                    return self._ignored(job_id, run)
-                source, options = job.source, job.options
-                new_run = True
-            elif job.status is JobStatus.SUCCEEDED:
-                return self._ignored(job_id, run)
-            else:
-                source, options = job.source, job.options
-                # QUEUED: an earlier delivery created the run but may not have started it.
-                new_run = job.status is JobStatus.QUEUED
-
-        name = execution_name(job_id, run)
-        execution_input = ExecutionInput(
-            job_id=job_id, run=run, source=source, options=options, message=body
-        )
-        try:
-            with aws_errors(f"starting execution {name}"):
-                self.sfn.start_execution(
-                    stateMachineArn=self.state_machine_arn,
-                    name=name,
-                    input=json.dumps(execution_input.model_dump(mode="json"), sort_keys=True),
+            tenant = job.tenant or tenant
+            try:
+                run = self.jobs.start_next_run(
+                    job_id,
+                    job.run,
+                    execution_arn=self._execution_arn(execution_name(job_id, job.run + 1)),
+                    tenant=tenant,
                 )
-        except self.sfn.exceptions.ExecutionAlreadyExists:
-            return StartResult(job_id, run, name, StartOutcome.ALREADY_STARTED)
-        # A duplicate of a running job re-issues the identical start: no second execution.
-        outcome = StartOutcome.STARTED if new_run else StartOutcome.ALREADY_STARTED
-        return StartResult(job_id, run, name, outcome)
+            except StaleRun:  # the same redrive delivered twice
+                return self._ignored(job_id, run)
+            self.backlog.mark(tenant)
+            return StartResult(job_id, run, execution_name(job_id, run), StartOutcome.QUEUED)
+        if job.status is JobStatus.SUCCEEDED:
+            return self._ignored(job_id, run)
+        if job.waiting and job.tenant is not None:
+            # An earlier delivery queued the run; its tenant may have missed the mark.
+            self.backlog.mark(job.tenant)
+        return StartResult(job_id, run, execution_name(job_id, run), StartOutcome.ALREADY_QUEUED)

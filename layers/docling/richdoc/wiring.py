@@ -19,6 +19,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import boto3
 
+from richdoc.admission.backlog import Backlog
+from richdoc.admission.settings import AdmissionSettings
+from richdoc.admission.slots import SlotLedger
 from richdoc.artifacts import ArtifactStore
 from richdoc.deletion import Deletion
 from richdoc.jobs import JobStore
@@ -96,6 +99,20 @@ class Wiring:
             "deletion",
             lambda: Deletion(jobs=self.jobs, references=self.references, artifacts=self.artifacts),
         )
+
+    @property
+    def admission(self) -> AdmissionSettings:
+        return self._once("admission", AdmissionSettings.from_env)
+
+    @property
+    def ledger(self) -> SlotLedger:
+        return self._once(
+            "ledger", lambda: SlotLedger(self.jobs.table, self.admission, self.jobs.clock)
+        )
+
+    @property
+    def backlog(self) -> Backlog:
+        return self._once("backlog", lambda: Backlog(self.jobs.table, self.jobs.clock))
 
     def artifacts_of(self, job_id: str) -> ArtifactStore:
         """The artifact store for one job's parse: it registers the job as a user of its

@@ -59,6 +59,7 @@ def console(
     log: str | None,
     lenient: bool,
     faults: FaultSettings | None,
+    parameter_overrides: tuple[str, ...],
 ) -> int:
     """Serve the operator's console on 127.0.0.1: jobs, each job's execution graph, the
     dead-letter queue, the document with its graph. Upload the PATHs (files or
@@ -82,12 +83,14 @@ def console(
     def terminate(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt  # SIGTERM stops the console like Ctrl-C
 
+    if parameter_overrides and (stack is not None or endpoint_url is not None):
+        raise UsageError("--parameter-overrides sets the embedded stack's parameters")
     signal.signal(signal.SIGTERM, terminate)
     try:
         if stack is None and endpoint_url is None:
             from richdoc_tools.local.stack import EmbeddedStack, StackError
 
-            parameters = stack_parameters()
+            parameters = stack_parameters(parameter_overrides)
             log_path = (
                 Path(log) if log else Path(tempfile.mkdtemp(prefix="richdoc-")) / "functions.log"
             )

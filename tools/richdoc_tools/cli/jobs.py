@@ -1,5 +1,5 @@
 """``richdoc jobs``: the job records of a stack (deployed, or ``richdoc local serve``):
-list, show, watch, cancel, redrive, failures, tiers.
+list, show, backlog, watch, cancel, redrive, failures, tiers.
 
 A command here is one function: ``@jobs.command(...)`` and ``@with_operator``, which adds
 the stack options and passes the stack's ``Operator``; it parses its options, calls the
@@ -54,10 +54,30 @@ def jobs() -> None:
 @json_option()
 @with_operator
 def list_jobs(operator: Operator, status: JobStatus | None, as_json: bool) -> int:
-    """List jobs, optionally by status (uses the status index, no scan)."""
+    """List jobs, optionally by status (uses the status index, no scan). A job waiting in
+    the backlog shows its place in its tenant's queue and how long it has waited."""
     from richdoc_tools.cli.render import jobs as render
+    from richdoc_tools.ops.backlog import places
 
-    render.jobs_list(operator.jobs.list_jobs(status), as_json=as_json)
+    listed = operator.jobs.list_jobs(status)
+    render.jobs_list(listed, as_json=as_json, places=places(operator, listed))
+    return 0
+
+
+@jobs.command(
+    short_help="the backlog: each tenant's waiting jobs, the slots held, when it drains",
+    epilog=example("richdoc jobs backlog --stack richdoc"),
+)
+@json_option()
+@with_operator
+def backlog(operator: Operator, as_json: bool) -> int:
+    """The jobs waiting for a slot, tenant by tenant (how many, the oldest's age, the slots
+    the tenant's jobs hold), the deployment's capacity and the slots held, its throughput
+    measured on recent runs (documents per hour) and when the backlog drains at it."""
+    from richdoc_tools.cli.render import admission as render
+    from richdoc_tools.ops.backlog import outlook
+
+    render.backlog_outlook(outlook(operator), as_json=as_json)
     return 0
 
 

@@ -4,6 +4,7 @@ template parameters every embedded stack of the command line takes from the shel
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,10 +38,14 @@ STACK_PARAMETERS_FROM_ENV = {
 }
 
 
-def stack_parameters() -> dict[str, str]:
-    """Template parameters from ``STACK_PARAMETERS_FROM_ENV``; a bad value is a usage error."""
+def stack_parameters(overrides: Sequence[str] = ()) -> dict[str, str]:
+    """Template parameters from ``STACK_PARAMETERS_FROM_ENV``, then ``overrides``
+    (``--parameter-overrides``: ``KEY=VALUE`` items, several to a value); a bad value, or
+    one the template refuses, is a usage error."""
     from richdoc.parse.ocr import ocr_mode_setting
     from richdoc.parse.settings import shard_concurrency_setting, shard_pages_setting
+    from richdoc_tools import preflight
+    from richdoc_tools.local.cloudformation.template import load_template
     from richdoc_tools.terminal import visible
 
     try:
@@ -49,11 +54,19 @@ def stack_parameters() -> dict[str, str]:
         ocr_mode_setting()
     except ValueError as exc:
         raise UsageError(visible(exc)) from exc
-    return {
+    parameters = {
         parameter: os.environ[variable].strip()
         for variable, parameter in STACK_PARAMETERS_FROM_ENV.items()
         if os.environ.get(variable, "").strip()
     }
+    if overrides:
+        try:
+            given = preflight.parse_overrides(list(overrides))
+            preflight.check_parameters(load_template(), given)
+        except preflight.BadParameters as exc:
+            raise UsageError(f"--parameter-overrides: {visible(exc)}") from exc
+        parameters.update(given)
+    return parameters
 
 
 @click.group(short_help="the embedded stack as a local AWS endpoint")
@@ -94,6 +107,7 @@ def serve(
     lifecycle_day: float,
     lenient: bool,
     faults: FaultSettings | None,
+    parameter_overrides: tuple[str, ...],
 ) -> int:
     """Deploy template.yaml into the AWS emulation and serve it on 127.0.0.1:PORT.
     Dropping a file into the ingest bucket starts a job. Ctrl-C stops."""
@@ -107,7 +121,7 @@ def serve(
 
     signal.signal(signal.SIGTERM, terminate)
     log_path = Path(log) if log else None
-    parameters = stack_parameters()
+    parameters = stack_parameters(parameter_overrides)
     embedded = EmbeddedStack(
         stack_name=stack,
         parameters=parameters,

@@ -166,8 +166,16 @@ class Faults(click.ParamType["FaultSettings", str]):
 
 
 def embedded_stack_options(command: Command) -> Command:
-    """``--lenient`` and ``--faults RATE[,seed=N]`` for a command that starts the
-    embedded stack (docs/embedded-stack.md)."""
+    """``--lenient``, ``--faults RATE[,seed=N]`` and ``--parameter-overrides KEY=VALUE``
+    for a command that starts the embedded stack (docs/embedded-stack.md)."""
+    command = click.option(
+        "--parameter-overrides",
+        "parameter_overrides",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="template parameter values, as sam deploy takes them: repeat the option, or "
+        "quote several ('MaxRunningJobs=1 TenantKey=richdoc-tenant')",
+    )(command)
     command = click.option(
         "--faults",
         type=Faults(),

@@ -16,6 +16,7 @@ from richdoc_tools.cli import (
     jobs,
     local,
     models,
+    reprocess,
     run,
     steps,
 )
@@ -46,6 +47,7 @@ for command in (
     local.local,
     jobs.jobs,
     dlq.dlq,
+    reprocess.reprocess,
     events.events,
     console.console,
     deploy.deploy,

@@ -64,6 +64,7 @@ def run(
     log: str | None,
     lenient: bool,
     faults: FaultSettings | None,
+    parameter_overrides: tuple[str, ...],
 ) -> int:
     """Start the embedded stack (template.yaml deployed into an in-process AWS emulation
     with the real state machine), upload each file (PATH: files or directories) to the
@@ -77,7 +78,7 @@ def run(
     from richdoc_tools.terminal import markup
 
     files, out_dir = _checked_inputs(paths, out)
-    parameters = stack_parameters()
+    parameters = stack_parameters(parameter_overrides)
     log_path = Path(log) if log else Path(tempfile.mkdtemp(prefix="richdoc-")) / "functions.log"
     err = Console(stderr=True, quiet=as_json)
     results, injected = _run_on_stack(

@@ -12,6 +12,7 @@ from flask import Flask
 
 from richdoc_tools.console import deadletters, document, fleet, job, jobs, security
 from richdoc_tools.console.settings import EXTENSION, ConsoleSettings
+from richdoc_tools.ops.backlog import duration
 
 
 def create_app(config: ConsoleSettings) -> Flask:
@@ -21,6 +22,7 @@ def create_app(config: ConsoleSettings) -> Flask:
     app.jinja_env.autoescape = True
     app.jinja_env.trim_blocks = True
     app.jinja_env.lstrip_blocks = True
+    app.jinja_env.filters["duration"] = duration  # 95 -> 1m35s
     app.config["MAX_CONTENT_LENGTH"] = 2 << 30  # the bucket takes far bigger; a browser won't
     app.config["JSON_SORT_KEYS"] = False
     security.install(app, config)

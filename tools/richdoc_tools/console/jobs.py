@@ -1,5 +1,7 @@
 """The task center: jobs page by page, filters, the active-job badge, the failures since
-your last look, and the drop zone that uploads to the ingest bucket.
+your last look, the backlog (each tenant's waiting jobs, the slots held, the measured
+throughput and when it drains; a waiting job's place in its row), and the drop zone that
+uploads to the ingest bucket.
 
 The list comes from the status index (``JobStore.page``), newest change first; the page's
 script polls its JSON twin while any job it shows (or any job at all) is still open. The
@@ -25,6 +27,7 @@ from richdoc_tools.console.settings import settings
 from richdoc_tools.console.summaries import JobSummary
 from richdoc_tools.console.twins import page, respond
 from richdoc_tools.ops import uploads
+from richdoc_tools.ops.backlog import BacklogOutlook, outlook, places
 
 blueprint = Blueprint("jobs", __name__)
 
@@ -58,6 +61,7 @@ class JobsPage(BaseModel):
     statuses: list[str]
     kinds: list[str]
     live: bool  # the page keeps polling: something shown or counted is still open
+    backlog: BacklogOutlook
 
 
 class Uploaded(BaseModel):
@@ -87,7 +91,8 @@ def jobs_list() -> JobsPage:
     which = _job_filter(filters)
     after = cursor()
     listed = operator.jobs.page(which, limit=config.page_size, after=after)
-    summaries = [JobSummary.of(job) for job in listed.jobs]
+    waiting = places(operator, listed.jobs, now=config.clock())
+    summaries = [JobSummary.of(job, waiting.get(job.job_id)) for job in listed.jobs]
 
     last_look = _last_look()
     open_statuses = [s for s in JobStatus if not s.terminal]
@@ -110,6 +115,7 @@ def jobs_list() -> JobsPage:
         statuses=[str(s) for s in JobStatus],
         kinds=[str(k) for k in FailureKind],
         live=active > 0 or any(not s.terminal for s in summaries),
+        backlog=outlook(operator, now=config.clock()),
     )
 
 

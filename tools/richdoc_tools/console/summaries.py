@@ -2,10 +2,11 @@
 adds to it.
 
 The record is the job as ``richdoc jobs show --json`` prints it (``Job.to_dict()``, the
-one public shape: ``richdoc_tools.ops.job_document``); a twin's job object is that record
-with three keys more: ``terminal``, ``progress_text`` (the phase and the shard progress
-in words, as ``richdoc jobs show`` and ``watch`` print them) and ``url`` (the job's
-page). A job recorded before phases existed says what its status and stage imply.
+one public shape: ``richdoc_tools.ops.job_document``, with its place in the backlog
+while it waits); a twin's job object is that record with three keys more: ``terminal``,
+``progress_text`` (the phase and the shard progress in words, as ``richdoc jobs show``
+and ``watch`` print them; a waiting job's place and wait) and ``url`` (the job's page). A
+job recorded before phases existed says what its status and stage imply.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from flask import url_for
 from pydantic import BaseModel, ConfigDict, model_serializer
 
 from richdoc.jobs import Job, JobStatus
+from richdoc_tools.ops.backlog import QueuePlace, place_label
+from richdoc_tools.ops.job_document import with_place
 
 _STAGE_PHASES = {
     "plan": "planning",
@@ -29,23 +32,28 @@ class JobSummary(BaseModel):
     record: Job
     progress_text: str
     url: str
+    place: QueuePlace | None = None  # while it waits in the backlog
 
     @property
     def terminal(self) -> bool:
         return self.record.status.terminal
 
     @classmethod
-    def of(cls, job: Job) -> JobSummary:
+    def of(cls, job: Job, place: QueuePlace | None = None) -> JobSummary:
+        text = progress_text(job)
+        if place is not None:
+            text = f"waiting: {place_label(place, job.tenant)}"
         return cls(
             record=job,
-            progress_text=progress_text(job),
+            progress_text=text,
             url=url_for("job.job_page", job_id=job.job_id),
+            place=place,
         )
 
     @model_serializer
     def _public(self) -> dict[str, object]:
         return {
-            **self.record.to_dict(),
+            **with_place(self.record.to_dict(), self.place),
             "terminal": self.terminal,
             "progress_text": self.progress_text,
             "url": self.url,

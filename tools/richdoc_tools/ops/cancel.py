@@ -6,9 +6,11 @@ execution stopped (``StopExecution`` with the error ``richdoc.Cancelled``, so th
 execution's history says why). Cancel and completion serialise on that record: whichever
 commits first wins. A run that finished first is reported as finished, and how; a run
 cancelled first is refused its own later writes (the state machine ends it in
-``Cancelled``), and the records backstops close what it leaves open. A QUEUED job whose
-execution has not started is cancelled all the same: the starter and ``RecordStart``
-find it CANCELLED and start nothing.
+``Cancelled``), and the records backstops close what it leaves open. A QUEUED job is
+cancelled all the same: one still waiting in the backlog leaves it in the cancel's write,
+nothing of it has started and nothing will (the dispatcher admits only waiting jobs), so
+its cancel is closed at once; one admitted whose execution has not started yet stops at
+``RecordStart``, which finds it CANCELLED.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class CancelOutcome(StrEnum):
 class ExecutionStop(StrEnum):
     STOPPED = "stopped"  # StopExecution accepted (an execution that had ended stays so)
     NOT_STARTED = "not_started"  # no execution yet: RecordStart will refuse to start it
+    WAITING = "waiting"  # it waited in the backlog: no execution, and none will start
 
 
 class CancelResult(BaseModel):
@@ -117,6 +120,10 @@ def _cancel(
             assert current is not None  # jobs are not deleted while cancelled
             job = current
             continue
+        if job.waiting and cancelled.admitted_at is None:
+            # It left the backlog before any slot or execution: nothing is left open.
+            closed = store.mark_cancel_closed(cancelled.job_id, cancelled.run)
+            return _result(requested, closed, CancelOutcome.CANCELLED, ExecutionStop.WAITING)
         return _result(requested, cancelled, CancelOutcome.CANCELLED, _stop(operator, cancelled))
     raise RuntimeError(f"job {job.job_id} kept changing while it was being cancelled")
 
@@ -128,6 +135,8 @@ def _result(requested: str, job: Job, outcome: CancelOutcome, stop: ExecutionSto
         said += f" ({cancel.reason})"
     if stop is ExecutionStop.NOT_STARTED:
         said += "; its execution had not started and will not run"
+    elif stop is ExecutionStop.WAITING:
+        said += "; it was waiting in the backlog: nothing had started, nothing will"
     return CancelResult(
         requested=requested,
         job_id=job.job_id,

@@ -161,7 +161,9 @@ def failed_job_ids(record: dict[str, Any]) -> list[str]:
 
 def republish_failed(operator: Operator) -> list[Republished]:
     """Republish the jobs of every parked notifier failure, deleting each message once
-    its jobs are published (a message whose record cannot be read stays)."""
+    its jobs are published (a message whose record cannot be read stays). Each job once,
+    however many of its changes were parked: a run's end and its slot's release (which
+    writes the ended job's record again) may fail in separate batches."""
     queue, bucket = (
         operator.resources.notify_failure_queue_url,
         operator.resources.notify_failure_bucket,
@@ -172,6 +174,7 @@ def republish_failed(operator: Operator) -> list[Republished]:
             "NotifyFailureQueueUrl outputs: deploy the current template"
         )
     results: list[Republished] = []
+    republished: set[str] = set()
     while True:
         messages = operator.sqs.receive_message(
             QueueUrl=queue, MaxNumberOfMessages=10, VisibilityTimeout=120, WaitTimeSeconds=0
@@ -183,7 +186,9 @@ def republish_failed(operator: Operator) -> list[Republished]:
             for key in _record_keys(message.get("Body", ""), bucket):
                 body = operator.s3.get_object(Bucket=bucket, Key=key)["Body"].read()
                 job_ids.extend(failed_job_ids(json.loads(body)))
-            results.extend(republish(operator, job_ids) if job_ids else [])
+            fresh = [job_id for job_id in dict.fromkeys(job_ids) if job_id not in republished]
+            republished.update(fresh)
+            results.extend(republish(operator, fresh) if fresh else [])
             operator.sqs.delete_message(QueueUrl=queue, ReceiptHandle=message["ReceiptHandle"])
 
 

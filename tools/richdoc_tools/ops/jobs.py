@@ -57,10 +57,13 @@ def find_jobs(operator: Operator, job_ids: Sequence[str]) -> dict[str, Job | Non
 
 def show_job(operator: Operator, job_id: str) -> JobDocument | None:
     """The job with this id or unique id prefix and its attempts (AmbiguousJobId)."""
+    from richdoc_tools.ops.backlog import places
+
     job = find_job(operator, job_id)
     if job is None:
         return None
-    return JobDocument(job=job, attempts=operator.jobs.attempts.of_job(job.job_id))
+    place = places(operator, [job]).get(job.job_id)
+    return JobDocument(job=job, attempts=operator.jobs.attempts.of_job(job.job_id), place=place)
 
 
 def delete_job(operator: Operator, job_id: str, *, with_source: bool = False) -> Deleted | None:

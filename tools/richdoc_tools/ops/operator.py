@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
+from richdoc.admission.settings import AdmissionSettings
 from richdoc.jobs import JobStore
 
 if TYPE_CHECKING:
@@ -53,6 +54,8 @@ class StackResources:
     notify_failure_bucket: str | None = None
     # The stack's parameters as deployed (DescribeStacks), e.g. the retention days.
     parameters: dict[str, str] = field(default_factory=dict)
+    # Admission's capacity and each tenant's share (None for a stack deployed before it).
+    admission: AdmissionSettings | None = None
 
     @classmethod
     def from_outputs(
@@ -76,6 +79,13 @@ class StackResources:
             notify_failure_queue_url=outputs.get("NotifyFailureQueueUrl"),
             notify_failure_bucket=outputs.get("NotifyFailureBucketName"),
             parameters=dict(parameters or {}),
+            admission=(
+                AdmissionSettings.of(
+                    int(outputs["MaxRunningJobs"]), int(outputs.get("MaxRunningJobsPerTenant", 0))
+                )
+                if outputs.get("MaxRunningJobs", "").isdigit()
+                else None
+            ),
         )
 
     def days(self, parameter: str) -> int | None:

@@ -3,8 +3,10 @@
 Every item of a job shares its partition, ``pk = JOB#<job id>``; the job itself is
 ``sk = JOB`` and each attempt ``sk = ATTEMPT#r<run>#<seq>`` (zero-padded, so a run's
 attempts sort in the order they were opened). The jobs using one document's bytes are
-listed apart, ``pk = DOC#<sha256>``, ``sk = REFS``. These functions are the only spelling
-of those keys.
+listed apart, ``pk = DOC#<sha256>``, ``sk = REFS``. Admission keeps the deployment's slot
+ledger at ``pk = ADMISSION``, ``sk = SLOTS``, and two items per tenant: its place in the
+lane at ``pk = TENANT#<tenant>``, ``sk = TENANT``, and its slots held at ``sk = SLOTS``
+(``richdoc.admission``). These functions are the only spelling of those keys.
 """
 
 from __future__ import annotations
@@ -20,6 +22,15 @@ _ATTEMPT_PREFIX = "ATTEMPT#"
 STATUS_INDEX = "by-status"
 _DIGEST_PREFIX = "DOC#"
 _REFERENCES_SK = "REFS"
+# The sparse index of the jobs waiting for a slot: a job item carries ``backlog_key``
+# (``<queued at>#<job id>``) only while it waits, under its ``tenant``.
+QUEUE_INDEX = "by-queue"
+# The sparse index of the tenants that have jobs waiting (``lane``), least recently
+# served (``last_served``) first.
+LANE_INDEX = "tenants-by-service"
+_TENANT_PREFIX = "TENANT#"
+_TENANT_SK = "TENANT"
+_SHARE_SK = "SLOTS"
 
 # The primary key of an item (``pk``, ``sk``).
 ItemKey = dict[str, str]
@@ -67,3 +78,24 @@ def digest_key(sha256: str) -> ItemKey:
     """The item that says which jobs use the artifacts of one document's bytes
     (``docling/<sha256>/...``): its own partition, never a job's."""
     return {"pk": f"{_DIGEST_PREFIX}{sha256}", "sk": _REFERENCES_SK}
+
+
+def ledger_key() -> ItemKey:
+    """The deployment's slot ledger: how many slots are held, and by which jobs."""
+    return {"pk": "ADMISSION", "sk": "SLOTS"}
+
+
+def tenant_key(tenant: str) -> ItemKey:
+    """A tenant's place in the lane: whether it has a backlog, when it was last served
+    (single writes only: the starter marks it while uploads arrive)."""
+    return {"pk": f"{_TENANT_PREFIX}{tenant}", "sk": _TENANT_SK}
+
+
+def share_key(tenant: str) -> ItemKey:
+    """A tenant's share: the slots its jobs hold (written in the ledger's transactions)."""
+    return {"pk": f"{_TENANT_PREFIX}{tenant}", "sk": _SHARE_SK}
+
+
+def backlog_key(queued_at: str, job_id: str) -> str:
+    """A waiting job's place in its tenant's queue: upload (or queue) time, then its id."""
+    return f"{queued_at}#{job_id}"

@@ -221,6 +221,18 @@ class Job(BaseModel):
     redrive: RedriveRequest | None = None
     deletion: DeletionMark | None = None  # a DELETED job's (printed only then)
     message: str | None = None  # the ingest message body that created the job (not printed)
+    # Admission (richdoc.admission; printed together as ``admission``): whom the job runs
+    # for, when its run entered the backlog (its upload, or the redrive), its place there
+    # while it waits (``backlog_key``, the queue index's sort key; not printed), when it
+    # was admitted, the slots it holds (and for which run) while it holds them, and when
+    # it last gave them back.
+    tenant: str | None = None
+    queued_at: str | None = None
+    backlog_key: str | None = None
+    admitted_at: str | None = None
+    slots: int | None = None
+    slots_run: int | None = None
+    released_at: str | None = None
 
     @field_serializer("outputs", "counts", "metadata", mode="wrap")
     def _none_as_empty(self, value: object, handler: SerializerFunctionWrapHandler) -> object:
@@ -244,16 +256,31 @@ class Job(BaseModel):
             self.phase, tier=self.tier, shards=self.shards, finished_ranges=self.shards_done
         )
 
+    @property
+    def waiting(self) -> bool:
+        """The run waits in the backlog for a slot (QUEUED, not admitted yet)."""
+        return self.status is JobStatus.QUEUED and self.backlog_key is not None
+
     def to_dict(self) -> dict[str, object]:
         """The job as the command line prints it (``status``; nulls shown; no message; the
-        phase and the finished shards as ``progress``; ``deletion`` only for a deleted job,
-        so other jobs keep their keys)."""
-        hidden = {"message", "phase", "shards_done"}
+        phase and the finished shards as ``progress``; the admission fields together as
+        ``admission``; ``deletion`` only for a deleted job, so other jobs keep their
+        keys)."""
+        hidden = {"message", "phase", "shards_done", *ADMISSION_FIELDS, "backlog_key", "slots_run"}
         if not self.deletion:
             hidden.add("deletion")
         printed = self.model_dump(mode="json", exclude=hidden)
         printed = {PRINTED_NAMES.get(name, name): value for name, value in printed.items()}
-        return {**printed, "progress": self.progress().model_dump(mode="json")}
+        admission = self.model_dump(mode="json", include=set(ADMISSION_FIELDS))
+        return {
+            **printed,
+            "progress": self.progress().model_dump(mode="json"),
+            "admission": {name: admission[name] for name in ADMISSION_FIELDS},
+        }
+
+
+# The admission fields a job prints, in this order, within ``admission``.
+ADMISSION_FIELDS = ("tenant", "queued_at", "admitted_at", "slots", "released_at")
 
 
 class Attempt(BaseModel):

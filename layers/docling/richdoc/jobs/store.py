@@ -29,7 +29,7 @@ from richdoc.contracts import (
     SourceObject,
 )
 from richdoc.jobs.attempts import ATTEMPT_COUNTS, ATTEMPT_SEQ, AttemptRecords
-from richdoc.jobs.keys import STATUS_INDEX, job_key
+from richdoc.jobs.keys import STATUS_INDEX, backlog_key, job_key
 from richdoc.jobs.listing import JobFilter, JobPage, Position, count_jobs, page_jobs
 from richdoc.jobs.model import (
     MAX_REASON_CHARS,
@@ -231,14 +231,19 @@ class JobStore:
         metadata: Mapping[str, str] | None = None,
         message: str | None = None,
         execution_arn: str | None = None,
+        tenant: str | None = None,
+        queued_at: str | None = None,
     ) -> bool:
-        """Create run 1 as QUEUED. False when the job already exists (a duplicate).
+        """Create run 1 as QUEUED, waiting in ``tenant``'s backlog in the order of
+        ``queued_at`` (the upload's time; default now). False when the job already exists
+        (a duplicate).
 
         ``metadata`` is what travels with the results (richdoc.metadata); ``message``
         (the ingest message body) and ``execution_arn`` (the execution the run will be)
         let the sweep close a run whose execution never started.
         """
         now = self.clock()
+        queued = queued_at or now
         job = Job(
             job_id=job_id,
             status=JobStatus.QUEUED,
@@ -251,6 +256,9 @@ class JobStore:
             execution_arn=execution_arn,
             created_at=now,
             updated_at=now,
+            tenant=tenant,
+            queued_at=queued,
+            backlog_key=backlog_key(queued, job_id) if tenant is not None else None,
         )
         item = {**job_key(job_id), **job.to_item(), ATTEMPT_SEQ: 0, ATTEMPT_COUNTS: {}}
         try:
@@ -265,26 +273,40 @@ class JobStore:
         return True
 
     def start_next_run(
-        self, job_id: str, failed_run: int, *, execution_arn: str | None = None
+        self,
+        job_id: str,
+        failed_run: int,
+        *,
+        execution_arn: str | None = None,
+        tenant: str | None = None,
+        allowed: tuple[JobStatus, ...] = REDRIVABLE_STATUSES,
     ) -> int:
         """Redrive: a dead-lettered (or cancelled) run N becomes QUEUED run N+1, exactly
-        once.
+        once, waiting at the end of ``tenant``'s backlog (the job's own tenant when None).
 
         FAILED is accepted too: the redriven message of run N is the proof that its
         dead-letter send succeeded, even if marking the job DEAD_LETTERED has not
-        happened yet (that mark then finds a newer run and stops).
+        happened yet (that mark then finds a newer run and stops). ``allowed`` widens the
+        statuses run N may be in (a reprocess runs a SUCCEEDED job again). Slots run N
+        still holds stay recorded until they are released (``richdoc.admission``).
         """
+        now = self.clock()
+        update = Update()
+        if tenant is not None:
+            update.set("tenant", tenant)
         self._transition(
             job_id,
             run=failed_run,
-            allowed=REDRIVABLE_STATUSES,
+            allowed=allowed,
             status=JobStatus.QUEUED,
-            update=Update()
-            .set("run", failed_run + 1)
+            update=update.set("run", failed_run + 1)
             .set("execution_arn", execution_arn)
             .set("phase", JobPhase.QUEUED)
+            .set("queued_at", now)
+            .set("backlog_key", backlog_key(now, job_id))
             .set(ATTEMPT_COUNTS, {})  # attempts are numbered per run
             .remove(
+                "admitted_at",
                 "failure",
                 "stage",
                 "tier",
@@ -539,7 +561,7 @@ class JobStore:
             .set("ended_at", now)
             .set("phase", JobPhase.DELETED)
             .set(TTL_ATTRIBUTE, expires_at(now, self.retention_days))
-            .remove("stage", "outputs")
+            .remove("stage", "outputs", "backlog_key")
         )
         try:
             with aws_errors("deleting job"):
@@ -607,4 +629,6 @@ class JobStore:
         update.set("job_status", str(status)).set("updated_at", now)
         expiry = expires_at(now, self.retention_days) if status.terminal else None
         update.set(TTL_ATTRIBUTE, expiry)
+        if status is not JobStatus.QUEUED:
+            update.remove("backlog_key")  # a run that moved on waits in no backlog
         return Job.from_item(fenced_update(self.table, job_id, update, run=run, allowed=allowed))

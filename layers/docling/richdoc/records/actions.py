@@ -16,7 +16,9 @@ from __future__ import annotations
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
+from richdoc.admission.slots import SlotLedger
 from richdoc.contracts import (
+    ClaimShardSlots,
     EscalationRecorded,
     FailureRecorded,
     JobCounts,
@@ -30,9 +32,10 @@ from richdoc.contracts import (
     RecordShardFailure,
     RecordStart,
     RecordSuccess,
+    SlotsClaimed,
 )
 from richdoc.deadletter import failure_attributes
-from richdoc.jobs import Job, JobStore
+from richdoc.jobs import Job, JobCancelled, JobStatus, JobStore, StaleRun
 from richdoc.taxonomy import FailureKind
 
 NAMESPACE = "richdoc"
@@ -41,12 +44,21 @@ NAMESPACE = "richdoc"
 class Actions:
     """The transitions the definition's recording states ask for, one method each."""
 
-    def __init__(self, *, jobs: JobStore, logger: Logger, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        *,
+        jobs: JobStore,
+        logger: Logger,
+        metrics: Metrics,
+        ledger: SlotLedger | None = None,
+    ) -> None:
         self.jobs = jobs
         self.logger = logger
         self.metrics = metrics
+        # Admission's slots: a sharded run takes more of them for its shards.
+        self.ledger = ledger
 
-    def answer(self, action: RecordsActions) -> Recorded | FailureRecorded:
+    def answer(self, action: RecordsActions) -> Recorded | FailureRecorded | SlotsClaimed:
         match action:
             case RecordStart():
                 return self.start(action)
@@ -60,6 +72,8 @@ class Actions:
                 return self.fail(action)
             case RecordDeadLettered():
                 return self.mark_dead_lettered(action)
+            case ClaimShardSlots():
+                return self.claim_slots(action)
 
     def start(self, action: RecordStart) -> Recorded:
         self.jobs.mark_running(action.job_id, action.run, action.execution_arn)
@@ -128,6 +142,23 @@ class Actions:
                 name: MessageAttribute.model_validate(value) for name, value in attributes.items()
             },
         )
+
+    def claim_slots(self, action: ClaimShardSlots) -> SlotsClaimed:
+        """As many of the wanted slots as the run holds or can take now; its Map runs
+        that many shards at once. A run that was not admitted (its execution started by
+        hand) holds none and runs as the plan asked."""
+        job = self.jobs.get(action.job_id)
+        if job is None or job.run != action.run or job.status is not JobStatus.RUNNING:
+            if job is not None and job.run == action.run and job.status is JobStatus.CANCELLED:
+                raise JobCancelled(f"job {action.job_id}: run {action.run} was cancelled")
+            raise StaleRun(f"job {action.job_id}: run {action.run} is not running")
+        holder = self.ledger.read().holders.get(job.job_id) if self.ledger else None
+        if self.ledger is None or holder is None or holder.run != job.run:
+            return SlotsClaimed(max_concurrency=action.wanted)
+        extra = self.ledger.widen(job, action.wanted - holder.slots)
+        held = holder.slots + extra
+        self.logger.info("slots for shards", extra={"wanted": action.wanted, "held": held})
+        return SlotsClaimed(max_concurrency=max(1, min(held, action.wanted)))
 
     def mark_dead_lettered(self, action: RecordDeadLettered) -> Recorded:
         job = self.jobs.mark_dead_lettered(

@@ -9,7 +9,11 @@
 * the sweep: a schedule runs it; jobs QUEUED, RUNNING or FAILED whose record has not
   changed for longer than the workflow timeout, and whose execution is not running (or
   never started), are closed the same way, and the number found is the ``StuckJobs``
-  metric.
+  metric. A job waiting in the backlog for a slot is not stuck, however long it waits.
+  The sweep also audits admission's slot ledger (``richdoc.admission.reconcile``): a run
+  holding slots whose execution has ended (its status event lost, its failure path
+  crashed) is closed the same way once its execution has been over for
+  ``HOLDER_GRACE_S``, so it holds its slots one sweep interval at most.
 
 A run an operator cancelled (job CANCELLED, with its ``cancel`` record) is closed by the
 same two without a dead-letter message or a failure metric: its attempts still
@@ -37,6 +41,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from richdoc.admission.reconcile import SlotAudit
 from richdoc.contracts import ExecutionInput, Reconciled, ScheduledSweep, Swept
 from richdoc.deadletter import failure_attributes
 from richdoc.deletion import Deletion
@@ -63,6 +68,9 @@ STATUS_CHANGE = "Step Functions Execution Status Change"
 # this has none left to close it (the template sets the same value; a test checks it).
 WORKFLOW_TIMEOUT_ENV = "RICHDOC_WORKFLOW_TIMEOUT_S"
 DEFAULT_WORKFLOW_TIMEOUT_S = 10800
+# How long after its execution ended a run still holding slots is left to the reconciler
+# (whose status event may be on its way) before the sweep closes it.
+HOLDER_GRACE_S = 300
 
 
 # ---- the EventBridge event (Powertools has no Step Functions model) --------------------------
@@ -117,8 +125,11 @@ class Backstops:
         logger: Logger,
         workflow_timeout_s: int = DEFAULT_WORKFLOW_TIMEOUT_S,
         deletion: Deletion | None = None,
+        audit: SlotAudit | None = None,
     ) -> None:
         self.jobs = jobs
+        # Admission's ledger against the jobs and their executions (the sweep's).
+        self.audit = audit
         # Purges a deleted job's artifacts once its run's execution has ended.
         self.deletion = deletion
         self.sqs = sqs
@@ -200,12 +211,65 @@ class Backstops:
                     "sweep could not close a cancelled run", extra={"job_id": candidate.job_id}
                 )
                 failed.append(candidate.job_id)
+        released, holders_closed, recounted = self._sweep_slots(event.time, failed)
         if failed:
             raise SweepIncomplete(f"{len(failed)} stuck job(s) not closed: {', '.join(failed)}")
-        self.logger.info(
-            "sweep done", extra={"stuck": stuck, "closed": closed, "cancelled": cancelled}
+        swept = Swept(
+            stuck=stuck,
+            closed=closed,
+            cancelled=cancelled,
+            released=released,
+            holders_closed=holders_closed,
+            recounted=recounted,
         )
-        return Swept(stuck=stuck, closed=closed, cancelled=cancelled)
+        self.logger.info("sweep done", extra=swept.model_dump())
+        return swept
+
+    def _sweep_slots(self, now: datetime, failed: list[str]) -> tuple[int, int, bool]:
+        """Admission's audit, and the runs holding slots whose execution ended unseen
+        closed; (holdings released, runs closed, counts set right)."""
+        if self.audit is None:
+            return 0, 0, False
+        findings = self.audit.audit()
+        closed = 0
+        for job in findings.open_runs:
+            try:
+                closed += self._close_ended_holder(job, now)
+            except Exception:
+                self.logger.exception("sweep could not close a run", extra={"job_id": job.job_id})
+                failed.append(job.job_id)
+        if findings.released or findings.recounted or findings.lanes:
+            self.logger.info(
+                "admission repaired",
+                extra={
+                    "released": findings.released,
+                    "recounted": findings.recounted,
+                    "lanes": findings.lanes,
+                },
+            )
+        return len(findings.released), closed, findings.recounted
+
+    def _close_ended_holder(self, job: Job, now: datetime) -> bool:
+        """Close the open run of a slot holder whose execution ended a while ago."""
+        execution = self._describe(job.execution_arn)
+        if execution is None or execution["status"] == "RUNNING":
+            return False  # running, or admitted and starting (the dispatcher starts it)
+        stopped = execution.get("stopDate")
+        if stopped is not None and now - stopped < timedelta(seconds=HOLDER_GRACE_S):
+            return False  # its status event may still be on its way to the reconciler
+        ended = execution["status"]
+        failure = Failure(
+            kind=FailureKind.INTERNAL,
+            reason=f"execution {ended} while the job was {job.status} (found by the sweep)",
+            error=f"Execution.{ended}",
+        )
+        return self._close(
+            job,
+            message=job.message or self._execution_message(execution),
+            execution_arn=job.execution_arn,
+            failure=failure,
+            closer="sweep",
+        )
 
     def _sweep_cancelled(self, job_id: str) -> bool:
         """Close a cancelled run whose status event was lost, once its execution ended."""
@@ -237,8 +301,8 @@ class Backstops:
     def _sweep_job(self, job_id: str, cutoff: datetime) -> bool | None:
         """None when the job is not stuck; else whether this sweep closed it."""
         job = self.jobs.get(job_id)  # the index lags the table
-        if job is None or job.status not in OPEN_STATUSES:
-            return None
+        if job is None or job.status not in OPEN_STATUSES or job.waiting:
+            return None  # closed meanwhile, or waiting in the backlog for a slot
         if (job.updated_at or "") >= timestamp(cutoff):
             return None
         execution = self._describe(job.execution_arn)

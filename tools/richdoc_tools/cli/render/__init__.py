@@ -1,5 +1,6 @@
 """What the commands print: every table and JSON document of the command line, one
-module per command group (``run``, ``jobs``, ``dlq``, ``events``, ``deploy``), and the
+module per command group (``run``, ``jobs``, ``dlq``, ``events``, ``deploy``; ``admission``
+for the backlog and ``reprocess``), and the
 table and JSON helpers they share (``tables``).
 
 These are the modules that read the fields of job and attempt records (``Job``,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -17,6 +17,7 @@ from richdoc_tools.terminal import markup, visible
 if TYPE_CHECKING:
     from richdoc.deletion import Deleted
     from richdoc.jobs import Attempt, Job
+    from richdoc_tools.ops.backlog import QueuePlace
     from richdoc_tools.ops.cancel import CancelResult
     from richdoc_tools.ops.failures import FailureGroup
     from richdoc_tools.ops.job_document import JobDocument
@@ -37,20 +38,31 @@ JOB_COLUMNS = (
     "tier",
     "key",
     "failure",
+    "queue",
     "updated",
 )
 
 
-def jobs_list(jobs: Sequence[Job], *, as_json: bool) -> None:
+def jobs_list(
+    jobs: Sequence[Job], *, as_json: bool, places: Mapping[str, QueuePlace] | None = None
+) -> None:
+    """The jobs; those waiting in the backlog with their place there (``places``)."""
+    from richdoc_tools.ops.backlog import place_label
+    from richdoc_tools.ops.job_document import with_place
+
+    found = places or {}
     if as_json:
-        print_json([j.to_dict() for j in jobs])
+        print_json([with_place(j.to_dict(), found.get(j.job_id)) for j in jobs])
         return
     rows: list[list[object]] = []
     for j in jobs:
         failure = j.failure
         kind = failure.kind if failure else None
         label = f"{kind} [{failure.feature}]" if failure and failure.feature else kind
-        rows.append([j.job_id, j.status, j.run, j.stage, j.tier, j.source.key, label, j.updated_at])
+        queue = place_label(found.get(j.job_id), j.tenant)
+        rows.append(
+            [j.job_id, j.status, j.run, j.stage, j.tier, j.source.key, label, queue, j.updated_at]
+        )
     print_table(JOB_COLUMNS, rows, Console())
 
 

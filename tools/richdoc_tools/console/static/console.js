@@ -129,6 +129,50 @@
     badge.textContent = text;
   }
 
+  // 95 -> "1m35s", as the server writes durations.
+  function duration(seconds) {
+    if (seconds === null || seconds === undefined) return "-";
+    const whole = Math.floor(seconds);
+    const pad = (n) => String(n).padStart(2, "0");
+    if (whole < 60) return whole + "s";
+    if (whole < 3600) return Math.floor(whole / 60) + "m" + pad(whole % 60) + "s";
+    if (whole < 86400) return Math.floor(whole / 3600) + "h" + pad(Math.floor((whole % 3600) / 60)) + "m";
+    return Math.floor(whole / 86400) + "d" + pad(Math.floor((whole % 86400) / 3600)) + "h";
+  }
+
+  function backlogSummary(b) {
+    if (b.capacity === null) return "This stack predates admission: every upload runs at once.";
+    let text = b.slots_held + " of " + b.capacity + " slots held";
+    if (b.per_tenant !== b.capacity) text += " (" + b.per_tenant + " a tenant)";
+    text += "; " + b.waiting + " job" + (b.waiting === 1 ? "" : "s") + " waiting. ";
+    if (b.mean_run_s === null) return text + "No successful run to measure the throughput on yet.";
+    return (
+      text +
+      "Throughput " + b.throughput_per_hour + " documents an hour (" + b.mean_run_s +
+      " s a run, the last " + b.recent_runs + " successes); the backlog drains in about " +
+      duration(b.drain_s) + "."
+    );
+  }
+
+  function applyBacklog(b) {
+    const summary = document.getElementById("backlog-summary");
+    const body = document.getElementById("backlog-body");
+    if (!summary || !body) return;
+    summary.textContent = backlogSummary(b);
+    const rows = b.tenants.map(function (t) {
+      return el(
+        "tr",
+        {},
+        el("td", { class: "key" }, t.tenant),
+        el("td", {}, t.waiting),
+        el("td", {}, duration(t.oldest_waiting_s)),
+        el("td", {}, t.slots),
+      );
+    });
+    if (!rows.length) rows.push(el("tr", { class: "empty" }, el("td", { colspan: 4 }, "Nothing waits.")));
+    body.replaceChildren(...rows);
+  }
+
   function initJobs() {
     const body = document.getElementById("jobs-body");
     // Uploads whose job the starter has not recorded yet: the list is live until they show.
@@ -141,6 +185,7 @@
         data.failures_since_last_look + " failed since your last look",
       );
       if (changed && data.jobs.length) body.replaceChildren(...data.jobs.map(jobRow));
+      if (changed) applyBacklog(data.backlog);
       for (const job of data.jobs) pending.delete(job.job_id);
       return data.live || pending.size > 0;
     });

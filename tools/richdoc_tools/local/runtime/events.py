@@ -3,7 +3,7 @@
 * ``SqsPoller`` is Lambda's SQS poller for one event source mapping: it receives batches
   with the mapping's batch size, invokes the function with the Lambda SQS event shape,
   deletes what succeeded, and leaves ``batchItemFailures`` (or the whole batch, if the
-  function errored) on the queue for redelivery; the queue's redrive policy moves
+  function errored or was throttled) on the queue for redelivery; the queue's redrive policy moves
   messages past ``maxReceiveCount`` to the dead-letter queue, as on AWS.
 * ``ExecutionStatusEvents`` publishes "Step Functions Execution Status Change" events for
   finished executions to the EventBridge rules of the stack and invokes their Lambda
@@ -12,7 +12,8 @@
   Event" to their targets), every period, or when asked (``fire_all``, with any time).
 * ``AsyncInvoker`` is how EventBridge invokes a Lambda target: asynchronously. A failed
   invocation is retried ``MaximumRetryAttempts`` times (the function's EventInvokeConfig;
-  2 by default) and then recorded on its ``OnFailure`` destination queue; an event that
+  2 by default) and then recorded on its ``OnFailure`` destination queue (a throttle is
+  no attempt: Lambda's queue keeps the event until the function has room); an event that
   cannot be delivered at all goes to the target's ``DeadLetterConfig`` queue. AWS waits
   about one and two minutes before the retries; here they follow at once, on the
   delivering thread, so the event has been fully handled when delivery returns.
@@ -43,6 +44,7 @@ from botocore.exceptions import ClientError
 
 from richdoc_tools.local.faults.injected import FaultInjector
 from richdoc_tools.local.requests import callers
+from richdoc_tools.local.runtime import concurrency
 from richdoc_tools.local.runtime.clock import StackClock
 from richdoc_tools.local.runtime.loops import EventLoop, Signal
 from richdoc_tools.local.runtime.s3_lifecycle import Lifecycle, LifecycleLoop
@@ -52,7 +54,10 @@ if TYPE_CHECKING:
     from types_boto3_events import EventBridgeClient
     from types_boto3_events.type_defs import RuleTypeDef, TargetOutputTypeDef
     from types_boto3_lambda import LambdaClient
-    from types_boto3_lambda.type_defs import EventSourceMappingConfigurationTypeDef
+    from types_boto3_lambda.type_defs import (
+        EventSourceMappingConfigurationTypeDef,
+        InvocationResponseTypeDef,
+    )
     from types_boto3_sqs import SQSClient
     from types_boto3_sqs.type_defs import MessageTypeDef
     from types_boto3_stepfunctions import SFNClient
@@ -193,11 +198,20 @@ class SqsPoller(EventLoop):
                 lambda_sqs_record(m, self.mapping["EventSourceArn"], self.region) for m in messages
             ]
         }
-        response = self.lambda_client.invoke(
-            FunctionName=self.mapping["FunctionArn"], Payload=json.dumps(event).encode()
-        )
-        payload = json.loads(response["Payload"].read() or b"null")
-        if "FunctionError" in response:
+        try:
+            response = self.lambda_client.invoke(
+                FunctionName=self.mapping["FunctionArn"], Payload=json.dumps(event).encode()
+            )
+        except ClientError as exc:
+            if not concurrency.is_throttle(exc):
+                raise
+            # Throttled: as on AWS, the batch becomes visible again after the visibility
+            # timeout, and the receive counted toward maxReceiveCount.
+            errored, payload = True, None
+        else:
+            errored = "FunctionError" in response
+            payload = json.loads(response["Payload"].read() or b"null")
+        if errored:
             failed = {m["MessageId"] for m in messages}
         elif self.partial and isinstance(payload, dict):
             failed = {f["itemIdentifier"] for f in payload.get("batchItemFailures", [])}
@@ -277,7 +291,7 @@ class AsyncInvoker:
         if self.injector.drops_async(f"{function_arn}:{stage}", key):
             return False  # lost in Lambda's event queue: no retry, no failure record
         for _ in range(attempts):
-            response = self.lambda_client.invoke(FunctionName=function_arn, Payload=body)
+            response = self._invoke_once(function_arn, body)
             result = json.loads(response["Payload"].read() or b"null")
             if "FunctionError" not in response:
                 return True
@@ -305,6 +319,19 @@ class AsyncInvoker:
             with callers.acting_as(callers.Caller(self.roles.get(function_arn))):
                 self.sqs.send_message(QueueUrl=queue_url, MessageBody=json.dumps(record))
         return False
+
+    def _invoke_once(self, function_arn: str, body: bytes) -> InvocationResponseTypeDef:
+        """One attempt. A throttle is not one: Lambda's queue keeps the event and tries
+        again (for up to six hours, not counted against MaximumRetryAttempts); here, as
+        soon as the function has room again."""
+        while True:
+            seen = concurrency.room_made.count
+            try:
+                return self.lambda_client.invoke(FunctionName=function_arn, Payload=body)
+            except ClientError as exc:
+                if not concurrency.is_throttle(exc):
+                    raise
+            concurrency.room_made.wait_past(seen, concurrency.THROTTLED_WAIT_S)
 
     def _config(self, function_arn: str) -> Mapping[str, Any]:
         try:

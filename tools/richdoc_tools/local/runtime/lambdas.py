@@ -16,11 +16,12 @@ Each handler runs on a thread of its own that acts as the function's execution r
 (``requests.callers``: its AWS calls are signed with the role's session, on a strict stack), for
 an invocation numbered among the attempts of the same work.
 
-Concurrency: each function has invocation slots, its reserved concurrency when the
-template sets one, but at most what this machine can run side by side (cores for the
-image functions, 4 x cores for the others). An invocation beyond them waits for a slot;
-on AWS, one beyond the reserved concurrency is throttled (``Lambda.TooManyRequestsException``,
-which the state machine retries).
+Concurrency, two limits: an invocation beyond a function's reserved concurrency is
+throttled at once, as on AWS (``concurrency``: the Invoke API answers HTTP 429
+``TooManyRequestsException``, which Step Functions sees as
+``Lambda.TooManyRequestsException``); an accepted one then waits for one of this
+machine's slots (cores for the image functions, 4 x cores for the others), a limit of
+this machine, not AWS's.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from richdoc_tools.local.faults.injected import SandboxCrashed
 from richdoc_tools.local.faults.invocations import Crash, InvocationFaults
 from richdoc_tools.local.faults.scripted import PlatformError
 from richdoc_tools.local.requests import callers
+from richdoc_tools.local.runtime.concurrency import ReservedConcurrency
 
 if TYPE_CHECKING:
     from moto.awslambda.models import LambdaFunction
@@ -125,14 +127,14 @@ class LambdaRuntime:
         self._modules: dict[Path, ModuleType] = {}
         self._import_lock = threading.Lock()
         self.on_import = on_import
+        # Beyond its reserved concurrency an invocation is throttled, as on AWS.
+        self.reserved = ReservedConcurrency(reserved_concurrency or {})
         # AWS runs each invocation in its own sandbox; here they share the machine's cores,
         # so concurrent invocations of a CPU-heavy (image) function queue for a slot
-        # instead of all converting at once, and never more than the function's reserved
-        # concurrency run at once. Waiting does not count against the timeout.
+        # instead of all converting at once. Waiting does not count against the timeout.
         cores = os.cpu_count() or 2
-        reserved = dict(reserved_concurrency or {})
         self.slots = {
-            logical_id: min(cores if source.image else 4 * cores, reserved.get(logical_id, 10**6))
+            logical_id: cores if source.image else 4 * cores
             for logical_id, source in self.handlers.items()
         }
         self._slots = {
@@ -177,12 +179,14 @@ class LambdaRuntime:
             event = json.loads(event or "{}")
         memory_mb = int(fn.memory_size)
         timeout_s = self.timeout_override_s.get(logical_id, float(fn.timeout))
-        invocation = self.faults.begin(logical_id, event)
-        with self._slots[logical_id]:
-            started = time.monotonic()
-            payload, error_type = self._run(
-                fn, logical_id, event, request_id, memory_mb, timeout_s, invocation
-            )
+        # A throttled invocation never starts: it is not an attempt of its work.
+        with self.reserved.invocation(logical_id):
+            invocation = self.faults.begin(logical_id, event)
+            with self._slots[logical_id]:
+                started = time.monotonic()
+                payload, error_type = self._run(
+                    fn, logical_id, event, request_id, memory_mb, timeout_s, invocation
+                )
         self.invocations.append(
             Invocation(
                 logical_id, request_id, memory_mb, started, time.monotonic() - started, error_type

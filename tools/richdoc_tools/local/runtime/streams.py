@@ -24,6 +24,10 @@ promises:
   (``payload``: the records, images and all), as an object under
   ``aws/lambda/<mapping UUID>/<shard id>/YYYY/MM/DD/``.
 
+A throttled invocation (the function at its reserved concurrency) is not a function
+error: the batch is tried again, unsplit and uncounted, once the function has room
+(``concurrency.room_made``).
+
 Lambda waits between retries; here the poller waits ``retry_wait_s`` (the stack's scaled
 pause). The poller sleeps until a record is appended to a stream (``appended``, which
 ``patches.dynamodb_streams`` notifies) or a retry is due, rather than polling.
@@ -38,7 +42,10 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from botocore.exceptions import ClientError
+
 from richdoc_tools.local.requests import callers
+from richdoc_tools.local.runtime import concurrency
 from richdoc_tools.local.runtime.clock import StackClock
 from richdoc_tools.local.runtime.loops import EventLoop, Signal
 
@@ -132,7 +139,16 @@ class StreamPoller(EventLoop):
         if self.checkpoint is None or skipped_to > self.checkpoint:
             self.checkpoint = skipped_to
         batch = wanted[: self.limit]
-        failed_at = self._invoke(batch)
+        seen = concurrency.room_made.count
+        try:
+            failed_at = self._invoke(batch)
+        except ClientError as exc:
+            if not concurrency.is_throttle(exc):
+                raise
+            # Throttled: not a function error (no bisection, no retry counted); the shard
+            # waits for the function to have room and the batch is tried again.
+            concurrency.room_made.wait_past(seen, concurrency.THROTTLED_WAIT_S)
+            return True
         if failed_at is None:
             self._done(batch)
             return True

@@ -1,0 +1,428 @@
+"""The slot ledger: how many slots are held, by which jobs, taken and given back once.
+
+One item holds the truth (``keys.ledger_key``): ``running`` (slots held), ``holders`` (job
+id -> the run, slots and tenant of each holding) and ``version`` (one more at every
+change). A tenant's share (``keys.share_key``) counts its jobs' slots (``running``). The
+job item mirrors its holding (``slots``, ``slots_run``, ``admitted_at``; ``released_at``
+once given back). A tenant's place in the lane is another item (``richdoc.admission
+.backlog``), which only single writes touch: the starter marks it while a burst arrives,
+and a write to an item a transaction holds would be refused.
+
+Every change is one ``TransactWriteItems`` over the ledger, the tenant and the job, each
+conditional, so no interleaving of dispatchers, sweeps and retries can over-admit or
+release twice:
+
+* ``admit``: a waiting job takes one slot: the ledger has room (``running <= capacity -
+  1``), the tenant has room, the job is still the waiting run it was (QUEUED, its run,
+  its ``backlog_key``, holding nothing). It leaves the backlog in the same write.
+* ``widen``: a running sharded job takes ``k`` more slots, free at that moment (never
+  waited for: a job holding slots while it waits for more could deadlock with another).
+* ``release``: the holder leaves the ledger and the counts fall by what it held;
+  conditional on the holder entry, so a second release of the same holding changes
+  nothing. The jobs table's stream triggers it when a holding job's run ends, whoever
+  ended it (``richdoc.admission.dispatcher``); the sweep releases what that missed.
+
+Since the ledger is one item read with one strongly consistent GetItem, the truth is
+always at hand: ``running`` is the sum of the holders' slots by construction, and the
+sweep checks each holder against its job (``richdoc.admission.reconcile``). A
+deployment's ledger is small: one entry per document in flight (about 100 bytes each,
+so the 400 KB item holds thousands).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, cast
+
+from botocore.exceptions import ClientError
+from pydantic import BaseModel, ConfigDict
+
+from richdoc.admission.settings import AdmissionSettings
+from richdoc.awserrors import aws_errors, cancellation_reasons, retry_conflicts
+from richdoc.jobs import Job, JobStatus
+from richdoc.jobs.keys import job_key, ledger_key, share_key
+from richdoc.jobs.table import Update, conditional_check_failed
+
+if TYPE_CHECKING:
+    from types_boto3_dynamodb.service_resource import Table
+    from types_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
+
+CONDITION_FAILED = "ConditionalCheckFailed"
+
+
+class Holder(BaseModel):
+    """One job's holding, as the ledger records it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run: int
+    slots: int
+    tenant: str
+    admitted_at: str
+
+
+class Ledger(BaseModel):
+    """The ledger as read (a ledger never written reads as empty)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    running: int = 0
+    holders: dict[str, Holder] = {}
+    version: int = 0
+    updated_at: str | None = None
+    exists: bool = True
+
+    def held_by(self, tenant: str) -> int:
+        return sum(h.slots for h in self.holders.values() if h.tenant == tenant)
+
+
+class Handover(StrEnum):
+    HANDED = "handed"  # released and admitted in one write
+    GONE = "gone"  # the job no longer waits
+    TENANT_FULL = "tenant_full"  # the job's tenant holds its share
+    NOT_HELD = "not_held"  # the ledger no longer records the ended run's holding
+    NOT_MIRRORED = "not_mirrored"  # the ended job's item does not say it holds them
+
+
+class Admission(StrEnum):
+    ADMITTED = "admitted"
+    FULL = "full"  # every slot is held
+    TENANT_FULL = "tenant_full"  # the tenant holds its share
+    GONE = "gone"  # the job no longer waits (admitted, cancelled, deleted, moved on)
+
+
+@dataclass
+class _Item:
+    """One update of a transaction, its expressions built with placeholders of its own."""
+
+    key: Mapping[str, str]
+    update: Update
+    condition: str
+    names: dict[str, str] = field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def request(self, table: str) -> TransactWriteItemTypeDef:
+        args = self.update.args()
+        names = {**args["ExpressionAttributeNames"], **self.names}
+        values = {**args.get("ExpressionAttributeValues", {}), **self.values}
+        update: dict[str, Any] = {
+            "TableName": table,
+            "Key": dict(self.key),
+            "UpdateExpression": args["UpdateExpression"],
+            "ConditionExpression": self.condition,
+            "ExpressionAttributeNames": names,
+        }
+        if values:
+            update["ExpressionAttributeValues"] = values
+        return cast("TransactWriteItemTypeDef", {"Update": update})
+
+
+class SlotLedger:
+    """Admission's slot accounting over the jobs table (see the module's docstring)."""
+
+    def __init__(self, table: Table, settings: AdmissionSettings, clock: Callable[[], str]) -> None:
+        self.table = table
+        self.settings = settings
+        self.clock = clock
+
+    # ---- reads -------------------------------------------------------------------------
+
+    def read(self) -> Ledger:
+        with aws_errors("reading the slot ledger"):
+            item = self.table.get_item(Key=ledger_key(), ConsistentRead=True).get("Item")
+        if item is None:
+            return Ledger(exists=False)
+        return Ledger.model_validate(item)
+
+    def tenant_running(self, tenant: str) -> int:
+        """The slots ``tenant``'s jobs hold."""
+        with aws_errors("reading a tenant's share"):
+            item = self.table.get_item(Key=share_key(tenant), ConsistentRead=True).get("Item")
+        return int(cast(int, item.get("running", 0))) if item else 0
+
+    def shares(self, tenants: Sequence[str]) -> dict[str, int]:
+        """The slots each of ``tenants`` holds (one request for up to 100)."""
+        client, name = self.table.meta.client, self.table.name
+        held: dict[str, int] = dict.fromkeys(tenants, 0)
+        for start in range(0, len(tenants), 100):
+            keys = [share_key(t) for t in tenants[start : start + 100]]
+            request: dict[str, Any] = {name: {"Keys": keys, "ConsistentRead": True}}
+            while request:
+                with aws_errors("reading tenants' shares"):
+                    answer = client.batch_get_item(RequestItems=request)
+                for item in answer["Responses"].get(name, []):
+                    tenant = str(item["pk"]).split("#", 1)[1]
+                    held[tenant] = int(cast(int, item.get("running", 0)))
+                request = dict(answer.get("UnprocessedKeys") or {})
+        return held
+
+    def ensure(self) -> None:
+        """Create the empty ledger, unless it exists."""
+        item: dict[str, Any] = {**ledger_key(), "running": 0, "holders": {}, "version": 0}
+        try:
+            with aws_errors("creating the slot ledger"):
+                retry_conflicts(
+                    self.table.put_item, Item=item, ConditionExpression="attribute_not_exists(pk)"
+                )
+        except ClientError as exc:
+            if not conditional_check_failed(exc):
+                raise
+
+    # ---- changes -----------------------------------------------------------------------
+
+    def admit(self, job: Job) -> Admission:
+        """One slot for the waiting ``job``, if the ledger and its tenant have room."""
+        assert job.tenant is not None and job.backlog_key is not None, "not a waiting job"
+        now, tenant = self.clock(), job.tenant
+        holder = Holder(run=job.run, slots=1, tenant=tenant, admitted_at=now)
+        ledger = _Item(
+            ledger_key(),
+            Update()
+            .set(("holders", job.job_id), holder.model_dump())
+            .set("updated_at", now)
+            .add("running", 1)
+            .add("version", 1),
+            "attribute_exists(#ch) AND attribute_not_exists(#ch.#cj) AND #cr <= :cl",
+            {"#ch": "holders", "#cj": job.job_id, "#cr": "running"},
+            {":cl": self.settings.capacity - 1},
+        )
+        share = _Item(
+            share_key(tenant),
+            Update().set("tenant", tenant).add("running", 1),
+            "attribute_not_exists(#cr) OR #cr <= :cl",
+            {"#cr": "running"},
+            {":cl": self.settings.per_tenant - 1},
+        )
+        mirror = _Item(
+            job_key(job.job_id),
+            Update()
+            .set("slots", 1)
+            .set("slots_run", job.run)
+            .set("admitted_at", now)
+            .set("updated_at", now)
+            .remove("backlog_key"),
+            "#cn = :cn AND #cs = :cs AND #cb = :cb AND attribute_not_exists(#cx)",
+            {"#cn": "run", "#cs": "job_status", "#cb": "backlog_key", "#cx": "slots"},
+            {":cn": job.run, ":cs": str(JobStatus.QUEUED), ":cb": job.backlog_key},
+        )
+        reasons = self._transact([ledger, share, mirror], "admitting a job")
+        if not reasons:
+            return Admission.ADMITTED
+        if reasons[2] == CONDITION_FAILED:
+            return Admission.GONE
+        if reasons[0] == CONDITION_FAILED:
+            return Admission.FULL
+        return Admission.TENANT_FULL
+
+    def widen(self, job: Job, wanted: int) -> int:
+        """Up to ``wanted`` more slots for the running ``job`` (its shards), as many as are
+        free now; how many it took (0 when none are, or the job holds none)."""
+        for _ in range(3):  # a change by someone else between the read and the write
+            ledger = self.read()
+            holder = ledger.holders.get(job.job_id)
+            if holder is None or holder.run != job.run or wanted <= 0:
+                return 0
+            free = self.settings.capacity - ledger.running
+            tenant_free = self.settings.per_tenant - self.tenant_running(holder.tenant)
+            extra = min(wanted, free, tenant_free)
+            if extra <= 0:
+                return 0
+            now = self.clock()
+            items = [
+                _Item(
+                    ledger_key(),
+                    Update()
+                    .set(("holders", job.job_id, "slots"), holder.slots + extra)
+                    .set("updated_at", now)
+                    .add("running", extra)
+                    .add("version", 1),
+                    "#ch.#cj.#cn = :cn AND #ch.#cj.#cs = :cs AND #cr <= :cl",
+                    {
+                        "#ch": "holders",
+                        "#cj": job.job_id,
+                        "#cn": "run",
+                        "#cs": "slots",
+                        "#cr": "running",
+                    },
+                    {
+                        ":cn": job.run,
+                        ":cs": holder.slots,
+                        ":cl": self.settings.capacity - extra,
+                    },
+                ),
+                _Item(
+                    share_key(holder.tenant),
+                    Update().add("running", extra),
+                    "#cr <= :cl",
+                    {"#cr": "running"},
+                    {":cl": self.settings.per_tenant - extra},
+                ),
+                _Item(
+                    job_key(job.job_id),
+                    Update().add("slots", extra),
+                    "#cn = :cn AND #cw = :cn AND #cs = :cs",
+                    {"#cn": "run", "#cw": "slots_run", "#cs": "job_status"},
+                    {":cn": job.run, ":cs": str(JobStatus.RUNNING)},
+                ),
+            ]
+            reasons = self._transact(items, "taking slots for shards")
+            if not reasons:
+                return extra
+            if reasons[2] == CONDITION_FAILED:
+                return 0  # the run ended or moved on: its slots are being released
+        return 0
+
+    def release(self, job_id: str, holder: Holder) -> bool:
+        """Give back what ``holder`` holds for ``job_id``; False when it was given back
+        already (or the ledger records another holding now)."""
+        now = self.clock()
+        ledger = _Item(
+            ledger_key(),
+            Update()
+            .remove(("holders", job_id))
+            .set("updated_at", now)
+            .add("running", -holder.slots)
+            .add("version", 1),
+            "#ch.#cj.#cn = :cn AND #ch.#cj.#cs = :cs",
+            {"#ch": "holders", "#cj": job_id, "#cn": "run", "#cs": "slots"},
+            {":cn": holder.run, ":cs": holder.slots},
+        )
+        share = _Item(
+            share_key(holder.tenant),
+            Update().add("running", -holder.slots),
+            "attribute_exists(#cr)",
+            {"#cr": "running"},
+        )
+        mirror = _Item(
+            job_key(job_id),
+            Update().remove("slots", "slots_run").set("released_at", now),
+            "#cw = :cn",
+            {"#cw": "slots_run"},
+            {":cn": holder.run},
+        )
+        reasons = self._transact([ledger, share, mirror], "releasing slots")
+        if reasons and reasons[2] == CONDITION_FAILED and reasons[0] != CONDITION_FAILED:
+            # The job item no longer mirrors the holding (it expired, or was written
+            # over by hand): the ledger is the truth, release it there.
+            reasons = self._transact([ledger, share], "releasing slots")
+        return not reasons
+
+    def hand_over(self, ended_id: str, holder: Holder, job: Job) -> Handover:
+        """Give back what ``holder`` holds for the run of ``ended_id`` and admit the
+        waiting ``job`` into one of those slots, in one transaction: the slot is never
+        seen free. Its conditions are the release's and the admission's (the ledger holds
+        ``holder``; ``job`` still waits, and its tenant has room)."""
+        assert job.tenant is not None and job.backlog_key is not None, "not a waiting job"
+        now, tenant = self.clock(), job.tenant
+        admitted = Holder(run=job.run, slots=1, tenant=tenant, admitted_at=now)
+        ledger = _Item(
+            ledger_key(),
+            Update()
+            .remove(("holders", ended_id))
+            .set(("holders", job.job_id), admitted.model_dump())
+            .set("updated_at", now)
+            .add("running", 1 - holder.slots)
+            .add("version", 1),
+            "#ch.#ce.#cn = :cn AND #ch.#ce.#cs = :cs AND attribute_not_exists(#ch.#cj)",
+            {"#ch": "holders", "#ce": ended_id, "#cj": job.job_id, "#cn": "run", "#cs": "slots"},
+            {":cn": holder.run, ":cs": holder.slots},
+        )
+        shares = []
+        if holder.tenant == tenant:
+            if holder.slots != 1:
+                shares.append(
+                    _Item(
+                        share_key(tenant),
+                        Update().add("running", 1 - holder.slots),
+                        "attribute_exists(#cr)",
+                        {"#cr": "running"},
+                    )
+                )
+        else:
+            shares += [
+                _Item(
+                    share_key(holder.tenant),
+                    Update().add("running", -holder.slots),
+                    "attribute_exists(#cr)",
+                    {"#cr": "running"},
+                ),
+                _Item(
+                    share_key(tenant),
+                    Update().set("tenant", tenant).add("running", 1),
+                    "attribute_not_exists(#cr) OR #cr <= :cl",
+                    {"#cr": "running"},
+                    {":cl": self.settings.per_tenant - 1},
+                ),
+            ]
+        ended = _Item(
+            job_key(ended_id),
+            Update().remove("slots", "slots_run").set("released_at", now),
+            "#cw = :cn",
+            {"#cw": "slots_run"},
+            {":cn": holder.run},
+        )
+        waiting = _Item(
+            job_key(job.job_id),
+            Update()
+            .set("slots", 1)
+            .set("slots_run", job.run)
+            .set("admitted_at", now)
+            .set("updated_at", now)
+            .remove("backlog_key"),
+            "#cn = :cn AND #cs = :cs AND #cb = :cb AND attribute_not_exists(#cx)",
+            {"#cn": "run", "#cs": "job_status", "#cb": "backlog_key", "#cx": "slots"},
+            {":cn": job.run, ":cs": str(JobStatus.QUEUED), ":cb": job.backlog_key},
+        )
+        reasons = self._transact([ledger, *shares, ended, waiting], "handing a slot over")
+        if not reasons:
+            return Handover.HANDED
+        if reasons[-1] == CONDITION_FAILED:
+            return Handover.GONE
+        if reasons[0] == CONDITION_FAILED:
+            return Handover.NOT_HELD
+        if len(shares) == 2 and reasons[2] == CONDITION_FAILED:
+            return Handover.TENANT_FULL
+        return Handover.NOT_MIRRORED  # the ended job's item no longer mirrors the holding
+
+    def recount(self, ledger: Ledger, tenants: Mapping[str, int]) -> bool:
+        """Set the ledger's ``running`` and these tenants' counts (tenant -> the count it
+        had when read) to what the holders add up to, if nothing changed since ``ledger``
+        was read; whether it wrote."""
+        truth = sum(h.slots for h in ledger.holders.values())
+        items = [
+            _Item(
+                ledger_key(),
+                Update().set("running", truth).set("updated_at", self.clock()).add("version", 1),
+                "#cv = :cv",
+                {"#cv": "version"},
+                {":cv": ledger.version},
+            )
+        ]
+        items += [
+            _Item(
+                share_key(tenant),
+                Update().set("running", ledger.held_by(tenant)),
+                "#cr = :cr",
+                {"#cr": "running"},
+                {":cr": seen},
+            )
+            for tenant, seen in tenants.items()
+        ]
+        return not self._transact(items, "recounting slots")
+
+    def _transact(self, items: Sequence[_Item], what: str) -> list[str]:
+        """Write ``items`` in one transaction: [] when it committed, else the reason of
+        each item (``ConditionalCheckFailed`` where a condition did not hold). Conflicts
+        with other transactions are retried; what keeps conflicting is ``Transient``."""
+        requests = [item.request(self.table.name) for item in items]
+        try:
+            with aws_errors(what):
+                retry_conflicts(self.table.meta.client.transact_write_items, TransactItems=requests)
+        except ClientError as exc:
+            reasons = cancellation_reasons(exc)
+            if CONDITION_FAILED in reasons:
+                return reasons
+            raise
+        return []

@@ -1,0 +1,332 @@
+"""Admission end to end, through the real state machine on a stack of three slots
+(``MaxRunningJobs=3``): uploads wait QUEUED in their tenant's backlog, never more than the
+capacity runs at once (read back from the ledger's history and the jobs' admitted and
+released times, never by sampling), each tenant's jobs start in upload order and tenants
+take turns; a slot held by a run that ended abnormally comes back (the reconciler, or
+the sweep when the status event was lost); dead letters redriven go through the same
+door."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from richdoc_tools.cli import main
+from richdoc_tools.local.faults.scripted import PlatformError
+from richdoc_tools.local.runtime.events import wait_until
+
+from richdoc.admission.backlog import Backlog
+from richdoc.admission.slots import SlotLedger
+from richdoc.deadletter import failure_attributes
+from richdoc.jobs import JobStatus
+from richdoc.records.actions import Actions
+from richdoc.records.backstops import STATUS_CHANGE
+from richdoc.taxonomy import Failure, FailureKind
+from tests.support.admission import ledger, ledger_history, most_at_once, slots_back
+from tests.support.consumer_docs import subscribe
+from tests.support.gates import Gate
+from tests.support.published_schemas import schema_errors
+from tests.support.stack_runs import job_of, upload
+
+pytestmark = [pytest.mark.e2e, pytest.mark.docling, pytest.mark.xdist_group("stack")]
+
+CAPACITY = 3
+TIMEOUT_S = 300
+# A hundred runs three at a time, on a shared 2-core machine.
+REDRIVE_TIMEOUT_S = 1800
+UNHURRIED = ("StarterFunction", "RecordsFunction", "DispatcherFunction", "NotifierFunction")
+
+
+@pytest.fixture(scope="module")
+def two_slots(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from richdoc_tools.local.stack import EmbeddedStack
+
+    log_path = tmp_path_factory.mktemp("lambda-logs") / "functions.log"
+    with EmbeddedStack(
+        parameters={"MaxRunningJobs": str(CAPACITY)},
+        retry_delay_scale=0.0,
+        retry_visibility_s=0,
+        log_path=log_path,
+        schedules=False,
+        # Every handler shares this process: on a loaded machine a records or dispatcher
+        # invocation can outlive its 60 s, which is not what these tests are about.
+        timeout_override_s=dict.fromkeys(UNHURRIED, 900.0),
+    ) as stack:
+        yield stack
+
+
+@pytest.fixture
+def stack(two_slots: Any) -> Iterator[Any]:
+    two_slots.script.clear()
+    yield two_slots
+    two_slots.script.clear()
+    assert two_slots.loop_errors == []
+
+
+def note(n: int | str) -> bytes:
+    return f"# Note {n}\n\nA short note.\n".encode()
+
+
+def settled(stack: Any, job_ids: list[str], timeout_s: float = TIMEOUT_S) -> dict[str, Any]:
+    """Every job terminal and every slot back (the stream's last releases done)."""
+    ended = stack.wait_for_jobs(job_ids, timeout_s)
+    assert all(job is not None and job.status.terminal for job in ended.values()), ended
+    assert wait_until(lambda: slots_back(stack) and stack.notifications_delivered(), TIMEOUT_S)
+    return {job_id: job_of(stack, job_id) for job_id in job_ids}
+
+
+def test_a_burst_of_two_tenants_runs_two_at_a_time_in_upload_order_taking_turns(
+    stack: Any,
+) -> None:
+    backfill = [upload(stack, f"acme/{n:02d}.md", note(n)) for n in range(8)]
+    single = upload(stack, "globex/one.md", note("globex"))
+    jobs = settled(stack, [*backfill, single])
+    assert all(job.status is JobStatus.SUCCEEDED for job in jobs.values())
+    # Never more than the capacity at once: the ledger's every version, and the jobs' own
+    # admitted and released times.
+    assert 0 < max(ledger_history(stack)) <= CAPACITY
+    assert most_at_once(jobs.values()) <= CAPACITY
+    # Each tenant's jobs in the order they were uploaded.
+    acme = [jobs[j] for j in backfill]
+    assert [j.tenant for j in acme] == ["acme"] * 8 and jobs[single].tenant == "globex"
+    assert sorted(acme, key=lambda j: j.admitted_at or "") == acme
+    # The second tenant's one upload, made after the backfill's, waits for at most a turn
+    # of the slots, not for the backfill.
+    lone = jobs[single]
+    overtaking = [
+        j for j in acme if (lone.queued_at or "") < (j.admitted_at or "") < (lone.admitted_at or "")
+    ]
+    assert len(overtaking) <= CAPACITY
+
+
+@pytest.fixture
+def held_starts(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
+    """Every admitted run stops at RecordStart (its slot held) until the gate opens (the
+    records function runs several at once, whatever this machine's cores)."""
+    gate = Gate()
+    monkeypatch.setattr(Actions, "start", gate.before(Actions.start))
+    yield gate
+    gate.open()
+
+
+def test_a_job_waiting_shows_its_place_and_every_run_records_its_slot(
+    stack: Any, held_starts: Gate
+) -> None:
+    running = [upload(stack, f"place/run-{n}.md", note(n)) for n in range(CAPACITY)]
+    assert wait_until(lambda: held_starts.arrivals == CAPACITY, TIMEOUT_S)
+    waiting = [upload(stack, f"place/wait-{n}.md", note(n)) for n in range(3)]
+    assert wait_until(lambda: len(stack.jobs.statuses(waiting)) == 3, TIMEOUT_S)
+    records = [job_of(stack, job_id) for job_id in waiting]
+    assert all(job.status is JobStatus.QUEUED and job.waiting for job in records)
+    backlog = Backlog(stack.jobs.table, stack.jobs.clock)
+    assert [backlog.position(job) for job in records] == [1, 2, 3]
+    assert ledger(stack).running == CAPACITY
+    held_starts.open()
+    jobs = settled(stack, [*running, *waiting])
+    assert all(job.status is JobStatus.SUCCEEDED for job in jobs.values())
+    for job in jobs.values():
+        assert job.admitted_at is not None and job.released_at is not None
+        assert job.slots is None  # given back
+        assert (job.queued_at or "") <= job.admitted_at <= (job.started_at or "")
+
+
+# ---- a slot held by a run that ended abnormally ----------------------------------------------
+
+
+@pytest.fixture
+def lost_status_events(stack: Any) -> Iterator[None]:
+    """The reconciler's rule disabled: executions end with no status event delivered."""
+    events = stack.client("events")
+    [rule] = [
+        r["Name"]
+        for r in events.list_rules()["Rules"]
+        if STATUS_CHANGE in r.get("EventPattern", "")
+    ]
+    events.disable_rule(Name=rule)
+    yield
+    events.enable_rule(Name=rule)
+
+
+def _execution_ended(stack: Any, job_id: str) -> bool:
+    arn = job_of(stack, job_id).execution_arn
+    sfn = stack.client("stepfunctions")
+    try:
+        return bool(sfn.describe_execution(executionArn=arn)["status"] != "RUNNING")
+    except sfn.exceptions.ExecutionDoesNotExist:
+        return False
+
+
+def test_a_stopped_execution_whose_status_event_was_lost_gives_its_slot_back_at_the_sweep(
+    stack: Any, held_starts: Gate, lost_status_events: None
+) -> None:
+    stopped = [upload(stack, f"stopped/{n}.md", note(n)) for n in range(CAPACITY)]
+    assert wait_until(lambda: held_starts.arrivals == CAPACITY, TIMEOUT_S)
+    after = upload(stack, "after/stopped.md", note("after"))
+    for job_id in stopped:  # stopped by someone, not cancelled: an internal failure
+        stack.client("stepfunctions").stop_execution(
+            executionArn=job_of(stack, job_id).execution_arn, error="Oops", cause="by hand"
+        )
+    held_starts.open()  # the stopped runs' RecordStart goes on, unheard, to RUNNING
+    assert wait_until(lambda: all(_execution_ended(stack, j) for j in stopped), TIMEOUT_S)
+    assert wait_until(
+        lambda: {job_of(stack, j).status for j in stopped} == {JobStatus.RUNNING}, TIMEOUT_S
+    )
+    # Nobody heard: the runs still hold their slots, the next upload waits.
+    assert wait_until(lambda: job_of(stack, after).waiting, TIMEOUT_S)
+    assert ledger(stack).running == CAPACITY
+    # The sweep (its schedule fired, a while after the executions ended) closes them.
+    assert stack.fire_schedules(at=datetime.now(UTC) + timedelta(minutes=10)) == 2
+    jobs = settled(stack, [*stopped, after])
+    for job_id in stopped:
+        job = jobs[job_id]
+        assert job.status is JobStatus.DEAD_LETTERED
+        assert job.failure is not None and job.failure.error == "Execution.ABORTED"
+    assert jobs[after].status is JobStatus.SUCCEEDED
+
+
+def test_a_run_whose_failure_path_crashed_gives_its_slot_back_through_the_reconciler(
+    stack: Any,
+) -> None:
+    stack.script.add(
+        "RecordsFunction",
+        PlatformError("Lambda.Unknown", "sandbox lost"),
+        when=lambda event: isinstance(event, dict) and event.get("action") == "fail",
+    )
+    crashed = upload(stack, "crashed/broken.docx", b"not a zip archive at all")
+    jobs = settled(stack, [crashed])
+    job = jobs[crashed]
+    assert job.status is JobStatus.DEAD_LETTERED
+    assert job.failure is not None and job.failure.error == "Execution.FAILED"
+    assert job.released_at is not None
+
+
+# ---- dead letters redriven through the same door --------------------------------------------
+
+
+def _dead_letter_unrun(stack: Any, job_id: str) -> None:
+    """Close a waiting run as a backstop closes one whose execution never started: its
+    failure recorded, its ingest message on the dead-letter queue with the run's
+    attributes, the job DEAD_LETTERED."""
+    jobs = stack.jobs
+    job = job_of(stack, job_id)
+    failure = Failure(FailureKind.TRANSIENT, "closed before it ran", error="Execution.NOT_STARTED")
+    jobs.record_failure(job_id, job.run, failure)
+    sent = stack.client("sqs").send_message(
+        QueueUrl=stack.outputs["DeadLetterQueueUrl"],
+        MessageBody=job.message,
+        MessageAttributes=failure_attributes(job_id, job.run, failure),
+    )
+    jobs.mark_dead_lettered(job_id, job.run, sent["MessageId"], sent_by="sweep")
+
+
+def test_a_hundred_dead_letters_redriven_wait_their_turn_and_all_succeed(
+    stack: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A hundred uploads dead-lettered before any of them ran (admission held meanwhile).
+    held = Gate()
+    monkeypatch.setattr(SlotLedger, "admit", held.before(SlotLedger.admit))
+    history_before = len(ledger_history(stack))
+    job_ids = [upload(stack, f"redrive/{n:03d}.md", note(n)) for n in range(100)]
+    assert wait_until(lambda: len(stack.jobs.statuses(job_ids)) == 100, TIMEOUT_S)
+    assert wait_until(
+        lambda: all(job.waiting for job in stack.jobs.get_many(job_ids).values()), TIMEOUT_S
+    )
+    for job_id in job_ids:
+        _dead_letter_unrun(stack, job_id)
+    held.open()
+    assert {job.status for job in stack.jobs.get_many(job_ids).values()} == {
+        JobStatus.DEAD_LETTERED
+    }
+    # All of them back at once: each is a QUEUED run 2 in the backlog, run a few at a time.
+    assert main(["dlq", "redrive"]) == 0
+    assert wait_until(
+        lambda: all(j.run == 2 for j in stack.jobs.get_many(job_ids).values()),
+        REDRIVE_TIMEOUT_S,
+    )
+    second = settled(stack, job_ids, timeout_s=REDRIVE_TIMEOUT_S)
+    assert all((job.run, job.status) == (2, JobStatus.SUCCEEDED) for job in second.values())
+    assert max(ledger_history(stack)[history_before:]) <= CAPACITY
+    assert most_at_once(second.values()) <= CAPACITY
+
+
+# ---- reprocess: run finished documents again, through the backlog ---------------------------
+
+
+def received(sqs: Any, queue_url: str) -> list[Any]:
+    """Every completion event on a consumer's queue (each checked against the published
+    event schema), received and deleted."""
+    from richdoc_client.events import CompletionEvent
+
+    found = []
+    while messages := sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get(
+        "Messages"
+    ):
+        for message in messages:
+            body = json.loads(message["Body"])
+            assert schema_errors("event", body["detail"]) == []
+            found.append(CompletionEvent.model_validate(body))
+            sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+    return found
+
+
+def test_reprocess_after_a_contract_change_runs_each_document_again_through_the_backlog(
+    stack: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import richdoc.parse.settings
+    from richdoc.artifacts import contract_of
+    from richdoc.document_results import kept_keys
+    from richdoc_client.events import CompletionEvent
+    from richdoc_client.identity import document_id
+    from richdoc_client.manifest import manifest_key
+    from richdoc_client.reader import ResultsReader
+
+    sqs, events = stack.client("sqs"), stack.client("events")
+    bus = stack.outputs["EventBusName"]
+    # A consumer's subscription, as docs/consumers.md makes one.
+    subscription = subscribe(sqs, events, bus, "reprocess-e2e", '{"source": ["richdoc"]}')
+    job_ids = [upload(stack, f"reprocess/{n}.md", note(n)) for n in range(4)]
+    first = settled(stack, job_ids)
+    assert {job.status for job in first.values()} == {JobStatus.SUCCEEDED}
+    old = {contract_of(job.outputs.docling_key) for job in first.values()}
+    # A document finished before manifests existed: it has none.
+    ingest, results = stack.outputs["IngestBucketName"], stack.outputs["ArtifactBucketName"]
+    lost = manifest_key(document_id(ingest, first[job_ids[0]].source.key))
+    stack.client("s3").delete_object(Bucket=results, Key=lost)
+
+    assert main(["reprocess"]) == 2  # which documents: a usage error
+    assert "--all, --prefix, --tenant or --contract-changed" in capsys.readouterr().err
+    # An upgrade changes what the parse is (the contract every artifact is stored under).
+    monkeypatch.setattr(richdoc.parse.settings, "PARSE_SCHEMA", "richdoc.parse/upgraded")
+    capsys.readouterr()
+    assert main(["reprocess", "--prefix", "reprocess/", "--contract-changed", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["matched"], report["queued"], report["skipped"]) == (4, 4, 0)
+    assert {r["outcome"] for r in report["results"]} == {"queued"}
+    second = settled(stack, job_ids)
+    announced = {
+        (event.detail.job_id, event.detail.run): event for event in received(sqs, subscription)
+    }
+    events.remove_targets(Rule="reprocess-e2e", EventBusName=bus, Ids=["queue"])
+    events.delete_rule(Name="reprocess-e2e", EventBusName=bus)
+    sqs.delete_queue(QueueUrl=subscription)
+    reader = ResultsReader.s3(results, client=stack.client("s3"))
+    for job_id in job_ids:
+        job = second[job_id]
+        assert (job.run, job.status) == (2, JobStatus.SUCCEEDED)
+        assert contract_of(job.outputs.docling_key) not in old
+        # Its manifest points at the new run, kept with the document (the lost one is
+        # back), and its completion event says so.
+        manifest = reader.manifest_of(ingest, job.source.key)
+        assert manifest.result is not None and manifest.result.run == 2
+        assert manifest.result.outputs == kept_keys(job, results)
+        event = announced[(job_id, 2)]
+        assert isinstance(event, CompletionEvent) and event.detail.current is True
+        assert event.detail.manifest is not None and event.detail.manifest.run == 2
+        assert event.detail.outputs == manifest.result.outputs
+    assert most_at_once(second.values()) <= CAPACITY
+    # Nothing is left whose contract differs: a second reprocess queues nothing.
+    assert main(["reprocess", "--prefix", "reprocess/", "--contract-changed", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["matched"] == 0

@@ -1,0 +1,65 @@
+"""Reading admission's records back, for the end-to-end tests and the benchmark: how many
+slots were held at every moment (the ledger's own history, from the jobs table's stream,
+and the jobs' admitted and released times), and whether every slot came back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer
+
+from richdoc.admission.slots import Ledger
+from richdoc.jobs import Job
+from richdoc.jobs.keys import ledger_key
+
+
+def ledger(stack: Any) -> Ledger:
+    item = stack.jobs.table.get_item(Key=ledger_key(), ConsistentRead=True).get("Item")
+    return Ledger.model_validate(item) if item else Ledger(exists=False)
+
+
+def ledger_history(stack: Any) -> list[int]:
+    """``running`` in every version of the ledger the table's stream recorded, in order:
+    each admission and each release is one."""
+    streams = stack.client("dynamodbstreams")
+    arn = stack.client("dynamodb").describe_table(TableName=stack.outputs["JobsTableName"])[
+        "Table"
+    ]["LatestStreamArn"]
+    [shard] = streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]
+    iterator = streams.get_shard_iterator(
+        StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="TRIM_HORIZON"
+    )["ShardIterator"]
+    key = ledger_key()
+    values: list[int] = []
+    while iterator:
+        answer = streams.get_records(ShardIterator=iterator, Limit=1000)
+        for record in answer.get("Records", []):
+            keys = record["dynamodb"].get("Keys", {})
+            image = record["dynamodb"].get("NewImage")
+            if image and (keys["pk"]["S"], keys["sk"]["S"]) == (key["pk"], key["sk"]):
+                values.append(int(TypeDeserializer().deserialize(image["running"])))
+        if not answer.get("Records"):
+            break
+        iterator = answer.get("NextShardIterator")
+    return values
+
+
+def most_at_once(jobs: Iterable[Job]) -> int:
+    """The most jobs holding slots at one moment, by their admitted and released times (a
+    release at the moment of an admission counts first: the admission waited for it)."""
+    moments: list[tuple[str, int]] = []
+    for job in jobs:
+        assert job.admitted_at is not None and job.released_at is not None, job
+        moments += [(job.admitted_at, 1), (job.released_at, -1)]
+    held = most = 0
+    for _, change in sorted(moments):
+        held += change
+        most = max(most, held)
+    return most
+
+
+def slots_back(stack: Any) -> bool:
+    """Every slot is back: the ledger holds none (an awaitable condition)."""
+    state = ledger(stack)
+    return state.running == 0 and not state.holders

@@ -1,0 +1,179 @@
+"""The backlog as operators see it (``richdoc jobs backlog``, ``jobs list``, the console):
+each waiting job's place and age, each tenant's queue, and when it all drains.
+
+Places and depths come from the queue index (``richdoc.admission.backlog``), the slots
+held from the ledger. The deployment's throughput is measured, not assumed: the mean
+time recent successful runs held their slot (admitted to ended, at most
+``RECENT_RUNS`` of them), so capacity / mean run time is documents per second; the drain
+estimate is the waiting jobs at that rate. Before any run has succeeded there is no
+estimate (None), rather than a guess.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict
+
+from richdoc.admission.backlog import Backlog
+from richdoc.admission.slots import SlotLedger
+from richdoc.jobs import Job, JobFilter, JobStatus
+
+if TYPE_CHECKING:
+    from richdoc_tools.ops.operator import Operator
+
+# How many of the latest successful runs the throughput is measured on.
+RECENT_RUNS = 50
+
+
+def duration(seconds: float | None) -> str:
+    """``95`` -> ``1m35s``; ``7325`` -> ``2h02m``; None -> ``-``."""
+    if seconds is None:
+        return "-"
+    whole = int(seconds)
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    if whole < 86400:
+        return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
+    return f"{whole // 86400}d{whole % 86400 // 3600:02d}h"
+
+
+class QueuePlace(BaseModel):
+    """Where a waiting job is: its place in its tenant's queue (1: next) and how long it
+    has waited."""
+
+    model_config = ConfigDict(frozen=True)
+
+    position: int
+    waiting_s: float
+
+
+def place_label(place: QueuePlace | None, tenant: str | None) -> str | None:
+    """A waiting job's place, as the lists show it: ``#3 of acme, 2m05s``."""
+    if place is None:
+        return None
+    return f"#{place.position} of {tenant}, {duration(place.waiting_s)}"
+
+
+class TenantBacklog(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    tenant: str
+    waiting: int
+    oldest_queued_at: str | None
+    oldest_waiting_s: float | None
+    slots: int  # its jobs hold now
+
+
+class BacklogOutlook(BaseModel):
+    """``richdoc jobs backlog --json``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    capacity: int | None  # None: a stack deployed before admission
+    per_tenant: int | None
+    slots_held: int
+    waiting: int
+    tenants: list[TenantBacklog]
+    recent_runs: int  # the successful runs measured
+    mean_run_s: float | None
+    throughput_per_hour: float | None
+    drain_s: float | None  # the waiting jobs at that throughput
+
+
+def _backlog(operator: Operator) -> Backlog:
+    return Backlog(operator.jobs.table, operator.jobs.clock)
+
+
+def _seconds(start: str | None, end: str | None) -> float | None:
+    if not start or not end:
+        return None
+    return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+
+
+def places(
+    operator: Operator, jobs: Iterable[Job], now: datetime | None = None
+) -> dict[str, QueuePlace]:
+    """The place of each of ``jobs`` that waits in the backlog: one pass over each of
+    their tenants' queues, up to the last of them."""
+    backlog, moment = _backlog(operator), now or datetime.now(UTC)
+    waiting: dict[str, list[Job]] = {}
+    for job in jobs:
+        if job.waiting and job.tenant is not None and job.queued_at:
+            waiting.setdefault(job.tenant, []).append(job)
+    found = {}
+    for tenant, queued in waiting.items():
+        positions = backlog.positions(tenant, max(j.backlog_key or "" for j in queued))
+        for job in queued:
+            if job.job_id in positions and job.queued_at:
+                waited = (moment - datetime.fromisoformat(job.queued_at)).total_seconds()
+                found[job.job_id] = QueuePlace(
+                    position=positions[job.job_id], waiting_s=round(max(waited, 0), 1)
+                )
+    return found
+
+
+def mean_run_s(operator: Operator) -> tuple[int, float | None]:
+    """How many recent successful runs were measured, and the mean time they held a slot."""
+    recent = operator.jobs.page(JobFilter(statuses=(JobStatus.SUCCEEDED,)), limit=RECENT_RUNS)
+    times = [
+        seconds
+        for job in recent.jobs
+        if (seconds := _seconds(job.admitted_at, job.ended_at)) is not None and seconds >= 0
+    ]
+    return len(times), (round(statistics.fmean(times), 3) if times else None)
+
+
+def outlook(operator: Operator, now: datetime | None = None) -> BacklogOutlook:
+    """Every tenant with waiting jobs, the slots held, and when the backlog drains."""
+    moment = now or datetime.now(UTC)
+    backlog = _backlog(operator)
+    settings = operator.resources.admission
+    ledger = (
+        SlotLedger(operator.jobs.table, settings, operator.jobs.clock).read()
+        if settings is not None
+        else None
+    )
+    # Tenants that wait (the lane, least recently served first), then those that only run.
+    names = [t.tenant for t in backlog.tenants()]
+    holding = {h.tenant for h in ledger.holders.values()} if ledger else set()
+    names += sorted(holding - set(names))
+    tenants = []
+    for name in names:
+        waiting = backlog.depth(name)
+        slots = ledger.held_by(name) if ledger else 0
+        if not waiting and not slots:
+            continue  # its lane is only waiting to be cleared
+        oldest = backlog.oldest_queued_at(name)
+        waited = _seconds(oldest, moment.isoformat())
+        tenants.append(
+            TenantBacklog(
+                tenant=name,
+                waiting=waiting,
+                oldest_queued_at=oldest,
+                oldest_waiting_s=None if waited is None else round(max(waited, 0), 1),
+                slots=slots,
+            )
+        )
+    waiting = sum(t.waiting for t in tenants)
+    runs, mean = mean_run_s(operator)
+    throughput = drain = None
+    if settings is not None and mean:
+        throughput = round(settings.capacity * 3600 / mean, 1)
+        drain = round(waiting * mean / settings.capacity, 1)
+    return BacklogOutlook(
+        capacity=settings.capacity if settings else None,
+        per_tenant=settings.per_tenant if settings else None,
+        slots_held=ledger.running if ledger else 0,
+        waiting=waiting,
+        tenants=tenants,
+        recent_runs=runs,
+        mean_run_s=mean,
+        throughput_per_hour=throughput,
+        drain_s=drain,
+    )
