@@ -1,4 +1,4 @@
-"""Item ocr: what OCR of a page without a text layer reads, and what it costs
+"""Item 13, ocr: what OCR of a page without a text layer reads, and what it costs
 (docs/parse.md, "OCR").
 
 * Accuracy: the character error rate (edit distance over the length of the known text,

@@ -67,9 +67,8 @@ def chunk_metadata(manifest: Manifest, chunk: Chunk) -> dict[str, Any]:
         "source_metadata": dict(manifest.metadata),
     }
     # Chunks of runs that read text by OCR say how sure it was (absent otherwise).
-    ocr_confidence = getattr(chunk, "ocr_confidence", None)
-    if ocr_confidence is not None:
-        metadata["ocr_confidence"] = ocr_confidence
+    if chunk.ocr_confidence is not None:
+        metadata["ocr_confidence"] = chunk.ocr_confidence
     return metadata
 
 
