@@ -33,6 +33,7 @@ from richdoc_tools.local.patches import (
     dynamodb_lock,
     dynamodb_projection,
     dynamodb_streams,
+    dynamodb_transaction_rollback,
     dynamodb_transactions,
     events_delivery,
     events_replay,
@@ -111,6 +112,7 @@ EMULATION: tuple[PlainPatchPoint, ...] = (
     attribute_values,
     dynamodb_projection,
     s3_version_listing,
+    dynamodb_transaction_rollback,
 )
 # Who makes each request: signed as the calling thread's role, the threads a handler
 # starts acting for it. Every stack: the injected faults decide on the invocation too.
