@@ -57,6 +57,7 @@ from richdoc_tools.local.patches import (
     s3_missing_key,
     s3_notifications,
     s3_version_listing,
+    s3_version_listing_encoding,
     sdk_retry_sleep,
     serializer_keys,
     sfn_input_size,
@@ -112,6 +113,7 @@ EMULATION: tuple[PlainPatchPoint, ...] = (
     attribute_values,
     dynamodb_projection,
     s3_version_listing,
+    s3_version_listing_encoding,
     dynamodb_transaction_rollback,
 )
 # Who makes each request: signed as the calling thread's role, the threads a handler

@@ -1,0 +1,67 @@
+"""ListObjectVersions answers ``EncodingType=url`` as S3 does.
+
+botocore asks every ListObjectVersions for ``EncodingType=url`` and decodes the keys it
+gets back, because an object key may hold characters XML 1.0 cannot carry (a control
+character such as an escape). S3 then URL-encodes the keys, prefixes and markers of its
+answer. moto honours the parameter for ListObjects but not for ListObjectVersions: it
+writes such a key into the XML raw and answers 500, so the notifier could never list the
+versions of a document named with a control character (it retried forever and the
+stream stopped). The replacement encodes what S3 encodes (``Key``, ``Prefix``,
+``Delimiter``, ``KeyMarker``, ``NextKeyMarker``, each common prefix), as moto's own
+ListObjects does (``FakeKey.safe_name``), and says ``EncodingType: url``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import urllib.parse
+from collections.abc import Callable
+from typing import Any
+
+from richdoc_tools.local.patches.target import original, replace
+
+TARGET = "moto.s3.responses.S3Response.list_object_versions"
+PATCHED = (TARGET,)
+
+ENCODED = ("Prefix", "Delimiter", "KeyMarker", "NextKeyMarker")
+
+
+def url_encoded(result: dict[str, Any]) -> dict[str, Any]:
+    """The listing's result with what S3 encodes for ``EncodingType=url`` encoded."""
+    quote = urllib.parse.quote
+    encoded = dict(result)
+    for name in ENCODED:
+        if encoded.get(name):
+            encoded[name] = quote(encoded[name])
+    for group in ("Versions", "DeleteMarkers"):
+        encoded[group] = [{**entry, "Key": quote(entry["Key"])} for entry in result[group]]
+    if "CommonPrefixes" in result:
+        encoded["CommonPrefixes"] = [
+            {"Prefix": quote(p["Prefix"])} for p in result["CommonPrefixes"]
+        ]
+    encoded["EncodingType"] = "url"
+    return encoded
+
+
+def honouring_encoding(listing: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def list_object_versions(response: Any) -> Any:
+        if response.querystring.get("encoding-type", [None])[0] != "url":
+            return listing(response)
+        from moto.core.responses import ActionResult
+
+        serialized = response.serialized
+
+        def serialized_encoded(action: Any) -> Any:
+            return serialized(ActionResult(url_encoded(action.result)))
+
+        response.serialized = serialized_encoded  # this request's answer only
+        try:
+            return listing(response)
+        finally:
+            del response.serialized
+
+    return list_object_versions
+
+
+def install(exit_stack: contextlib.ExitStack) -> None:
+    replace(exit_stack, TARGET, honouring_encoding(original(TARGET)))
