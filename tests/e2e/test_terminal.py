@@ -390,11 +390,21 @@ def test_in_a_pipe_jobs_list_prints_every_value_whole_as_tab_separated_rows(
     listed = served.richdoc("jobs", "list")  # stdout is a pipe, as in `| less`
     assert listed.returncode == 0, listed.stderr
     header, rows = _rows(listed.stdout)
-    assert header == ["job id", "status", "run", "stage", "tier", "key", "failure", "updated"]
+    assert header == [
+        "job id",
+        "status",
+        "run",
+        "stage",
+        "tier",
+        "key",
+        "failure",
+        "queue",
+        "updated",
+    ]
     by_key = {row[5]: row for row in rows}
     for key, job_id in uploaded.items():
         row = by_key[visible(key)]  # control characters spelled out, never raw
-        assert row[0] == job_id and len(row) == 8
+        assert row[0] == job_id and len(row) == 9
     assert by_key[LONG_KEY][1] == "SUCCEEDED"
     assert by_key["drawing.dwg"][1] == "DEAD_LETTERED"
     assert by_key["drawing.dwg"][6] == "unsupported_feature [format:dwg]"
