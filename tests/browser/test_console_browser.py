@@ -34,6 +34,12 @@ HOSTILE_LINES = [
 ]
 
 
+def origin(url: str) -> str:
+    """The console's address, whichever page (``/tiers/jobs`` too) a test left open."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
 @pytest.fixture(scope="module")
 def console(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleProcess]:
     process = ConsoleProcess(log=tmp_path_factory.mktemp("console") / "functions.log").start()
@@ -89,7 +95,7 @@ def test_a_file_dropped_into_the_page_runs_and_its_graph_colours(
 
 def test_a_file_dropped_by_drag_and_drop_uploads_too(session: tuple[Page, Watch]) -> None:
     page, _ = session
-    page.goto(page.url.split("/jobs")[0] + "/jobs")
+    page.goto(origin(page.url) + "/jobs")
     page.evaluate(
         """() => {
             const transfer = new DataTransfer();
@@ -116,7 +122,7 @@ def test_the_page_view_draws_a_known_paragraph_over_the_pdf(
 ) -> None:
     page, watch = session
     job_url = _job_url(page, "field-report.pdf")
-    page.goto(page.url.split("/jobs")[0] + job_url + "/document")
+    page.goto(origin(page.url) + job_url + "/document")
     graph = twin(page, job_url + "/document.json")["graph"]
     text = "All 14 loading bays were inspected; two need new seals."
     [node] = [n for n in graph["nodes"] if n["text"] == text]
@@ -151,7 +157,7 @@ def test_hostile_names_and_texts_render_inert(session: tuple[Page, Watch], tmp_p
     hostile_pdf = pdf_with_lines(tmp_path / HOSTILE_NAME, HOSTILE_LINES)
     unsupported = tmp_path / "<img src=x onerror=window.__pwned=5>.dwg"
     unsupported.write_bytes(b"AC1032 not a drawing")
-    page.goto(page.url.split("/jobs")[0] + "/jobs")
+    page.goto(origin(page.url) + "/jobs")
     page.locator("#clarify").check()
     page.locator("#file-input").set_input_files([str(hostile_pdf), str(unsupported)])
     hostile_row = page.locator("#jobs-body tr", has=page.get_by_text(HOSTILE_NAME, exact=True))
@@ -161,7 +167,7 @@ def test_hostile_names_and_texts_render_inert(session: tuple[Page, Watch], tmp_p
     expect(failed_row).to_contain_text("format:dwg")
 
     job_url = _job_url(page, HOSTILE_NAME)
-    base = page.url.split("/jobs")[0]
+    base = origin(page.url)
     for path in (
         "/jobs",
         job_url,
@@ -186,7 +192,7 @@ def test_hostile_names_and_texts_render_inert(session: tuple[Page, Watch], tmp_p
 
 def test_the_dead_letter_workbench_counts_then_redrives(session: tuple[Page, Watch]) -> None:
     page, watch = session
-    base = page.url.split("/jobs")[0].split("/dead-letters")[0]
+    base = origin(page.url)
     page.goto(base + "/dead-letters")
     row = page.locator("tr[data-job-id]", has_text=".dwg")
     expect(row).to_have_count(1)
@@ -215,7 +221,7 @@ def test_the_job_pages_buttons_cancel_only_open_runs_and_redrive(
     session: tuple[Page, Watch],
 ) -> None:
     page, watch = session
-    base = page.url.split("/jobs")[0].split("/dead-letters")[0]
+    base = origin(page.url)
     job_url = _job_url(page, "<img src=x onerror=window.__pwned=5>.dwg")
     run = twin(page, job_url + ".json")["job"]["run"]
     page.goto(base + job_url)
@@ -243,7 +249,7 @@ def test_a_failure_group_is_redriven_and_the_tier_ladder_drawn(
     session: tuple[Page, Watch],
 ) -> None:
     page, watch = session
-    base = page.url.split("/jobs")[0].split("/dead-letters")[0].split("/failures")[0]
+    base = origin(page.url)
     job_url = _job_url(page, "<img src=x onerror=window.__pwned=5>.dwg")
     run = twin(page, job_url + ".json")["job"]["run"]
     page.goto(base + "/failures")
@@ -273,7 +279,7 @@ def test_the_markdown_and_each_table_download_from_the_job_page(
     session: tuple[Page, Watch],
 ) -> None:
     page, watch = session
-    base = page.url.split("/jobs")[0].split("/dead-letters")[0].split("/failures")[0]
+    base = origin(page.url)
     page.goto(base + "/jobs")
     page.locator("#file-input").set_input_files(str(SAMPLES / "inventory.xlsx"))
     expect(page.locator("#jobs-body tr", has_text="inventory.xlsx")).to_be_visible()

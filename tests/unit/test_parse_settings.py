@@ -229,25 +229,22 @@ def test_the_contract_changes_with_the_parse_schema(monkeypatch):
 
 
 @pytest.mark.docling
-def test_the_standard_pipeline_is_docling_s_layout_pipeline_with_page_ocr(tmp_path):
-    from docling.datamodel.pipeline_options import (
-        OcrMode,
-        PdfPipelineOptions,
-        TableStructureOptions,
-    )
+def test_the_standard_pipeline_is_docling_s_layout_pipeline_without_ocr_for_now(tmp_path):
+    from docling.datamodel.pipeline_options import PdfPipelineOptions, TableStructureOptions
     from docling.pipeline.standard_pdf_pipeline import StandardPdfPipeline
 
-    from richdoc.parse.ocr_engine import PageOcrOptions
+    from richdoc.parse.ocr import OcrMode as RichdocOcrMode
 
     root = _weights(tmp_path, LAYOUT_MODEL_DIR, TABLE_MODEL_DIR)
-    option = paged_format_option(ParserSettings(Pipeline.STANDARD, root), DocFormat.PDF)
+    settings = ParserSettings(Pipeline.STANDARD, root, RichdocOcrMode.AUTO)
+    # Its OCR stage emptied native pages of their text layer: off until it reads only
+    # the image-only pages (docs/parse.md, "OCR").
+    assert settings.ocr_mode is RichdocOcrMode.OFF
+    option = paged_format_option(settings, DocFormat.PDF)
     options = option.pipeline_options
     assert isinstance(options, PdfPipelineOptions)
     assert option.pipeline_cls is StandardPdfPipeline
-    assert (options.do_ocr, options.do_table_structure) == (True, True)
-    # Full page: the layout model's regions are not where a scan's text is looked for.
-    assert isinstance(options.ocr_options, PageOcrOptions)
-    assert options.ocr_options.mode is OcrMode.FULL_PAGE
+    assert (options.do_ocr, options.do_table_structure) == (False, True)
     assert isinstance(options.table_structure_options, TableStructureOptions)
     assert options.table_structure_options.mode.value == "accurate"
     assert str(options.artifacts_path) == root

@@ -403,6 +403,12 @@ class ParserSettings:
     artifacts_path: str | None = None
     ocr_mode: OcrMode = OcrMode.AUTO
 
+    def __post_init__(self) -> None:
+        # OCR runs on the native pipeline only, for now: on the standard pipeline the
+        # OCR stage emptied native pages of their text layer (docs/parse.md, "OCR").
+        if self.pdf_pipeline is Pipeline.STANDARD:
+            object.__setattr__(self, "ocr_mode", OcrMode.OFF)
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ParserSettings:
         env = os.environ if environ is None else environ
