@@ -92,9 +92,8 @@ def test_the_plan_and_parse_handlers_run_on_a_read_only_filesystem_without_home(
     assert done.returncode == 0, done.stderr[-4000:]
     states = json.loads(done.stdout.strip().splitlines()[-1])
     assert (states["plan"]["pipeline"], states["plan"]["page_count"]) == ("standard", 3)
-    # OCR is off on the standard pipeline for now (ParserSettings): its scanned page is
-    # left unread, and the native pages are converted whole.
-    assert states["plan"]["ocr_page_count"] == 0
+    assert states["plan"]["ocr_page_count"] == 1
     parse = states["parse"]
     assert (parse["pipeline"], parse["page_count"], parse["partial"]) == ("standard", 3, False)
-    assert states["ocr_text"] == ""
+    read = "".join(c if c.isalnum() else " " for c in states["ocr_text"].lower()).split()
+    assert read == ["the", "scanned", "page", "reads", "as", "this", "sentence"]

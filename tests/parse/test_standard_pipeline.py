@@ -1,8 +1,10 @@
-"""docling's standard PDF pipeline (layout model + TableFormer, OCR off), run here on
-synthesised weights: the engine stack imports, docling converts, the parse worker's
-zygote warms up with both models loaded and stays single-threaded, children convert with
-their share of the CPUs, the plan's worker loads no model, the memory ceiling a tier
-leaves is real, and docling's document timeout gives partial results."""
+"""docling's standard PDF pipeline (layout model + TableFormer, OCR of the pages without a
+text layer), run here on synthesised weights and RapidOCR's trained models: the engine
+stack imports, docling converts, a mixed PDF keeps its text layer and has its scanned
+page read, the parse worker's zygote warms up with both models loaded and stays
+single-threaded, children convert with their share of the CPUs, the plan's worker loads
+no model, the memory ceiling a tier leaves is real (OCR's share too), and docling's
+document timeout gives partial results."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from richdoc.parse.settings import (
 )
 from richdoc.parse.step import ParseWorker
 from richdoc.taxonomy import ResourceLimit
-from tests.support import parse_inputs
+from tests.support import parse_inputs, scans
 from tests.support.tiers import smallest_tier_mb, zygote_memory
 
 pytestmark = [pytest.mark.docling, pytest.mark.slow]
@@ -80,7 +82,7 @@ def test_a_fresh_interpreter_imports_the_engine_stack_and_converts(model_weights
     assert facts["processor"] == "RTDetrImageProcessor"
     # torchvision's compiled operators may be absent; calling one says so, as designed.
     assert facts["nms"] == "ok" or "Couldn't load custom C++ ops" in facts["nms"]
-    assert facts["pipeline"] == "StandardPdfPipeline"
+    assert facts["pipeline"] == "StandardOcrPdfPipeline"
     assert (facts["status"], facts["pages"]) == ("success", 2)
     assert facts["labels"] == ["text"]  # the synthesised layout model's one label
 
@@ -118,6 +120,37 @@ def test_the_parse_worker_warms_up_single_threaded_and_converts(standard_worker,
     # anonymous pages from the fork on.
     assert outcome.peak_rss_mb >= hello.rss_mb * 0.9
     assert outcome.peak_rss_mb >= hello.anon_mb
+
+
+NATIVE_LINE = "A native text page: its text layer is kept as it is."
+SCANNED_LINES = ("Scanned page of the report.", "Signed on February 14, 2025.")
+
+
+def _words(text: str) -> list[str]:
+    return "".join(c if c.isalnum() else " " for c in text.lower()).split()
+
+
+def _mixed(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(scans.mixed_pdf([("text", [NATIVE_LINE]), ("scan", SCANNED_LINES)]))
+    return path
+
+
+def test_a_mixed_pdf_keeps_its_text_layer_and_its_scanned_page_is_read(standard_worker, tmp_path):
+    """docling's standard pipeline skips every page's text layer when its OCR reads full
+    pages; here OCR reads only the page without one, and the other keeps its own."""
+    staged = _mixed(tmp_path / "mixed.pdf")
+    limits = ParseLimits(max_pages=10, timeout_s=600.0, mem_ceiling_mb=8192)
+    report, _ = standard_worker.convert(
+        staged, DocFormat.PDF, tmp_path / "out.json", limits, accept_partial=False
+    )
+    assert (report.page_count, report.ocr_pages, report.unread_pages) == (2, [2], [])
+    document = json.loads((tmp_path / "out.json").read_text())
+    by_page: dict[int, list[str]] = {1: [], 2: []}
+    for text in document["texts"]:
+        by_page[text["prov"][0]["page_no"]].append(text["text"])
+    assert _words(" ".join(by_page[1])) == _words(NATIVE_LINE)
+    assert _words(" ".join(by_page[2])) == _words(" ".join(SCANNED_LINES))
 
 
 def test_in_a_lambda_tier_torch_gets_the_threads_its_memory_buys(standard_worker, tmp_path):
@@ -178,6 +211,16 @@ def test_the_tiers_ceiling_refuses_a_tier_too_small_and_kills_what_outgrows_it(
     assert outcome.peak_rss_mb < ceiling
     with pytest.raises(ResourceLimit, match=f"exceeded mem_ceiling_mb={ceiling}"):
         convert(3, tier)
+    # A page OCR reads needs more: known once the child has inspected the document.
+    limits = ParseLimits.resolve(memory_tier_mb=tier, timeout_s=600, environ={})
+    with pytest.raises(ResourceLimit, match="one page needs on the standard pipeline with OCR"):
+        standard_worker.convert(
+            _mixed(tmp_path / "mixed" / "document.pdf"),
+            DocFormat.PDF,
+            tmp_path / "mixed" / "out.json",
+            limits,
+            accept_partial=False,
+        )
 
 
 def test_the_document_timeout_is_a_resource_limit_below_the_top_tier_and_partial_at_it(

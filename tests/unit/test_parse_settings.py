@@ -14,6 +14,7 @@ from richdoc.parse.convert import paged_format_option
 from richdoc.parse.settings import (
     HANDLER_MB,
     LAYOUT_MODEL_DIR,
+    ONE_OCR_PAGE_MB,
     ONE_PAGE_MB,
     OVERSHOOT_MB,
     SMALLEST_ZYGOTE,
@@ -28,6 +29,7 @@ from richdoc.parse.settings import (
     cpu_budget,
     lambda_vcpus,
     largest_document_json_mb,
+    one_page_mb,
     processor_contract,
     select_pdf_pipeline,
     threads_for,
@@ -114,6 +116,17 @@ def test_a_tier_that_cannot_hold_one_page_is_refused_as_a_resource_limit():
         ceiling_for_tier(1536, STANDARD_ZYGOTE, Pipeline.STANDARD)
     # The same tier holds a page of the pipelines without models.
     assert ceiling_for_tier(1536, ZygoteMemory(250.0, 120.0), Pipeline.NATIVE) > 250 + 64
+
+
+def test_a_page_ocr_reads_needs_its_share_of_a_tier_and_a_configured_ceiling_is_taken_as_given():
+    tiered = ParseLimits.resolve(memory_tier_mb=3008, environ={})
+    needed = tiered.ocr_page_mb(STANDARD_ZYGOTE, Pipeline.STANDARD)
+    assert needed == (
+        one_page_mb(STANDARD_ZYGOTE, Pipeline.STANDARD) + ONE_OCR_PAGE_MB[Pipeline.STANDARD]
+    )
+    assert needed == one_page_mb(STANDARD_ZYGOTE, Pipeline.STANDARD, ocr=True)
+    configured = ParseLimits(max_pages=10, timeout_s=1.0, mem_ceiling_mb=300)
+    assert configured.ocr_page_mb(STANDARD_ZYGOTE, Pipeline.STANDARD) is None
 
 
 def test_a_configured_ceiling_is_never_refused():
@@ -229,22 +242,26 @@ def test_the_contract_changes_with_the_parse_schema(monkeypatch):
 
 
 @pytest.mark.docling
-def test_the_standard_pipeline_is_docling_s_layout_pipeline_without_ocr_for_now(tmp_path):
-    from docling.datamodel.pipeline_options import PdfPipelineOptions, TableStructureOptions
+def test_the_standard_pipeline_is_docling_s_layout_pipeline_with_page_ocr(tmp_path):
+    from docling.datamodel.pipeline_options import (
+        OcrMode,
+        PdfPipelineOptions,
+        TableStructureOptions,
+    )
     from docling.pipeline.standard_pdf_pipeline import StandardPdfPipeline
 
-    from richdoc.parse.ocr import OcrMode as RichdocOcrMode
+    from richdoc.parse.ocr_engine import PageOcrOptions, StandardOcrPdfPipeline
 
     root = _weights(tmp_path, LAYOUT_MODEL_DIR, TABLE_MODEL_DIR)
-    settings = ParserSettings(Pipeline.STANDARD, root, RichdocOcrMode.AUTO)
-    # Its OCR stage emptied native pages of their text layer: off until it reads only
-    # the image-only pages (docs/parse.md, "OCR").
-    assert settings.ocr_mode is RichdocOcrMode.OFF
-    option = paged_format_option(settings, DocFormat.PDF)
+    option = paged_format_option(ParserSettings(Pipeline.STANDARD, root), DocFormat.PDF)
     options = option.pipeline_options
     assert isinstance(options, PdfPipelineOptions)
-    assert option.pipeline_cls is StandardPdfPipeline
-    assert (options.do_ocr, options.do_table_structure) == (False, True)
+    assert option.pipeline_cls is StandardOcrPdfPipeline
+    assert issubclass(StandardOcrPdfPipeline, StandardPdfPipeline)
+    assert (options.do_ocr, options.do_table_structure) == (True, True)
+    # Full page: the layout model's regions are not where a scan's text is looked for.
+    assert isinstance(options.ocr_options, PageOcrOptions)
+    assert options.ocr_options.mode is OcrMode.FULL_PAGE
     assert isinstance(options.table_structure_options, TableStructureOptions)
     assert options.table_structure_options.mode.value == "accurate"
     assert str(options.artifacts_path) == root

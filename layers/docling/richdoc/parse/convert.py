@@ -67,6 +67,7 @@ def paged_format_option(settings: ParserSettings, fmt: DocFormat) -> FormatOptio
     from richdoc.parse.ocr_engine import (
         NativeOcrPdfPipeline,
         NativeOcrPdfPipelineOptions,
+        StandardOcrPdfPipeline,
         page_ocr_options,
     )
 
@@ -85,8 +86,8 @@ def paged_format_option(settings: ParserSettings, fmt: DocFormat) -> FormatOptio
             accelerator_options=AcceleratorOptions(num_threads=1, device=options["device"]),
         )
         if fmt is DocFormat.IMAGE:
-            return ImageFormatOption(pipeline_options=standard)
-        return PdfFormatOption(pipeline_options=standard)
+            return ImageFormatOption(pipeline_cls=StandardOcrPdfPipeline, pipeline_options=standard)
+        return PdfFormatOption(pipeline_cls=StandardOcrPdfPipeline, pipeline_options=standard)
     options = PIPELINE_OPTIONS[Pipeline.NATIVE]
     native = NativeOcrPdfPipelineOptions(
         text_cell_unit=TextCellUnit(options["text_cell_unit"]),
@@ -279,6 +280,12 @@ def convert_document(task: ConvertTask) -> ChildReport:
     if pages is not None and page_count is not None and pages.end > page_count:
         raise ValueError(f"pages {pages} are beyond the document's {page_count} pages")
     reading = pages_to_read(settings.ocr_mode, fmt, inspection, pages)
+    if reading.read and task.ocr_page_mb is not None and task.mem_ceiling_mb < task.ocr_page_mb:
+        raise ResourceLimit(
+            f"the parse worker's {task.mem_ceiling_mb} MB memory ceiling is below the "
+            f"{task.ocr_page_mb} MB one page needs on the {pipeline} pipeline with OCR "
+            f"({len(reading.read)} pages to read); a bigger tier may parse it"
+        )
     inspected = time.monotonic()
     converter = _warm.converters[fmt]
     threads = None

@@ -12,8 +12,9 @@ conversion names, and the provenance it leaves in the DoclingDocument.
   rendered at 216 dpi, an image's page read at its own pixels.
 * ``NativeOcrPdfPipeline`` is docling's native pipeline with that stage: a named page
   is rendered by docling's pdfium page backend (the native pipeline's docling-parse
-  backend renders no images) and its lines become text items as native lines do. The
-  standard pipeline runs the same model as its OCR stage.
+  backend renders no images) and its lines become text items as native lines do.
+* ``StandardOcrPdfPipeline`` is docling's standard pipeline with that stage, keeping
+  every page's text layer (docling's skips it for all pages in full-page mode).
 * ``record_ocr`` writes what OCR did (``richdoc.parse.ocr``) onto the converted document.
 """
 
@@ -34,7 +35,11 @@ from docling.datamodel.pipeline_options import (
 )
 from docling.models.base_ocr_model import BaseOcrModel
 from docling.models.factories import get_ocr_factory
+from docling.models.stages.page_preprocessing.page_preprocessing_model import (
+    PagePreprocessingModel,
+)
 from docling.pipeline.native_pdf_pipeline import NativePdfPipeline
+from docling.pipeline.standard_pdf_pipeline import StandardPdfPipeline
 from docling_core.types.doc import BoundingBox, DoclingDocument, FloatingItem, NodeItem
 from docling_core.types.doc.common.meta import BaseMeta, FloatingMeta
 
@@ -281,6 +286,24 @@ def _image_mimetype(source: Any) -> str:
     guessed = filetype.guess_mime(str(source)) if isinstance(source, Path) else None
     builtin = mimetypes.MimeTypes(filenames=()).types_map[True].values()
     return str(guessed) if guessed in builtin else "application/octet-stream"
+
+
+# The standard pipeline with OCR ---------------------------------------------------------
+
+
+class StandardOcrPdfPipeline(StandardPdfPipeline):
+    """docling's standard pipeline (layout and table models) whose OCR stage is
+    ``PageOcrModel``. docling skips extracting the text layer of every page when its OCR
+    reads full pages, since its full-page OCR replaces every page's text; ours reads only
+    the pages without one, so every page keeps its text layer."""
+
+    def _init_models(self) -> None:
+        super()._init_models()
+        options = self.preprocessing_model.options
+        if options.skip_cell_extraction:
+            self.preprocessing_model = PagePreprocessingModel(
+                options=options.model_copy(update={"skip_cell_extraction": False})
+            )
 
 
 # The provenance ---------------------------------------------------------------------------

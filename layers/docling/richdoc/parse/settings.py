@@ -99,10 +99,14 @@ ONE_PAGE_MB: dict[Pipeline, int] = {
     Pipeline.SIMPLE: 64,
 }
 # What OCR adds to one page, with room: the engine's models, loaded in the child, and a
-# page rendered at 216 dpi with the detector's activations (measured: a child reading A4
-# scans peaked at 1,150 MB where one converting their typeset text peaked at 305 MB;
-# docs/parse.md, "OCR").
-ONE_OCR_PAGE_MB = 960
+# page rendered at 216 dpi with the detector's activations (measured on A4 scans, above
+# the zygote's anonymous pages: native pipeline 1,150 MB against 305 MB for typeset text;
+# standard pipeline 1,156 MB against 487 MB, the page image shared with the layout
+# model; docs/parse.md, "OCR").
+ONE_OCR_PAGE_MB: dict[Pipeline, int] = {
+    Pipeline.STANDARD: 760,
+    Pipeline.NATIVE: 960,
+}
 
 
 @dataclass(frozen=True)
@@ -115,9 +119,13 @@ class ZygoteMemory:
     file_mb: float
 
 
-def ceiling_for_tier(
-    memory_mb: int, zygote: ZygoteMemory, pipeline: Pipeline, *, ocr: bool = False
-) -> int:
+def one_page_mb(zygote: ZygoteMemory, pipeline: Pipeline, *, ocr: bool = False) -> int:
+    """What a child's ceiling must hold to convert one page on ``pipeline`` beside the
+    warm zygote (``ocr``: one page OCR reads)."""
+    return int(zygote.anon_mb + ONE_PAGE_MB[pipeline] + (ONE_OCR_PAGE_MB[pipeline] if ocr else 0))
+
+
+def ceiling_for_tier(memory_mb: int, zygote: ZygoteMemory, pipeline: Pipeline) -> int:
     """The child's RSS ceiling inside a Lambda function of ``memory_mb``, given the warm
     zygote beside it; ``ResourceLimit`` when that ceiling cannot hold one page.
 
@@ -127,16 +135,18 @@ def ceiling_for_tier(
     anonymous ones. Then the sampling overshoot and a slack share (docs/parse.md)::
 
         ceiling = tier - handler - (file + 10 % anon) - overshoot - 5 % tier
+
+    Whether it holds a page OCR reads is known only once the child has inspected the
+    document (``ParseLimits.ocr_page_mb``).
     """
     zygote_share = zygote.file_mb + COPY_ON_WRITE_SHARE * zygote.anon_mb
     ceiling = int(memory_mb - HANDLER_MB - zygote_share - OVERSHOOT_MB - SLACK_SHARE * memory_mb)
-    needed = int(zygote.anon_mb + ONE_PAGE_MB[pipeline] + (ONE_OCR_PAGE_MB if ocr else 0))
+    needed = one_page_mb(zygote, pipeline)
     if ceiling < needed:
-        with_ocr = " with OCR" if ocr else ""
         raise ResourceLimit(
             f"a {memory_mb} MB function leaves the parse worker a {ceiling} MB memory "
-            f"ceiling, below the {needed} MB one page needs on the {pipeline} pipeline"
-            f"{with_ocr}; a bigger tier may parse it"
+            f"ceiling, below the {needed} MB one page needs on the {pipeline} pipeline; "
+            "a bigger tier may parse it"
         )
     return ceiling
 
@@ -198,14 +208,21 @@ class ParseLimits:
             )
         return self.within(left)
 
-    def ceiling(self, zygote: ZygoteMemory, pipeline: Pipeline, *, ocr: bool = False) -> int:
-        """The child's ceiling for a document on ``pipeline`` (``ocr``: that OCR may
-        read): the configured one, else the tier's (``ceiling_for_tier``, which refuses
-        a tier too small for one page)."""
+    def ceiling(self, zygote: ZygoteMemory, pipeline: Pipeline) -> int:
+        """The child's ceiling for a document on ``pipeline``: the configured one, else
+        the tier's (``ceiling_for_tier``, which refuses a tier too small for one page)."""
         if self.mem_ceiling_mb is not None:
             return self.mem_ceiling_mb
         assert self.memory_tier_mb is not None  # __post_init__
-        return ceiling_for_tier(self.memory_tier_mb, zygote, pipeline, ocr=ocr)
+        return ceiling_for_tier(self.memory_tier_mb, zygote, pipeline)
+
+    def ocr_page_mb(self, zygote: ZygoteMemory, pipeline: Pipeline) -> int | None:
+        """What the tier's ceiling must hold for a page OCR reads (the child refuses such
+        a document below it, once its inspection has found one); None for a configured
+        ceiling, which is taken as given."""
+        if self.mem_ceiling_mb is not None:
+            return None
+        return one_page_mb(zygote, pipeline, ocr=True)
 
     @classmethod
     def resolve(
@@ -402,12 +419,6 @@ class ParserSettings:
     pdf_pipeline: Pipeline
     artifacts_path: str | None = None
     ocr_mode: OcrMode = OcrMode.AUTO
-
-    def __post_init__(self) -> None:
-        # OCR runs on the native pipeline only, for now: on the standard pipeline the
-        # OCR stage emptied native pages of their text layer (docs/parse.md, "OCR").
-        if self.pdf_pipeline is Pipeline.STANDARD:
-            object.__setattr__(self, "ocr_mode", OcrMode.OFF)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ParserSettings:

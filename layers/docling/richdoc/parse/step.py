@@ -93,10 +93,18 @@ class ParseWorker:
         ``ResourceLimit`` for a tier too small for one page)."""
         if limits.mem_ceiling_mb is not None:
             return limits.mem_ceiling_mb
+        return limits.ceiling(self._zygote(), self.settings.pipeline_for(fmt))
+
+    def ocr_page_mb(self, limits: ParseLimits, fmt: DocFormat) -> int | None:
+        """What the ceiling must hold for a page OCR reads, for a format OCR may read on
+        a Lambda tier (``ParseLimits.ocr_page_mb``); None otherwise."""
+        if not self.settings.may_ocr(fmt) or limits.mem_ceiling_mb is not None:
+            return None
+        return limits.ocr_page_mb(self._zygote(), self.settings.pipeline_for(fmt))
+
+    def _zygote(self) -> ZygoteMemory:
         hello = self.server.start()
-        zygote = ZygoteMemory(anon_mb=hello.anon_mb, file_mb=hello.file_mb)
-        pipeline = self.settings.pipeline_for(fmt)
-        return limits.ceiling(zygote, pipeline, ocr=self.settings.may_ocr(fmt))
+        return ZygoteMemory(anon_mb=hello.anon_mb, file_mb=hello.file_mb)
 
     def convert(
         self,
@@ -126,6 +134,7 @@ class ParseWorker:
                 accept_partial=accept_partial,
                 page_range=pages,
                 threads=threads,
+                ocr_page_mb=self.ocr_page_mb(limits, fmt),
             )
             outcome = self.server.run(
                 task.model_dump(mode="json"),

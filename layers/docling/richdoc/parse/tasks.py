@@ -31,6 +31,9 @@ class ConvertTask(_Task):
     threads: int = 1  # torch's threads for the conversion (richdoc.parse.settings.threads_for)
     accept_partial: bool
     page_range: PageSpan | None = None  # a shard's pages
+    # What one page OCR reads needs of mem_ceiling_mb (richdoc.parse.settings.one_page_mb);
+    # the child refuses a document with such pages below it. None: no check.
+    ocr_page_mb: int | None = None
 
 
 class InspectTask(_Task):
