@@ -27,8 +27,10 @@ from typing import Protocol
 from richdoc_tools.local.patches import (
     api_destinations,
     attribute_values,
+    backend_urls,
     condition_builder,
     connection_secrets,
+    dynamodb_action_counts,
     definition_parse,
     dynamodb_lock,
     dynamodb_projection,
@@ -106,6 +108,7 @@ EMULATION: tuple[PlainPatchPoint, ...] = (
     sqs_message_arrivals,
     sqs_message_move_task,
     response_methods,
+    backend_urls,
     json_paths,
     lambda_task_errors,
     connection_secrets,
@@ -115,6 +118,7 @@ EMULATION: tuple[PlainPatchPoint, ...] = (
     s3_version_listing,
     s3_version_listing_encoding,
     dynamodb_transaction_rollback,
+    dynamodb_action_counts,
 )
 # Who makes each request: signed as the calling thread's role, the threads a handler
 # starts acting for it. Every stack: the injected faults decide on the invocation too.

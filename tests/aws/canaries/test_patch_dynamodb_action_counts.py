@@ -1,0 +1,83 @@
+"""Canary: moto counts an update expression's sections once per node of its tree (each
+count a walk of the node's subtree); the patch (patches.dynamodb_action_counts) counts
+them in one pass and refuses exactly the expressions moto refuses, with moto's error."""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+from richdoc_tools.local.patches import dynamodb_action_counts
+from richdoc_tools.local.patches.target import original
+
+NAMES = st.sampled_from(["#a", "#b", "#c", "d", "e.f", "g[1]"])
+VALUES = st.sampled_from([":v", ":w", ":x"])
+SET_ACTIONS = st.one_of(
+    st.builds(lambda n, v: f"{n} = {v}", NAMES, VALUES),
+    st.builds(lambda n, v: f"{n} = {n} + {v}", NAMES, VALUES),
+    st.builds(lambda n, v: f"{n} = list_append({n}, {v})", NAMES, VALUES),
+    st.builds(lambda n, v: f"{n} = if_not_exists({n}, {v})", NAMES, VALUES),
+)
+CLAUSES = st.one_of(
+    st.builds(lambda acts: "SET " + ", ".join(acts), st.lists(SET_ACTIONS, min_size=1, max_size=5)),
+    st.builds(lambda ns: "REMOVE " + ", ".join(ns), st.lists(NAMES, min_size=1, max_size=4)),
+    st.builds(
+        lambda pairs: "ADD " + ", ".join(f"{n} {v}" for n, v in pairs),
+        st.lists(st.tuples(NAMES, VALUES), min_size=1, max_size=3),
+    ),
+    st.builds(
+        lambda pairs: "DELETE " + ", ".join(f"{n} {v}" for n, v in pairs),
+        st.lists(st.tuples(NAMES, VALUES), min_size=1, max_size=3),
+    ),
+)
+EXPRESSIONS = st.lists(CLAUSES, min_size=1, max_size=5).map(" ".join)
+
+
+def _outcome(traverse: Any, expression: str) -> tuple[str, str] | None:
+    from moto.dynamodb.parsing.expressions import UpdateExpressionParser
+    from moto.dynamodb.parsing.validators import ActionCountValidator
+
+    ast = UpdateExpressionParser.make(expression)
+    try:
+        traverse(ActionCountValidator(), copy.deepcopy(ast))
+    except Exception as error:
+        return type(error).__name__, str(error)
+    return None
+
+
+def test_moto_counts_the_sections_at_every_update_expression_node() -> None:
+    from moto.dynamodb.parsing.ast_nodes import UpdateExpression
+    from moto.dynamodb.parsing.validators import ActionCountValidator
+
+    assert (
+        dynamodb_action_counts.TARGET
+        == "moto.dynamodb.parsing.validators.ActionCountValidator.traverse"
+    )
+    assert "traverse" not in vars(ActionCountValidator)  # DepthFirstTraverser's, inherited
+    assert ActionCountValidator()._processing_map().keys() == {UpdateExpression}
+    source = inspect.getsource(ActionCountValidator.verify_action_counts)
+    for section in ("UpdateExpressionAddClause", "UpdateExpressionRemoveClause"):
+        assert section in source
+    assert source.index('"ADD"') < source.index('"REMOVE"') < source.index('"SET"')
+
+
+@given(EXPRESSIONS)
+def test_the_one_pass_count_refuses_what_moto_refuses_with_moto_s_error(expression: str) -> None:
+    from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser
+
+    moto_traverse = original("moto.dynamodb.parsing.ast_nodes.DepthFirstTraverser.traverse")
+    assert moto_traverse is DepthFirstTraverser.traverse
+    assert _outcome(dynamodb_action_counts.counted_traverse, expression) == _outcome(
+        moto_traverse, expression
+    )
+
+
+def test_a_section_used_twice_is_refused_and_once_each_passes() -> None:
+    refused = _outcome(dynamodb_action_counts.counted_traverse, "SET #a = :v REMOVE d SET #b = :w")
+    assert refused is not None and refused[0] == "TooManyClauses"
+    assert 'The \\"SET\\" section can only be used once in an update expression' in refused[1]
+    once_each = "SET #a = :v, #b = :w REMOVE d ADD e.f :x DELETE g[1] :v"
+    assert _outcome(dynamodb_action_counts.counted_traverse, once_each) is None
