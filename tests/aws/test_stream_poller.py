@@ -154,7 +154,7 @@ def test_records_read_once_are_batched_from_memory_along_the_iterator_chain(
 def test_a_failed_batch_is_read_again_from_a_new_iterator_at_its_first_record(
     stream: dict[str, Any],
 ) -> None:
-    answers = iter([None, {"batchItemFailures": []}])
+    answers: Iterator[dict[str, Any] | None] = iter([None, {"batchItemFailures": []}])
     function = StandInFunction(answer=lambda batch: next(answers))
     p = poller(stream, function)
     write(stream, ("a", "job"), ("b", "job"))

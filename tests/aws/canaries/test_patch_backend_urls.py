@@ -13,8 +13,8 @@ import boto3
 import pytest
 from moto import mock_aws
 from moto.backends import get_backend
-from moto.core import DEFAULT_ACCOUNT_ID
 from moto.core.base_backend import BaseBackend
+from moto.core.models import DEFAULT_ACCOUNT_ID
 from richdoc_tools.local.patches import backend_urls
 
 SERVICES = ("s3", "dynamodb", "dynamodbstreams", "sqs", "stepfunctions", "lambda", "events")

@@ -30,8 +30,9 @@ from richdoc_tools.local.patches import (
     backend_urls,
     condition_builder,
     connection_secrets,
-    dynamodb_action_counts,
     definition_parse,
+    dynamodb_action_counts,
+    dynamodb_expression_copy,
     dynamodb_lock,
     dynamodb_projection,
     dynamodb_streams,
@@ -119,6 +120,7 @@ EMULATION: tuple[PlainPatchPoint, ...] = (
     s3_version_listing_encoding,
     dynamodb_transaction_rollback,
     dynamodb_action_counts,
+    dynamodb_expression_copy,
 )
 # Who makes each request: signed as the calling thread's role, the threads a handler
 # starts acting for it. Every stack: the injected faults decide on the invocation too.

@@ -13,6 +13,7 @@ expression raises the same error (or none), as the canary's property test compar
 from __future__ import annotations
 
 import contextlib
+import importlib
 from typing import Any
 
 from richdoc_tools.local.patches.target import replace
@@ -27,21 +28,16 @@ def counted_traverse(validator: Any, node: Any) -> Any:
     moto's traversal would first raise it; returns the node (moto's processor changes
     nothing)."""
     from moto.dynamodb.exceptions import TooManyClauses
-    from moto.dynamodb.parsing.ast_nodes import (
-        Expression,
-        Node,
-        UpdateExpression,
-        UpdateExpressionAddClause,
-        UpdateExpressionFunction,
-        UpdateExpressionRemoveClause,
-        UpdateExpressionSetClause,
-    )
 
+    # moto's module opts out of type checking: its classes are Any here.
+    nodes: Any = importlib.import_module("moto.dynamodb.parsing.ast_nodes")
+    Node, UpdateExpression = nodes.Node, nodes.UpdateExpression
+    searched = (nodes.Expression, nodes.UpdateExpressionFunction)
     # moto's check order at a node, and the name each section's error gives.
     sections = (
-        (UpdateExpressionAddClause, "ADD"),
-        (UpdateExpressionRemoveClause, "REMOVE"),
-        (UpdateExpressionSetClause, "SET"),
+        (nodes.UpdateExpressionAddClause, "ADD"),
+        (nodes.UpdateExpressionRemoveClause, "REMOVE"),
+        (nodes.UpdateExpressionSetClause, "SET"),
     )
 
     def counts(current: Any) -> tuple[int, ...]:
@@ -51,7 +47,7 @@ def counted_traverse(validator: Any, node: Any) -> Any:
         below = [counts(child) for child in children]
         found = [0] * len(sections)
         for child, child_counts in zip(children, below, strict=True):
-            searched_into = isinstance(child, (Expression, UpdateExpressionFunction))
+            searched_into = isinstance(child, searched)
             for index, (clause, _) in enumerate(sections):
                 if type(child) is clause:
                     found[index] += 1

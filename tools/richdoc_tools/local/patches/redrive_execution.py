@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import contextlib
 from typing import TYPE_CHECKING, NoReturn
-from unittest import mock
 
-from richdoc_tools.local.patches.target import owner
+from richdoc_tools.local.patches.target import add
 
 if TYPE_CHECKING:
     from moto.stepfunctions.responses import StepFunctionResponse
@@ -58,6 +57,4 @@ def _redrive_execution(self: StepFunctionResponse) -> NoReturn:
 
 
 def install(exit_stack: contextlib.ExitStack) -> None:
-    cls, attribute = owner(TARGET)
-    # create=True: the attribute is what moto lacks; closing the stack removes it again.
-    exit_stack.enter_context(mock.patch.object(cls, attribute, _redrive_execution, create=True))
+    add(exit_stack, TARGET, _redrive_execution)

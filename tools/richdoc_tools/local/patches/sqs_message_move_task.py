@@ -18,9 +18,8 @@ from __future__ import annotations
 
 import contextlib
 from typing import TYPE_CHECKING, Any, NoReturn
-from unittest import mock
 
-from richdoc_tools.local.patches.target import owner
+from richdoc_tools.local.patches.target import add
 
 if TYPE_CHECKING:
     from moto.sqs.responses import SQSResponse
@@ -60,5 +59,4 @@ def install(exit_stack: contextlib.ExitStack) -> None:
         (LIST_TARGET, _list_message_move_tasks),
         (CANCEL_TARGET, _refuse),
     ):
-        cls, attribute = owner(target)
-        exit_stack.enter_context(mock.patch.object(cls, attribute, replacement, create=True))
+        add(exit_stack, target, replacement)

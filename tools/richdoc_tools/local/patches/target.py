@@ -29,6 +29,13 @@ def replace(exit_stack: contextlib.ExitStack, target: str, new: object) -> None:
     exit_stack.enter_context(mock.patch.object(cls_or_module, attribute, new))
 
 
+def add(exit_stack: contextlib.ExitStack, target: str, new: object) -> None:
+    """``target``, which moto lacks, is ``new`` until ``exit_stack`` closes (and then gone
+    again)."""
+    cls_or_module, attribute = owner(target)
+    exit_stack.enter_context(mock.patch.object(cls_or_module, attribute, new, create=True))
+
+
 def locked(
     function: Callable[..., Any], lock: contextlib.AbstractContextManager[Any]
 ) -> Callable[..., Any]:
