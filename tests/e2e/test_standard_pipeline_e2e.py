@@ -5,8 +5,9 @@ the ceiling the tier really leaves, and page-range shards merged as the whole.
 The stack's tier 1 is the smallest memory whose derived ceiling
 (``richdoc.parse.settings.ceiling_for_tier``, from the warm zygote's resident set) holds
 one page: a one-page shard converts there, a three-page document outgrows it and is
-killed, and tier 2 (3,008 MB) finishes it. Small documents only: each page costs a few
-CPU seconds here.
+killed, and tier 2 (3,008 MB) finishes it; a mixed PDF, whose scanned page OCR reads, is
+refused by tier 1 as too small for a page OCR reads and read at tier 2. Small documents
+only: each page costs a few CPU seconds here.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from richdoc.parse.settings import (
     Pipeline,
 )
 from richdoc.parse.step import shared_worker
-from tests.support import parse_inputs
+from richdoc_client.projection import DocumentNode, block_text
+from tests.support import parse_inputs, scans
+from tests.support.ocr_runs import projection_of
 from tests.support.stack_runs import (
     execution,
     history,
@@ -136,3 +139,41 @@ def test_page_range_shards_on_the_standard_pipeline_merge_into_the_whole_documen
         "3-3": [(1, "ok")],
     }
     assert _outputs(stack, job) == _outputs(stack, whole)
+
+
+NATIVE_LINE = "A native text page: its text layer is kept as it is."
+SCANNED_LINES = ("Scanned page of the report.", "Signed on February 14, 2025.")
+
+
+def _words(text: str) -> list[str]:
+    return "".join(c if c.isalnum() else " " for c in text.lower()).split()
+
+
+def test_a_mixed_pdf_on_the_standard_pipeline_escalates_for_its_ocr_page_and_reads_both(
+    standard_stack: tuple[Any, int],
+) -> None:
+    stack, _ = standard_stack
+    body = scans.mixed_pdf([("text", [NATIVE_LINE]), ("scan", SCANNED_LINES)])
+    job = run_pdf(stack, "standard/mixed.pdf", body)
+    assert job.status is JobStatus.SUCCEEDED, job.failure
+    assert job.pipeline == "standard"
+    assert job.counts is not None and job.counts.ocr_page_count == 1
+    # Tier 1 holds one text page, not a page OCR reads: refused once the child knew.
+    parses = [(tier, outcome) for stage, tier, outcome in outcomes(stack, job) if stage == "parse"]
+    assert parses == [(1, "ResourceLimit"), (2, "ok")]
+    [refused] = [
+        a for a in stack.jobs.attempts.of_job(job.job_id, job.run) if a.outcome == "ResourceLimit"
+    ]
+    assert refused.reason is not None and "with OCR" in refused.reason, refused
+    projection = projection_of(stack, job)
+    texts = {
+        page: " ".join(
+            block_text(n)
+            for n in projection.nodes
+            if not isinstance(n, DocumentNode) and n.props.page == page
+        )
+        for page in (1, 2)
+    }
+    assert _words(texts[1]) == _words(NATIVE_LINE)
+    assert _words(texts[2]) == _words(" ".join(SCANNED_LINES))
+    assert projection.stats.ocr is not None and projection.stats.ocr.ocr_pages == [2]
