@@ -168,7 +168,7 @@ def test_a_mixed_pdf_on_the_standard_pipeline_escalates_for_its_ocr_page_and_rea
     projection = projection_of(stack, job)
     texts = {
         page: " ".join(
-            block_text(n)
+            block_text(n) or ""
             for n in projection.nodes
             if not isinstance(n, DocumentNode) and n.props.page == page
         )
