@@ -57,12 +57,14 @@ def state_machine(definition: Mapping[str, Any], name: str = "m") -> str:
     return created["stateMachineArn"]
 
 
-def table_with_stream(name: str = "t") -> str:
-    """A table keyed by ``pk`` whose stream carries old and new images; its stream ARN."""
+def table_with_stream(name: str = "t", *, sort_key: str | None = None) -> str:
+    """A table keyed by ``pk`` (and ``sort_key``, a string, when given) whose stream
+    carries old and new images; its stream ARN."""
+    keys = [("pk", "HASH")] + ([(sort_key, "RANGE")] if sort_key else [])
     created = boto3.client("dynamodb", region_name=REGION).create_table(
         TableName=name,
-        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": key, "AttributeType": "S"} for key, _ in keys],
+        KeySchema=[{"AttributeName": key, "KeyType": kind} for key, kind in keys],
         BillingMode="PAY_PER_REQUEST",
         StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
     )

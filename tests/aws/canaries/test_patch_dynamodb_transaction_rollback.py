@@ -19,6 +19,8 @@ from richdoc_tools.local.clients import CLIENT_CONFIG
 from richdoc_tools.local.emulation import MOTO_CONFIG
 from richdoc_tools.local.patches import dynamodb_transaction_rollback
 
+from tests.support.aws import table_with_stream
+
 # moto's transact_write_items, as the replacement copies it: a change to it must be
 # carried into the replacement (then record the new digest here).
 MOTO_SOURCE_SHA256 = "81db2cb7d94e39c90b3a2077e1f4bb41a449c558ef9b1b1e2910fdaa39978ad4"
@@ -77,19 +79,7 @@ def _transactions(ddb: Any) -> list[Any]:
 
 def _world() -> list[Any]:
     ddb = boto3.client("dynamodb", region_name="us-east-1", config=CLIENT_CONFIG)
-    ddb.create_table(
-        TableName="t",
-        KeySchema=[
-            {"AttributeName": "pk", "KeyType": "HASH"},
-            {"AttributeName": "sk", "KeyType": "RANGE"},
-        ],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
-    )
+    table_with_stream(sort_key="sk")
     outcomes = _transactions(ddb)
     items = sorted(ddb.scan(TableName="t")["Items"], key=lambda i: i["pk"]["S"])
     from moto.dynamodb.models import dynamodb_backends

@@ -17,6 +17,8 @@ from richdoc_tools.local.emulation import MOTO_CONFIG
 from richdoc_tools.local.patches import serializer_keys
 from richdoc_tools.local.patches.target import original
 
+from tests.support.aws import table_with_stream
+
 
 def test_the_picker_asks_six_providers_of_which_none_reads_a_dicts_contents() -> None:
     from moto.core import serialize
@@ -54,19 +56,7 @@ ITEM: dict[str, Any] = {
 
 def _answers() -> list[Any]:
     ddb = boto3.client("dynamodb", region_name="us-east-1", config=CLIENT_CONFIG)
-    ddb.create_table(
-        TableName="t",
-        KeySchema=[
-            {"AttributeName": "pk", "KeyType": "HASH"},
-            {"AttributeName": "sk", "KeyType": "RANGE"},
-        ],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
-    )
+    table_with_stream(sort_key="sk")
     key = {"pk": ITEM["pk"], "sk": ITEM["sk"]}
     ddb.put_item(TableName="t", Item=ITEM)
     updated = ddb.update_item(
