@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Literal
 
 import boto3
 import pytest
@@ -60,7 +60,9 @@ def state_machine(definition: Mapping[str, Any], name: str = "m") -> str:
 def table_with_stream(name: str = "t", *, sort_key: str | None = None) -> str:
     """A table keyed by ``pk`` (and ``sort_key``, a string, when given) whose stream
     carries old and new images; its stream ARN."""
-    keys = [("pk", "HASH")] + ([(sort_key, "RANGE")] if sort_key else [])
+    keys: list[tuple[str, Literal["HASH", "RANGE"]]] = [("pk", "HASH")]
+    if sort_key:
+        keys.append((sort_key, "RANGE"))
     created = boto3.client("dynamodb", region_name=REGION).create_table(
         TableName=name,
         AttributeDefinitions=[{"AttributeName": key, "AttributeType": "S"} for key, _ in keys],
