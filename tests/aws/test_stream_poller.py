@@ -10,21 +10,18 @@ from __future__ import annotations
 
 import contextlib
 import io
-import itertools
 import json
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, cast
-from unittest import mock
 
 import boto3
 import pytest
 from richdoc_tools.local.clients import CLIENT_CONFIG
 from richdoc_tools.local.patches import dynamodb_streams
 from richdoc_tools.local.runtime.clock import StackClock
-from richdoc_tools.local.runtime.streams import POLL_INTERVAL_S, StreamPoller
+from richdoc_tools.local.runtime.streams import StreamPoller
 
 from tests.support.aws import table_with_stream
 
@@ -75,11 +72,8 @@ def poller(
     stream: dict[str, Any],
     function: StandInFunction,
     clock: StackClock | None = None,
-    poll_interval_s: float = 0.0,
     **mapping: Any,
 ) -> StreamPoller:
-    """A poller of the test's stream; it reads without Lambda's pause between polls
-    unless the test is about that pause."""
     config = {
         "UUID": "0123456789abcdef",
         "EventSourceArn": stream["arn"],
@@ -99,7 +93,6 @@ def poller(
         mapping=cast(Any, config),
         s3=boto3.client("s3", region_name=REGION),
         clock=clock,
-        poll_interval_s=poll_interval_s,
     )
 
 
@@ -120,69 +113,6 @@ def test_records_go_in_order_in_batches_of_the_mappings_size(stream: dict[str, A
     function = StandInFunction()
     drain(poller(stream, function, BatchSize=2))
     assert function.batches == [["k0", "k1"], ["k2", "k3"], ["k4"]]
-
-
-def test_records_read_once_are_batched_from_memory_along_the_iterator_chain(
-    stream: dict[str, Any],
-) -> None:
-    """As Lambda's poller does: each read goes on from the last one's NextShardIterator,
-    and a read of more records than a batch is not read again for the next batch."""
-    function = StandInFunction()
-    p = poller(stream, function)
-    iterators = mock.patch.object(
-        p.streams, "get_shard_iterator", wraps=p.streams.get_shard_iterator
-    )
-    reads = mock.patch.object(p.streams, "get_records", wraps=p.streams.get_records)
-    with iterators as iterator_calls, reads as read_calls:
-        for n in range(3):
-            write(stream, (f"k{n}", "job"))
-            drain(p)
-        write(stream, *[(f"m{n}", "job") for n in range(12)])
-        drain(p)
-    assert iterator_calls.call_count == 1
-    # A read per drain finding records, one finding none after each drain.
-    assert read_calls.call_count == 8
-    assert function.batches == [
-        ["k0"],
-        ["k1"],
-        ["k2"],
-        [f"m{n}" for n in range(10)],
-        ["m10", "m11"],
-    ]
-
-
-def test_a_failed_batch_is_read_again_from_a_new_iterator_at_its_first_record(
-    stream: dict[str, Any],
-) -> None:
-    answers: Iterator[dict[str, Any] | None] = iter([None, {"batchItemFailures": []}])
-    function = StandInFunction(answer=lambda batch: next(answers))
-    p = poller(stream, function)
-    write(stream, ("a", "job"), ("b", "job"))
-    drain(p)
-    assert function.batches == [["a", "b"], ["a", "b"]]
-
-
-def test_the_poller_reads_at_most_four_times_a_second(stream: dict[str, Any]) -> None:
-    """Lambda polls a stream's shard at a base rate of four times a second: however soon
-    records follow one another, reads are at least a quarter of a second apart."""
-    function = StandInFunction()
-    p = poller(stream, function, poll_interval_s=POLL_INTERVAL_S)
-    started: list[float] = []
-    get_records = p.streams.get_records
-
-    def timed(**kwargs: Any) -> Any:
-        started.append(p.read_at)  # when the poller began this read, on its clock
-        assert p.read_at <= time.monotonic()
-        return get_records(**kwargs)
-
-    with mock.patch.object(p.streams, "get_records", side_effect=timed):
-        for n in range(4):
-            write(stream, (f"k{n}", "job"))
-            drain(p)
-    assert len(started) == 8
-    gaps = [later - earlier for earlier, later in itertools.pairwise(started)]
-    assert min(gaps) >= POLL_INTERVAL_S
-    assert function.batches == [["k0"], ["k1"], ["k2"], ["k3"]]
 
 
 def test_records_the_filter_does_not_match_never_reach_the_function(

@@ -28,15 +28,9 @@ A throttled invocation (the function at its reserved concurrency) is not a funct
 error: the batch is tried again, unsplit and uncounted, once the function has room
 (``concurrency.room_made``).
 
-Lambda polls a shard at a base rate of four times a second and follows the shard's
-iterator chain; so does the poller: a GetRecords at most every ``poll_interval_s``
-(0.25 s), each going on from the last one's ``NextShardIterator``, and the records a read
-returned are batched from memory until they are handled (a new iterator only where a
-failed batch moved the checkpoint back). Lambda waits between retries; here the poller
-waits ``retry_wait_s`` (the stack's scaled pause). Between reads the poller sleeps until a
-record is appended to a stream (``appended``, which ``patches.dynamodb_streams``
-notifies) or a retry is due. The mapping's batching window (``MaximumBatchingWindowInSeconds``)
-is not applied: a read that finds records invokes at once.
+Lambda waits between retries; here the poller waits ``retry_wait_s`` (the stack's scaled
+pause). The poller sleeps until a record is appended to a stream (``appended``, which
+``patches.dynamodb_streams`` notifies) or a retry is due, rather than polling.
 """
 
 from __future__ import annotations
@@ -66,9 +60,6 @@ if TYPE_CHECKING:
 # Notified by the patch point that keeps stream records (patches.dynamodb_streams).
 appended = Signal()
 
-# Lambda polls each shard of a DynamoDB stream at a base rate of four times a second.
-POLL_INTERVAL_S = 0.25
-
 
 def _sequence(record: Mapping[str, Any]) -> int:
     return int(record["dynamodb"]["SequenceNumber"])
@@ -86,7 +77,6 @@ class StreamPoller(EventLoop):
         s3: S3Client | None = None,
         clock: StackClock | None = None,
         retry_wait_s: float = 0.0,
-        poll_interval_s: float = POLL_INTERVAL_S,
     ) -> None:
         super().__init__(
             name=f"stream-poller-{mapping['UUID'][:8]}", interval_s=1.0, wakes_on=appended
@@ -100,8 +90,6 @@ class StreamPoller(EventLoop):
         self.s3 = s3
         self.clock = clock or StackClock()
         self.retry_wait_s = retry_wait_s
-        self.poll_interval_s = poll_interval_s
-        self.read_at = -poll_interval_s  # monotonic time of the last GetRecords
         self.retry_at = 0.0  # monotonic time before which a failed batch is not retried
         self.mapping = mapping
         self.stream_arn = mapping["EventSourceArn"]
@@ -118,12 +106,6 @@ class StreamPoller(EventLoop):
         # The last record handled (or passed over); None: read from the stream's start
         # (StartingPosition TRIM_HORIZON; LATEST is taken when the poller starts).
         self.checkpoint: int | None = None
-        # The records read and not yet handled (those after the checkpoint are batched
-        # from here), and the last read's NextShardIterator with the record it follows:
-        # the next read goes on from it unless a failure moved the checkpoint back.
-        self.buffer: list[dict[str, Any]] = []
-        self.matched: dict[int, bool] = {}  # the filter's decision on each buffered record
-        self.next_iterator: tuple[int | None, str] | None = None
         self.retries = 0
         self.limit = self.batch_size  # smaller while a failing batch is bisected
         self.delivered = 0  # records the function handled: tests await it
@@ -145,7 +127,7 @@ class StreamPoller(EventLoop):
     def tick(self) -> bool:
         if time.monotonic() < self.retry_at:
             return False  # a failed batch waits for its retry (not drained: not caught up)
-        records = self._pending()
+        records = self._read()
         self.drained = not records
         wanted = [r for r in records if self._matches(r)]
         if not wanted:
@@ -218,54 +200,22 @@ class StreamPoller(EventLoop):
                 )
         return found["ShardIterator"]
 
-    def _pending(self) -> list[dict[str, Any]]:
-        """The records after the checkpoint: those already read, else a new read's."""
-        after = self.checkpoint
-        self.buffer = [r for r in self.buffer if after is None or _sequence(r) > after]
-        if not self.buffer:
-            self.matched.clear()
-            self._pace()
-            self.buffer = self._read()
-        return self.buffer
-
-    def _pace(self) -> None:
-        """Keep to Lambda's polling rate: no read sooner than ``poll_interval_s`` after the
-        last one began (a stop cuts the wait short)."""
-        left = self.read_at + self.poll_interval_s - time.monotonic()
-        while left > 0 and not self.stopping.wait(left):
-            left = self.read_at + self.poll_interval_s - time.monotonic()
-
     def _read(self) -> list[dict[str, Any]]:
         """The records after the checkpoint, as many as a full batch could use."""
-        if self.next_iterator is not None and self.next_iterator[0] == self.checkpoint:
-            iterator = self.next_iterator[1]
-        else:
-            iterator = self._iterator(self.checkpoint)
-        self.read_at = time.monotonic()
+        iterator = self._iterator(self.checkpoint)
         with callers.acting_as(self.role):
             answer = self.streams.get_records(ShardIterator=iterator, Limit=1000)
-        records = [dict(r) for r in answer.get("Records", [])]
-        follows = _sequence(records[-1]) if records else self.checkpoint
-        following = answer.get("NextShardIterator")
-        self.next_iterator = None if following is None else (follows, following)
-        return records
+        return [dict(r) for r in answer.get("Records", [])]
 
     def _latest(self) -> int | None:
         records = self._read()
         return _sequence(records[-1]) if records else self.checkpoint
 
     def _matches(self, record: Mapping[str, Any]) -> bool:
-        """Whether the mapping's filter lets the record through (decided once per record:
-        a buffered record is looked at again on every tick until it is handled)."""
         if not self.patterns:
             return True
-        sequence = _sequence(record)
-        decided = self.matched.get(sequence)
-        if decided is None:
-            wire = json.loads(json.dumps(record, default=str))
-            decided = any(pattern.matches_event(wire) for pattern in self.patterns)
-            self.matched[sequence] = decided
-        return decided
+        wire = json.loads(json.dumps(record, default=str))
+        return any(pattern.matches_event(wire) for pattern in self.patterns)
 
     def caught_up(self) -> bool:
         """Every record written so far has been handled (or passed over, or parked)."""
