@@ -46,13 +46,15 @@ def narrow_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         yield stack
 
 
-@pytest.fixture
-def held_parse(patch_parse: Callable[..., None]) -> Iterator[Gate]:
-    """The first parse waits at the gate, holding tier 1's slot; the others go through."""
+def _hold_first_parse(
+    patch_parse: Callable[..., None], of_job: Callable[[str], bool]
+) -> Iterator[Gate]:
+    """The first parse of a job ``of_job`` accepts waits at the gate, holding tier 1's
+    slot; every other parse goes through."""
     gate = Gate()
 
     def first_waits(event: ParseInput, real: Callable[..., Any], **kwargs: Any) -> Any:
-        if gate.arrivals == 0:
+        if gate.arrivals == 0 and of_job(event.job_id):
             gate.wait_here()
         return real(event, **kwargs)
 
@@ -61,11 +63,29 @@ def held_parse(patch_parse: Callable[..., None]) -> Iterator[Gate]:
     gate.open()
 
 
+@pytest.fixture
+def held_parse(patch_parse: Callable[..., None]) -> Iterator[Gate]:
+    yield from _hold_first_parse(patch_parse, lambda job_id: True)
+
+
+@pytest.fixture
+def held_direct_parse(patch_parse: Callable[..., None]) -> Iterator[Gate]:
+    yield from _hold_first_parse(patch_parse, lambda job_id: job_id.startswith(DIRECT))
+
+
+DIRECT = "direct-"
+
+
 def _start_directly(stack: Any, key: str, body: bytes) -> str:
-    """A job and its execution, started without admission (as the starter did before)."""
+    """A job and its execution, started without admission (as the starter did before).
+
+    The upload makes its own job too, through admission; the direct one starts once that
+    job has ended, so the two never race for tier 1's slot."""
     upload = stack.upload(Path(key), key=key, body=body)
+    own = stack.wait_for_jobs([upload.job_id], 120)[upload.job_id]
+    assert own is not None and own.status.terminal, own
     source = SourceObject(bucket=upload.bucket, key=key, version_id=upload.version_id)
-    job_id = f"direct-{upload.job_id}"
+    job_id = f"{DIRECT}{upload.job_id}"
     message = json.dumps({"note": "started by hand"})
     assert stack.jobs.create(job_id, source, JobOptions(), message=message)  # no tenant
     execution_input = ExecutionInput(
@@ -80,11 +100,11 @@ def _start_directly(stack: Any, key: str, body: bytes) -> str:
 
 
 def test_executions_started_beyond_the_throttle_window_are_dead_lettered_as_transient(
-    narrow_stack: Any, held_parse: Gate
+    narrow_stack: Any, held_direct_parse: Gate
 ) -> None:
     stack = narrow_stack
     first = _start_directly(stack, "burst/first.docx", docx_bytes(["holds tier 1"]))
-    assert held_parse.reached(120)
+    assert held_direct_parse.reached(120)
     burst = [
         _start_directly(stack, f"burst/{n}.docx", docx_bytes([f"burst {n}"])) for n in range(3)
     ]
@@ -94,7 +114,7 @@ def test_executions_started_beyond_the_throttle_window_are_dead_lettered_as_tran
         return len(statuses) == len(job_ids) and all(s.terminal for s in statuses.values())
 
     assert wait_until(lambda: ended(burst), 120)
-    held_parse.open()
+    held_direct_parse.open()
     jobs = stack.wait_for_jobs([first, *burst], 120)
     assert jobs[first] is not None and jobs[first].status is JobStatus.SUCCEEDED
     for job_id in burst:
