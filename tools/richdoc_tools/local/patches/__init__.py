@@ -32,6 +32,7 @@ from richdoc_tools.local.patches import (
     connection_secrets,
     definition_parse,
     dynamodb_action_counts,
+    dynamodb_all_items,
     dynamodb_expression_copy,
     dynamodb_lock,
     dynamodb_projection,
@@ -121,6 +122,7 @@ EMULATION: tuple[PlainPatchPoint, ...] = (
     dynamodb_transaction_rollback,
     dynamodb_action_counts,
     dynamodb_expression_copy,
+    dynamodb_all_items,
 )
 # Who makes each request: signed as the calling thread's role, the threads a handler
 # starts acting for it. Every stack: the injected faults decide on the invocation too.
