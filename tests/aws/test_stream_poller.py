@@ -18,10 +18,12 @@ from typing import Any, cast
 
 import boto3
 import pytest
-from richdoc_tools.local.clients import CLIENT_CONFIG
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from richdoc_tools.local.patches import dynamodb_streams
 from richdoc_tools.local.runtime.clock import StackClock
-from richdoc_tools.local.runtime.streams import StreamPoller
+from richdoc_tools.local.runtime.shard_reader import ShardReader
+from richdoc_tools.local.runtime.streams import StreamPoller, matches_any
 
 from tests.support.aws import table_with_stream
 
@@ -87,7 +89,7 @@ def poller(
         **mapping,
     }
     return StreamPoller(
-        streams=boto3.client("dynamodbstreams", region_name=REGION, config=CLIENT_CONFIG),
+        reader=ShardReader(stream["arn"]),
         lambda_client=cast(Any, function),
         sqs=stream["sqs"],
         mapping=cast(Any, config),
@@ -252,3 +254,72 @@ def test_a_throttled_batch_is_tried_again_whole_and_counts_no_retry(
     assert throttles == 0
     assert function.batches == [["a", "b"]]
     assert parked(stream) == []
+
+
+# ---- the filter, against moto's matching -------------------------------------------------
+
+_texts = st.sampled_from(["JOB", "ATTEMPT#1", "SUCCEEDED", "QUEUED", "a.b", ""])
+_values = st.one_of(
+    _texts.map(lambda s: {"S": s}),
+    st.integers(-3, 3).map(lambda n: {"N": str(n)}),
+    st.booleans().map(lambda b: {"BOOL": b}),
+    st.just({"NULL": True}),
+)
+_images = st.dictionaries(st.sampled_from(["job_status", "slots", "backlog_key", "x"]), _values)
+_records = st.fixed_dictionaries(
+    {
+        "eventName": st.sampled_from(["INSERT", "MODIFY", "REMOVE"]),
+        "dynamodb": st.fixed_dictionaries(
+            {"Keys": st.fixed_dictionaries({"sk": _texts.map(lambda s: {"S": s})})},
+            optional={"NewImage": _images, "OldImage": _images},
+        ),
+    }
+)
+_filters = st.one_of(
+    st.lists(st.one_of(_texts, st.integers(-3, 3).map(str), st.booleans()), min_size=1),
+    st.booleans().map(lambda b: [{"exists": b}]),
+    _texts.map(lambda s: [{"prefix": s}]),
+    _texts.map(lambda s: [{"anything-but": [s]}]),
+)
+_paths = st.sampled_from(
+    [
+        ("eventName",),
+        ("dynamodb", "Keys", "sk", "S"),
+        ("dynamodb", "NewImage", "job_status", "S"),
+        ("dynamodb", "NewImage", "slots", "N"),
+        ("dynamodb", "NewImage", "backlog_key"),
+        ("dynamodb", "OldImage", "x", "BOOL"),
+    ]
+)
+
+
+def _pattern(conditions: list[tuple[tuple[str, ...], list[Any]]]) -> dict[str, Any]:
+    pattern: dict[str, Any] = {}
+    for path, condition in conditions:
+        node = pattern
+        for name in path[:-1]:
+            node = node.setdefault(name, {})
+            if not isinstance(node, dict):
+                break
+        else:
+            node[path[-1]] = condition
+    return pattern
+
+
+_patterns = st.lists(st.tuples(_paths, _filters), min_size=0, max_size=3).map(_pattern)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    records=st.lists(_records, min_size=1, max_size=4),
+    patterns=st.lists(_patterns, min_size=1, max_size=3),
+)
+def test_the_filter_decides_as_motos_event_patterns_do(
+    records: list[dict[str, Any]], patterns: list[dict[str, Any]]
+) -> None:
+    from moto.events.models import EventPattern
+
+    loaded = [EventPattern.load(json.dumps(p)) for p in patterns]
+    for record in records:
+        expected = any(p.matches_event(cast(Any, record)) for p in loaded)
+        assert matches_any(loaded, record) == expected

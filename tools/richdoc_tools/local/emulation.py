@@ -11,12 +11,15 @@ when it closes:
   default session is set aside, and ``LOCAL_ENVIRONMENT`` is set;
 * moto's configuration: the Step Functions interpreter runs executions, IAM knows the
   AWS managed policies;
-* loggers that would bury the output (``quiet_loggers``).
+* loggers that would bury the output (``quiet_loggers``);
+* what lives as long as the stack kept out of the collector's full passes
+  (``freeze_long_lived``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import os
 import socket
@@ -139,3 +142,18 @@ def quiet_loggers(exit_stack: contextlib.ExitStack) -> None:
     # Handlers that add no metric in an invocation would warn on every one of them.
     exit_stack.enter_context(warnings.catch_warnings())
     warnings.filterwarnings("ignore", "No application metrics to publish", UserWarning)
+
+
+def freeze_long_lived(exit_stack: contextlib.ExitStack | None = None) -> None:
+    """Move every object alive now out of the collector's reach until the stack stops
+    (``gc.freeze``; the stack calls it once deployed and after each handler's Init).
+
+    The modules, the deployment and each function's Init live as long as the stack, and
+    the interpreter's full collections walked them all: 784,000 objects after 50
+    documents, a third of a second a pass, 20 ms of every document (bench/, item 5).
+    Frozen objects are still freed when nothing refers to them; only a cycle made
+    before a freeze waits for the stop (``gc.unfreeze``, on ``exit_stack``).
+    """
+    gc.freeze()
+    if exit_stack is not None:
+        exit_stack.callback(gc.unfreeze)

@@ -66,8 +66,16 @@ from richdoc_tools.local.strict.transactions import Transactions
 from richdoc_tools.ops.uploads import Upload, put_source
 
 DEFAULT_STACK_NAME = "richdoc"
-# wait_for_jobs polls at most this often (the latency it may add to a job's end).
+# wait_for_jobs polls at most every POLL_SPACING_S, plus POLL_SPACING_PER_JOB_S for each
+# job it still waits for (a poll reads them all), never more than POLL_SPACING_MAX_S
+# apart: the latency it may add to a job's end.
 POLL_SPACING_S = 0.1
+POLL_SPACING_PER_JOB_S = 0.01
+POLL_SPACING_MAX_S = 1.0
+
+
+def poll_spacing_s(pending: int) -> float:
+    return min(POLL_SPACING_MAX_S, POLL_SPACING_S + POLL_SPACING_PER_JOB_S * pending)
 
 
 def _stopped(loop: WebhookDelivery) -> None:
@@ -283,12 +291,19 @@ class EmbeddedStack:
             self.function_log = function_log
             exit_stack.callback(setattr, self, "function_log", None)
         functions = _functions(deployed)
+        emulation.freeze_long_lived(exit_stack)  # the deployment; the Inits after each import
+
+        def initialised() -> None:
+            if function_log is not None:
+                function_log.route_logging()  # the loggers the handler's module made
+            emulation.freeze_long_lived()
+
         self.runtime = LambdaRuntime(
             self.template.handlers,
             functions=functions,
             faults=InvocationFaults(self.script, self.injector),
             timeout_override_s=self.timeout_override_s,
-            on_import=function_log.route_logging if function_log else None,
+            on_import=initialised,
             reserved_concurrency=reserved_concurrency(self.client("lambda"), functions),
             principals=self.access.principals if self.access else None,
         )
@@ -301,6 +316,7 @@ class EmbeddedStack:
             retry_visibility_s=self.retry_visibility_s,
             schedules=self.schedules,
             roles=self._roles_by_arn(deployed.attributes, functions),
+            access=self.access,
             injector=self.injector,
             clock=self.clock,
             lifecycle=self.lifecycle,
@@ -461,8 +477,9 @@ class EmbeddedStack:
         (``JobStore.progress_of``), and whole records only for jobs that just ended: with
         hundreds of jobs in flight, one request per job, or whole items every 0.1 s, was
         most of the waiting's cost. A poll follows a write to the jobs table (its stream
-        has a record more), at most every ``POLL_SPACING_S`` (many jobs write many times a
-        second), or a second without one: never a poll that cannot find news.
+        has a record more), spaced by ``poll_spacing_s`` of the jobs it reads (many jobs
+        write many times a second: polling all of them at every write cost the waiting
+        more than the run), or a second without one: never a poll that cannot find news.
         Raises ``EventLoopFailed`` as soon as an event loop fails (jobs could not
         progress).
         """
@@ -486,7 +503,8 @@ class EmbeddedStack:
                 break
             polled_at = time.monotonic()
             appended.wait_past(seen, min(1.0, max(0.0, deadline - polled_at)))
-            time.sleep(max(0.0, polled_at + POLL_SPACING_S - time.monotonic()))
+            spacing_s = poll_spacing_s(len(pending))
+            time.sleep(max(0.0, min(polled_at + spacing_s, deadline) - time.monotonic()))
         results.update(self.jobs.get_many(pending))  # the records of the late ones
         return results
 

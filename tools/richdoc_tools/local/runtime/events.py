@@ -48,6 +48,7 @@ from richdoc_tools.local.runtime import concurrency
 from richdoc_tools.local.runtime.clock import StackClock
 from richdoc_tools.local.runtime.loops import EventLoop, Signal
 from richdoc_tools.local.runtime.s3_lifecycle import Lifecycle, LifecycleLoop
+from richdoc_tools.local.runtime.shard_reader import ShardReader
 from richdoc_tools.local.runtime.streams import StreamPoller
 
 if TYPE_CHECKING:
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
     from types_boto3_stepfunctions.literals import ExecutionStatusType
 
     from richdoc_tools.local.clients import Clients
+    from richdoc_tools.local.strict.access import AccessControl
 
 TERMINAL_STATUSES: tuple[ExecutionStatusType, ...] = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
 
@@ -250,6 +252,7 @@ class AsyncInvoker:
         lambda_client: LambdaClient,
         sqs: SQSClient,
         roles: Mapping[str, callers.Principal] | None = None,
+        access: AccessControl | None = None,
         injector: FaultInjector | None = None,
     ) -> None:
         self.lambda_client = lambda_client
@@ -558,12 +561,14 @@ class EventDelivery:
         retry_visibility_s: int,
         schedules: bool,
         roles: Mapping[str, callers.Principal] | None = None,
+        access: AccessControl | None = None,
         injector: FaultInjector | None = None,
         clock: StackClock | None = None,
         lifecycle: Lifecycle | None = None,
     ) -> None:
-        """``roles``: function ARN -> its execution role (a strict stack's); ``clock``
-        ages stream records; ``lifecycle`` is applied on a loop with ``schedules``."""
+        """``roles``: function ARN -> its execution role, and ``access`` its decisions (a
+        strict stack's); ``clock`` ages stream records; ``lifecycle`` is applied on a loop
+        with ``schedules``."""
         lambda_client, sqs, events = clients("lambda"), clients("sqs"), clients("events")
         self.loops: list[EventLoop] = []
         roles = dict(roles or {})
@@ -571,7 +576,11 @@ class EventDelivery:
             if ":dynamodb:" in mapping["EventSourceArn"]:
                 self.loops.append(
                     StreamPoller(
-                        streams=clients("dynamodbstreams"),
+                        reader=ShardReader(
+                            mapping["EventSourceArn"],
+                            role=roles.get(mapping["FunctionArn"]),
+                            access=access,
+                        ),
                         lambda_client=lambda_client,
                         sqs=sqs,
                         mapping=mapping,

@@ -1,8 +1,8 @@
 """Lambda's poller for a DynamoDB stream event source mapping, as the embedded stack runs it.
 
-``StreamPoller`` reads the stream's shard in order (GetShardIterator, GetRecords) with the
-function's execution role, as Lambda's event source mapping does (the role needs
-``dynamodb:DescribeStream``, ``GetShardIterator``, ``GetRecords``), and keeps the mapping's
+``StreamPoller`` reads the stream's shard in order with the function's execution role, as
+Lambda's event source mapping does (the role needs ``dynamodb:DescribeStream``,
+``GetShardIterator``, ``GetRecords``: ``runtime.shard_reader``), and keeps the mapping's
 promises:
 
 * records that do not match the mapping's ``FilterCriteria`` are passed over (Lambda
@@ -48,9 +48,10 @@ from richdoc_tools.local.requests import callers
 from richdoc_tools.local.runtime import concurrency
 from richdoc_tools.local.runtime.clock import StackClock
 from richdoc_tools.local.runtime.loops import EventLoop, Signal
+from richdoc_tools.local.runtime.shard_reader import ShardReader
 
 if TYPE_CHECKING:
-    from types_boto3_dynamodbstreams import DynamoDBStreamsClient
+    from moto.events.models import EventPattern
     from types_boto3_lambda import LambdaClient
     from types_boto3_lambda.type_defs import EventSourceMappingConfigurationTypeDef
     from types_boto3_s3 import S3Client
@@ -69,7 +70,7 @@ class StreamPoller(EventLoop):
     def __init__(
         self,
         *,
-        streams: DynamoDBStreamsClient,
+        reader: ShardReader,
         lambda_client: LambdaClient,
         sqs: SQSClient,
         mapping: EventSourceMappingConfigurationTypeDef,
@@ -84,7 +85,7 @@ class StreamPoller(EventLoop):
         from moto.events.models import EventPattern
 
         self.role = callers.Caller(role)  # the function's execution role
-        self.streams = streams
+        self.reader = reader
         self.lambda_client = lambda_client
         self.sqs = sqs
         self.s3 = s3
@@ -129,7 +130,7 @@ class StreamPoller(EventLoop):
             return False  # a failed batch waits for its retry (not drained: not caught up)
         records = self._read()
         self.drained = not records
-        wanted = [r for r in records if self._matches(r)]
+        wanted = self._wanted(records)
         if not wanted:
             if records:
                 self.checkpoint = _sequence(records[-1])
@@ -167,55 +168,32 @@ class StreamPoller(EventLoop):
         return True
 
     def _age_s(self, record: Mapping[str, Any]) -> float:
-        created = record["dynamodb"].get("ApproximateCreationDateTime")
-        if not isinstance(created, datetime):
-            return 0.0
-        created = created if created.tzinfo else created.replace(tzinfo=UTC)
+        created = datetime.fromtimestamp(record["dynamodb"]["ApproximateCreationDateTime"], UTC)
         return (self.clock.now() - created).total_seconds()
 
     # ---- reading ----------------------------------------------------------------------
 
-    def _shard(self) -> str:
-        if self.shard_id is None:
-            with callers.acting_as(self.role):
-                stream = self.streams.describe_stream(StreamArn=self.stream_arn)
-            self.shard_id = stream["StreamDescription"]["Shards"][0]["ShardId"]
-        return self.shard_id
-
-    def _iterator(self, after: int | None) -> str:
-        """An iterator at the shard's first record, or after record ``after``."""
-        with callers.acting_as(self.role):
-            if after is None:
-                found = self.streams.get_shard_iterator(
-                    StreamArn=self.stream_arn,
-                    ShardId=self._shard(),
-                    ShardIteratorType="TRIM_HORIZON",
-                )
-            else:
-                found = self.streams.get_shard_iterator(
-                    StreamArn=self.stream_arn,
-                    ShardId=self._shard(),
-                    ShardIteratorType="AFTER_SEQUENCE_NUMBER",
-                    SequenceNumber=str(after),
-                )
-        return found["ShardIterator"]
-
     def _read(self) -> list[dict[str, Any]]:
         """The records after the checkpoint, as many as a full batch could use."""
-        iterator = self._iterator(self.checkpoint)
-        with callers.acting_as(self.role):
-            answer = self.streams.get_records(ShardIterator=iterator, Limit=1000)
-        return [dict(r) for r in answer.get("Records", [])]
+        return self.reader.records_after(self.checkpoint)
 
     def _latest(self) -> int | None:
         records = self._read()
         return _sequence(records[-1]) if records else self.checkpoint
 
+    def _wanted(self, records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The records the filter lets through, up to a batch: those after it are read
+        again once the batch is done, and looked at then."""
+        wanted = []
+        for record in records:
+            if self._matches(record):
+                wanted.append(record)
+                if len(wanted) == self.limit:
+                    break
+        return wanted
+
     def _matches(self, record: Mapping[str, Any]) -> bool:
-        if not self.patterns:
-            return True
-        wire = json.loads(json.dumps(record, default=str))
-        return any(pattern.matches_event(wire) for pattern in self.patterns)
+        return not self.patterns or matches_any(self.patterns, record)
 
     def caught_up(self) -> bool:
         """Every record written so far has been handled (or passed over, or parked)."""
@@ -228,7 +206,7 @@ class StreamPoller(EventLoop):
 
     def _invoke(self, batch: Sequence[Mapping[str, Any]]) -> int | None:
         """Where the batch failed (the index of its first failed record); None: it did not."""
-        payload = json.dumps(self._event(batch), default=_wire_value).encode()
+        payload = json.dumps(self._event(batch)).encode()
         response = self.lambda_client.invoke(
             FunctionName=self.mapping["FunctionArn"], Payload=payload
         )
@@ -270,15 +248,15 @@ class StreamPoller(EventLoop):
                     "functionError": "Unhandled",
                 },
                 "DDBStreamBatchInfo": {
-                    "shardId": self._shard(),
+                    "shardId": self.reader.shard_id(),
                     "startSequenceNumber": first["dynamodb"]["SequenceNumber"],
                     "endSequenceNumber": last["dynamodb"]["SequenceNumber"],
-                    "approximateArrivalOfFirstRecord": _wire_value(
-                        first["dynamodb"].get("ApproximateCreationDateTime")
-                    ),
-                    "approximateArrivalOfLastRecord": _wire_value(
-                        last["dynamodb"].get("ApproximateCreationDateTime")
-                    ),
+                    "approximateArrivalOfFirstRecord": first["dynamodb"][
+                        "ApproximateCreationDateTime"
+                    ],
+                    "approximateArrivalOfLastRecord": last["dynamodb"][
+                        "ApproximateCreationDateTime"
+                    ],
                     "batchSize": len(batch),
                     "streamArn": self.stream_arn,
                 },
@@ -303,16 +281,20 @@ class StreamPoller(EventLoop):
         bucket = destination.removeprefix("arn:aws:s3:::")
         now = self.clock.now()
         key = (
-            f"aws/lambda/{self.mapping['UUID']}/{self._shard()}/{now:%Y/%m/%d}/"
+            f"aws/lambda/{self.mapping['UUID']}/{self.reader.shard_id()}/{now:%Y/%m/%d}/"
             f"{now:%Y-%m-%dT%H.%M.%S}-{uuid.uuid4()}"
         )
-        whole = {**record, "payload": json.dumps(self._event(batch), default=_wire_value)}
+        whole = {**record, "payload": json.dumps(self._event(batch))}
         with callers.acting_as(self.role):
             self.s3.put_object(Bucket=bucket, Key=key, Body=json.dumps(whole).encode())
 
 
-def _wire_value(value: Any) -> Any:
-    """What Lambda's JSON carries for a value boto3 parsed: a time as epoch seconds."""
-    if isinstance(value, datetime):
-        return value.timestamp()
-    return value
+def matches_any(patterns: Sequence[EventPattern], record: Mapping[str, Any]) -> bool:
+    """Whether any of the filter's patterns matches the record: moto's
+    ``EventPattern.matches_event`` for each, less its JSON round trip (the reader's records
+    are JSON already, so the trip changes nothing: it was most of the poller's cost) and
+    with the record flattened once for all of them."""
+    from moto.events.models import EventPattern
+
+    flat = EventPattern._flatten_dict(dict(record))
+    return any(not p._pattern or p._does_event_match(flat, p._pattern) for p in patterns)

@@ -214,6 +214,20 @@ class AccessControl:
                     self.denials.append(message)
                 raise AccessDenied(request.service, message)
 
+    def denial(self, principal: Principal, action: str, resource: str) -> str | None:
+        """IAM's message (recorded with the denials) when the role may not ``action`` on
+        ``resource``, else None: for what a service does with a role outside any request
+        the gate sees (Lambda's stream reads, S3's answer for a missing key)."""
+        evaluation = self.evaluate(
+            principal, AuthorizationRequest(action=action, resource=resource), None
+        )
+        if evaluation.allowed:
+            return None
+        message = denial_message(principal, evaluation)
+        with self._lock:
+            self.denials.append(message)
+        return message
+
     def missing_key_denial(self, access_key_id: str, bucket: str) -> AccessDenied | None:
         """S3 answers a GET or HEAD of a missing key (or version) with 403 AccessDenied,
         not 404, when the caller lacks ``s3:ListBucket`` on the bucket (the GetObject
@@ -221,14 +235,8 @@ class AccessControl:
         principal = self.principal_signing(access_key_id)
         if principal is None:
             return None
-        needed = AuthorizationRequest(action="s3:ListBucket", resource=f"arn:aws:s3:::{bucket}")
-        evaluation = self.evaluate(principal, needed, None)
-        if evaluation.allowed:
-            return None
-        message = denial_message(principal, evaluation)
-        with self._lock:
-            self.denials.append(message)
-        return AccessDenied("s3", message)
+        message = self.denial(principal, "s3:ListBucket", f"arn:aws:s3:::{bucket}")
+        return None if message is None else AccessDenied("s3", message)
 
 
 def roles_of_functions(
