@@ -67,10 +67,11 @@ from richdoc_tools.ops.uploads import Upload, put_source
 
 DEFAULT_STACK_NAME = "richdoc"
 # wait_for_jobs polls at most every POLL_SPACING_S, plus POLL_SPACING_PER_JOB_S for each
-# job it still waits for (a poll reads them all), never more than POLL_SPACING_MAX_S
-# apart: the latency it may add to a job's end.
+# job it still waits for (a poll reads them all: about 50 job reads a second however many
+# it waits for), never more than POLL_SPACING_MAX_S apart: the latency it may add to a
+# job's end.
 POLL_SPACING_S = 0.1
-POLL_SPACING_PER_JOB_S = 0.01
+POLL_SPACING_PER_JOB_S = 0.02
 POLL_SPACING_MAX_S = 1.0
 
 

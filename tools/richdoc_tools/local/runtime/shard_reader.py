@@ -11,13 +11,15 @@ instead had every record, both images, serialized by moto and parsed again by bo
 for each of the two pollers on every read: a third of the stack's CPU (bench item 5).
 
 The records come in the shape Lambda's event carries them (``wire``): what GetRecords
-answers, with the creation time as epoch seconds and binary values in base64. The canary
+answers, with the creation time as epoch seconds and binary values in base64; each is
+made once and shared by the stream's pollers, which copy what they change. The canary
 (``tests/aws/canaries/test_shard_reader.py``) compares them with GetRecords' answer.
 """
 
 from __future__ import annotations
 
 import base64
+import weakref
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
@@ -72,7 +74,7 @@ class ShardReader:
         start = 0 if sequence is None else sequence + 1 - shard.starting_sequence_number
         # The shard's list only grows (patches.dynamodb_streams appends under the table's
         # lock); a slice of it is taken whole.
-        return [wire(item.record) for item in shard.items[max(0, start) : start + limit]]
+        return [_wire_of(item) for item in shard.items[max(0, start) : start + limit]]
 
     def _shard(self) -> StreamShard:
         from moto.dynamodb.models import dynamodb_backends
@@ -96,6 +98,18 @@ class ShardReader:
                 "ResponseMetadata": {"HTTPStatusCode": status},
             }
             raise ClientError(cast(Any, error), operation)
+
+
+# Each record's wire form, made once for every poller of the stream (records never change).
+_wired: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def _wire_of(item: Any) -> dict[str, Any]:
+    """The wire form of moto's ``StreamRecord``; callers copy what they change."""
+    found = _wired.get(item)
+    if found is None:
+        found = _wired[item] = wire(item.record)
+    return found
 
 
 def wire(record: Mapping[str, Any]) -> dict[str, Any]:
