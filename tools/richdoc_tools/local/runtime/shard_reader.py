@@ -71,20 +71,20 @@ class ShardReader:
         self._check("GetShardIterator")
         self._check("GetRecords")
         shard = self._shard()
-        start = 0 if sequence is None else sequence + 1 - shard.starting_sequence_number
+        after = -1 if sequence is None else sequence - shard.starting_sequence_number
+        start = max(0, after + 1)
         # The shard's list only grows (patches.dynamodb_streams appends under the table's
         # lock); a slice of it is taken whole.
-        return [_wire_of(item) for item in shard.items[max(0, start) : start + limit]]
+        return [_wire_of(item) for item in shard.items[start : start + limit]]
 
     def _shard(self) -> StreamShard:
         from moto.dynamodb.models import dynamodb_backends
 
         table = dynamodb_backends[self.account][self.region].get_table(self.table_name)
         if table.stream_shard is None:
-            raise ClientError(
-                {"Error": {"Code": "ResourceNotFoundException", "Message": "Stream disabled"}},
-                "GetRecords",
-            )
+            message = f"Requested resource not found: Stream: {self.stream_arn} not found"
+            error = {"Error": {"Code": "ResourceNotFoundException", "Message": message}}
+            raise ClientError(cast(Any, error), "GetRecords")
         return table.stream_shard
 
     def _check(self, operation: str) -> None:

@@ -103,7 +103,6 @@ class StreamPoller(EventLoop):
         self.patterns = [EventPattern.load(f["Pattern"]) for f in filters if "Pattern" in f]
         on_failure = mapping.get("DestinationConfig", {}).get("OnFailure", {})
         self.on_failure = on_failure.get("Destination")
-        self.shard_id: str | None = None
         # The last record handled (or passed over); None: read from the stream's start
         # (StartingPosition TRIM_HORIZON; LATEST is taken when the poller starts).
         self.checkpoint: int | None = None
