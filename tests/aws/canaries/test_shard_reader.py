@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -152,3 +153,24 @@ def test_a_role_that_may_read_the_stream_reads_it(
     principal = control.assume(clients, "Notifier", role, "notifier")
     read = ShardReader(stream, role=principal, access=control).records_after(None)
     assert len(read) == 4 and control.denials == []
+
+
+def test_a_read_never_sees_a_request_half_done(stream: str) -> None:
+    """A cancelled transaction drops the stream records of its writes inside its request
+    (patches.dynamodb_transaction_rollback): a read waits for the backend's lock, so the
+    poller never handles a record AWS never showed."""
+    from moto.dynamodb.models import dynamodb_backends
+    from richdoc_tools.local.emulation import DYNAMODB_LOCK
+
+    shard = dynamodb_backends[ACCOUNT][REGION].get_table("t").stream_shard
+    assert shard is not None
+    read: list[list[dict[str, Any]]] = []
+    reader = threading.Thread(target=lambda: read.append(ShardReader(stream).records_after(None)))
+    with DYNAMODB_LOCK:  # a request in progress: it appended a record ...
+        shard.items.append(shard.items[-1])
+        reader.start()
+        reader.join(0.5)
+        assert reader.is_alive()  # the read waits for the request ...
+        shard.items.pop()  # ... which is cancelled and drops it
+    reader.join()
+    assert len(read[0]) == 4

@@ -36,6 +36,11 @@ if TYPE_CHECKING:
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
 
+# moto's DynamoDB backend is used one request at a time (patches.dynamodb_lock); whatever
+# reads its state directly takes the same lock, so that it never sees a request half done
+# (a cancelled transaction's stream records are dropped inside the request).
+DYNAMODB_LOCK = threading.RLock()
+
 LOCAL_ENVIRONMENT = {
     # No credentials or network needed: everything is emulated in this process.
     "AWS_ACCESS_KEY_ID": "richdoc-local",

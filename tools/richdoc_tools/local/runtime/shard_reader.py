@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from botocore.exceptions import ClientError
 
+from richdoc_tools.local.emulation import DYNAMODB_LOCK
 from richdoc_tools.local.strict.access import DENIALS
 
 if TYPE_CHECKING:
@@ -73,9 +74,11 @@ class ShardReader:
         shard = self._shard()
         after = -1 if sequence is None else sequence - shard.starting_sequence_number
         start = max(0, after + 1)
-        # The shard's list only grows (patches.dynamodb_streams appends under the table's
-        # lock); a slice of it is taken whole.
-        return [_wire_of(item) for item in shard.items[start : start + limit]]
+        # Under the backend's lock: a transaction appends its writes' records and, when it
+        # is cancelled, drops them again inside its request (AWS never shows them).
+        with DYNAMODB_LOCK:
+            items = shard.items[start : start + limit]
+        return [_wire_of(item) for item in items]
 
     def _shard(self) -> StreamShard:
         from moto.dynamodb.models import dynamodb_backends
