@@ -39,6 +39,8 @@ from richdoc_tools.local.patches import (
     dynamodb_streams,
     dynamodb_transaction_rollback,
     dynamodb_transactions,
+    dynamodb_traversal,
+    dynamodb_update_parse,
     events_delivery,
     events_replay,
     events_sqs_policy,
@@ -123,6 +125,8 @@ EMULATION: tuple[PlainPatchPoint, ...] = (
     dynamodb_action_counts,
     dynamodb_expression_copy,
     dynamodb_all_items,
+    dynamodb_traversal,
+    dynamodb_update_parse,
 )
 # Who makes each request: signed as the calling thread's role, the threads a handler
 # starts acting for it. Every stack: the injected faults decide on the invocation too.
