@@ -30,7 +30,7 @@ from richdoc_tools.local.emulation import DYNAMODB_LOCK
 from richdoc_tools.local.strict.access import DENIALS
 
 if TYPE_CHECKING:
-    from moto.dynamodb.models.table import StreamShard
+    from moto.dynamodb.models.table import StreamRecord, StreamShard
 
     from richdoc_tools.local.requests.callers import Principal
     from richdoc_tools.local.strict.access import AccessControl
@@ -104,10 +104,10 @@ class ShardReader:
 
 
 # Each record's wire form, made once for every poller of the stream (records never change).
-_wired: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+_wired: weakref.WeakKeyDictionary[StreamRecord, dict[str, Any]] = weakref.WeakKeyDictionary()
 
 
-def _wire_of(item: Any) -> dict[str, Any]:
+def _wire_of(item: StreamRecord) -> dict[str, Any]:
     """The wire form of moto's ``StreamRecord``; callers copy what they change."""
     found = _wired.get(item)
     if found is None:
@@ -118,7 +118,7 @@ def _wire_of(item: Any) -> dict[str, Any]:
 def wire(record: Mapping[str, Any]) -> dict[str, Any]:
     """A record as GetRecords answers it and Lambda's event carries it: the members in
     the API's order, the creation time in epoch seconds to the millisecond, binary
-    values in base64 (the images are shared with moto's record when they hold none)."""
+    values in base64."""
     stream = record["dynamodb"]
     created: datetime = stream["ApproximateCreationDateTime"]
     created = created.replace(microsecond=created.microsecond // 1000 * 1000, tzinfo=UTC)
@@ -139,20 +139,8 @@ def wire(record: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _attributes(image: Mapping[str, Any]) -> Mapping[str, Any]:
-    if not _has_binary(image):
-        return image
+def _attributes(image: Mapping[str, Any]) -> dict[str, Any]:
     return {name: _value(value) for name, value in image.items()}
-
-
-def _has_binary(values: Any) -> bool:
-    if isinstance(values, Mapping):
-        return any(
-            kind in ("B", "BS") or (kind in ("M", "L") and _has_binary(inner))
-            for value in values.values()
-            for kind, inner in value.items()
-        )
-    return any(_has_binary({"": value}) for value in values)  # a list's values
 
 
 def _value(value: Mapping[str, Any]) -> dict[str, Any]:
