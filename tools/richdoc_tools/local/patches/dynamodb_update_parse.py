@@ -33,7 +33,7 @@ def install(exit_stack: contextlib.ExitStack) -> None:
 
 def _kept(parse: Any) -> Any:
     @functools.lru_cache(maxsize=KEPT)
-    def make(parser: type, expression: str) -> Any:
-        return parse(parser, expression)
+    def make(parser: type, expression_str: str) -> Any:  # moto's parameter name
+        return parse(parser, expression_str)
 
     return make
