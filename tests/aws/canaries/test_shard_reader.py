@@ -97,6 +97,14 @@ def test_a_read_goes_on_after_the_sequence_number_it_is_given_up_to_its_limit(
     assert reader.records_after(int(last)) == []
 
 
+def test_the_last_sequence_is_the_last_record_s_and_none_for_an_empty_shard(
+    stream: str,
+) -> None:
+    last = get_records(stream)[-1]["dynamodb"]["SequenceNumber"]
+    assert ShardReader(stream).last_sequence() == int(last)
+    assert ShardReader(table_with_stream("empty")).last_sequence() is None
+
+
 def test_the_shard_is_the_one_describe_stream_names(stream: str) -> None:
     streams = boto3.client("dynamodbstreams", region_name=REGION, config=CLIENT_CONFIG)
     [shard] = streams.describe_stream(StreamArn=stream)["StreamDescription"]["Shards"]

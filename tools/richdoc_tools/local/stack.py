@@ -25,6 +25,7 @@ docs/embedded-stack.md). ``strict=False`` (``--lenient``) turns that off for deb
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 import time
@@ -52,6 +53,7 @@ from richdoc_tools.local.requests import callers
 from richdoc_tools.local.requests.service_request import ServiceRequest
 from richdoc_tools.local.runtime.clock import StackClock
 from richdoc_tools.local.runtime.events import EventDelivery
+from richdoc_tools.local.runtime.job_writes import JobWrites
 from richdoc_tools.local.runtime.lambdas import (
     LambdaRuntime,
     reserved_concurrency,
@@ -59,6 +61,7 @@ from richdoc_tools.local.runtime.lambdas import (
 )
 from richdoc_tools.local.runtime.output import FunctionLog
 from richdoc_tools.local.runtime.s3_lifecycle import Expired, Lifecycle
+from richdoc_tools.local.runtime.shard_reader import ShardReader
 from richdoc_tools.local.runtime.streams import appended
 from richdoc_tools.local.runtime.webhooks import WebhookDelivery
 from richdoc_tools.local.strict.access import AccessControl, assume_all, assume_target_roles
@@ -410,6 +413,11 @@ class EmbeddedStack:
             store = self._local.jobs = JobStore(self.client.table(self.outputs["JobsTableName"]))
         return store
 
+    @functools.cached_property
+    def jobs_stream_arn(self) -> str:
+        table = self.client("dynamodb").describe_table(TableName=self.outputs["JobsTableName"])
+        return table["Table"]["LatestStreamArn"]
+
     def fire_schedules(self, at: datetime | None = None) -> int:
         """Fire every scheduled rule now, as EventBridge would at time ``at`` (default: now);
         the targets' invocations, retries and failure destinations are done on return.
@@ -474,38 +482,44 @@ class EmbeddedStack:
         ``on_progress`` gets each job as it ends, ``on_open`` the progress of those still
         open after each poll.
 
-        Each poll reads only the statuses and progress of the pending jobs
-        (``JobStore.progress_of``), and whole records only for jobs that just ended: with
-        hundreds of jobs in flight, one request per job, or whole items every 0.1 s, was
-        most of the waiting's cost. A poll follows a write to the jobs table (its stream
-        has a record more), spaced by ``poll_spacing_s`` of the jobs it reads (many jobs
-        write many times a second: polling all of them at every write cost the waiting
-        more than the run), or a second without one: never a poll that cannot find news.
-        Raises ``EventLoopFailed`` as soon as an event loop fails (jobs could not
+        Each poll reads only the statuses and progress of the pending jobs written since
+        the last one (the jobs table's stream says which: ``JobWrites``), and whole records
+        only for jobs that just ended: with hundreds of jobs in flight, one request per job,
+        or every pending job at each poll, was most of the waiting's cost. A poll follows a
+        write to the jobs table (its stream has a record more), spaced by ``poll_spacing_s``
+        of the jobs it waits for, or a second without one: never a poll that cannot find
+        news. Raises ``EventLoopFailed`` as soon as an event loop fails (jobs could not
         progress).
         """
         pending = list(dict.fromkeys(job_ids))
         results: dict[str, Job | None] = dict.fromkeys(pending)
+        progress: dict[str, Progress] = {}
+        writes = JobWrites(ShardReader(self.jobs_stream_arn))  # before the first poll
+        polling = pending
         deadline = time.monotonic() + timeout_s
         while True:
             if self.loop_errors:
                 raise EventLoopFailed(self.loop_errors)
             seen = appended.count  # before the poll: no write after it is missed
-            polled = self.jobs.progress_of(pending)
+            polled = self.jobs.progress_of(polling)
             ended = [i for i, (status, _) in polled.items() if status.terminal]
-            if on_open:
-                on_open([seen for status, seen in polled.values() if not status.terminal])
+            progress.update((i, seen_now) for i, (_, seen_now) in polled.items())
             for job_id, job in self.jobs.get_many(ended).items():
                 results[job_id] = job
                 pending.remove(job_id)
+                del progress[job_id]
                 if on_progress:
                     on_progress(job)
+            if on_open:
+                on_open([progress[i] for i in pending if i in progress])
             if not pending or time.monotonic() >= deadline:
                 break
             polled_at = time.monotonic()
             appended.wait_past(seen, min(1.0, max(0.0, deadline - polled_at)))
             spacing_s = poll_spacing_s(len(pending))
             time.sleep(max(0.0, min(polled_at + spacing_s, deadline) - time.monotonic()))
+            written = writes.since_last()
+            polling = [i for i in pending if i in written]
         results.update(self.jobs.get_many(pending))  # the records of the late ones
         return results
 

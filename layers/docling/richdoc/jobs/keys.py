@@ -51,6 +51,13 @@ def partition_key(job_id: str) -> str:
     return f"{_PARTITION_PREFIX}{job_id}"
 
 
+def job_id_of(partition: str) -> str:
+    """The job whose partition (``partition_key``) this is."""
+    if not partition.startswith(_PARTITION_PREFIX):
+        raise ValueError(f"not a job's partition: {partition!r}")
+    return partition[len(_PARTITION_PREFIX) :]
+
+
 def job_key(job_id: str) -> ItemKey:
     return {"pk": partition_key(job_id), "sk": JOB_SK}
 

@@ -80,6 +80,14 @@ class ShardReader:
             items = shard.items[start : start + limit]
         return [_wire_of(item) for item in items]
 
+    def last_sequence(self) -> int | None:
+        """The sequence number of the shard's last record (None: it has none yet)."""
+        self.shard_id()
+        shard = self._shard()
+        with DYNAMODB_LOCK:
+            count = len(shard.items)
+        return shard.starting_sequence_number + count - 1 if count else None
+
     def _shard(self) -> StreamShard:
         from moto.dynamodb.models import dynamodb_backends
 
