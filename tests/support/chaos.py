@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 # The sharded PDFs are split into shards of this many pages (template parameter).
 SHARD_PAGES = 4
 PAST_THE_WORKFLOW_TIMEOUT = timedelta(hours=3, minutes=15)
+# The dispatcher's backstop and the sweep run every minute (template.yaml's schedules).
+BACKSTOP_PERIOD_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -192,8 +194,16 @@ def run(stack: EmbeddedStack, documents: list[Document], *, timeout_s: float = 3
         doc.key: stack.upload(Path(doc.key), key=doc.key, body=doc.body) for doc in documents
     }
     ids = [upload.job_id for upload in uploads.values()]
-    jobs = stack.wait_for_jobs(ids, timeout_s)
-    if any(job is None or not job.status.terminal for job in jobs.values()):
+    deadline = started + timeout_s
+    while True:
+        jobs = stack.wait_for_jobs(ids, min(BACKSTOP_PERIOD_S, deadline - time.monotonic()))
+        if _all_ended(jobs) or time.monotonic() >= deadline:
+            break
+        # The stack's schedules are the run's to fire: each minute, as EventBridge fires
+        # the dispatcher's backstop (what a lost or failed trigger left: an admitted job
+        # whose StartExecution failed waits for it) and the sweep, on the same clock.
+        stack.fire_schedules()
+    if not _all_ended(jobs):
         # An execution whose status event was lost (an asynchronous invocation dropped):
         # the scheduled sweep closes it, as on AWS.
         stack.fire_schedules(at=datetime.now(UTC) + PAST_THE_WORKFLOW_TIMEOUT)
@@ -212,6 +222,10 @@ def run(stack: EmbeddedStack, documents: list[Document], *, timeout_s: float = 3
         retried_invocations=stack.injector.retried_invocations,
         seconds=time.monotonic() - started,
     )
+
+
+def _all_ended(jobs: dict[str, Job | None]) -> bool:
+    return all(job is not None and job.status.terminal for job in jobs.values())
 
 
 def violations(reference: Outcome, faulty: Outcome) -> list[str]:
