@@ -70,9 +70,9 @@ from richdoc_tools.ops.uploads import Upload, put_source
 
 DEFAULT_STACK_NAME = "richdoc"
 # wait_for_jobs polls at most every POLL_SPACING_S, plus POLL_SPACING_PER_JOB_S for each
-# job it still waits for (a poll reads them all: about 50 job reads a second however many
-# it waits for), never more than POLL_SPACING_MAX_S apart: the latency it may add to a
-# job's end.
+# job it still waits for (a poll reads those of them written since the last: at most
+# about 50 job reads a second however many it waits for), never more than
+# POLL_SPACING_MAX_S apart: the latency it may add to a job's end.
 POLL_SPACING_S = 0.1
 POLL_SPACING_PER_JOB_S = 0.02
 POLL_SPACING_MAX_S = 1.0
@@ -495,7 +495,7 @@ class EmbeddedStack:
         results: dict[str, Job | None] = dict.fromkeys(pending)
         progress: dict[str, Progress] = {}
         writes = JobWrites(ShardReader(self.jobs_stream_arn))  # before the first poll
-        polling = pending
+        polling = list(pending)  # the first poll reads them all
         deadline = time.monotonic() + timeout_s
         while True:
             if self.loop_errors:
@@ -503,7 +503,7 @@ class EmbeddedStack:
             seen = appended.count  # before the poll: no write after it is missed
             polled = self.jobs.progress_of(polling)
             ended = [i for i, (status, _) in polled.items() if status.terminal]
-            progress.update((i, seen_now) for i, (_, seen_now) in polled.items())
+            progress.update((i, now) for i, (_, now) in polled.items())
             for job_id, job in self.jobs.get_many(ended).items():
                 results[job_id] = job
                 pending.remove(job_id)

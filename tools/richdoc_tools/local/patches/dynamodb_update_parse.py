@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+from collections.abc import Callable
 from typing import Any
 
 from richdoc_tools.local.patches.target import original, replace
@@ -31,7 +32,11 @@ def install(exit_stack: contextlib.ExitStack) -> None:
     replace(exit_stack, TARGET, classmethod(_kept(parse)))
 
 
-def _kept(parse: Any) -> Any:
+# moto's parser module opts out of type checking: its trees are Any here.
+Parse = Callable[[type, str], Any]
+
+
+def _kept(parse: Parse) -> Parse:
     @functools.lru_cache(maxsize=KEPT)
     def make(parser: type, expression_str: str) -> Any:  # moto's parameter name
         return parse(parser, expression_str)
