@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -240,6 +241,42 @@ def test_a_redriven_message_queues_the_next_run(world: dict[str, Any]) -> None:
     [twice] = world["starter"].handle_message(body, attributes)
     assert twice.outcome is StartOutcome.DUPLICATE_IGNORED
     assert world["jobs"].get(first.job_id).run == 2
+
+
+def test_a_jobs_tenant_is_in_the_lane_before_the_job_waits(
+    world: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job's write wakes the dispatcher (its stream record), which finds waiting jobs
+    through the lane: a new tenant marked only after its first job would not be found
+    until the next trigger. Seen at each queuing write: the first run's and a redrive's,
+    after the tenant left the lane."""
+    jobs: JobStore = world["jobs"]
+    backlog: Backlog = world["backlog"]
+    lane_at_write: list[tuple[str, list[str]]] = []
+
+    def seeing_the_lane(write: Any) -> Any:
+        def write_seeing_the_lane(*args: Any, **kwargs: Any) -> Any:
+            lane_at_write.append((write.__name__, [t.tenant for t in backlog.tenants()]))
+            return write(*args, **kwargs)
+
+        return write_seeing_the_lane
+
+    monkeypatch.setattr(jobs, "create", seeing_the_lane(jobs.create))
+    monkeypatch.setattr(jobs, "start_next_run", seeing_the_lane(jobs.start_next_run))
+    version = _upload(world, "newcomer/a.docx")
+    body = s3_notification("newcomer/a.docx", version)
+    [first] = world["starter"].handle_message(body)
+    attributes = {k: v["StringValue"] for k, v in _dead_letter(world, first.job_id).items()}
+    [tenant] = backlog.tenants()
+    assert backlog.clear(tenant, datetime.now(UTC) + timedelta(days=1))  # its queue emptied
+    [again] = world["starter"].handle_message(body, attributes)
+    assert (first.outcome, again.outcome, again.run) == (StartOutcome.QUEUED,) * 2 + (2,)
+    # The redrive's delivery tries the first run's create again (it finds the job).
+    assert lane_at_write == [
+        ("create", ["newcomer"]),
+        ("create", ["newcomer"]),
+        ("start_next_run", ["newcomer"]),
+    ]
 
 
 def test_a_plain_duplicate_of_a_dead_lettered_job_does_not_restart_it(

@@ -331,6 +331,11 @@ class Starter:
             source.key, metadata=user_metadata, tags=tags, tenant_key=self.tenant_key
         )
         metadata = passed_through(user_metadata, tags, self.metadata_prefix)
+        # The tenant joins the lane before its job is written: the job's stream record
+        # wakes the dispatcher, which looks for waiting jobs through the lane. Marked
+        # after, a new tenant's first job could be looked for before the mark and wait for
+        # the next trigger (the minutely backstop). A duplicate delivery marks again.
+        self.backlog.mark(tenant)
         created_run = self.jobs.create(
             job_id,
             source,
@@ -342,7 +347,6 @@ class Starter:
             queued_at=created.uploaded_at,
         )
         if created_run:
-            self.backlog.mark(tenant)
             return StartResult(job_id, 1, execution_name(job_id, 1), StartOutcome.QUEUED)
         job = self.jobs.get(job_id)
         assert job is not None  # created earlier; records are never removed here
@@ -361,6 +365,7 @@ class Starter:
             if redrive is None or (redrive.job_id, redrive.run) != (job_id, job.run):
                 return self._ignored(job_id, run)
             tenant = job.tenant or tenant
+            self.backlog.mark(tenant)  # before the run waits, as above
             try:
                 run = self.jobs.start_next_run(
                     job_id,
@@ -370,11 +375,11 @@ class Starter:
                 )
             except StaleRun:  # the same redrive delivered twice
                 return self._ignored(job_id, run)
-            self.backlog.mark(tenant)
             return StartResult(job_id, run, execution_name(job_id, run), StartOutcome.QUEUED)
         if job.status is JobStatus.SUCCEEDED:
             return self._ignored(job_id, run)
-        if job.waiting and job.tenant is not None:
-            # An earlier delivery queued the run; its tenant may have missed the mark.
+        if job.waiting and job.tenant is not None and job.tenant != tenant:
+            # An earlier delivery queued the run under another tenant (its metadata or
+            # tags changed since): that tenant is the one in whose lane the job waits.
             self.backlog.mark(job.tenant)
         return StartResult(job_id, run, execution_name(job_id, run), StartOutcome.ALREADY_QUEUED)

@@ -175,6 +175,8 @@ def _queue(operator: Operator, backlog: Backlog, job: Job, *, dry_run: bool) -> 
         return result(ReprocessOutcome.WOULD_QUEUE, job.run + 1, f"would queue run {job.run + 1}")
     next_run = job.run + 1
     prefix = operator.resources.state_machine_arn.replace(":stateMachine:", ":execution:", 1)
+    # In the lane before the run waits: the dispatcher its stream record wakes finds it.
+    backlog.mark(tenant)
     try:
         operator.jobs.start_next_run(
             job.job_id,
@@ -187,5 +189,4 @@ def _queue(operator: Operator, backlog: Backlog, job: Job, *, dry_run: bool) -> 
         current = operator.jobs.get(job.job_id)
         status = current.status if current else "gone"
         return result(ReprocessOutcome.SKIPPED, job.run, f"it moved on: {status}")
-    backlog.mark(tenant)
     return result(ReprocessOutcome.QUEUED, next_run, f"run {next_run} waits in the backlog")

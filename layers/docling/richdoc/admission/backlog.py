@@ -8,7 +8,8 @@ closes its run. Nothing is received or polled: waiting costs the item's storage,
 long as the record is kept.
 
 Tenants with waiting jobs are found through their items' ``lane`` (set by whoever queues
-a job: the starter, a redrive, a reprocess) in the sparse index ``tenants-by-service``
+a job, before the job waits: the starter, a redrive, a reprocess; the job's write wakes
+the dispatcher, which must find its tenant) in the sparse index ``tenants-by-service``
 (``lane``, ``last_served``): the least recently served tenant first. The dispatcher
 clears a tenant's lane when it finds its queue empty, unless the lane was set within
 ``LANE_GRACE_S`` (the index is eventually consistent: a job just queued may not show yet);
