@@ -28,6 +28,7 @@ from richdoc_tools.ops.operator import Operator
 
 from richdoc.contracts import ParseInput
 from richdoc.jobs import JobStatus
+from tests.support.admission import admission_state
 from tests.support.paths import SAMPLES
 from tests.support.stack_runs import execution, run_one
 
@@ -214,7 +215,7 @@ def test_the_operator_policy_allows_every_call_the_operator_tools_make(
     held = stack.upload(SAMPLES / "contract.docx", key="hold/contract.docx", body=contract)
     assert wait_until(
         lambda: (job := stack.jobs.get(held.job_id)) is not None and job.stage == "parse", 60
-    )
+    ), admission_state(stack, held.job_id)
     operator = Operator.connect(stack.stack_name)
     settings = ConsoleSettings(operator=operator, port=PORT, stack_label="embedded stack")
     console = create_app(settings).test_client()

@@ -9,6 +9,7 @@ from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer
 
+from richdoc.admission.backlog import Backlog
 from richdoc.admission.slots import Ledger
 from richdoc.jobs import Job
 from richdoc.jobs.keys import ledger_key
@@ -63,3 +64,20 @@ def slots_back(stack: Any) -> bool:
     """Every slot is back: the ledger holds none (an awaitable condition)."""
     state = ledger(stack)
     return state.running == 0 and not state.holders
+
+
+def admission_state(stack: Any, job_id: str) -> str:
+    """What admission knows of a job that has not moved, for a failed wait's message: the
+    job's status, stage and place in the backlog, the slots held and by whom, the lane."""
+    job = stack.jobs.get(job_id)
+    where = "no job record"
+    if job is not None:
+        where = (
+            f"{job.status} run {job.run} stage {job.stage} tenant {job.tenant!r} "
+            f"backlog_key {job.backlog_key!r} admitted_at {job.admitted_at!r} "
+            f"slots {job.slots} (run {job.slots_run})"
+        )
+    held = ledger(stack)
+    holders = {job_id: (h.run, h.slots, h.tenant) for job_id, h in held.holders.items()}
+    lane = [t.tenant for t in Backlog(stack.jobs.table, stack.jobs.clock).tenants()]
+    return f"job {job_id}: {where}; ledger running {held.running}, holders {holders}; lane {lane}"

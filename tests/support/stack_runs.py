@@ -12,6 +12,7 @@ from richdoc_tools.local.runtime.lambdas import FUNCTION_THREAD_PREFIX
 
 from richdoc.contracts import PageSpan
 from richdoc.jobs import Attempt, Job
+from tests.support.admission import admission_state
 
 
 def upload(stack: Any, key: str, body: bytes) -> str:
@@ -36,15 +37,14 @@ def run_one(
         metadata={"richdoc-clarify": "true" if clarify else "false"},
     )
     job = stack.wait_for_jobs([upload.job_id], timeout_s)[upload.job_id]
-    assert job is not None, "no job record"
-    assert job.status.terminal, f"job still {job.status}"
+    assert job is not None and job.status.terminal, admission_state(stack, upload.job_id)
     return job
 
 
 def run_pdf(stack: Any, key: str, body: bytes, *, timeout_s: float = 300) -> Job:
     upload = stack.upload(Path(key), key=key, body=body, metadata={"richdoc-clarify": "true"})
     job = stack.wait_for_jobs([upload.job_id], timeout_s)[upload.job_id]
-    assert job is not None and job.status.terminal, job
+    assert job is not None and job.status.terminal, admission_state(stack, upload.job_id)
     return job
 
 
