@@ -379,7 +379,7 @@ class Starter:
         if job.status is JobStatus.SUCCEEDED:
             return self._ignored(job_id, run)
         if job.waiting and job.tenant is not None and job.tenant != tenant:
-            # An earlier delivery queued the run under another tenant (its metadata or
-            # tags changed since): that tenant is the one in whose lane the job waits.
+            # An earlier delivery queued the run under another tenant (the object's tags
+            # or the deployment's TenantKey changed since): the job waits in that lane.
             self.backlog.mark(job.tenant)
         return StartResult(job_id, run, execution_name(job_id, run), StartOutcome.ALREADY_QUEUED)
