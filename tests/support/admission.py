@@ -78,6 +78,6 @@ def admission_state(stack: Any, job_id: str) -> str:
             f"slots {job.slots} (run {job.slots_run})"
         )
     held = ledger(stack)
-    holders = {job_id: (h.run, h.slots, h.tenant) for job_id, h in held.holders.items()}
+    holders = {holder: (h.run, h.slots, h.tenant) for holder, h in held.holders.items()}
     lane = [t.tenant for t in Backlog(stack.jobs.table, stack.jobs.clock).tenants()]
     return f"job {job_id}: {where}; ledger running {held.running}, holders {holders}; lane {lane}"
