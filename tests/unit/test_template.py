@@ -817,7 +817,8 @@ CONSUMER_ACTIONS = {
         "events:RemoveTargets",
         "events:ListTargetsByRule",
     },
-    "Bus": {"events:DescribeEventBus", "events:ListRules"},
+    "Bus": {"events:DescribeEventBus"},
+    "ListRules": {"events:ListRules"},
     "Replay": {"events:StartReplay", "events:DescribeReplay", "events:DescribeArchive"},
     "EventLog": {"logs:FilterLogEvents", "logs:GetLogEvents", "logs:DescribeLogStreams"},
     "FindTheStack": {"cloudformation:DescribeStacks"},
@@ -832,7 +833,10 @@ def test_the_stack_ships_a_consumer_policy_that_reads_results_and_receives_event
     statements = policy["Properties"]["PolicyDocument"]["Statement"]
     assert {s["Sid"]: set(_actions(s)) for s in statements} == CONSUMER_ACTIONS
     for statement in statements:
-        assert statement["Effect"] == "Allow" and statement["Resource"] != "*", statement
+        # "*" only where the action is authorized on no resource at all.
+        resource_less = statement["Sid"] == "ListRules"
+        assert statement["Effect"] == "Allow", statement
+        assert (statement["Resource"] == "*") is resource_less, statement
     # Nothing of the pipeline's own: no records, queues, sources or executions; no
     # PutEvents (a replay is put on the bus by EventBridge): no forged event reaches the
     # other consumers.
@@ -844,6 +848,11 @@ def test_the_stack_ships_a_consumer_policy_that_reads_results_and_receives_event
     # Rules of the consumers' own prefix only: never the stack's event-log rule.
     rules = by_sid["Subscribe"]["Resource"]["Fn::Sub"]
     assert rules.endswith(":rule/${EventBus}/${ConsumerRulePrefix}*")
+    # StartReplay is authorized on the archive, the bus replayed into and the replay.
+    replay = by_sid["Replay"]["Resource"]
+    assert {"Fn::GetAtt": ["EventArchive", "Arn"]} in replay
+    assert {"Fn::GetAtt": ["EventBus", "Arn"]} in replay
+    assert any(":replay/*" in r.get("Fn::Sub", "") for r in replay)
     assert template.sam["Outputs"]["ConsumerPolicyArn"]["Value"] == {"Ref": "ConsumerPolicy"}
 
 
