@@ -122,6 +122,7 @@ class EmbeddedStack:
         strict: bool = True,
         injected_faults: FaultSettings | None = None,
         lifecycle_day_s: float | None = None,
+        webhook_ca_file: Path | None = None,
     ) -> None:
         """``log_path``: function output goes there (see ``output.FunctionLog``);
         ``capture_process_output``: descriptor-level output too (for a command line, never
@@ -130,7 +131,9 @@ class EmbeddedStack:
         ``script``: a test's scripted failures (kept as ``script``, and can be added to
         while the stack runs); ``injected_faults``: fail at a rate (``faults.injected``);
         ``lifecycle_day_s``: how long a day lasts on the stack's clock (``runtime.clock``:
-        S3 lifecycle days, stream record ages)."""
+        S3 lifecycle days, stream record ages); ``webhook_ca_file``: an authority the
+        webhook delivery trusts beside the system's (a local receiver's certificate:
+        ``runtime.webhooks``)."""
         self.root = root
         self.stack_name = stack_name
         self.parameters = dict(parameters or {})
@@ -151,6 +154,7 @@ class EmbeddedStack:
         # lifecycle_day_s seconds (default: a day). Tests advance it.
         self.clock = StackClock.with_day(lifecycle_day_s) if lifecycle_day_s else StackClock()
         self.lifecycle = Lifecycle(self.clock, account=ACCOUNT)
+        self.webhook_ca_file = webhook_ca_file
         self.transactions = Transactions()
         self.access: AccessControl | None = None
         self.template: Template | None = None
@@ -328,7 +332,10 @@ class EmbeddedStack:
         exit_stack.callback(self.delivery.stop)
         self.delivery.start()
         webhooks = self.webhooks = WebhookDelivery(
-            self.client, delay_scale=self.retry_delay_scale, access=self.access
+            self.client,
+            delay_scale=self.retry_delay_scale,
+            access=self.access,
+            trusted_ca_file=self.webhook_ca_file,
         )
         patches.api_destinations.install(exit_stack, webhooks.enqueue)
         exit_stack.callback(_stopped, webhooks)

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 
 from richdoc_tools.local.clients import Clients
 from richdoc_tools.local.cloudformation.intrinsics import Deployed, Resolver, deployment_order
+from richdoc_tools.local.cloudformation.parameters import ParameterError, check_values
 from richdoc_tools.local.cloudformation.provisioners import NotEmulated, provisioner_for
 from richdoc_tools.local.cloudformation.template import LOCAL_CODE_BUCKET, Template, TemplateError
 
@@ -61,6 +62,7 @@ class Deployment:
         self.not_emulated: list[NotEmulated] = []
 
     def deploy(self) -> Deployed:
+        self.check_parameters()
         self.check_rules()
         self.client("s3").create_bucket(Bucket=LOCAL_CODE_BUCKET)
         resources = self.template.resources
@@ -74,6 +76,14 @@ class Deployment:
             self.deployed.types[logical_id] = resource["Type"]
             provisioner(self, logical_id, props)
         return self.deployed
+
+    def check_parameters(self) -> None:
+        """Every parameter's value (the given ones and the defaults) against its
+        constraints, as CloudFormation checks them before creating anything."""
+        try:
+            check_values(self.template.cfn.get("Parameters", {}), self.resolver.parameters)
+        except ParameterError as exc:
+            raise TemplateError(f"parameter refused: {exc}") from exc
 
     def check_rules(self) -> None:
         """The template's Rules, as CloudFormation checks them before creating anything:

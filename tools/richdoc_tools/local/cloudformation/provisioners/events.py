@@ -115,23 +115,13 @@ def _connection(deployment: Deployment, logical_id: str, props: dict[str, Any]) 
     deployment.created(logical_id, name, Arn=arn, SecretArn=secret)
 
 
-# The one host a plain-HTTP endpoint may have here: a receiver on this machine.
-LOOPBACK = "127.0.0.1"
-
-
 def endpoint_problem(url: str) -> str | None:
-    """Why an API destination cannot have this endpoint here; None when it can (AWS takes
-    HTTPS endpoints only; the embedded stack also takes ``http://127.0.0.1``). The
-    webhook delivery asks again before each request."""
+    """Why an API destination cannot have this endpoint; None when it can (EventBridge
+    calls HTTPS endpoints only). The webhook delivery asks again before each request."""
     parts = urlsplit(url)
     if parts.scheme == "https" and parts.hostname:
         return None
-    if parts.scheme == "http" and parts.hostname == LOOPBACK:
-        return None
-    return (
-        "an API destination's endpoint is HTTPS (EventBridge takes nothing else; the "
-        f"embedded stack also takes http://{LOOPBACK})"
-    )
+    return "an API destination's endpoint is an https:// URL (EventBridge calls nothing else)"
 
 
 @provisions(
