@@ -259,6 +259,26 @@ def test_the_notifier_reads_every_job_change_and_never_holds_the_stream_up(
     assert set(pattern["dynamodb"]["NewImage"]["job_status"]["S"]) == terminal
 
 
+def test_the_dispatcher_isolates_a_change_it_fails_on_and_records_it_then_moves_on(
+    template: Template,
+) -> None:
+    """A failing batch is halved until the failing change is alone (the others go
+    through), retried, then recorded on a queue that alarms; the minutely run redoes
+    what it would have woken."""
+    mapping = _mappings(template)["DispatcherFunction"]
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": ["JobsTable", "StreamArn"]}
+    assert mapping["BisectBatchOnFunctionError"] is True
+    assert mapping["MaximumRetryAttempts"] == 5
+    queue = {"Fn::GetAtt": ["DispatchFailureQueue", "Arn"]}
+    assert mapping["DestinationConfig"] == {"OnFailure": {"Destination": queue}}
+    alarm = _alarms(template)["DispatchFailuresAlarm"]
+    assert alarm["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    assert alarm["Dimensions"][0]["Value"] == {"Fn::GetAtt": ["DispatchFailureQueue", "QueueName"]}
+    assert template.sam["Outputs"]["DispatchFailureQueueUrl"]["Value"] == {
+        "Ref": "DispatchFailureQueue"
+    }
+
+
 def test_jobs_table_has_status_index_recovery_and_encryption(template: Template) -> None:
     table = template.resources["JobsTable"]["Properties"]
     index, queue, lane = table["GlobalSecondaryIndexes"]
@@ -358,6 +378,7 @@ def test_every_alarm_notifies_the_alarm_topic(template: Template) -> None:
         "BacklogAgeAlarm",
         "TransientDeadLettersAlarm",
         "DispatcherErrorsAlarm",
+        "DispatchFailuresAlarm",
         "WebhookDeadLettersAlarm",
     }
     for name, alarm in alarms.items():
@@ -637,7 +658,8 @@ EXPECTED_ACTIONS = {
         "dynamodb:UpdateItem",
         *PURGE_ACTIONS,
     },
-    # Admission: the ledger, the tenants, the waiting jobs; the admitted runs' executions.
+    # Admission: the ledger, the tenants, the waiting jobs; the admitted runs' executions;
+    # the stream mapping's failure destination.
     "DispatcherFunctionRole": {
         "dynamodb:GetItem",
         "dynamodb:BatchGetItem",
@@ -645,6 +667,7 @@ EXPECTED_ACTIONS = {
         "dynamodb:UpdateItem",
         "dynamodb:Query",
         "states:StartExecution",
+        "sqs:SendMessage",
     },
     # Reads the source object and records attempts; writes no artifact.
     "PlanFunctionRole": {
