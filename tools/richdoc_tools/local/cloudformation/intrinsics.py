@@ -28,6 +28,8 @@ class Deployed:
     refs: dict[str, str] = field(default_factory=dict)
     attributes: dict[str, dict[str, str]] = field(default_factory=dict)
     types: dict[str, str] = field(default_factory=dict)
+    # Event source mappings (their UUIDs) the template does not enable: never polled.
+    disabled_mappings: set[str] = field(default_factory=set)
 
 
 # What ``Ref: AWS::NoValue`` resolves to: the property or list item is left out.
