@@ -139,7 +139,7 @@ def serve(exit_stack: contextlib.ExitStack, port: int) -> int:
 
 def _reset_backends() -> None:
     """Every service's state dropped, as moto's own reset (its /moto-api/reset) does."""
-    from moto.moto_api._internal import moto_api_backend
+    from moto.moto_api._internal.models import moto_api_backend
 
     moto_api_backend.reset()
 
