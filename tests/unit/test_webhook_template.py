@@ -51,6 +51,19 @@ def test_every_webhook_resource_and_output_exists_only_with_a_url(template: Temp
     assert template.cfn["Parameters"]["WebhookUrl"]["Default"] == ""
 
 
+def _undeployed(template: Template, parameters: dict[str, str]) -> Deployment:
+    """A deployment of the template with these parameters, not started: what it checks
+    before creating anything."""
+    return Deployment(
+        Clients(boto3.Session(region_name="us-east-1"), region="us-east-1"),
+        template,
+        stack_name="checks",
+        region="us-east-1",
+        account="123456789012",
+        parameters=parameters,
+    )
+
+
 @pytest.mark.parametrize(
     ("parameters", "refused"),
     [
@@ -62,14 +75,7 @@ def test_every_webhook_resource_and_output_exists_only_with_a_url(template: Temp
 def test_a_url_without_its_secret_is_refused_before_anything_is_created(
     template: Template, parameters: dict[str, str], refused: bool
 ) -> None:
-    deployment = Deployment(
-        Clients(boto3.Session(region_name="us-east-1"), region="us-east-1"),
-        template,
-        stack_name="rules",
-        region="us-east-1",
-        account="123456789012",
-        parameters=parameters,
-    )
+    deployment = _undeployed(template, parameters)
     if refused:
         with pytest.raises(TemplateError, match=r"WebhookNeedsItsSecret.*WebhookAuthSecret"):
             deployment.check_rules()
@@ -114,14 +120,7 @@ def test_the_embedded_stack_refuses_a_url_aws_refuses_before_creating_anything(
     template: Template,
 ) -> None:
     parameters = {"WebhookUrl": "http://127.0.0.1:8080/hook", "WebhookAuthSecret": "k"}
-    deployment = Deployment(
-        Clients(boto3.Session(region_name="us-east-1"), region="us-east-1"),
-        template,
-        stack_name="patterns",
-        region="us-east-1",
-        account="123456789012",
-        parameters=parameters,
-    )
+    deployment = _undeployed(template, parameters)
     with pytest.raises(
         TemplateError, match=r"WebhookUrl=http://127\.0\.0\.1:8080/hook: an https://"
     ):

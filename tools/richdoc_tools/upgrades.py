@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from richdoc_tools.local.cloudformation.intrinsics import Deployed, Resolver
+from richdoc_tools.local.cloudformation.intrinsics import sections_resolver
 from richdoc_tools.local.cloudformation.provisioners.dynamodb import (
     MORE_THAN_ONE_GSI,
     index_changes,
@@ -70,17 +70,7 @@ def state_of(template: Mapping[str, Any], parameters: Mapping[str, str]) -> Stac
     the rest), as CloudFormation would resolve them; a TemplateError when a table's
     properties name what only a deployment knows."""
     specs: Mapping[str, Any] = template.get("Parameters", {})
-    values = {n: str(s["Default"]) for n, s in specs.items() if "Default" in s}
-    values.update({k: v for k, v in parameters.items() if k in specs})
-    resolver = Resolver(
-        stack_name="richdoc",
-        stack_id="arn:aws:cloudformation:us-east-1:123456789012:stack/richdoc/0-1-2",
-        region="us-east-1",
-        account="123456789012",
-        parameters=values,
-        deployed=Deployed(),
-        conditions=template.get("Conditions", {}),
-    )
+    resolver = sections_resolver(template, {k: v for k, v in parameters.items() if k in specs})
     tables, retained = {}, set()
     for logical_id, resource in template.get("Resources", {}).items():
         if resource.get("Type") != "AWS::DynamoDB::Table":

@@ -24,7 +24,9 @@ from typing import Any
 
 @dataclass
 class Context:
-    """The attributes of the Lambda context object that handlers and Powertools read."""
+    """The attributes of the Lambda context object that handlers and Powertools read (as
+    ``lambdas.LocalContext`` has them: that module is this checkout's, not importable
+    here)."""
 
     function_name: str
     invoked_function_arn: str
