@@ -16,6 +16,7 @@ from richdoc_tools.preflight import Status
 from richdoc_tools.upgrades import (
     CONSUMER_OUTPUTS,
     assess_upgrade,
+    index_readiness,
     state_of,
     stepped,
     upgrade_steps,
@@ -116,3 +117,10 @@ def test_the_consumer_outputs_are_the_ones_the_consumers_page_names(template: Te
     page = (ROOT / "docs" / "consumers.md").read_text()
     named = {name for name in re.findall(r"`([A-Za-z]+)`", page) if name in outputs}
     assert named <= CONSUMER_OUTPUTS
+
+
+def test_an_index_still_building_stops_the_next_step() -> None:
+    building = index_readiness({"by-status": "ACTIVE", "by-queue": "CREATING"})
+    assert building.status is Status.FAIL and "by-queue is CREATING" in building.says
+    assert building.fix is not None and "describe-table" in building.fix
+    assert index_readiness({"by-status": "ACTIVE"}).status is Status.OK

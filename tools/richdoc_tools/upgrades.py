@@ -253,3 +253,23 @@ def _steps_fix(steps: Sequence[tuple[dict[str, str], list[str]]]) -> str:
         + " (an index's status: aws dynamodb describe-table --table-name <JobsTableName> "
         '--query "Table.GlobalSecondaryIndexes[].[IndexName,IndexStatus]")'
     )
+
+
+def index_readiness(statuses: Mapping[str, str]) -> Finding:
+    """The deployed jobs table's indexes (name -> IndexStatus): an update that changes an
+    index, or code that reads one, waits until every one is ACTIVE (CloudFormation does not
+    wait for an index's backfilling, and DynamoDB takes no other index change until it
+    ends)."""
+    building = sorted(name for name, status in statuses.items() if status != "ACTIVE")
+    if not building:
+        return Finding("indexes", Status.OK, "every index of the deployed jobs table is ACTIVE")
+    said = ", ".join(f"{name} is {statuses[name]}" for name in building)
+    return Finding(
+        "indexes",
+        Status.FAIL,
+        f"the deployed jobs table's {said}: DynamoDB takes no other index change on the table "
+        "until it is ACTIVE, and admission cannot read it yet",
+        "wait until aws dynamodb describe-table --table-name <JobsTableName> --query "
+        '"Table.GlobalSecondaryIndexes[].[IndexName,IndexStatus]" shows every one ACTIVE, '
+        "then deploy the next step",
+    )

@@ -135,6 +135,9 @@ def check(
         findings += upgrades.assess_upgrade(
             yaml_parse(text), deployed_as or {}, template.sam, parameters, source=source
         )
+    statuses = _index_statuses(session, endpoint_url, stack_name)
+    if statuses is not None:
+        findings.append(upgrades.index_readiness(statuses))
     render.deploy_check(findings, preflight.report(readings, sizing, findings), as_json=as_json)
     failed = any(f.status is preflight.Status.FAIL for f in findings)
     return EXIT_FAILED if failed else 0
@@ -184,3 +187,23 @@ def _previous(
     # boto3 hands a JSON template back decoded, a YAML one as its text.
     text = body if isinstance(body, str) else json.dumps(body)
     return text, f"the deployed stack {stack}"
+
+
+def _index_statuses(
+    session: boto3.Session, endpoint_url: str | None, stack: str
+) -> dict[str, str] | None:
+    """The deployed jobs table's indexes and their IndexStatus (its name from the stack's
+    outputs); None when there is no deployed stack to ask."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        [found] = session.client("cloudformation", endpoint_url=endpoint_url).describe_stacks(
+            StackName=stack
+        )["Stacks"]
+        outputs = {o["OutputKey"]: o["OutputValue"] for o in found.get("Outputs", [])}
+        table = session.client("dynamodb", endpoint_url=endpoint_url).describe_table(
+            TableName=outputs["JobsTableName"]
+        )["Table"]
+    except (ClientError, BotoCoreError, ValueError, KeyError):
+        return None
+    return {i["IndexName"]: i["IndexStatus"] for i in table.get("GlobalSecondaryIndexes", [])}
