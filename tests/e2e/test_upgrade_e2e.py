@@ -112,10 +112,10 @@ def nothing_lost(stack: Any, job_ids: list[str]) -> list[Any]:
     """Every job terminal and succeeded, every slot back, no dead letter, one job each."""
     ended = stack.wait_for_jobs(job_ids, TIMEOUT_S)
     assert all(job is not None for job in ended.values()), ended
-    jobs = [job for job in ended.values() if job is not None]
-    assert {job.job_id: job.status for job in jobs} == dict.fromkeys(
+    ended_jobs = [job for job in ended.values() if job is not None]
+    assert {job.job_id: job.status for job in ended_jobs} == dict.fromkeys(
         job_ids, JobStatus.SUCCEEDED
-    ), [(job.job_id, job.status, job.failure) for job in jobs]
+    ), [(job.job_id, job.status, job.failure) for job in ended_jobs]
     assert wait_until(lambda: slots_back(stack) and stack.notifications_delivered(), TIMEOUT_S)
     sqs = stack.client("sqs")
     waiting = sqs.get_queue_attributes(
@@ -125,7 +125,7 @@ def nothing_lost(stack: Any, job_ids: list[str]) -> list[Any]:
     assert set(waiting.values()) == {"0"}
     records = stack.jobs.table.scan(FilterExpression=Attr("sk").eq("JOB"), Select="COUNT")
     assert records["Count"] == len(job_ids)  # each upload one job, none twice
-    return jobs
+    return [job_of(stack, job_id) for job_id in job_ids]  # as they are with the slots back
 
 
 def test_a_stack_from_before_admission_upgrades_in_three_deploys_with_runs_in_flight(
@@ -188,3 +188,33 @@ def test_the_previous_release_upgrades_in_one_deploy_with_jobs_waiting_and_runni
         jobs = nothing_lost(stack, [admitted, *waiting])
         assert most_at_once(jobs) == 1
         assert stack.runtime.sandboxes.started > 0
+
+
+def test_admission_paused_keeps_uploads_waiting_until_it_runs_again(tmp_path: Path) -> None:
+    """Admission=paused on a running stack (an update of this checkout's own template):
+    the dispatcher's stream mapping and schedule are off, an upload waits QUEUED however
+    often the schedules fire; running again admits it."""
+    from richdoc_tools.local.stack import EmbeddedStack
+
+    with EmbeddedStack(
+        retry_delay_scale=0.0,
+        retry_visibility_s=0,
+        log_path=tmp_path / "functions.log",
+        schedules=False,
+    ) as stack:
+        assert stack.delivery is not None
+        pollers = len(stack.delivery.pollers)
+        result = stack.update(parameters={"Admission": "paused"})
+        assert {
+            "DispatcherFunctionJobChanges",
+            "DispatcherFunctionBackstop",
+            "RecordsFunctionSweep",
+        } <= set(result.updated)
+        assert len(stack.delivery.pollers) == pollers - 1  # the dispatcher's is stopped
+        paused = upload(stack, "admission/paused.md", note("paused"))
+        assert waits(stack, paused)
+        stack.fire_schedules()
+        assert job_of(stack, paused).status is JobStatus.QUEUED
+        stack.update(parameters={"Admission": "running"})
+        stack.fire_schedules()
+        nothing_lost(stack, [paused])
