@@ -1,7 +1,6 @@
-"""What the admission commands print: the backlog (``richdoc jobs backlog``), a waiting
-job's place, and ``richdoc reprocess``'s report. JSON keeps its keys, tables become
-tab-separated rows in a pipe (``tables``), user-controlled values (tenants, keys) reach
-the terminal through ``richdoc_tools.terminal``."""
+"""What ``richdoc jobs backlog`` prints. JSON keeps its keys, tables become tab-separated
+rows in a pipe (``tables``), user-controlled values (tenants) reach the terminal through
+``richdoc_tools.terminal``."""
 
 from __future__ import annotations
 
@@ -15,7 +14,6 @@ from richdoc_tools.terminal import markup
 
 if TYPE_CHECKING:
     from richdoc_tools.ops.backlog import BacklogOutlook
-    from richdoc_tools.ops.reprocess import ReprocessReport, ReprocessResult
 
 TENANT_COLUMNS = ("tenant", "waiting", "oldest waiting", "slots held")
 
@@ -51,27 +49,3 @@ def backlog_outlook(outlook: BacklogOutlook, *, as_json: bool) -> None:
             console.print(markup(line), highlight=False)
         else:
             print(line)
-
-
-REPROCESS_COLUMNS = ("job id", "key", "tenant", "outcome", "run", "detail")
-
-
-def reprocess_line(result: ReprocessResult) -> None:
-    """One job as ``reprocess`` goes (a line each, so a long one shows progress)."""
-    console = Console(stderr=True)
-    console.print(
-        f"{result.job_id[:12]} {markup(result.key)}: {result.outcome} ({markup(result.detail)})",
-        highlight=False,
-    )
-
-
-def reprocess_report(report: ReprocessReport, *, as_json: bool) -> None:
-    if as_json:
-        print_json(report.model_dump(mode="json"))
-        return
-    rows: list[list[object]] = [
-        [r.job_id, r.key, r.tenant, r.outcome, r.run, r.detail] for r in report.results
-    ]
-    print_table(REPROCESS_COLUMNS, rows, Console())
-    verb = "would queue" if report.dry_run else "queued"
-    print(f"{report.matched} matched; {verb} {report.queued}; skipped {report.skipped}")
