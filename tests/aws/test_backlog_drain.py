@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from richdoc_tools.cli.render.admission import backlog_outlook, drain_lines
 from richdoc_tools.ops.backlog import outlook
-from richdoc_tools.ops.drain import Holding, estimate, serving_slots, slot_cycles
+from richdoc_tools.ops.drain import Holding, drain_time, estimate, serving_slots, slot_cycles
 from richdoc_tools.ops.operator import Operator, StackResources
 
 from richdoc.admission.backlog import Backlog
@@ -142,20 +142,22 @@ def test_the_drain_is_the_median_slot_cycle_with_its_gaps_whatever_the_runs_ende
     d.release(j1, at=121)  # nothing admitted since: its gap so far, as jobs wait
     d.clock.at(130)
     # Cycles: j2 10, j3 10 + 5, j4 10, j5 10, j1 120 + 9. The median is 10 s: two slots
-    # turn over every 10 s, 720 documents an hour, and the three waiting drain in 15 s.
-    # (The mean time successful runs held a slot was (10 + 10 + 120) / 3 = 46.7 s: j1's
-    # cold start taken in whole, and j3 and j4 not sampled at all.)
+    # turn over every 10 s, 720 documents an hour. Of the three waiting, two are admitted
+    # as the two slots free, on average a third and two thirds of a cycle from now, and
+    # the third a cycle after the first: the last in 13.3 s. (The mean time successful
+    # runs held a slot was (10 + 10 + 120) / 3 = 46.7 s: j1's cold start taken in whole,
+    # j3 and j4 not sampled at all, no gap.)
     seen = outlook(operator, now=d.clock.moment)
     assert seen.waiting == 3 and seen.drain is not None
     drain = seen.drain
     assert (drain.cycles, drain.median_cycle_s, drain.slots) == (5, 10.0, CAPACITY)
-    assert (drain.throughput_per_hour, drain.drain_s) == (720.0, 15.0)
+    assert (drain.throughput_per_hour, drain.drain_s) == (720.0, 13.3)
     backlog_outlook(seen, as_json=False)
     printed = capsys.readouterr().out.splitlines()
     assert printed[-2:] == [
         "throughput: 720 documents an hour (2 slots, each turned over every 10 s: the median "
         "of 5 slot cycles in the last 1h00m)",
-        "drains in: about 15s at that rate",
+        "drains in: about 13s at that rate",
     ]
     # Nothing waits once the later uploads are cancelled: the drain is nothing, not 0s.
     for job_id in later:
@@ -213,6 +215,16 @@ def test_each_release_is_paired_with_one_later_admission_in_time_order() -> None
     assert slot_cycles(held, now=moment(20), waiting=True) == [11.0, 15.0]
 
 
+def test_the_drain_is_when_the_last_waiting_job_takes_a_slot() -> None:
+    """Slots partway through their cycles: the k-th of s to free does so k/(s+1) of a
+    cycle from now; each later round takes a whole cycle."""
+    assert drain_time(1, 1, 60.0) == 30.0
+    assert drain_time(1, 19, 60.0) == 3.0
+    assert drain_time(2, 2, 30.0) == 20.0
+    assert drain_time(3, 2, 30.0) == 40.0  # one round, then the first to free again
+    assert drain_time(4_000, 20, 36.0) == pytest.approx(199 * 36.0 + 20 / 21 * 36.0)
+
+
 def test_the_per_tenant_share_caps_the_slots_one_waiting_tenant_can_take() -> None:
     assert serving_slots(capacity=20, per_tenant=5, tenants_waiting=1) == 5
     assert serving_slots(capacity=20, per_tenant=5, tenants_waiting=6) == 20
@@ -234,4 +246,4 @@ def test_cold_starts_fewer_than_half_the_runs_never_move_the_estimate(
         start += length
     drain = estimate(held, now=moment(start), waiting=10, slots=slots)
     assert (drain.cycles, drain.median_cycle_s) == (len(lengths), usual)
-    assert drain.drain_s == round(10 * usual / slots, 1)
+    assert drain.drain_s == round(drain_time(10, slots, usual), 1)

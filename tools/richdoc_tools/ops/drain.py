@@ -21,9 +21,13 @@ backlog drains at, so the estimate is made of cycles (``slot_cycles``, pure):
 * **The median cycle**: a few cold starts or very long documents move it little (a mean
   takes each of them in whole). The slots that serve the backlog are the capacity, or
   fewer when ``MaxRunningJobsPerTenant`` caps the tenants that wait; they turn over once
-  a cycle, so the throughput is slots / cycle and the drain the waiting jobs at that
-  rate. Nothing waiting drains in 0 (``nothing waits``); without a cycle in the window
-  there is no estimate (None), rather than a guess.
+  a cycle, so the throughput is slots / cycle.
+* **The drain** is the time until the last waiting job is admitted (``drain_time``): the
+  slots are partway through their cycles now, so the first of ``s`` to free does so
+  after 1/(s+1) of a cycle, the k-th after k/(s+1) (the expected k-th of s points at
+  random in a cycle), and each later round of ``s`` admissions takes a whole cycle.
+  Nothing waiting drains in 0 (``nothing waits``); without a cycle in the window there
+  is no estimate (None), rather than a guess.
 """
 
 from __future__ import annotations
@@ -110,7 +114,7 @@ def estimate(
     if not waiting:
         drain: float | None = 0.0
     else:
-        drain = round(waiting * median / slots, 1) if median is not None and slots else None
+        drain = round(drain_time(waiting, slots, median), 1) if median and slots else None
     return DrainEstimate(
         window_s=window.total_seconds(),
         cycles=len(cycles),
@@ -119,6 +123,13 @@ def estimate(
         throughput_per_hour=throughput,
         drain_s=drain,
     )
+
+
+def drain_time(waiting: int, slots: int, cycle: float) -> float:
+    """Seconds until the last of ``waiting`` jobs is admitted into ``slots`` slots that
+    each turn over every ``cycle`` seconds, from a moment partway through their cycles."""
+    rounds, last = divmod(waiting - 1, slots)
+    return (rounds + (last + 1) / (slots + 1)) * cycle
 
 
 def serving_slots(capacity: int, per_tenant: int, tenants_waiting: int) -> int:
