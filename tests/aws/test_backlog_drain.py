@@ -26,6 +26,7 @@ from richdoc.contracts import JobOptions, SourceObject
 from richdoc.jobs import Job, JobStore, timestamp
 from richdoc.taxonomy import Failure, FailureKind
 from tests.support.records import COUNTS, OUTPUTS
+from tests.support.stack_outputs import stack_outputs
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 CAPACITY = 2
@@ -105,18 +106,8 @@ def deployment(jobs_table: Any, clock: ScriptedClock) -> Deployment:
 
 @pytest.fixture
 def operator(deployment: Deployment, monkeypatch: pytest.MonkeyPatch) -> Operator:
-    resources = StackResources(
-        stack_name="richdoc",
-        ingest_bucket="ingest",
-        artifact_bucket="results",
-        ingest_queue_url="https://sqs.us-east-1.amazonaws.com/123456789012/ingest",
-        ingest_queue_arn="arn:aws:sqs:us-east-1:123456789012:ingest",
-        dead_letter_queue_url="https://sqs.us-east-1.amazonaws.com/123456789012/dlq",
-        dead_letter_queue_arn="arn:aws:sqs:us-east-1:123456789012:dlq",
-        jobs_table=deployment.jobs.table.name,
-        state_machine_arn="arn:aws:states:us-east-1:123456789012:stateMachine:richdoc",
-        admission=AdmissionSettings.of(CAPACITY),
-    )
+    outputs = stack_outputs(deployment.jobs.table.name, MaxRunningJobs=str(CAPACITY))
+    resources = StackResources.from_outputs("richdoc", outputs)
     monkeypatch.setattr(Operator, "jobs", property(lambda _: deployment.jobs))
     return Operator(boto3.Session(region_name="us-east-1"), resources)
 

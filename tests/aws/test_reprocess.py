@@ -28,6 +28,7 @@ from richdoc.contracts import JobOptions, SourceObject
 from richdoc.jobs import DeletionMark, Job, JobStatus, JobStore, job_id_for, timestamp
 from richdoc.taxonomy import Failure, FailureKind
 from tests.support.records import COUNTS, OUTPUTS
+from tests.support.stack_outputs import create_stack, stack_outputs
 
 REGION = "us-east-1"
 INGEST = "ingest"
@@ -51,25 +52,8 @@ def operator(jobs_table: Any, clock: Any, monkeypatch: pytest.MonkeyPatch) -> Op
     s3 = boto3.client("s3", region_name=REGION)
     s3.create_bucket(Bucket=INGEST)
     s3.put_bucket_versioning(Bucket=INGEST, VersioningConfiguration={"Status": "Enabled"})
-    outputs = {
-        "IngestBucketName": INGEST,
-        "ArtifactBucketName": "results",
-        "IngestQueueUrl": "https://sqs.us-east-1.amazonaws.com/123456789012/ingest",
-        "IngestQueueArn": "arn:aws:sqs:us-east-1:123456789012:ingest",
-        "DeadLetterQueueUrl": "https://sqs.us-east-1.amazonaws.com/123456789012/dlq",
-        "DeadLetterQueueArn": "arn:aws:sqs:us-east-1:123456789012:dlq",
-        "JobsTableName": jobs_table.name,
-        "StateMachineArn": "arn:aws:states:us-east-1:123456789012:stateMachine:richdoc",
-    }
-    boto3.client("cloudformation", region_name=REGION).create_stack(
-        StackName=STACK,
-        TemplateBody=json.dumps(
-            {
-                "Resources": {"Handle": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
-                "Outputs": {k: {"Value": v} for k, v in outputs.items()},
-            }
-        ),
-    )
+    outputs = stack_outputs(jobs_table.name, IngestBucketName=INGEST)
+    create_stack(STACK, outputs)
     store = JobStore(jobs_table, clock=clock)
     monkeypatch.setattr(Operator, "jobs", property(lambda _: store))
     return Operator(boto3.Session(region_name=REGION), StackResources.from_outputs(STACK, outputs))
