@@ -77,6 +77,33 @@ def deployed(root: Path, log: Path, **parameters: str) -> Iterator[Any]:
         assert stack.loop_errors == []
 
 
+def check(stack: Any, capsys: pytest.CaptureFixture[str], *overrides: str) -> dict[str, Any]:
+    """``richdoc deploy check`` against the served stack (its deployed template read with
+    GetTemplate, its indexes with DescribeTable): the findings, by check."""
+    from richdoc_tools.cli import main
+
+    given = ["--parameter-overrides", " ".join(overrides)] if overrides else []
+    capsys.readouterr()
+    main(
+        [
+            "deploy",
+            "check",
+            "--stack",
+            stack.stack_name,
+            "--endpoint-url",
+            stack.endpoint_url,
+            "--region",
+            "us-east-1",
+            "--config-file",
+            "none.toml",
+            "--json",
+            *given,
+        ]
+    )
+    report = json.loads(capsys.readouterr().out)
+    return {finding["check"]: finding for finding in report["findings"]}
+
+
 def note(name: str) -> bytes:
     return f"# {name}\n\nA short note, uploaded around an upgrade.\n".encode()
 
@@ -129,7 +156,7 @@ def nothing_lost(stack: Any, job_ids: list[str]) -> list[Any]:
 
 
 def test_a_stack_from_before_admission_upgrades_in_three_deploys_with_runs_in_flight(
-    releases: dict[str, Path], tmp_path: Path
+    releases: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with deployed(releases[BEFORE_ADMISSION], tmp_path / "functions.log") as stack:
         # Under the old release: one job done, one run held inside its (old) plan step.
@@ -146,6 +173,12 @@ def test_a_stack_from_before_admission_upgrades_in_three_deploys_with_runs_in_fl
             stack.update()
         assert (refused.value.logical_id, refused.value.reason) == ("JobsTable", MORE_THAN_ONE_GSI)
         assert indexes(stack) == ["by-status"]
+        # What deploy check says of the deployed stack: the refusal, and the steps.
+        found = check(stack, capsys)
+        assert found["upgrade"]["status"] == "fail"
+        assert "creates by-queue, tenants-by-service" in found["upgrade"]["says"]
+        assert "AdmissionIndexes=by-queue Admission=paused" in found["upgrade"]["fix"]
+        assert found["indexes"]["status"] == "ok"
 
         with stack.queues_paused():  # an upload waits on the ingest queue across step 1
             before = upload(stack, "upgrade/before-step-1.md", note("before step 1"))
@@ -159,6 +192,9 @@ def test_a_stack_from_before_admission_upgrades_in_three_deploys_with_runs_in_fl
         for job_id in (before, between):  # admission paused: they wait
             assert waits(stack, job_id)
 
+        # The next step, as deploy check sees it from the deployed first step: accepted.
+        found = check(stack, capsys, *(f"{k}={v}" for k, v in STEPS[1].items()))
+        assert found["upgrade"]["status"] == "ok", found["upgrade"]
         stack.update(parameters=STEPS[1])
         assert indexes(stack) == ["by-status", "by-queue", "tenants-by-service"]
         stack.fire_schedules()  # the dispatcher's schedule is off: still waiting

@@ -304,9 +304,19 @@ class EmbeddedStack:
         )
         deployed = deployment.deploy()
         self._publish(deployment, updated=False)
+        patches.stack_templates.install(exit_stack, self._deployed_template)
         self._set_environment(deployed)
         exit_stack.callback(wiring.reset)
         return deployed
+
+    def _deployed_template(self, name_or_stack_id: str) -> str | None:
+        """The template the stack runs, as submitted (GetTemplate's answer for it)."""
+        if name_or_stack_id != self.stack_name and f":stack/{self.stack_name}/" not in (
+            name_or_stack_id
+        ):
+            return None
+        assert self.template is not None
+        return (self.template.root / "template.yaml").read_text()
 
     def _publish(self, deployment: Deployment, *, updated: bool) -> None:
         self.outputs = deployment.outputs()
