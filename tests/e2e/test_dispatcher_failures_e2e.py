@@ -9,7 +9,6 @@ record, every slot back."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -18,6 +17,7 @@ from richdoc_tools.local.runtime.events import wait_until
 
 from richdoc.jobs import JobStatus
 from tests.support.admission import slots_back
+from tests.support.queues import drained
 from tests.support.stack_runs import job_of, upload
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling, pytest.mark.xdist_group("stack")]
@@ -27,13 +27,7 @@ POISONED = "dispatch/poisoned.md"
 
 
 def failure_records(stack: Any) -> list[dict[str, Any]]:
-    sqs, url = stack.client("sqs"), stack.outputs["DispatchFailureQueueUrl"]
-    found = []
-    while batch := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages"):
-        for message in batch:
-            found.append(json.loads(message["Body"]))
-            sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
-    return found
+    return drained(stack.client("sqs"), stack.outputs["DispatchFailureQueueUrl"])
 
 
 def test_a_change_the_dispatcher_keeps_failing_on_is_recorded_and_its_job_admitted_later(
