@@ -24,7 +24,13 @@ from richdoc_tools.upgrades import (
 from samtranslator.yaml_helper import yaml_parse
 
 from tests.support.paths import ROOT
-from tests.support.releases import BEFORE_ADMISSION, PREVIOUS_RELEASE, template_at
+from tests.support.releases import (
+    BEFORE_ADMISSION,
+    PREVIOUS_RELEASE,
+    RELEASE_COMMITS,
+    tagged_commit,
+    template_at,
+)
 
 
 def _assess(previous: dict[str, Any], template: Template, **parameters: str) -> list[Any]:
@@ -124,3 +130,11 @@ def test_an_index_still_building_stops_the_next_step() -> None:
     assert building.status is Status.FAIL and "by-queue is CREATING" in building.says
     assert building.fix is not None and "describe-table" in building.fix
     assert index_readiness({"by-status": "ACTIVE"}).status is Status.OK
+
+
+def test_each_release_tag_names_the_commit_the_upgrade_tests_fall_back_to() -> None:
+    # A clone without tags deploys the release from its commit; with the tag, both agree.
+    for tag, commit in RELEASE_COMMITS.items():
+        found = tagged_commit(tag)
+        assert found in (None, commit), f"{tag} names {found}, not {commit}"
+    assert PREVIOUS_RELEASE in RELEASE_COMMITS
