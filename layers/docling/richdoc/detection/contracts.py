@@ -18,7 +18,7 @@ from typing import NamedTuple
 from richdoc.detection import conflicts, relative, undated
 from richdoc.detection.blocks import blocks, text_bytes
 from richdoc.detection.dates import DateForm, Found, Numeric, SlashOrder, find, legend_order
-from richdoc.detection.events import EventClause, clauses
+from richdoc.detection.events import EventClause, EventKind, clauses
 from richdoc.detection.own import own_dates
 from richdoc.detection.roles import SENTENCE_END, Assigned, Place, Role, assign
 from richdoc.graph import Projection, SpanKind
@@ -267,7 +267,22 @@ def gather(projection: Projection, *, every_mention: bool = False) -> Evidence:
     if every_mention or not effective_written:
         for span_ref, text, lowered, found in candidates:
             events.extend(clauses(span_ref, text, lowered, found))
+        if not events:
+            events.extend(_unit_phrase(candidates))
     return Evidence(kept, events, len(data), order, proven, dated, dropped)
+
+
+def _unit_phrase(candidates: list[tuple[int, str, str, list[Found]]]) -> list[EventClause]:
+    """The spec's relative phrase, read as spec-v1 reads it (an effectiveness marker
+    shortly before "the next quarter"), when no clause ties the agreement to an event:
+    the first in reading order."""
+    from richdoc.detection.spec_v1 import relative_in
+
+    for span_ref, text, _, _ in candidates:
+        phrase = relative_in(span_ref, text)
+        if phrase is not None:
+            return [EventClause(span_ref, 0, 0, phrase.text, EventKind.NEXT_UNIT, phrase.unit)]
+    return []
 
 
 def _written_effective(mention: Mention) -> bool:
@@ -287,6 +302,8 @@ def _may_hold_event(lowered: str) -> bool:
         or "force" in lowered
         or "as of the" in lowered
         or "on the" in lowered
+        or "next" in lowered
+        or "following" in lowered
     )
 
 

@@ -32,6 +32,7 @@ class Kind(StrEnum):
     MADE = "made"  # made, entered into, executed, dated, signed, amended ...
     AS_OF = "as_of"  # as of, alone
     PLAIN = "plain"  # from, alone
+    SIGNED_BY = "signed_by"  # signed by both parties on, executed by Acme as of
 
 
 # Word sequences (lower case, ":" a token of its own) and the kind of phrase they end.
@@ -222,6 +223,8 @@ _EFFECTIVE_DATE_BEFORE = re.compile(
     r"(?ai:effective\s+date[\"”']?(?:\s+of\s+(?:this|the)\s+[\w\s-]{1,40}?)?\s*\Z)"
 )
 _VALID_FOR = re.compile(r"(?ai:\bvalid\s+for\s+[^.;]{1,40}?\s*\Z)")
+SIGNED_BY_REACH = 70  # characters back from "on" where "signed by" may stand
+_SIGNED_BY = re.compile(r"(?ai:\b(?:counter)?(?:signed|executed)\s+by\s+[^.;:]{1,50}?\s*\Z)")
 
 
 #: The phrase that governs a date: its kind, the offset of its first word in the text
@@ -259,6 +262,10 @@ def _governing(window: str, low: int, text: str, high: int) -> Phrase | None:
         valid = _VALID_FOR.search(text, max(0, after - VALID_REACH), after)
         if valid is not None:
             return (Kind.COMMENCE, valid.start(), "valid")
+    if "on" in skipped or ("as" in skipped and "of" in skipped):
+        signed = _SIGNED_BY.search(text, max(0, after - SIGNED_BY_REACH), after)
+        if signed is not None:
+            return (Kind.SIGNED_BY, signed.start(), signed.group().lower())
     if "as" in skipped and "of" in skipped:
         return (Kind.AS_OF, after, "as of")
     if "from" in skipped:

@@ -77,6 +77,7 @@ class Reason(StrEnum):
     SOMETHING_ELSE = '"{said}", said of something else'
     OWN_MADE = '"{said}", said of this document'
     MADE_IN_HEAD = '"{said}" in the document\'s head'
+    SIGNING = 'signing statement "{said}"'
 
 
 class Assigned(NamedTuple):
@@ -171,6 +172,7 @@ _RIGHT_AFTER_INSTRUMENT = re.compile(
 _IDENTIFIED = re.compile(
     r"\s*(?:(?ai:no\.?|number|#)\s*)?[0-9][\w/.-]*|\s+[0-9A-Z][0-9A-Z/.-]*[0-9]"
 )
+_SIGNING_VERBS = frozenset({"signed", "executed", "countersigned"})
 _AMENDED = re.compile(r"(?ai:amended|restated|supplemented)")
 _NOUN = re.compile(rf"\b(?ai:{_INSTRUMENT})\b")
 NAME_REACH = 100  # characters before an instrument's noun where its name and determiner stand
@@ -229,6 +231,7 @@ _SIMPLE: dict[Kind, tuple[Role, Reason]] = {
     Kind.ESIGN: (Role.SIGNATURE, Reason.ESIGN),
     Kind.ACCEPTED: (Role.SIGNATURE, Reason.ACCEPTANCE),
     Kind.PLAIN: (Role.OTHER, Reason.PLAIN),
+    Kind.SIGNED_BY: (Role.SIGNATURE, Reason.SIGNING),
 }
 # The roles no words gave: one of each.
 _STAMPED = Assigned(Role.STAMP, Reason.STAMP)
@@ -425,4 +428,6 @@ def _by_phrase(phrase: Phrase, text: str, date_start: int, place: Place) -> Assi
         return Assigned(Role.CITED, Reason.CITED, said)
     if place.in_head:
         return Assigned(Role.AGREEMENT, Reason.MADE_IN_HEAD, said)
+    if phrase_words in _SIGNING_VERBS:  # "It was signed on", "Executed as of"
+        return Assigned(Role.SIGNATURE, Reason.SIGNING, said)
     return None

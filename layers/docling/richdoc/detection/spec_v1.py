@@ -157,7 +157,7 @@ def best_role(text: str, date_start: int) -> Role | None:
     return best
 
 
-def _relative_in(span_ref: int, text: str) -> RelativePhrase | None:
+def relative_in(span_ref: int, text: str) -> RelativePhrase | None:
     """The block's first unit phrase with an effectiveness marker in its window, if any."""
     lowered = text.lower()
     # Every unit phrase contains one of these words in ASCII, so blocks without them skip
@@ -184,7 +184,7 @@ def gather(projection: Projection) -> Evidence:
         for found in find_dates(text):
             mentions.append(DateMention(span_ref, found.value, best_role(text, found.start)))
         if relative is None:
-            relative = _relative_in(span_ref, text)
+            relative = relative_in(span_ref, text)
     return Evidence(mentions, relative, len(data))
 
 
