@@ -1,6 +1,7 @@
 """``richdoc reprocess``: run finished documents again, each a new run of the same source
 version, through admission (``richdoc_tools.ops.reprocess``): every document, a key
-prefix, a tenant, or those whose processor contract changed (after a docling upgrade)."""
+prefix, a tenant, or those whose processor contract changed (after a docling upgrade, or a
+change of the stack's DetectionRules)."""
 
 from __future__ import annotations
 
@@ -30,8 +31,8 @@ if TYPE_CHECKING:
 @click.option(
     "--contract-changed",
     is_flag=True,
-    help="documents that succeeded under another processor contract than this richdoc's "
-    "(a docling upgrade)",
+    help="documents that succeeded under another processor contract than today's: this "
+    "richdoc's parse (a docling upgrade), the stack's DetectionRules",
 )
 @click.option("--dry-run", is_flag=True, help="count and list, queue nothing")
 @json_option()

@@ -10,10 +10,11 @@ completion event follow (a document finished before they existed gets both).
 
 Which jobs (``select``): every job of a document's newest version (the job created last
 for its bucket and key; older versions stay as they ran), narrowed by a key prefix, a
-tenant, or to the successful runs whose processor contract differs from the one this
-richdoc computes for their format and pipeline (after a docling upgrade: the deployed
-stack's, when the tools come from the same checkout). Jobs still QUEUED or RUNNING are
-skipped; DELETED ones have no source left.
+tenant, or to the successful runs whose processor contract differs from today's: the
+parse's, which this richdoc computes for their format and pipeline (after a docling
+upgrade: the deployed stack's, when the tools come from the same checkout), or the
+detection rule set, which the stack's ``DetectionRules`` parameter says (after it was
+changed). Jobs still QUEUED or RUNNING are skipped; DELETED ones have no source left.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from richdoc.formats import format_of
 from richdoc.jobs import Job, JobStatus, StaleRun, execution_name
 from richdoc.parse.settings import Pipeline, processor_contract
 from richdoc.taxonomy import UnsupportedFeature
+from richdoc_client.detection import FIRST_RULES
 
 if TYPE_CHECKING:
     from richdoc_tools.ops.operator import Operator
@@ -57,7 +59,8 @@ class ReprocessFilter(BaseModel):
 
     prefix: str | None = None  # the source key starts with it
     tenant: str | None = None
-    contract_changed: bool = False  # succeeded under another processor contract
+    # succeeded under another processor contract (the parse's, or the detection rule set)
+    contract_changed: bool = False
 
 
 class ReprocessResult(BaseModel):
@@ -94,12 +97,21 @@ def current_contract(job: Job) -> str | None:
         return None
 
 
-def contract_changed(job: Job) -> bool:
-    """The job succeeded under a processor contract other than today's."""
+def contract_changed(job: Job, detection_rules: str) -> bool:
+    """The job succeeded under a processor contract other than today's: its parse's, or
+    a detection rule set other than ``detection_rules`` (the deployed one)."""
     if job.status is not JobStatus.SUCCEEDED or job.outputs is None:
         return False
+    if (job.detection_rules or FIRST_RULES) != detection_rules:
+        return True
     recorded = contract_of(job.outputs.docling_key)
     return recorded is not None and recorded != current_contract(job)
+
+
+def deployed_rules(operator: Operator) -> str:
+    """The stack's ``DetectionRules``; a stack deployed before the parameter existed
+    runs spec-v1."""
+    return operator.resources.parameters.get("DetectionRules") or FIRST_RULES
 
 
 def select(operator: Operator, wanted: ReprocessFilter) -> list[Job]:
@@ -116,6 +128,8 @@ def select(operator: Operator, wanted: ReprocessFilter) -> list[Job]:
             ):
                 newest[document] = job
 
+    rules = deployed_rules(operator)
+
     def keep(job: Job) -> bool:
         if job.status not in REPROCESSABLE:
             return False
@@ -123,7 +137,7 @@ def select(operator: Operator, wanted: ReprocessFilter) -> list[Job]:
             return False
         if wanted.tenant is not None and _tenant(job) != wanted.tenant:
             return False
-        return not wanted.contract_changed or contract_changed(job)
+        return not wanted.contract_changed or contract_changed(job, rules)
 
     return sorted(filter(keep, newest.values()), key=lambda j: (j.created_at or "", j.job_id))
 
