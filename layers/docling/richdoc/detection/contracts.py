@@ -24,12 +24,14 @@ from richdoc.detection.roles import SENTENCE_END, Assigned, Place, Role, assign
 from richdoc.graph import Projection, SpanKind
 from richdoc_client.detection import Ambiguity
 
-# The document's head ends with the sentence of its preamble (the first that makes, enters
-# into or dates the agreement, or names its parties), at a letter's salutation or its
-# recitals, and at most this many characters into the text.
+# The document's head ends with the sentence of its preamble (the first in which this
+# agreement is made, entered into or dated, or is between its parties; a cover page's
+# "Dated as of" is not yet the preamble), at a letter's salutation or its recitals, and at
+# most this many characters into the text.
 HEAD_MAX_CHARS = 4000
 _PREAMBLE = re.compile(
-    r"(?ai:\b(?:made|entered\s+into|dated|executed|effective|by\s+and\s+(?:between|among)|is\s+between)\b)"
+    r"(?ai:\bthis\b[^.;]{0,200}?\b(?:made|entered\s+into|dated|executed|effective"
+    r"|is\s+(?:by\s+and\s+)?(?:between|among))\b)"
 )
 _HEAD_STOP = re.compile(
     r"(?ai:\bdear\s+[^\n:,]{1,60}[:,]|\bladies\s+and\s+gentlemen|\bgentlemen\s*:|\bwhereas\b|\brecitals\b"
@@ -80,11 +82,21 @@ class Evidence:
     dropped: list[tuple[int, Found]] = field(default_factory=list)
 
 
+# A table row is a record of its own: never a title block, nor a signature block.
+_IN_A_ROW = Place(in_head=False, in_signatures=False)
 _PLACES = {
     (head, signatures): Place(in_head=head, in_signatures=signatures)
     for head in (False, True)
     for signatures in (False, True)
 }
+
+
+def _ends_a_sentence(text: str) -> bool:
+    """The block ends with a full stop (not an abbreviation's: "INC.") or a colon."""
+    end = text.rstrip()
+    if end.endswith(":"):
+        return True
+    return end.endswith(".") and len(end) > 1 and not end[-2].isupper()
 
 
 class _Places:
@@ -130,9 +142,13 @@ class _Places:
         else:
             sentence_from = 0
         if self.in_preamble:
+            # The preamble's sentence ends at a full stop: within the block, or at its end
+            # (a paragraph may also be one line of a preamble that goes on in the next).
             end = SENTENCE_END.search(text, sentence_from, reach)
             if end is not None:
                 ends.append(end.end())
+            elif _ends_a_sentence(text) and len(text) <= reach:
+                ends.append(len(text))
         if ends:
             self.head_end = self.offset + min(ends)
         elif reach <= len(text):
@@ -220,7 +236,7 @@ def gather(projection: Projection, *, every_mention: bool = False) -> Evidence:
         row = span_ref if projection.spans[span_ref].kind is SpanKind.TABLE_ROW else None
         found = find(text)
         floor, previous = 0, None
-        block_place = places.of_block(len(text))
+        block_place = _IN_A_ROW if row is not None else places.of_block(len(text))
         for f in found:
             place = block_place or places.at(f.start)
             assigned = assign(text, f.start, f.end, floor, place, previous)

@@ -250,10 +250,11 @@ def _governing(window: str, low: int, text: str, high: int) -> Phrase | None:
         return (Kind.ESIGN, start, time[::-1])
     if found is not None:
         kind, said = _kind_of(found)
-        if kind is not Kind.EFFECTIVE_DATE_IS or _EFFECTIVE_DATE_BEFORE.search(
-            text, max(0, start - COPULA_REACH), start
-        ):
+        if kind is not Kind.EFFECTIVE_DATE_IS:
             return (kind, start, said)
+        defined = _EFFECTIVE_DATE_BEFORE.search(text, max(0, start - COPULA_REACH), start)
+        if defined is not None:  # the phrase is the definition: "Effective Date" means
+            return (kind, defined.start(), said)
     if not particles or particles.isspace():
         return None
     skipped = particles[::-1].split()

@@ -110,14 +110,14 @@ BEFORE = 240
 AFTER = 120
 
 _SP = r"\s+"
-#: The nouns that name an instrument (each also plural).
+#: The nouns that name an instrument (each also plural). Words that also mean something
+#: else next to a date ("terms", "order", "notice", "policy") are not among them.
 INSTRUMENTS = (
     "agreement", "amendment", "contract", "addendum", "lease", "license", "licence", "exhibit",
     "schedule", "annex", "appendix", "memorandum", "letter", "deed", "plan", "indenture", "note",
-    "certificate", "order", "prospectus", "supplement", "statement of work", "power of attorney",
-    "declaration of trust", "charter", "bylaws", "policy", "instrument", "guaranty", "guarantee",
-    "mou", "sow", "protocol", "undertaking", "warrant", "offer", "proposal", "quotation",
-    "purchase order", "invoice", "terms", "conditions", "rider", "joinder", "consent", "release",
+    "certificate", "prospectus", "supplement", "statement of work", "power of attorney",
+    "declaration of trust", "charter", "bylaws", "instrument", "guaranty", "guarantee", "mou",
+    "sow", "protocol", "warrant", "purchase order", "invoice", "rider", "joinder",
 )  # fmt: skip
 _INSTRUMENT = "(?:" + trie.pattern(trie.literal(noun) for noun in INSTRUMENTS) + ")s?"
 
@@ -202,7 +202,7 @@ _CITED_DETERMINERS = frozenset(
 # What a commencement or effectiveness clause must be about: this agreement or its term.
 _OWN_NOUNS = r"(?ai:agreement|contract|amendment|addendum|lease|licen[cs]e|franchise|arrangement)"
 _OWN_SUBJECT = re.compile(
-    rf"\b(?ai:this)\s+(?:[A-Z#][\w#-]*\s+){{0,5}}{_OWN_NOUNS}\b|\b(?ai:the)\s+{_OWN_NOUNS}\b"
+    rf"\b(?ai:this)\s+(?:[\w#-]+\s+){{0,4}}?{_OWN_NOUNS}\b|\b(?ai:the)\s+{_OWN_NOUNS}\b"
     r"|\b(?ai:(?:initial|original)\s+)?(?ai:term)\b"
 )
 _NOT_THE_SUBJECT = re.compile(
@@ -230,7 +230,6 @@ _SIMPLE: dict[Kind, tuple[Role, Reason]] = {
     Kind.LABEL_TERM: (Role.TERM, Reason.LABEL),
     Kind.ESIGN: (Role.SIGNATURE, Reason.ESIGN),
     Kind.ACCEPTED: (Role.SIGNATURE, Reason.ACCEPTANCE),
-    Kind.PLAIN: (Role.OTHER, Reason.PLAIN),
     Kind.SIGNED_BY: (Role.SIGNATURE, Reason.SIGNING),
 }
 # The roles no words gave: one of each.
@@ -378,10 +377,10 @@ def _assign(
         return defined._replace(weak=False)
     if previous is not None and floor > 0 and _LIST_JOIN.match(text, floor, start):
         return Assigned(previous, Reason.LIST)
+    if place.in_signatures:  # a short document's signatures may lie within its head's reach
+        return _IN_SIGNATURES
     if place.in_head:
         return _IN_HEAD
-    if place.in_signatures:
-        return _IN_SIGNATURES
     return _NOTHING
 
 
@@ -391,7 +390,7 @@ def _by_phrase(phrase: Phrase, text: str, date_start: int, place: Place) -> Assi
     simple = _SIMPLE.get(kind)
     if simple is not None:  # the phrase alone decides
         role, reason = simple
-        if kind is Kind.LABEL_DATE and place.in_head:
+        if kind is Kind.LABEL_DATE and place.in_head and not place.in_signatures:
             return Assigned(Role.AGREEMENT, Reason.LABEL_IN_HEAD, said)
         return Assigned(role, reason, said)
     low = max(0, phrase_start - BEFORE)
@@ -399,6 +398,10 @@ def _by_phrase(phrase: Phrase, text: str, date_start: int, place: Place) -> Assi
     cut = _sentence_start(sentence, phrase_start - low)
     sentence = sentence[cut:]
     at = phrase_start - low - cut
+    if kind is Kind.PLAIN:  # "from": the start of the term, or of something else
+        if _own_subject(sentence, at):
+            return Assigned(Role.EFFECTIVE, Reason.OWN_EFFECTIVE, said)
+        return Assigned(Role.OTHER, Reason.PLAIN, said)
     if kind is Kind.EFFECTIVE_DATE_IS:
         if _EFFECTIVE_OF_OTHER.search(sentence, max(0, at - 60), at):
             return Assigned(Role.TERM, Reason.OTHER_EFFECTIVE_DATE, said)
