@@ -220,7 +220,7 @@ _BACKWARDS = re.compile(
     + r")(?![a-z]))?)"
 )
 _EFFECTIVE_DATE_BEFORE = re.compile(
-    r"(?ai:effective\s+date[\"”']?(?:\s+of\s+(?:this|the)\s+[\w\s-]{1,40}?)?\s*\Z)"
+    r"(?ai:[\"“']?effective\s+date[\"”']?(?:\s+of\s+(?:this|the)\s+[\w\s-]{1,40}?)?\s*\Z)"
 )
 _VALID_FOR = re.compile(r"(?ai:\bvalid\s+for\s+[^.;]{1,40}?\s*\Z)")
 SIGNED_BY_REACH = 70  # characters back from "on" where "signed by" may stand

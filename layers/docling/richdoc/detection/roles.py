@@ -57,27 +57,27 @@ class Reason(StrEnum):
     """Why a mention has its role; ``{said}`` stands for the words that gave it."""
 
     STAMP = "a filing or page stamp"
-    DEFINED = 'defined as "{said}"'
-    DEFINED_SELF = 'defined as "{said}": the document names itself'
+    DEFINED = "defined as “{said}”"
+    DEFINED_SELF = "defined as “{said}”: the document names itself"
     LIST = "in a list after a date of that role"
     HEAD = "stands alone in the document's head (title block, date line)"
     SIGNATURES = "stands in a signature block"
     NOTHING = "no phrase or place gives it a role"
-    LABEL = 'label "{said}"'
-    LABEL_IN_HEAD = 'label "{said}" in the document\'s head'
-    ESIGN = 'e-signature stamp "{said}"'
-    ACCEPTANCE = 'acceptance "{said}"'
-    END = 'end or deadline "{said}"'
-    PLAIN = '"{said}": a date of something else'
-    OTHER_EFFECTIVE_DATE = '"{said}": another event\'s effective date'
-    DEFINITION = 'definition "{said}"'
-    EXECUTION = 'execution statement "{said}"'
-    OWN_EFFECTIVE = '"{said}", said of this agreement or its term'
-    CITED = '"{said}", said of another instrument'
-    SOMETHING_ELSE = '"{said}", said of something else'
-    OWN_MADE = '"{said}", said of this document'
-    MADE_IN_HEAD = '"{said}" in the document\'s head'
-    SIGNING = 'signing statement "{said}"'
+    LABEL = "label “{said}”"
+    LABEL_IN_HEAD = "label “{said}” in the document's head"
+    ESIGN = "e-signature stamp “{said}”"
+    ACCEPTANCE = "acceptance “{said}”"
+    END = "end or deadline “{said}”"
+    PLAIN = "“{said}”: a date of something else"
+    OTHER_EFFECTIVE_DATE = "“{said}”: another event's effective date"
+    DEFINITION = "definition “{said}”"
+    EXECUTION = "execution statement “{said}”"
+    OWN_EFFECTIVE = "“{said}”, said of this agreement or its term"
+    CITED = "“{said}”, said of another instrument"
+    SOMETHING_ELSE = "“{said}”, said of something else"
+    OWN_MADE = "“{said}”, said of this document"
+    MADE_IN_HEAD = "“{said}” in the document's head"
+    SIGNING = "signing statement “{said}”"
 
 
 class Assigned(NamedTuple):
@@ -176,6 +176,8 @@ _SIGNING_VERBS = frozenset({"signed", "executed", "countersigned"})
 _AMENDED = re.compile(r"(?ai:amended|restated|supplemented)")
 _NOUN = re.compile(rf"\b(?ai:{_INSTRUMENT})\b")
 NAME_REACH = 100  # characters before an instrument's noun where its name and determiner stand
+# The nouns a document calls itself by, defined ("the Agreement"): not "the Power of Attorney".
+_BARE_OWN = re.compile(r"(?ai:agreement|contract|amendment|addendum|lease|licen[cs]e)s?\Z")
 _OWN_INSTRUMENT_AFTER = re.compile(
     r"(?ai:\A[^.;]{0,40}?\b(?:hereby|herein|hereto|hereof|hereunder)\b)"
 )
@@ -296,7 +298,8 @@ def _instrument_is_own(sentence: str, phrase_start: int, place: Place) -> bool |
         # "the Agreement" is this one where a document defines itself so (a capital: the
         # defined term); a named one ("the Manufacturing Agreement"), or "the agreement
         # between A and B", is another instrument.
-        return not ref["name"].strip() and ref["noun"][0].isupper()
+        named = ref["noun"]
+        return not ref["name"].strip() and named[0].isupper() and bool(_BARE_OWN.match(named))
     return place.in_head  # a title: "AGENCY AGREEMENT dated ..."
 
 
