@@ -34,6 +34,8 @@ ITEMS: dict[str, str] = {
     "strict_stack": "bench.strict_bench",
     "admission": "bench.admission_bench",
     "ocr": "bench.ocr_bench",
+    "contracts": "bench.contracts_bench",
+    "contracts_pdf": "bench.contracts_bench:run_pdf_parity",
 }
 
 
