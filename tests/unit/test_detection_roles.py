@@ -74,6 +74,8 @@ def test_a_preamble_that_says_effective_dates_the_agreement_and_its_effect() -> 
         "The Effective Date shall be April 1, 2004.",
         "The effective date of this Agreement is April 1, 2004.",
         "This Agreement shall be effective as of April 1, 2004.",
+        "This Agreement shall be effective retroactively to April 1, 2004.",
+        "This Agreement is made with retroactive effect from April 1, 2004.",
         "This Agreement shall commence on April 1, 2004.",
         "The Term shall begin on April 1, 2004.",
         "The term of this Agreement for the Site shall commence upon April 1, 2004.",
@@ -145,6 +147,8 @@ def test_a_bare_date_in_a_signature_block_is_a_signature() -> None:
         'the Plasma Agreement dated January 20, 2009 (the "Plasma Supply Agreement")',
         "acting on the Power of Attorney dated January 3, 2000",
         "the Schedule 13G/A, dated as of December 31, 2019",
+        "the Manufacturing and Supply Agreement dated as of December 8, 2009",
+        "as amended by an amendment agreement dated 31 December 2013",
     ],
 )
 def test_a_cited_instruments_date_is_not_the_documents(sentence: str) -> None:

@@ -80,11 +80,11 @@ _AGREEMENT_BEFORE = re.compile(
     r"(?:automatically\s+)?(?:become|be|take|come|enter|go)|becomes|is|takes|comes|enters|goes)\s+\Z)"
 )
 _COMMENCE_AFTER = re.compile(
-    r"(?ai:(?:commence|begin|start)\s+(?:on|upon|as\s+of|from|at|with)\s+)" + _EVENT_TEXT
+    r"(?ai:(?:commence[sd]?|begins?|starts?)\s+(?:on|upon|as\s+of|from|at|with)\s+)" + _EVENT_TEXT
 )
 _TERM_BEFORE = re.compile(
-    r"(?ai:\b(?:initial\s+|original\s+)?term\b(?:\s+of\s+this\s+\w+)?[^.;]{0,80}?\b(?:shall|will)"
-    r"\s+(?:automatically\s+)?\Z)"
+    r"(?ai:\b(?:initial\s+|original\s+)?term\b(?:\s+of\s+this\s+\w+)?[^.;]{0,80}?"
+    r"(?:\b(?:shall|will)\s+(?:automatically\s+)?)?\Z)"
 )
 _PREAMBLE_AFTER = re.compile(
     r"(?ai:as\s+of\s+|on\s+)(?=the\s+(?:date|day)\s+(?:of\s+)?(?:the\s+)?(?:last|later|latest|final|full"

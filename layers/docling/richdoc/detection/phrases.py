@@ -142,6 +142,9 @@ PHRASES: dict[tuple[str, ...], Kind] = {
     ("effective",): Kind.EFFECTIVE,
     ("with", "effect"): Kind.EFFECTIVE,
     ("made", "effective"): Kind.EFFECTIVE,
+    ("retroactive", "effect"): Kind.EFFECTIVE,
+    ("retroactive", "to"): Kind.EFFECTIVE,
+    ("retroactively", "to"): Kind.EFFECTIVE,
     **{
         (word,): Kind.COMMENCE
         for word in (

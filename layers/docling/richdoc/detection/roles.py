@@ -160,7 +160,7 @@ _WITNESS = re.compile(r"(?ai:in\s+witness\s+(?:whereof|hereof)|witnesseth)")
 _INSTRUMENT_REF = re.compile(
     r"(?:\b(?P<det>(?ai:this|that\s+certain|the|a|an|said|such|any|each|its|their|prior|existing"
     r"|original|certain|which|our|your))\s+(?:[a-z][\w-]*\s+){0,2}?)?"
-    r"(?P<name>(?:[A-Z0-9#][\w#.&'’/-]*\s+){0,6})"
+    r"(?P<name>(?:(?:[A-Z0-9#][\w#.&'’/-]*|and|of|for|&)\s+){0,6})"
     rf"(?P<noun>(?ai:{_INSTRUMENT}))\b"
 )
 # "this Agreement as of", "THIS AGREEMENT (the "Agreement") is made as of": the instrument
@@ -284,15 +284,19 @@ def _instrument_is_own(sentence: str, phrase_start: int, place: Place) -> bool |
     if not refs:
         return None
     ref = refs[-1]
-    if _SUBJECTLESS_IN_CLAUSE.search(sentence, ref.end(), phrase_start):
+    for before in reversed(refs[:-1]):  # a compound noun ("an amendment agreement")
+        if ref["det"] is not None or not sentence[before.end() : ref.start()].isspace():
+            break
+        ref = before
+    if _SUBJECTLESS_IN_CLAUSE.search(sentence, refs[-1].end(), phrase_start):
         return None  # the phrase is said of something named after the instrument
     det = (ref["det"] or "").lower()
     det = " ".join(det.split())
-    if det == "this" or _OWN_INSTRUMENT_AFTER.match(sentence, ref.end()):
+    if det == "this" or _OWN_INSTRUMENT_AFTER.match(sentence, refs[-1].end()):
         return True
     if det in _CITED_DETERMINERS:
         return False
-    if _IDENTIFIED.match(sentence, ref.end()):
+    if _IDENTIFIED.match(sentence, refs[-1].end()):
         return False  # "the Schedule 13G/A", "Agreement Number 12965": another, by its number
     if det == "the":
         # "the Agreement" is this one where a document defines itself so (a capital: the
