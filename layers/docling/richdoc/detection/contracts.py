@@ -20,7 +20,7 @@ from richdoc.detection.blocks import blocks, text_bytes
 from richdoc.detection.dates import DateForm, Found, Numeric, SlashOrder, find, legend_order
 from richdoc.detection.events import EventClause, EventKind, clauses
 from richdoc.detection.own import own_dates
-from richdoc.detection.roles import SENTENCE_END, Assigned, Place, Role, assign
+from richdoc.detection.roles import OWN_ROLES, SENTENCE_END, Assigned, Place, Role, assign
 from richdoc.graph import Projection, SpanKind
 from richdoc_client.detection import Ambiguity
 
@@ -239,8 +239,8 @@ def gather(projection: Projection, *, every_mention: bool = False) -> Evidence:
         block_place = _IN_A_ROW if row is not None else places.of_block(len(text))
         for f in found:
             place = block_place or places.at(f.start)
-            assigned = assign(text, f.start, f.end, floor, place, previous)
-            keep = every_mention or assigned.role.own
+            assigned = assign(text, f.start, f.end, floor, place, previous, explained=every_mention)
+            keep = every_mention or assigned.role in OWN_ROLES
             if f.numeric is not None:
                 numeric.append((len(mentions) if keep else -1, f, assigned))
             else:

@@ -150,6 +150,13 @@ def _year(token: str) -> int:
     return two_digit_year(year) if len(token) == 2 else year
 
 
+def _valid(year: int, month: int, day: int) -> date | None:
+    """``calendar_date``, with the common case (a day up to the 28th) decided at once."""
+    if 1 <= day <= 28 and 1 <= month <= 12 and 1 <= year:
+        return date(year, month, day)
+    return calendar_date(year, month, day)
+
+
 def _month(token: str) -> int:
     return _MONTHS[token[:3].lower()]
 
@@ -186,7 +193,7 @@ def _found(match: re.Match[str]) -> Found | tuple[Found, Found]:
             form = DateForm.DAY_MONTH_YEAR
         day, month, _, month2, year = match.group(*names)
         if month2 is None:
-            return Found(start, end, form, calendar_date(int(year), _month(month), _day(day)))
+            return Found(start, end, form, _valid(int(year), _month(month), _day(day)))
         return _range(match, *names, form)
     if last == "iso_d" or last == "ymd_d":
         year, month, day = match.group(

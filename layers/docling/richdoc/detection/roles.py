@@ -50,7 +50,10 @@ class Role(StrEnum):
     @property
     def own(self) -> bool:
         """The document's own dates: what conflicts are made of."""
-        return self in (Role.AGREEMENT, Role.EFFECTIVE, Role.SIGNATURE)
+        return self in OWN_ROLES
+
+
+OWN_ROLES = frozenset({Role.AGREEMENT, Role.EFFECTIVE, Role.SIGNATURE})
 
 
 class Reason(StrEnum):
@@ -234,6 +237,7 @@ _SIMPLE: dict[Kind, tuple[Role, Reason]] = {
     Kind.ACCEPTED: (Role.SIGNATURE, Reason.ACCEPTANCE),
     Kind.SIGNED_BY: (Role.SIGNATURE, Reason.SIGNING),
 }
+_UNEXPLAINED = {kind: Assigned(*_SIMPLE[kind]) for kind in (Kind.END, Kind.DEADLINE)}
 # The roles no words gave: one of each.
 _STAMPED = Assigned(Role.STAMP, Reason.STAMP)
 _IN_HEAD = Assigned(Role.AGREEMENT, Reason.HEAD)
@@ -345,24 +349,38 @@ def _definition(text: str, end: int) -> Assigned | None:
 
 
 def assign(
-    text: str, start: int, end: int, floor: int, place: Place, previous: Role | None
+    text: str,
+    start: int,
+    end: int,
+    floor: int,
+    place: Place,
+    previous: Role | None,
+    *,
+    explained: bool = True,
 ) -> Assigned:
     """The role of the date at ``text[start:end]`` (a block); ``floor`` is where the
     previous date of the block ends (a phrase before it governs that one), ``previous``
-    that date's role.
+    that date's role. Without ``explained``, a date that is not the document's own may
+    come without the words that gave its role (detection keeps no such date).
 
     In the document's head, its own effective date is the agreement's date too: a
     preamble states the agreement's date however it words it ("made as of", "effective as
     of", "(the "Effective Date")").
     """
-    assigned = _assign(text, start, end, floor, place, previous)
+    assigned = _assign(text, start, end, floor, place, previous, explained)
     if place.in_head and assigned.role is Role.EFFECTIVE:
         return assigned._replace(role=Role.AGREEMENT, also_effective=True)
     return assigned
 
 
 def _assign(
-    text: str, start: int, end: int, floor: int, place: Place, previous: Role | None
+    text: str,
+    start: int,
+    end: int,
+    floor: int,
+    place: Place,
+    previous: Role | None,
+    explained: bool,
 ) -> Assigned:
     lowered, phrase = read(text, floor, start)
     if (
@@ -377,7 +395,7 @@ def _assign(
     if defined is not None and not defined.weak:
         return defined
     if phrase is not None:
-        assigned = _by_phrase(phrase, text, start, place)
+        assigned = _by_phrase(phrase, text, start, place, explained)
         if assigned is not None:
             return assigned
     if defined is not None:
@@ -391,8 +409,12 @@ def _assign(
     return _NOTHING
 
 
-def _by_phrase(phrase: Phrase, text: str, date_start: int, place: Place) -> Assigned | None:
+def _by_phrase(
+    phrase: Phrase, text: str, date_start: int, place: Place, explained: bool
+) -> Assigned | None:
     kind, phrase_start, phrase_words = phrase
+    if not explained and kind in _UNEXPLAINED:
+        return _UNEXPLAINED[kind]  # an end or a deadline: no date of the document's own
     said = text[phrase_start:date_start]
     simple = _SIMPLE.get(kind)
     if simple is not None:  # the phrase alone decides
