@@ -64,7 +64,16 @@ def test_a_preamble_made_on_one_date_to_be_effective_on_another_conflicts() -> N
         TITLE,
         "This Agreement is made and entered into this 5th day of May, 2004, to be effective as "
         'of April 1, 2004 (the "Effective Date"), by Acme Corp.',
-    ) == ["2004-04-01 (agreement date, effective)", "2004-05-05 (agreement date)"]
+    ) == ["2004-04-01 (effective date)", "2004-05-05 (agreement date)"]
+
+
+def test_a_preamble_stating_only_when_it_takes_effect_states_the_agreements_date() -> None:
+    assert labels(
+        TITLE,
+        'This Agreement is made effective as of April 1, 2004 (the "Effective Date") by Acme '
+        "Corp. and Beta LLC.",
+        "6. The Term shall commence on July 1, 2004.",
+    ) == ["2004-04-01 (agreement date, effective)", "2004-07-01 (effective date)"]
 
 
 def test_cited_instruments_terms_and_deadlines_never_conflict() -> None:

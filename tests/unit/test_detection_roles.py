@@ -82,6 +82,10 @@ def test_a_preamble_that_says_effective_dates_the_agreement_and_its_effect() -> 
         "This Agreement comes into force on 1 April 2004.",
         "This Agreement takes effect on April 1, 2004.",
         "This Agreement is valid for three years from April 1, 2004.",
+        "The term of this Agreement shall be for a period of five (5) years commencing on "
+        "April 1, 2004.",
+        "The term of this Agreement shall be one (1) year commencing on April 1, 2004.",
+        "The Term shall be thirty-six months beginning April 1, 2004.",
         "Effective Date: April 1, 2004",
         "Commencing: April 1, 2004",
         'The Term starts on April 1, 2004 (the "Commencement Date").',
@@ -100,6 +104,8 @@ def test_a_written_effective_date(sentence: str) -> None:
         "Beginning April 1, 2005, the Supplier shall invoice monthly.",
         "The price list effective as of April 1, 2005 applies.",
         "The Executive's employment commenced on June 1, 2001.",
+        "The Term and the royalty period commencing on April 1, 2004 are one.",
+        "This Agreement and the payments for the first year shall commence on April 1, 2004.",
     ],
 )
 def test_effectiveness_of_something_else_is_not_the_agreements(sentence: str) -> None:

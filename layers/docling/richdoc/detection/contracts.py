@@ -278,6 +278,7 @@ def gather(projection: Projection, *, every_mention: bool = False) -> Evidence:
         if index >= 0:
             mentions[index] = mentions[index]._replace(value=read_value, other_reading=other)
     kept = [m for i, m in enumerate(mentions) if i not in unread] if unread else mentions
+    kept = _effective_beside_a_stated_date(kept)
     events: list[EventClause] = []
     effective_written = any(_written_effective(m) for m in kept)
     if every_mention or not effective_written:
@@ -286,6 +287,20 @@ def gather(projection: Projection, *, every_mention: bool = False) -> Evidence:
         if not events:
             events.extend(_unit_phrase(candidates))
     return Evidence(kept, events, len(data), order, proven, dated, dropped)
+
+
+def _effective_beside_a_stated_date(mentions: list[Mention]) -> list[Mention]:
+    """A head's effective date is the agreement's date only when the document states no
+    other: beside "entered into on March 3, 2010" an "effective as of April 1, 2010" is
+    the effective date alone."""
+    if not any(m.role is Role.AGREEMENT and not m.assigned.also_effective for m in mentions):
+        return mentions
+    return [
+        m._replace(assigned=m.assigned._replace(role=Role.EFFECTIVE, also_effective=False))
+        if m.assigned.also_effective
+        else m
+        for m in mentions
+    ]
 
 
 def _unit_phrase(candidates: list[tuple[int, str, str, list[Found]]]) -> list[EventClause]:

@@ -152,7 +152,7 @@ def _year(token: str) -> int:
 
 def _valid(year: int, month: int, day: int) -> date | None:
     """``calendar_date``, with the common case (a day up to the 28th) decided at once."""
-    if 1 <= day <= 28 and 1 <= month <= 12 and 1 <= year:
+    if 1 <= day <= 28 and 1 <= month <= 12 and year >= 1:
         return date(year, month, day)
     return calendar_date(year, month, day)
 

@@ -219,6 +219,17 @@ _SUBJECTLESS_IN_CLAUSE = re.compile(
     r"|shipments?|sales?|period|production|option|warrant|offering|notice|insurance|salary|bonus"
     r"|coverage|program|year|quarter|month)\b)"
 )
+_NUMBER_WORD = (
+    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen"
+    r"|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)"
+)
+# A term's length ("for a period of five (5) years", "one (1) year") names no other thing.
+_DURATION = re.compile(
+    r"(?ai:\b(?:(?:an?|the)\s+)?(?:initial\s+)?period\s+of\s+)?"
+    rf"(?ai:\b(?:\d+|{_NUMBER_WORD}(?:-{_NUMBER_WORD})?)(?:\s*\(\d+\))?\s+"
+    r"(?:(?:full|calendar|contract)\s+)?"
+    r"(?:years?|months?|days?)\b)"
+)
 # "the effective date of the X": X is this agreement (or what it grants), not an event's.
 _EFFECTIVE_OF_OTHER = re.compile(
     r"(?ai:terminat|expir|notice|assignment|change|increase|price|amendment|renewal|cancel)"
@@ -322,7 +333,8 @@ def _own_subject(sentence: str, phrase_start: int) -> bool:
     if _NOT_THE_SUBJECT.search(clause, 0, subject.start()):
         return False
     # Between the subject and the verb: no other noun that the verb would be about.
-    return not _SUBJECTLESS_IN_CLAUSE.search(clause, subject.end())
+    between = _DURATION.sub(" ", clause[subject.end() :])
+    return not _SUBJECTLESS_IN_CLAUSE.search(between)
 
 
 def _definition(text: str, end: int) -> Assigned | None:
