@@ -86,6 +86,9 @@ def test_a_preamble_that_says_effective_dates_the_agreement_and_its_effect() -> 
         "April 1, 2004.",
         "The term of this Agreement shall be one (1) year commencing on April 1, 2004.",
         "The Term shall be thirty-six months beginning April 1, 2004.",
+        "This Agreement shall be effective for the period from April 1, 2004 to its end.",
+        "This Agreement shall be in effect as of April 1, 2004.",
+        "This Agreement shall become operative on April 1, 2004.",
         "Effective Date: April 1, 2004",
         "Commencing: April 1, 2004",
         'The Term starts on April 1, 2004 (the "Commencement Date").',
@@ -106,6 +109,7 @@ def test_a_written_effective_date(sentence: str) -> None:
         "The Executive's employment commenced on June 1, 2001.",
         "The Term and the royalty period commencing on April 1, 2004 are one.",
         "This Agreement and the payments for the first year shall commence on April 1, 2004.",
+        "The prices in effect on April 1, 2004 apply.",
     ],
 )
 def test_effectiveness_of_something_else_is_not_the_agreements(sentence: str) -> None:

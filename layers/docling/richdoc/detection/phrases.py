@@ -28,7 +28,9 @@ class Kind(StrEnum):
     DEADLINE = "deadline"  # no later than, on or before, by, within, due
     EFFECTIVE_DATE_IS = "effective_date_is"  # "Effective Date" means / shall be / is
     EFFECTIVE = "effective"  # effective (as of), with effect from
-    COMMENCE = "commence"  # commence(s/ing) on, begin(s), start(s), come(s) into force, valid from
+    COMMENCE = (
+        "commence"  # commence(s/ing) on, begin(s), start(s), into force, in effect, valid from
+    )
     MADE = "made"  # made, entered into, executed, dated, signed, amended ...
     AS_OF = "as_of"  # as of, alone
     PLAIN = "plain"  # from, alone
@@ -160,6 +162,7 @@ PHRASES: dict[tuple[str, ...], Kind] = {
             "started",
             "starting",
             "valid",
+            "operative",
         )
     },
     **{
@@ -170,6 +173,7 @@ PHRASES: dict[tuple[str, ...], Kind] = {
             ("take", "effect"),
             ("takes", "effect"),
             ("in", "force"),
+            ("in", "effect"),
             ("in", "full", "force"),
             ("force", "and", "effect"),
         )

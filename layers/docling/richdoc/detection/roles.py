@@ -223,8 +223,10 @@ _NUMBER_WORD = (
     r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|\w+teen"
     r"|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)"
 )
-# A term's length ("for a period of five (5) years", "one (1) year") names no other thing.
+# A term's length ("for a period of five (5) years", "one (1) year", "for the period
+# from") names no other thing.
 _DURATION = re.compile(
+    r"(?ai:\bfor\s+(?:an?|the)\s+(?:initial\s+)?period\b)|"
     r"(?ai:\b(?:(?:an?|the)\s+)?(?:initial\s+)?period\s+of\s+)?"
     rf"(?ai:\b(?:\d+|{_NUMBER_WORD}(?:-{_NUMBER_WORD})?)(?:\s*\(\d+\))?\s+"
     r"(?:(?:full|calendar|contract)\s+)?"
