@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from richdoc.detection.conflicts import candidate
 from richdoc.detection.events import EventKind
+from richdoc.detection.findings import next_unit_start
 from richdoc.detection.own import OwnDates, agreement_side
-from richdoc.temporal import epoch_micros, start_of_next
 from richdoc_client.detection import Ambiguity, AmbiguityKind, Candidate
 
 MAX_ANCHORS = 3
@@ -33,16 +33,9 @@ def relative_date(own: OwnDates) -> Ambiguity | None:
         if made:
             anchor = made[0]
             candidates = []
-            derived = start_of_next(event.unit, anchor.mention.value)
+            derived = next_unit_start(event.unit, anchor.mention.value, event.span_ref)
             if derived is not None:
-                candidates.append(
-                    Candidate(
-                        label=f"{derived.isoformat()} (start of next {event.unit} after "
-                        f"{anchor.mention.value.isoformat()})",
-                        validFrom=epoch_micros(derived),
-                        spanRef=event.span_ref,
-                    )
-                )
+                candidates.append(derived)
             candidates.append(candidate(anchor))
             return _ambiguity(candidates, applied=0.5)
     elif own.event_anchors:

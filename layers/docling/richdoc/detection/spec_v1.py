@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from richdoc.detection.blocks import blocks, text_bytes
+from richdoc.detection.findings import UNDATED_MIN_BYTES, next_unit_start, undated
 from richdoc.graph import Projection
 from richdoc.temporal import (
     MAX_SPACE_RUN,
@@ -31,7 +32,6 @@ from richdoc.temporal import (
     epoch_micros,
     find_dates,
     literal_pattern,
-    start_of_next,
 )
 from richdoc_client.detection import Ambiguity, AmbiguityKind, Candidate
 
@@ -41,7 +41,6 @@ ROLE_WINDOW = 48
 #: Likewise between an effectiveness marker and a relative unit phrase.
 MARKER_WINDOW = 32
 MAX_CONFLICT_CANDIDATES = 4
-UNDATED_MIN_BYTES = 200
 
 
 # --- lexicons -----------------------------------------------------------------------------
@@ -252,16 +251,9 @@ def _relative_date(evidence: Evidence) -> Ambiguity | None:
             ],
         )
     candidates = []
-    derived = start_of_next(relative.unit, anchor.value)
-    if derived is not None:  # None only when the next unit starts after year 9999
-        candidates.append(
-            Candidate(
-                label=f"{derived.isoformat()} (start of next {relative.unit} after "
-                f"{anchor.value.isoformat()})",
-                validFrom=epoch_micros(derived),
-                spanRef=relative.span_ref,
-            )
-        )
+    derived = next_unit_start(relative.unit, anchor.value, relative.span_ref)
+    if derived is not None:
+        candidates.append(derived)
     candidates.append(
         Candidate(
             label=f"{anchor.value.isoformat()} (document date)",
@@ -280,12 +272,7 @@ def _relative_date(evidence: Evidence) -> Ambiguity | None:
 def _undated(evidence: Evidence) -> Ambiguity | None:
     if evidence.mentions or evidence.text_bytes < UNDATED_MIN_BYTES:
         return None
-    return Ambiguity(
-        kind=AmbiguityKind.UNDATED,
-        detectorConfidence=0.9,
-        appliedCandidateConfidence=0.0,
-        candidates=[Candidate(label="No date found in document")],
-    )
+    return undated()
 
 
 def fired_rules(evidence: Evidence) -> list[Ambiguity]:

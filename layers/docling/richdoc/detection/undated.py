@@ -11,20 +11,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from richdoc_client.detection import Ambiguity, AmbiguityKind, Candidate
+from richdoc.detection import findings
+from richdoc_client.detection import Ambiguity
 
 if TYPE_CHECKING:
     from richdoc.detection.contracts import Evidence
 
-MIN_BYTES = 200
-
 
 def undated(evidence: Evidence) -> Ambiguity | None:
-    if evidence.dated or evidence.text_bytes < MIN_BYTES:
+    if evidence.dated or evidence.text_bytes < findings.UNDATED_MIN_BYTES:
         return None
-    return Ambiguity(
-        kind=AmbiguityKind.UNDATED,
-        detectorConfidence=0.9,
-        appliedCandidateConfidence=0.0,
-        candidates=[Candidate(label="No date found in document")],
-    )
+    return findings.undated()
