@@ -20,7 +20,15 @@ from richdoc.detection.blocks import blocks, text_bytes
 from richdoc.detection.dates import DateForm, Found, Numeric, SlashOrder, find, legend_order
 from richdoc.detection.events import EventClause, EventKind, clauses
 from richdoc.detection.own import own_dates
-from richdoc.detection.roles import OWN_ROLES, SENTENCE_END, Assigned, Place, Role, assign
+from richdoc.detection.roles import (
+    INSTRUMENT_PATTERN,
+    OWN_ROLES,
+    SENTENCE_END,
+    Assigned,
+    Place,
+    Role,
+    assign,
+)
 from richdoc.graph import Projection, SpanKind
 from richdoc_client.detection import Ambiguity
 
@@ -30,8 +38,8 @@ from richdoc_client.detection import Ambiguity
 # most this many characters into the text.
 HEAD_MAX_CHARS = 4000
 _PREAMBLE = re.compile(
-    r"(?ai:\bthis\b[^.;]{0,200}?\b(?:made|entered\s+into|dated|executed|effective"
-    r"|is\s+(?:by\s+and\s+)?(?:between|among))\b)"
+    rf"(?ai:\bthis\s+(?:[^\s.;]+\s+){{0,6}}?{INSTRUMENT_PATTERN}\b[^.;]{{0,200}}?"
+    r"\b(?:made|entered\s+into|dated|executed|effective|is\s+(?:by\s+and\s+)?(?:between|among))\b)"
 )
 _HEAD_STOP = re.compile(
     r"(?ai:\bdear\s+[^\n:,]{1,60}[:,]|\bladies\s+and\s+gentlemen|\bgentlemen\s*:|\bwhereas\b|\brecitals\b"
@@ -43,6 +51,12 @@ SIGNATURES_MAX_CHARS = 2500
 _SIGNATURES_START = re.compile(
     r"(?ai:in\s+witness\s+(?:whereof|hereof)|agreed\s+(?:to\s+)?and\s+accepted|accepted\s+and\s+agreed"
     r"|signature\s+page|/s/)"
+)
+# "This Agreement is entered into as of the Effective Date (as defined below)": the
+# preamble dates the making by the defined term.
+_MADE_ON_EFFECTIVE_DATE = re.compile(
+    r"(?ai:\b(?:made|entered\s+into|executed|dated)\s+(?:and\s+entered\s+into\s+)?(?:as\s+of|on)"
+    r"\s+the\s+[\"“]?effective\s+date\b)"
 )
 _SIGNATURES_END = re.compile(
     r"(?:\b(?:EXHIBIT|SCHEDULE|ANNEX|APPENDIX|ATTACHMENT)\b|(?ai:\bexhibit\s+[a-z0-9]\b))"
@@ -78,6 +92,8 @@ class Evidence:
     slash_order: SlashOrder
     slash_order_proven: bool
     dated: bool  # the document holds a date (any role; a numeric stamp's aside)
+    # Its preamble says it is made as of its Effective Date (defined elsewhere).
+    made_on_effective_date: bool = False
     # Slash dates neither reading of which is a real date, and numeric stamps: not dates.
     dropped: list[tuple[int, Found]] = field(default_factory=list)
 
@@ -162,6 +178,12 @@ class _Places:
             in_signatures = in_signatures or start <= absolute < end
         return _PLACES[in_head, in_signatures]
 
+    def head_reach(self, length: int) -> int:
+        """How many characters of the current block (``length`` long) are in the head."""
+        if self.head_end is None:
+            return length
+        return max(0, min(length, self.head_end - self.offset))
+
     def of_block(self, length: int) -> Place | None:
         """The place of every position of the current block (``length`` characters), when
         they share one: past the head and outside every signature block."""
@@ -229,10 +251,15 @@ def gather(projection: Projection, *, every_mention: bool = False) -> Evidence:
     effective_seen = False
     kept_before = 0
     legend: SlashOrder | None = None
-    dated = False
+    dated = made_on_effective_date = False
     for span_ref, text in blocks(projection, data):
         lowered = text.lower()
         places.read(text, lowered)
+        head_reach = places.head_reach(len(text))
+        if head_reach and "effective date" in lowered[:head_reach]:
+            made_on_effective_date = made_on_effective_date or bool(
+                _MADE_ON_EFFECTIVE_DATE.search(text, 0, head_reach)
+            )
         row = span_ref if projection.spans[span_ref].kind is SpanKind.TABLE_ROW else None
         found = find(text)
         floor, previous = 0, None
@@ -286,7 +313,7 @@ def gather(projection: Projection, *, every_mention: bool = False) -> Evidence:
             events.extend(clauses(span_ref, text, lowered, found))
         if not events:
             events.extend(_unit_phrase(candidates))
-    return Evidence(kept, events, len(data), order, proven, dated, dropped)
+    return Evidence(kept, events, len(data), order, proven, dated, made_on_effective_date, dropped)
 
 
 def _effective_beside_a_stated_date(mentions: list[Mention]) -> list[Mention]:

@@ -5,6 +5,7 @@ Every form of ``richdoc.temporal`` (ISO, ``D Month YYYY``, ``Month D, YYYY``) an
 
 * ordinal "day of" forms: ``21st day of January, 2003``, ``the 1st day of March in the
   year 2003``, ``30 day of June 2016``; ``the 1st of March, 2003``;
+* a template's day blank filled with the day and month: ``the 20 March day of 1998``;
 * ``31 January, 1994``, ``19 Jan. 1998``, ``Sept. 5, 2003``, ``July 11 , 2006``,
   ``March 15 2024``; an ordinal suffix split by text extraction (``15t h``, ``1 st``);
 * numeric dates: ``m/d/yy`` and ``m/d/yyyy`` (read by one convention per document, below),
@@ -87,8 +88,8 @@ _DIGIT_FORMS = (
     rf"|(?P<day>{_DAY}){_S}(?:(?ai:day){_S}(?ai:of){_S}(?P<dof_m>{_MONTH})"
     rf"(?:{_COMMA}(?ai:in{_S}the{_S}year){_S}|{_COMMA})(?P<dof_y>{_YEAR})"
     rf"|(?ai:of){_S}(?P<of_m>{_MONTH}){_COMMA}(?P<of_y>{_YEAR})"
-    rf"|(?P<dmy_m>{_MONTH})(?:{_RANGE_JOIN}(?P<dmy_d2>{_DAY}){_S}(?P<dmy_m2>{_MONTH}))?"
-    rf"{_COMMA}(?P<dmy_y>{_YEAR}))"
+    rf"|(?P<dmy_m>{_MONTH})(?:{_RANGE_JOIN}(?P<dmy_d2>{_DAY}){_S}(?P<dmy_m2>{_MONTH})"
+    rf"|{_S}(?ai:day){_S}(?ai:of))?{_COMMA}(?P<dmy_y>{_YEAR}))"
 )
 _MONTH_FORMS = (
     rf"(?P<mdy_m>{_MONTH}){_S}(?P<mdy_d>{_DAY})"
