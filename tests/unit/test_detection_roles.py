@@ -196,6 +196,34 @@ def test_a_signature_block_an_execution_clause_or_a_signing_statement_is_a_signa
 @pytest.mark.parametrize(
     "sentence",
     [
+        "Under the Supply Agreement the goods were listed, and this page was signed by both "
+        "parties on 15 February 2024.",
+        "This Addendum supplements the Endorsement Agreement and was signed by both parties on "
+        "15 February 2024.",
+    ],
+)
+def test_a_signing_statement_is_said_of_the_instrument_right_before_it_not_of_one_named_earlier(
+    sentence: str,
+) -> None:
+    assert in_body(sentence) == [Role.SIGNATURE]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Acme relies on the Lease Agreement signed by Beta on 15 February 2024.",
+        "The Master Services Agreement, signed by both parties on 15 February 2024, governs.",
+    ],
+)
+def test_a_signing_statement_right_after_another_instrument_dates_that_instrument(
+    sentence: str,
+) -> None:
+    assert in_body(sentence) == [Role.CITED]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
         "The term shall commence on the tentative launch date of January 4, 1999.",
         "Acme entered into a Distributor Agreement with an Effective Date of March 1, 1996.",
     ],

@@ -105,6 +105,7 @@ _PLACES = {
     for head in (False, True)
     for signatures in (False, True)
 }
+_BODY = _PLACES[False, False]
 
 
 def _ends_a_sentence(text: str) -> bool:
@@ -129,7 +130,7 @@ class _Places:
         """Note the head's end and the signature blocks found in ``text``, the next block."""
         if self.head_end is None:
             self._read_head(text)
-        if self.signatures and self.signatures[-1][1] > self.offset:
+        if self.open_signatures():
             heading = _SIGNATURES_END.search(text)
             if heading is not None:  # an exhibit after the signatures ends them
                 start, end = self.signatures[-1]
@@ -178,6 +179,10 @@ class _Places:
             in_signatures = in_signatures or start <= absolute < end
         return _PLACES[in_head, in_signatures]
 
+    def open_signatures(self) -> bool:
+        """A signature block began before the current block and goes on into it."""
+        return bool(self.signatures) and self.signatures[-1][1] > self.offset
+
     def head_reach(self, length: int) -> int:
         """How many characters of the current block (``length`` long) are in the head."""
         if self.head_end is None:
@@ -193,7 +198,7 @@ class _Places:
         for start, stop in self.signatures[-2:]:
             if start < end and self.offset < stop:
                 return None
-        return _PLACES[False, False]
+        return _BODY
 
     def next_block(self, text: str) -> None:
         self.offset += len(text)
@@ -252,33 +257,44 @@ def gather(projection: Projection, *, every_mention: bool = False) -> Evidence:
     kept_before = 0
     legend: SlashOrder | None = None
     dated = made_on_effective_date = False
+    spans = projection.spans
     for span_ref, text in blocks(projection, data):
         lowered = text.lower()
         places.read(text, lowered)
-        head_reach = places.head_reach(len(text))
-        if head_reach and "effective date" in lowered[:head_reach]:
-            made_on_effective_date = made_on_effective_date or bool(
-                _MADE_ON_EFFECTIVE_DATE.search(text, 0, head_reach)
-            )
-        row = span_ref if projection.spans[span_ref].kind is SpanKind.TABLE_ROW else None
+        if places.head_end is None or places.offset < places.head_end:
+            head_reach = places.head_reach(len(text))
+            if "effective date" in lowered[:head_reach]:
+                made_on_effective_date = made_on_effective_date or bool(
+                    _MADE_ON_EFFECTIVE_DATE.search(text, 0, head_reach)
+                )
+        row = span_ref if spans[span_ref].kind is SpanKind.TABLE_ROW else None
         found = find(text)
         floor, previous = 0, None
         block_place = _IN_A_ROW if row is not None else places.of_block(len(text))
         for f in found:
-            place = block_place or places.at(f.start)
-            assigned = assign(text, f.start, f.end, floor, place, previous, explained=every_mention)
+            start, end = f.start, f.end
+            place = block_place or places.at(start)
+            assigned = assign(text, start, end, floor, place, previous, explained=every_mention)
             keep = every_mention or assigned.role in OWN_ROLES
             if f.numeric is not None:
                 numeric.append((len(mentions) if keep else -1, f, assigned))
             else:
                 dated = True
             if keep:
-                value = f.value or _UNREAD
-                written = text[f.start : f.end]
                 mentions.append(
-                    Mention(span_ref, f.start, f.end, written, f.form, value, assigned, None, row)
+                    Mention(
+                        span_ref,
+                        start,
+                        end,
+                        text[start:end],
+                        f.form,
+                        f.value or _UNREAD,
+                        assigned,
+                        None,
+                        row,
+                    )
                 )
-            floor, previous = f.end, assigned.role
+            floor, previous = end, assigned.role
         if every_mention or not effective_seen:
             if any(_written_effective(m) for m in mentions[kept_before:]):
                 effective_seen = not every_mention

@@ -502,16 +502,17 @@ def _by_phrase(
         if kind is Kind.LABEL_DATE and place.in_head and not place.in_signatures:
             return Assigned(Role.AGREEMENT, Reason.LABEL_IN_HEAD, said)
         return Assigned(role, reason, said)
+    if kind is Kind.SIGNED_BY:  # "signed by both parties on": this document's, unless
+        # another instrument is named right before ("the Endorsement Agreement executed by")
+        named = _NAMED_RIGHT_BEFORE.search(text, max(0, phrase_start - 120), phrase_start)
+        if named is not None and _instrument_is_own(text, named.end(), place) is False:
+            return Assigned(Role.CITED, Reason.CITED, said)
+        return Assigned(Role.SIGNATURE, Reason.SIGNING, said)
     low = max(0, phrase_start - BEFORE)
     sentence = text[low:date_start]
     cut = _sentence_start(sentence, phrase_start - low)
     sentence = sentence[cut:]
     at = phrase_start - low - cut
-    if kind is Kind.SIGNED_BY:  # "signed by both parties on": this document's, unless
-        # another instrument is named right before ("the Endorsement Agreement executed by")
-        if _instrument_is_own(sentence, at, place) is False:
-            return Assigned(Role.CITED, Reason.CITED, said)
-        return Assigned(Role.SIGNATURE, Reason.SIGNING, said)
     if kind is Kind.PLAIN:  # "from": the start of the term, or of something else
         if _own_subject(sentence, at):
             return Assigned(Role.EFFECTIVE, Reason.OWN_EFFECTIVE, said)
