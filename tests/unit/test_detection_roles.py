@@ -140,6 +140,7 @@ def test_outside_the_head_an_effective_date_said_with_the_making_dates_both() ->
         "The Term shall be thirty-six months beginning April 1, 2004.",
         "This Agreement shall be effective for the period from April 1, 2004 to its end.",
         "This Agreement shall be in effect as of April 1, 2004.",
+        "This Agreement is effective on and after April 1, 2004.",
         "This Agreement shall become operative on April 1, 2004.",
         "Effective Date: April 1, 2004",
         "Commencing: April 1, 2004",
@@ -185,6 +186,7 @@ def test_effectiveness_of_something_else_is_not_the_agreements(sentence: str) ->
         "Signed by both parties on 15 February 2024.",
         "By Newegg Legal at 11:40 am, Feb 25, 2019",
         "Signature: ________ Date: 3/4/04",
+        "Dated this 4th day of March, 2004.",
     ],
 )
 def test_a_signature_block_an_execution_clause_or_a_signing_statement_is_a_signature(

@@ -142,6 +142,7 @@ PHRASES: dict[tuple[str, ...], Kind] = {
         )
     },
     ("effective",): Kind.EFFECTIVE,
+    ("effective", "on", "and", "after"): Kind.EFFECTIVE,  # not "after": a deadline
     ("with", "effect"): Kind.EFFECTIVE,
     ("made", "effective"): Kind.EFFECTIVE,
     ("retroactive", "effect"): Kind.EFFECTIVE,

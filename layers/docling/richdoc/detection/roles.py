@@ -551,4 +551,8 @@ def _by_phrase(
         return Assigned(Role.AGREEMENT, Reason.MADE_IN_HEAD, said)
     if phrase_words in _SIGNING_VERBS:  # "It was signed on", "Executed as of"
         return Assigned(Role.SIGNATURE, Reason.SIGNING, said)
+    if phrase_words == "dated" and not sentence[:at].strip():
+        # "Dated this 3rd day of March, 2004." on its own, above the parties' signatures:
+        # the date the document was signed, as a "Dated:" label is
+        return Assigned(Role.SIGNATURE, Reason.SIGNING, said)
     return None
