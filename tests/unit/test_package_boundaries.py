@@ -385,6 +385,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("strict", "faults", "cloudformation"),  # IAM and transactions; failures; deployment
     ("runtime",),  # the Lambda runtime and the event loops
     ("patches",),  # where all of the above enter moto, boto3 and Powertools
+    ("moto_fixes",),  # moto's own behaviour made AWS's (its debts to moto)
     ("stack",),  # EmbeddedStack
 )
 
