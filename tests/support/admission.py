@@ -79,5 +79,5 @@ def admission_state(stack: Any, job_id: str) -> str:
         )
     held = ledger(stack)
     holders = {holder: (h.run, h.slots, h.tenant) for holder, h in held.holders.items()}
-    lane = [t.tenant for t in Backlog(stack.jobs.table, stack.jobs.clock).tenants()]
+    lane = [t.tenant for t in Backlog(stack.jobs.table, stack.jobs.clock).entries()]
     return f"job {job_id}: {where}; ledger running {held.running}, holders {holders}; lane {lane}"
