@@ -52,7 +52,8 @@ from richdoc_tools.local.emulation import ACCOUNT, REGION
 from richdoc_tools.local.faults.injected import STATE_MACHINE_STAGE, FaultInjector, FaultSettings
 from richdoc_tools.local.faults.invocations import InvocationFaults
 from richdoc_tools.local.faults.scripted import FailureScript, ServiceError
-from richdoc_tools.local.moto_fixes.fidelity import dynamodb_index_lag
+from richdoc_tools.local.moto_fixes.fidelity import dynamodb_client_tokens, dynamodb_index_lag
+from richdoc_tools.local.moto_fixes.fidelity.dynamodb_client_tokens import ClientTokens
 from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import (
     WITHIN_A_SECOND,
     IndexLag,
@@ -248,6 +249,7 @@ class EmbeddedStack:
             )
             exit_stack.callback(self.transactions.release_all)
             patches.install(exit_stack, patches.VALIDATIONS)
+            dynamodb_client_tokens.install(exit_stack, ClientTokens())
         if self.indexes is not None:
             # After the emulation's own patches of the same methods, which it keeps.
             dynamodb_index_lag.install(exit_stack, self.indexes)
