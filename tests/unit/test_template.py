@@ -281,6 +281,24 @@ def test_jobs_table_has_status_index_recovery_and_encryption(template: Template)
     assert "AWS managed key" in skip["comment"] and "AWS-owned" not in skip["comment"]
 
 
+def test_the_capacity_is_bounded_by_what_the_slot_ledger_item_holds(template: Template) -> None:
+    from richdoc.admission.settings import MAX_CAPACITY, AdmissionSettings
+    from richdoc.admission.slots import Holder, Ledger, ledger_bytes
+
+    parameter = template.sam["Parameters"]["MaxRunningJobs"]
+    assert int(parameter["MaxValue"]) == MAX_CAPACITY
+    with pytest.raises(ValueError, match=f"1 to {MAX_CAPACITY} slots"):
+        AdmissionSettings.of(MAX_CAPACITY + 1)
+
+    def full(slots: int) -> Ledger:
+        # The worst entry: the longest tenant name in four-byte characters.
+        holder = Holder(run=9999, slots=99, tenant="\U0001d11e" * 256, admitted_at="0" * 32)
+        return Ledger(running=slots, holders={f"{n:032x}": holder for n in range(slots)})
+
+    # DynamoDB refuses an item past 400 KB: the full ledger never gets there.
+    assert ledger_bytes(full(MAX_CAPACITY)) < 400 * 1024 < ledger_bytes(full(MAX_CAPACITY + 14))
+
+
 @pytest.mark.parametrize("logical_id", ["JobsTable", "DeadLetterQueue"])
 def test_the_job_records_and_the_dead_letters_outlive_the_stack(
     template: Template, logical_id: str
