@@ -655,13 +655,15 @@ EXPECTED_ACTIONS = {
         "dynamodb:UpdateItem",
         *PURGE_ACTIONS,
     },
-    # Admission: the ledger, the tenants, the waiting jobs; the admitted runs' executions.
+    # Admission: the ledger, the tenants, the waiting jobs (and their minutely count, a
+    # Scan of the queue index); the admitted runs' executions.
     "DispatcherFunctionRole": {
         "dynamodb:GetItem",
         "dynamodb:BatchGetItem",
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
         "dynamodb:Query",
+        "dynamodb:Scan",
         "states:StartExecution",
     },
     # Reads the source object and records attempts; writes no artifact.
@@ -729,15 +731,14 @@ EXPECTED_ACTIONS = {
         "dynamodb:Query",
     },
     # The reconciler also purges a deleted job's artifacts when its execution ends.
-    # The shards' slots and the sweep's audit of them read the ledger's holders' jobs
-    # (BatchGetItem) and scan the waiting jobs' index for their tenants.
+    # The shards' slots and the sweep's audit of them read the ledger's holders' jobs and
+    # the tenants' shares (BatchGetItem) and the tenants in the lane.
     "RecordsFunctionRole": {
         "dynamodb:GetItem",
         "dynamodb:BatchGetItem",
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
         "dynamodb:Query",
-        "dynamodb:Scan",
         "sqs:SendMessage",
         "states:DescribeExecution",
         "states:GetExecutionHistory",
@@ -897,7 +898,10 @@ def test_the_records_function_sends_only_to_the_dead_letter_and_failure_queues(
         {"Fn::GetAtt": ["ReconcileFailureQueue", "Arn"]},
     ]
     [queries] = [s for s in statements if _actions(s) == ["dynamodb:Query"]]
-    assert queries["Resource"] == {"Fn::Sub": "${JobsTable.Arn}/index/by-status"}
+    assert queries["Resource"] == [
+        {"Fn::Sub": "${JobsTable.Arn}/index/by-status"},
+        {"Fn::Sub": "${JobsTable.Arn}/index/tenants-by-service"},
+    ]
     [executions] = [s for s in statements if "states:GetExecutionHistory" in _actions(s)]
     assert set(_actions(executions)) == {"states:DescribeExecution", "states:GetExecutionHistory"}
     # Only this state machine's executions (by name: the role cannot reference the machine).
