@@ -98,7 +98,7 @@ def test_the_settings_refuse_a_capacity_of_nothing_and_bound_the_share() -> None
     assert AdmissionSettings.of(4) == AdmissionSettings(capacity=4, per_tenant=4)
     assert AdmissionSettings.of(4, 9) == AdmissionSettings(capacity=4, per_tenant=4)
     assert AdmissionSettings.of(4, 2).per_tenant == 2
-    with pytest.raises(ValueError, match="at least 1"):
+    with pytest.raises(ValueError, match="1 to 350 slots"):
         AdmissionSettings.of(0)
 
 
