@@ -12,7 +12,6 @@ DynamoDB answers it."""
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -32,11 +31,10 @@ from richdoc.admission.reconcile import SlotAudit
 from richdoc.admission.settings import AdmissionSettings
 from richdoc.admission.slots import SlotLedger
 from richdoc.contracts import JobOptions, ScheduledSweep, SourceObject, Swept
-from richdoc.jobs import Job, JobStatus, JobStore, timestamp
-from richdoc.jobs.keys import backlog_key, job_key
-from richdoc.jobs.phase import JobPhase
+from richdoc.jobs import JobStatus, JobStore, timestamp
 from richdoc.records.backstops import Backstops
 from richdoc.records.sweep_walk import SweepWalk, TimeBudget, Unlimited
+from tests.support.admission import INGEST_MESSAGE, waiting_job_item
 
 WAITING = 10_000
 TIMEOUT_MS = 60_000  # the records function's Timeout (template.yaml)
@@ -46,8 +44,6 @@ REQUEST_MS = 3_000
 WORKFLOW_TIMEOUT = timedelta(hours=3)
 QUEUED_AT = datetime(2026, 1, 1, tzinfo=UTC)
 SWEPT_AT = QUEUED_AT + timedelta(hours=4)
-# An upload's ingest message as the starter keeps it on the job (about 1 KB).
-MESSAGE = json.dumps({"Records": [{"eventSource": "aws:s3", "padding": "x" * 900}]})
 
 
 @pytest.fixture
@@ -58,28 +54,6 @@ def moto_as_the_stack_runs_it(jobs_table: Any) -> Iterator[None]:
         for patch in (dynamodb_all_items, dynamodb_transaction_rollback, dynamodb_update_parse):
             patch.install(exit_stack)
         yield
-
-
-def _waiting(n: int) -> dict[str, Any]:
-    """A waiting job's item, as the starter writes it."""
-    job_id = f"{n:032x}"
-    queued = timestamp(QUEUED_AT + timedelta(milliseconds=n))
-    job = Job(
-        job_id=job_id,
-        status=JobStatus.QUEUED,
-        phase=JobPhase.QUEUED,
-        run=1,
-        source=SourceObject(bucket="ingest", key=f"acme/{n:05d}.pdf", version_id="v1", size=9),
-        options=JobOptions(),
-        message=MESSAGE,
-        execution_arn=f"arn:aws:states:us-east-1:123456789012:execution:pipeline:{job_id}-r1",
-        created_at=queued,
-        updated_at=queued,
-        tenant="acme",
-        queued_at=queued,
-        backlog_key=backlog_key(queued, job_id),
-    )
-    return {**job_key(job_id), **job.to_item(), "attempt_seq": 0, "attempt_counts": {}}
 
 
 @dataclass
@@ -118,13 +92,13 @@ def test_the_sweep_walks_10000_waiting_jobs_within_its_limits_and_closes_a_stuck
     jobs = JobStore(jobs_table, clock=lambda: timestamp(QUEUED_AT))
     with jobs_table.batch_writer() as batch:
         for n in range(WAITING):
-            batch.put_item(Item=_waiting(n))
+            batch.put_item(Item=waiting_job_item(n, QUEUED_AT))
     # A run stuck since just after them (behind them in the index): admitted, its
     # execution never started, its slot released since.
     stuck = "f" * 32
     source = SourceObject(bucket="ingest", key="acme/stuck.pdf", version_id="v1")
     late = JobStore(jobs_table, clock=lambda: timestamp(QUEUED_AT + timedelta(minutes=1)))
-    assert late.create(stuck, source, JobOptions(), message=MESSAGE)
+    assert late.create(stuck, source, JobOptions(), message=INGEST_MESSAGE)
     sqs = boto3.client("sqs")
     dead_letters = sqs.create_queue(QueueName="dead-letters")["QueueUrl"]
     ledger = SlotLedger(jobs_table, AdmissionSettings.of(20), jobs.clock)
