@@ -268,7 +268,7 @@ class Backlog:
 
     def census(self) -> Census:
         """Every queue the queue index lists waiting jobs in: how many, and the oldest's
-        time (one pass over the keys-only index, about 4,000 waiting jobs a page)."""
+        time (one pass over the keys-only index, thousands of waiting jobs a page)."""
         counts: dict[tuple[str, QueueKind], tuple[int, str]] = {}
         scan: ScanInputTableScanTypeDef = {
             "IndexName": QUEUE_INDEX,
