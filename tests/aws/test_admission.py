@@ -435,3 +435,40 @@ def test_a_wake_admits_the_job_that_woke_it_before_the_index_lists_it(
         done = dispatcher.changes([job])  # the stream's image of its write
     assert done.admitted == [job.job_id]
     assert _started(machine) == [execution_name(job.job_id, 1)]
+
+
+def test_the_minutely_schedules_requests_do_not_grow_with_the_tenants_in_the_lane(
+    jobs: JobStore, clock: Any, machine: str
+) -> None:
+    """Counting the backlog reads the queue index in pages, not queue by queue; admitting
+    reads the lane only as far as the turns it gives out."""
+    ledger = _ledger(jobs, capacity=2)
+    dispatcher = _dispatcher(jobs, ledger, machine)
+    calls: list[str] = []
+
+    def count(model: Any, **_: Any) -> None:
+        calls.append(model.name)
+
+    def requests_of_a_schedule() -> int:
+        calls.clear()
+        events = jobs.table.meta.client.meta.events
+        events.register("before-call.dynamodb", count)
+        try:
+            done = dispatcher.schedule()
+        finally:
+            events.unregister("before-call.dynamodb", count)
+        assert len(done.admitted) == 2  # the two slots, freed again below
+        for job_id in done.admitted:
+            _end(jobs, jobs.get(job_id))  # type: ignore[arg-type]
+        dispatcher.release(done.admitted)
+        return len(calls)
+
+    for n in range(20):
+        _queue(jobs, dispatcher.backlog, f"tenant-{n:03d}", "a")
+    few = requests_of_a_schedule()
+    for n in range(20, 200):
+        _queue(jobs, dispatcher.backlog, f"tenant-{n:03d}", "a")
+    many = requests_of_a_schedule()
+    # Ten times the tenants: a few requests more (the lane items the census checks,
+    # a hundred to a request), not two or more a tenant.
+    assert many - few <= 4, (few, many)
