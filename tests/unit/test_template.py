@@ -791,6 +791,7 @@ OPERATOR_ACTIONS = {
         "dynamodb:UpdateItem",
         "dynamodb:DeleteItem",
     },
+    "Backlog": {"dynamodb:Scan"},
     "Sources": {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "s3:DeleteObjectVersion"},
     "ListSources": {"s3:ListBucket", "s3:ListBucketVersions"},
     "Artifacts": {"s3:GetObject", "s3:DeleteObject"},
