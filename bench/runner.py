@@ -36,6 +36,9 @@ ITEMS: dict[str, str] = {
     "admission_reprocess": "bench.reprocess_bench",
     "admission_sweep": "bench.sweep_bench",
     "ocr": "bench.ocr_bench",
+    "drain": "bench.drain_bench",
+    "contracts": "bench.contracts_bench",
+    "contracts_pdf": "bench.contracts_bench:run_pdf_parity",
 }
 
 

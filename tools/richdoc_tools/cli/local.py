@@ -29,6 +29,7 @@ STACK_PARAMETERS_FROM_ENV = {
     "RICHDOC_SHARD_PAGES": "ShardPages",
     "RICHDOC_SHARD_CONCURRENCY": "ShardMaxConcurrency",
     "RICHDOC_OCR_MODE": "OcrMode",
+    "RICHDOC_DETECTION_RULES": "DetectionRules",
     # A webhook for every completion event (docs/consumers.md, "Webhooks"): the secret
     # from the environment, never the command line (ps shows arguments).
     "RICHDOC_WEBHOOK_URL": "WebhookUrl",
@@ -42,6 +43,7 @@ def stack_parameters(overrides: Sequence[str] = ()) -> dict[str, str]:
     """Template parameters from ``STACK_PARAMETERS_FROM_ENV``, then ``overrides``
     (``--parameter-overrides``: ``KEY=VALUE`` items, several to a value); a bad value, or
     one the template refuses, is a usage error."""
+    from richdoc.detection.ruleset import detection_rules_setting
     from richdoc.parse.ocr import ocr_mode_setting
     from richdoc.parse.settings import shard_concurrency_setting, shard_pages_setting
     from richdoc_tools import preflight
@@ -52,6 +54,7 @@ def stack_parameters(overrides: Sequence[str] = ()) -> dict[str, str]:
         shard_pages_setting()
         shard_concurrency_setting()
         ocr_mode_setting()
+        detection_rules_setting()
     except ValueError as exc:
         raise UsageError(visible(exc)) from exc
     parameters = {
@@ -67,6 +70,24 @@ def stack_parameters(overrides: Sequence[str] = ()) -> dict[str, str]:
             raise UsageError(f"--parameter-overrides: {visible(exc)}") from exc
         parameters.update(given)
     return parameters
+
+
+# An authority the webhook delivery trusts beside the system's: a receiver on this machine
+# with a certificate of its own (docs/consumers.md, "Webhooks").
+WEBHOOK_CA_FILE = "RICHDOC_WEBHOOK_CA_FILE"
+
+
+def webhook_ca_file() -> Path | None:
+    """``RICHDOC_WEBHOOK_CA_FILE``'s certificate file; a usage error when it is missing."""
+    from richdoc_tools.terminal import visible
+
+    named = os.environ.get(WEBHOOK_CA_FILE, "").strip()
+    if not named:
+        return None
+    path = Path(named)
+    if not path.is_file():
+        raise UsageError(f"{WEBHOOK_CA_FILE}: no such file: {visible(path)}")
+    return path
 
 
 @click.group(short_help="the embedded stack as a local AWS endpoint")
@@ -131,6 +152,7 @@ def serve(
         strict=not lenient,
         injected_faults=faults,
         lifecycle_day_s=lifecycle_day,
+        webhook_ca_file=webhook_ca_file(),
     )
     try:
         with embedded:

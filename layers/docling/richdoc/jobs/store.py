@@ -43,6 +43,7 @@ from richdoc.jobs.model import (
     Job,
     JobStatus,
     RedriveRequest,
+    RunEnd,
     expires_at,
     stored,
     timestamp,
@@ -396,6 +397,7 @@ class JobStore:
         counts: JobCounts,
         pipeline: str | None,
         page_count: int | None = None,
+        detection_rules: str | None = None,
     ) -> None:
         """The run succeeded. The shard count and the source's digest are not written
         here: the plan recorded the one (``richdoc.stage.record_decision``), and the plan,
@@ -406,9 +408,11 @@ class JobStore:
             .set("outputs", stored(outputs))
             .set("counts", stored(counts))
             .set("pipeline", pipeline)
+            .set("detection_rules", detection_rules)
             .set("pages", page_count)
             .set("ended_at", self.clock())
             .set("phase", JobPhase.SUCCEEDED)
+            .set("last_end", stored(RunEnd(run=run, status=JobStatus.SUCCEEDED)))
             .remove("stage")
         )
         self._transition(
@@ -459,6 +463,7 @@ class JobStore:
                 .set("dead_letter", stored(dead_letter))
                 .set("ended_at", self.clock())
                 .set("phase", JobPhase.DEAD_LETTERED)
+                .set("last_end", stored(RunEnd(run=run, status=JobStatus.DEAD_LETTERED)))
                 .remove("stage"),
             )
         except StaleRun:
@@ -510,7 +515,8 @@ class JobStore:
             update=Update()
             .set("cancel", stored(record))
             .set("ended_at", now)
-            .set("phase", JobPhase.CANCELLED),
+            .set("phase", JobPhase.CANCELLED)
+            .set("last_end", stored(RunEnd(run=run, status=JobStatus.CANCELLED))),
         )
 
     def mark_cancel_closed(self, job_id: str, run: int) -> Job:

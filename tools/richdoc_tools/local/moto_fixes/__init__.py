@@ -1,10 +1,25 @@
-"""Changes to moto's own behaviour: debts to moto.
+"""Changes to moto's own behaviour: debts to moto, kept apart from the stack's seams
+(``local.patches``).
 
-``patches`` holds the embedded stack's seams (where the stack's runtime, IAM, faults and
-clock enter moto). A module here instead changes what moto itself answers, because moto
-answers otherwise than AWS: each says what moto does, what AWS does (with the AWS
-documentation that says so), and has a behavioural test against stock moto
-(``tests/aws/moto_fixes/``) that tells when a moto release makes it unnecessary.
-
-* ``fidelity``: where moto is kinder than AWS, made as strict as AWS documents.
+``fidelity``: where stock moto is kinder than AWS, made as strict as AWS documents. Each
+fix is one module that says what moto does, what AWS does (with the AWS documentation
+page) and how it is fixed, and has a behavioural test against stock moto
+(``tests/aws/moto_fixes/``) that is expected to fail while moto still differs and turns
+into a failure of the suite once a moto release behaves as AWS does: then the fix is
+deleted. docs/moto-fixes.md lists them.
 """
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+from unittest import mock
+
+
+def replace(
+    exit_stack: contextlib.ExitStack, owner: object, name: str, wrap: Callable[[Any], Any]
+) -> None:
+    """``owner.name`` (a class's attribute as the class stores it, the emulation's patch
+    of it if any) replaced by what ``wrap`` makes of it, until ``exit_stack`` closes."""
+    exit_stack.enter_context(mock.patch.object(owner, name, wrap(vars(owner)[name])))

@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.moto_fixes import replace
 
 if TYPE_CHECKING:
     from moto.dynamodb.responses import DynamoHandler
@@ -113,5 +113,14 @@ def idempotent(
     return transact_write_items
 
 
-def install(exit_stack: contextlib.ExitStack, tokens: ClientTokens) -> None:
-    replace(exit_stack, TARGET, idempotent(original(TARGET), tokens))
+def install(exit_stack: contextlib.ExitStack, tokens: ClientTokens | None = None) -> None:
+    """Tokens remembered (in ``tokens``, or a fresh memory) until ``exit_stack`` closes."""
+    from moto.dynamodb.responses import DynamoHandler
+
+    remembered = tokens or ClientTokens()
+    replace(
+        exit_stack,
+        DynamoHandler,
+        "transact_write_items",
+        lambda transact: idempotent(transact, remembered),
+    )

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import functools
 import hashlib
 import inspect
@@ -45,11 +46,10 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
-from richdoc_tools.local.patches.target import original
-from richdoc_tools.local.patches.target import replace as replace_target
+from richdoc_tools.local.moto_fixes import replace
 
 QUERY = "moto.dynamodb.models.table.Table.query"
 SCAN = "moto.dynamodb.models.table.Table.scan"
@@ -80,7 +80,7 @@ class IndexLag:
     def under_faults(self, seed: int) -> IndexLag:
         """The lag with faults injected: the spread ``FAULTS_SPREAD_FACTOR`` times as
         wide, drawn from the faults' seed."""
-        return replace(self, spread_s=self.spread_s * FAULTS_SPREAD_FACTOR, seed=seed)
+        return dataclasses.replace(self, spread_s=self.spread_s * FAULTS_SPREAD_FACTOR, seed=seed)
 
     def of(self, table: str, key: object, ordinal: int) -> float:
         """The lag of the ``ordinal``-th write of ``key`` in ``table``."""
@@ -339,10 +339,18 @@ def _journaled_update(
 def install(exit_stack: contextlib.ExitStack, propagation: IndexPropagation) -> None:
     """The indexes lag as ``propagation`` says until ``exit_stack`` closes (after the
     emulation's own patches of the same methods: they are kept, underneath)."""
-    replace_target(exit_stack, QUERY, _reading_index(original(QUERY), propagation))
-    replace_target(exit_stack, SCAN, _reading_index(original(SCAN), propagation))
-    replace_target(exit_stack, ALL_ITEMS, _lagged(original(ALL_ITEMS)))
-    replace_target(exit_stack, INDEXED_ITEMS, _lagged_index_items(original(INDEXED_ITEMS)))
-    replace_target(exit_stack, PUT, _journaled_put(original(PUT), propagation))
-    replace_target(exit_stack, DELETE, _journaled_delete(original(DELETE), propagation))
-    replace_target(exit_stack, UPDATE, _journaled_update(original(UPDATE), propagation))
+    from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.models.table import Table
+
+    replace(exit_stack, Table, "query", lambda read: _reading_index(read, propagation))
+    replace(exit_stack, Table, "scan", lambda read: _reading_index(read, propagation))
+    replace(exit_stack, Table, "all_items", _lagged)
+    replace(exit_stack, Table, "has_idx_items", _lagged_index_items)
+    replace(exit_stack, Table, "put_item", lambda put: _journaled_put(put, propagation))
+    replace(exit_stack, Table, "delete_item", lambda delete: _journaled_delete(delete, propagation))
+    replace(
+        exit_stack,
+        DynamoDBBackend,
+        "update_item",
+        lambda update: _journaled_update(update, propagation),
+    )
