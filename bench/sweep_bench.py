@@ -145,7 +145,7 @@ def _sweep(url: str, waiting: int) -> dict[str, Any]:
         "cpu_s": round(cpu, 2),
         "heap_peak_mb": round((peak - base) / (1 << 20), 2),
         "rss_peak_mb": round(peak_rss_mb(), 1),
-        "pages": swept.pages,
+        "index_pages": swept.index_pages,
         "read": swept.read,
         "walked": swept.walked,
         "closed": swept.closed,
@@ -188,7 +188,15 @@ def run(mode: Mode) -> ItemResult:
     result.tables.append(
         Table(
             "One sweep",
-            ["waiting", "wall s", "CPU s", "heap peak MB", "RSS peak MB", "pages", "jobs read"],
+            [
+                "waiting",
+                "wall s",
+                "CPU s",
+                "heap peak MB",
+                "RSS peak MB",
+                "index pages",
+                "jobs read",
+            ],
             [
                 [
                     waiting,
@@ -196,7 +204,7 @@ def run(mode: Mode) -> ItemResult:
                     fmt(found["cpu_s"]),
                     fmt(found["heap_peak_mb"]),
                     fmt(found["rss_peak_mb"]),
-                    found["pages"],
+                    found["index_pages"],
                     found["read"],
                 ]
             ],

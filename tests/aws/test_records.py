@@ -729,7 +729,7 @@ def scheduled(at: datetime) -> dict[str, Any]:
 def walked(stuck: int, read: int) -> Swept:
     """A sweep's answer that found ``stuck`` jobs and closed them, its walk over the open
     jobs one index page a status (``read``: the jobs it received)."""
-    return Swept(stuck=stuck, closed=stuck, pages=len(WALK), read=read)
+    return Swept(stuck=stuck, closed=stuck, index_pages=len(WALK), read=read)
 
 
 def _sweep(world: World, at: datetime) -> Swept:
@@ -923,7 +923,7 @@ def test_the_handler_answers_each_request_as_json(
         "released": 0,
         "holders_closed": 0,
         "recounted": False,
-        "pages": len(WALK),
+        "index_pages": len(WALK),
         "read": 0,
         "walked": True,
     }

@@ -592,7 +592,7 @@ class Swept(Contract):
     # The walk over the open jobs (richdoc.records.sweep_walk): the index pages it read,
     # the jobs it received (waiting ones are left out), whether it reached the end (False:
     # its budget ran out, the next sweep goes on where it stopped).
-    pages: int = 0
+    index_pages: int = 0
     read: int = 0
     walked: bool = True
 

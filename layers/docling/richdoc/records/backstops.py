@@ -214,7 +214,7 @@ class Backstops:
             released=released,
             holders_closed=holders_closed,
             recounted=recounted,
-            pages=walk.pages,
+            index_pages=walk.index_pages,
             read=walk.read,
             walked=walk.finished,
         )

@@ -85,7 +85,7 @@ class SweepWalk:
         self.jobs = jobs
         self.cutoff = cutoff
         self.budget = budget
-        self.pages = 0  # index pages read
+        self.index_pages = 0  # index pages read
         self.read = 0  # jobs the function received
         self.finished = False  # the walk reached the end of the open jobs
 
@@ -101,7 +101,7 @@ class SweepWalk:
                     self._save(SweepCursor(status=status, after=after))
                     return
                 page = self.jobs.unchanged_page(status, self.cutoff, after)
-                self.pages += 1
+                self.index_pages += 1
                 self.read += len(page.jobs)
                 for job, key in page.jobs:
                     if self.budget.spent():
