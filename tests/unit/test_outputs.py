@@ -10,6 +10,7 @@ import re
 import unicodedata
 
 import pytest
+from docling_core.types.doc import DocItemLabel
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -155,3 +156,23 @@ def test_the_markdown_marks_each_page_break_and_ends_in_one_newline() -> None:
 def test_an_empty_document_is_one_empty_line() -> None:
     doc = load_docling((GOLDEN / "empty" / "docling.json").read_bytes())
     assert render_markdown(doc) == b"\n"
+
+
+def test_the_markdown_holds_no_record_of_the_parse_only_the_text() -> None:
+    """An OCR'd item carries its confidence, and the document the OCR record, in docling's
+    metadata (``meta``): for the projection, not for readers; docling-core's serializer
+    would print each after its item (``{'confidence': 0.995}``)."""
+    from docling_core.types.doc import DoclingDocument
+    from docling_core.types.doc.common.meta import BaseMeta
+
+    from richdoc.parse.ocr import META_FIELD, OcrMode, OcrRecord, Transcription
+
+    doc = DoclingDocument(name="scan")
+    line = doc.add_text(label=DocItemLabel.TEXT, text="Signed on February 14, 2025.")
+    line.meta = BaseMeta()
+    setattr(line.meta, META_FIELD, Transcription(confidence=0.995).model_dump(mode="json"))
+    doc.body.meta = BaseMeta()
+    record = OcrRecord(engine="rapidocr", mode=OcrMode.AUTO, ocr_pages=[1], unread_pages=[])
+    setattr(doc.body.meta, META_FIELD, record.model_dump(mode="json"))
+
+    assert render_markdown(doc) == b"Signed on February 14, 2025.\n"
