@@ -4,9 +4,9 @@ Two kinds of fixtures, each in ``tests/data/golden/<name>/``:
 
 * constructed: a DoclingDocument built with docling-core's constructors, written as
   ``docling.json`` (the projection's input);
-* converted: a small DOCX, PPTX, HTML, Markdown or PDF file generated here with every
-  timestamp and zip date pinned (``input.<ext>``), converted by docling's
-  ``DocumentConverter`` into ``docling.json``.
+* converted: a small DOCX, PPTX, XLSX, HTML, Markdown or PDF file generated here with
+  every timestamp and zip date pinned (``input.<ext>``), converted by docling's
+  ``DocumentConverter`` into ``docling.json`` (a workbook with richdoc's backend).
 
 For both, ``source.json`` holds the ProjectionSource the projection is given and
 ``projection.json`` the expected output. Regenerating must leave ``git status`` clean;
@@ -21,6 +21,7 @@ import datetime as dt
 import hashlib
 import io
 import json
+import re
 import sys
 import zipfile
 from collections.abc import Callable
@@ -386,7 +387,9 @@ def build_large_document(paragraphs: int = 2000, tables: int = 50) -> DoclingDoc
 
 
 def pinned_zip(data: bytes) -> bytes:
-    """Rewrite an OOXML zip with fixed entry dates (python-docx/pptx stamp the clock)."""
+    """Rewrite an OOXML zip with fixed entry dates (python-docx/pptx stamp the clock) and
+    a fixed modification time in its core properties (openpyxl stamps the save time
+    there, whatever the workbook's properties say)."""
     out = io.BytesIO()
     with (
         zipfile.ZipFile(io.BytesIO(data)) as src,
@@ -396,7 +399,14 @@ def pinned_zip(data: bytes) -> bytes:
             pinned = zipfile.ZipInfo(info.filename, date_time=ZIP_EPOCH)
             pinned.compress_type = zipfile.ZIP_DEFLATED
             pinned.external_attr = 0o600 << 16
-            dst.writestr(pinned, src.read(info.filename))
+            content = src.read(info.filename)
+            if info.filename == "docProps/core.xml":
+                content = re.sub(
+                    rb"(<dcterms:modified[^>]*>)[^<]*(</dcterms:modified>)",
+                    rb"\g<1>" + PINNED_TIME.strftime("%Y-%m-%dT%H:%M:%SZ").encode() + rb"\g<2>",
+                    content,
+                )
+            dst.writestr(pinned, content)
     return out.getvalue()
 
 
@@ -632,6 +642,34 @@ def make_pdf() -> bytes:
     return buffer.getvalue()
 
 
+def make_xlsx() -> bytes:
+    """A workbook of two sheets with content and an empty one: suppliers with the dates
+    their contracts were signed (a date cell, a date-time cell) and notes."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    book.properties.created = book.properties.modified = PINNED_TIME.replace(tzinfo=None)
+    book.properties.creator = "richdoc"
+    suppliers = book.active
+    assert suppliers is not None
+    suppliers.title = "Suppliers"
+    for row in (
+        ("Supplier", "Contract signed", "Amount"),
+        ("Acme Corp", dt.date(2024, 3, 1), 1200),
+        ("Beta LLC", dt.date(2024, 5, 2), 800),
+    ):
+        suppliers.append(row)
+    suppliers["D1"] = "Reviewed"
+    suppliers["D2"] = dt.datetime(2024, 6, 3, 14, 30)
+    suppliers["D2"].number_format = "yyyy-mm-dd hh:mm"
+    notes = book.create_sheet("Notes & <remarks>")
+    notes["A1"] = "Renewal is negotiated each spring."
+    book.create_sheet("Empty")
+    buffer = io.BytesIO()
+    book.save(buffer)
+    return pinned_zip(buffer.getvalue())
+
+
 CONVERTED: dict[str, tuple[str, Callable[[], bytes], str]] = {
     # name: (input file name, generator, docling pipeline)
     "docx_real": ("input.docx", make_docx, "SimplePipeline"),
@@ -643,6 +681,7 @@ CONVERTED: dict[str, tuple[str, Callable[[], bytes], str]] = {
     "html_list_numbering": ("input.html", lambda: HTML_LIST_NUMBERING.encode(), "SimplePipeline"),
     "docx_nested_table": ("input.docx", make_docx_nested_table, "SimplePipeline"),
     "html_nested_table": ("input.html", lambda: HTML_NESTED_TABLE.encode(), "SimplePipeline"),
+    "xlsx_sheets": ("input.xlsx", make_xlsx, "SimplePipeline"),
 }
 
 
@@ -652,9 +691,17 @@ def convert(path: Path) -> DoclingDocument:
     from docling.datamodel.pipeline_options import NativePdfPipelineOptions
     from docling.document_converter import DocumentConverter, NativePdfFormatOption
 
+    from richdoc.formats import DocFormat
+    from richdoc.parse.convert import simple_format_option
+
     options = NativePdfPipelineOptions(generate_page_images=False, generate_picture_images=False)
+    workbook = simple_format_option(DocFormat.XLSX)
+    assert workbook is not None
     converter = DocumentConverter(
-        format_options={InputFormat.PDF: NativePdfFormatOption(pipeline_options=options)}
+        format_options={
+            InputFormat.PDF: NativePdfFormatOption(pipeline_options=options),
+            InputFormat.XLSX: workbook,
+        }
     )
     return converter.convert(path, raises_on_error=True).document
 

@@ -104,6 +104,19 @@ def paged_format_option(settings: ParserSettings, fmt: DocFormat) -> FormatOptio
     return NativePdfFormatOption(pipeline_cls=NativeOcrPdfPipeline, pipeline_options=native)
 
 
+def simple_format_option(fmt: DocFormat) -> FormatOption | None:
+    """How a format of the simple pipeline is converted where richdoc changes docling's
+    default: a workbook by ``richdoc.parse.workbook`` (its sheets as sections, its dates
+    as dates); None for docling's own."""
+    if fmt is not DocFormat.XLSX:
+        return None
+    from docling.document_converter import ExcelFormatOption
+
+    from richdoc.parse.workbook import WorkbookBackend
+
+    return ExcelFormatOption(backend=WorkbookBackend)
+
+
 def build_converters(settings: ParserSettings) -> dict[DocFormat, DocumentConverter]:
     """One converter per format, each allowing only its format: a file whose content
     docling recognises as something else is refused instead of parsed as that."""
@@ -114,7 +127,8 @@ def build_converters(settings: ParserSettings) -> dict[DocFormat, DocumentConver
     for fmt in DocFormat:
         input_format = InputFormat(fmt.value)
         paged = settings.pipeline_for(fmt) is not Pipeline.SIMPLE
-        options = {input_format: paged_format_option(settings, fmt)} if paged else None
+        option = paged_format_option(settings, fmt) if paged else simple_format_option(fmt)
+        options = {input_format: option} if option is not None else None
         converter = DocumentConverter(allowed_formats=[input_format], format_options=options)
         converter.initialize_pipeline(input_format)
         converters[fmt] = converter
