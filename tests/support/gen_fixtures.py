@@ -6,7 +6,9 @@ Two kinds of fixtures, each in ``tests/data/golden/<name>/``:
   ``docling.json`` (the projection's input);
 * converted: a small DOCX, PPTX, XLSX, HTML, Markdown or PDF file generated here with
   every timestamp and zip date pinned (``input.<ext>``), converted by docling's
-  ``DocumentConverter`` into ``docling.json`` (a workbook with richdoc's backend).
+  ``DocumentConverter`` into ``docling.json`` (a workbook with richdoc's backend);
+* converted with OCR: a scanned PDF, a PDF with a scanned page and an image, converted by
+  richdoc's parse worker with OCR (``OCR_CONVERTED``).
 
 For both, ``source.json`` holds the ProjectionSource the projection is given and
 ``projection.json`` the expected output. Regenerating must leave ``git status`` clean;
@@ -685,6 +687,42 @@ CONVERTED: dict[str, tuple[str, Callable[[], bytes], str]] = {
 }
 
 
+def _scanned_contract() -> bytes:
+    from tests.support import scans
+
+    return scans.scanned_pdf(scans.CONTRACT_PAGES, dpi=150)
+
+
+def _mixed_report() -> bytes:
+    from tests.support import scans
+
+    return scans.mixed_pdf(
+        [
+            ("text", ["Field report, page one: typed, with its text layer."]),
+            ("scan", ["Page two is a scan of the signed form.", "Signed on 14 May 2024."]),
+        ]
+    )
+
+
+def _photographed_invoice() -> bytes:
+    from tests.support import scans
+
+    return scans.image_file(
+        [["Invoice 4471, dated March 3, 2024.", "Total due: 1,250 USD."]], "PNG"
+    )
+
+
+# Documents only OCR reads (richdoc's parse worker, the native pipeline, OcrMode auto): a
+# scanned PDF, a PDF with one scanned page, an image. OCR's boxes and confidences are
+# floats an engine computes: the committed docling.json is the input of the goldens made
+# from it, and a fresh conversion is held to the same text, pages and record, not bytes.
+OCR_CONVERTED: dict[str, tuple[str, Callable[[], bytes], str]] = {
+    "ocr_scanned_pdf": ("input.pdf", _scanned_contract, "NativeOcrPdfPipeline"),
+    "ocr_mixed_pdf": ("input.pdf", _mixed_report, "NativeOcrPdfPipeline"),
+    "ocr_image": ("input.png", _photographed_invoice, "NativeOcrPdfPipeline"),
+}
+
+
 def convert(path: Path) -> DoclingDocument:
     """Convert one generated file with docling (the PDF through NativePdfPipeline)."""
     from docling.datamodel.base_models import InputFormat
@@ -704,6 +742,23 @@ def convert(path: Path) -> DoclingDocument:
         }
     )
     return converter.convert(path, raises_on_error=True).document
+
+
+def convert_with_ocr(path: Path) -> DoclingDocument:
+    """Convert one generated scan as the parse step does: richdoc's isolated worker, the
+    native pipeline, OCR reading the pages without a text layer."""
+    import tempfile
+
+    from richdoc.parse.ocr import OcrMode
+    from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
+    from richdoc.parse.step import parse_file, shared_worker
+
+    worker = shared_worker(ParserSettings(Pipeline.NATIVE, ocr_mode=OcrMode.AUTO), quiet=True)
+    limits = ParseLimits(max_pages=10, timeout_s=600, mem_ceiling_mb=4096)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "docling.json"
+        parse_file(path, out, limits, worker=worker)
+        return DoclingDocument.model_validate_json(out.read_bytes())
 
 
 # --------------------------------------------------------------------------------------
@@ -747,10 +802,11 @@ def main() -> None:
         doc_bytes = docling_json(build())
         write_expected(GOLDEN / name, doc_bytes, constructed_source(name, doc_bytes))
         print(f"constructed {name}")
-    for name, (file_name, make, pipeline) in CONVERTED.items():
+    for name, (file_name, make, pipeline) in {**CONVERTED, **OCR_CONVERTED}.items():
         raw = make()
         _write(GOLDEN / name / file_name, raw)
-        doc_bytes = docling_json(convert(GOLDEN / name / file_name))
+        converter = convert_with_ocr if name in OCR_CONVERTED else convert
+        doc_bytes = docling_json(converter(GOLDEN / name / file_name))
         source = ProjectionSource(
             name=file_name, sha256=hashlib.sha256(raw).hexdigest(), pipeline=pipeline
         )

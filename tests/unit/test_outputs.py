@@ -29,7 +29,7 @@ from richdoc_client.tables import (
     table_csvs,
     table_node_of,
 )
-from tests.support.gen_fixtures import GOLDEN
+from tests.support.gen_fixtures import GOLDEN, OCR_CONVERTED
 from tests.support.outline_projection import Paragraph, Table, outline
 from tests.support.output_goldens import (
     MARKDOWN,
@@ -176,3 +176,13 @@ def test_the_markdown_holds_no_record_of_the_parse_only_the_text() -> None:
     setattr(doc.body.meta, META_FIELD, record.model_dump(mode="json"))
 
     assert render_markdown(doc) == b"Signed on February 14, 2025.\n"
+
+
+@pytest.mark.parametrize("name", sorted(OCR_CONVERTED))
+def test_the_markdown_of_a_scan_is_the_text_ocr_read_and_nothing_else(name: str) -> None:
+    """A scanned PDF, a PDF with a scanned page, an image: every word of document.md is a
+    word the DoclingDocument's text items hold, or a placeholder's."""
+    doc = load_docling((GOLDEN / name / "docling.json").read_bytes())
+    read = set().union(*(_words(item.text) for item in doc.texts))
+    placeholders = _words(f"{PAGE_BREAK} <!-- image -->")
+    assert read and _words(markdown(name).decode()) <= read | placeholders

@@ -16,7 +16,7 @@ from richdoc.contracts import PageSpan
 from richdoc.formats import ArchiveLimits, DocFormat, Inspection, inspect_file
 from richdoc.parse.classify import conversion_error
 from richdoc.parse.merge import dump_document
-from richdoc.parse.ocr import OcrMode
+from richdoc.parse.ocr import OcrMode, require_text
 from richdoc.parse.ocr_pages import OcrPages, pages_to_read
 from richdoc.parse.reports import ChildReport, Inspected
 from richdoc.parse.settings import (
@@ -339,6 +339,8 @@ def convert_document(task: ConvertTask) -> ChildReport:
             "a bigger tier may finish it"
         )
     _record_ocr(result, reading, ocr, settings.ocr_mode)
+    if pages is None:  # a shard is part of a document: the merge judges the whole
+        require_text(result.document)
     task.output.write_bytes(document_json(result))
     return ChildReport(
         pipeline=pipeline,
