@@ -90,4 +90,3 @@ class WorkbookBackend(MsExcelDocumentBackend):
             if text is not None:
                 cell.text = text
         return table, visited
-
