@@ -79,3 +79,24 @@ def test_run_says_what_ocr_did_to_a_documents_pages_without_a_text_layer() -> No
     }
     assert Counts(ocr_page_count=0, unread_pages=[2]).model_dump(mode="json")["unread_pages"] == [2]
 
+
+def test_in_a_pipe_a_job_record_is_rows_of_a_field_and_its_value() -> None:
+    from richdoc_tools.cli.render.jobs import record_rows
+
+    record = {
+        "job_id": "4c7b41c722e6",
+        "status": "DEAD_LETTERED",
+        "failure": {"kind": "unsupported_feature", "feature": "format:dwg"},
+        "counts": {"unread_pages": [2]},
+        "outputs": None,
+        "metadata": {},
+    }
+    assert record_rows(record) == [
+        ["job_id", "4c7b41c722e6"],
+        ["status", "DEAD_LETTERED"],
+        ["failure.kind", "unsupported_feature"],
+        ["failure.feature", "format:dwg"],
+        ["counts.unread_pages", "[2]"],
+        ["outputs", None],
+        ["metadata", "{}"],
+    ]
