@@ -95,6 +95,7 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
         "pages": None,
         "cancel": None,
         "redrive": None,
+        "last_end": None,
         "progress": {
             "phase": "queued",
             "tier": None,
@@ -177,6 +178,7 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
         "pages": 12,
         "cancel": None,
         "redrive": None,
+        "last_end": {"run": 1, "status": "SUCCEEDED"},
         "progress": {
             "phase": "succeeded",
             "tier": None,

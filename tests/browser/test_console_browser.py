@@ -110,10 +110,11 @@ def test_a_file_dropped_by_drag_and_drop_uploads_too(session: tuple[Page, Watch]
     row = page.locator("#jobs-body tr", has_text="dropped.md")
     expect(row.locator(".status")).to_have_text("SUCCEEDED", timeout=JOB_S)
     # The backlog above the list: the slots of the capacity, the throughput measured on
-    # the runs that succeeded, and (as the page refreshes itself) nothing waiting.
+    # the recent runs' slot cycles, and (as the page refreshes itself) nothing waiting.
     summary = page.locator("#backlog-summary")
     expect(summary).to_contain_text("of 20 slots held")
     expect(summary).to_contain_text("documents an hour")
+    expect(summary).to_contain_text("Nothing waits.")
     expect(page.locator("#backlog-body tr.empty")).to_have_text("Nothing waits.")
 
 

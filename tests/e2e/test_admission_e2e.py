@@ -336,3 +336,60 @@ def test_reprocess_after_a_contract_change_runs_each_document_again_through_the_
     # Nothing is left whose contract differs: a second reprocess queues nothing.
     assert main(["reprocess", "--prefix", "reprocess/", "--contract-changed", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["matched"] == 0
+
+
+def test_a_reprocess_keeps_each_documents_result_until_its_new_run_succeeds(
+    stack: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """While the new runs wait and run, every manifest stays on the run before; the run
+    that fails leaves that result in place (its event says so); the one that succeeds
+    replaces it, and the older run's copy is removed."""
+    from richdoc.manifests import ManifestKeeper
+    from richdoc_client.reader import ResultsReader
+
+    sqs, events, s3 = stack.client("sqs"), stack.client("events"), stack.client("s3")
+    bus = stack.outputs["EventBusName"]
+    ingest, results = stack.outputs["IngestBucketName"], stack.outputs["ArtifactBucketName"]
+    subscription = subscribe(sqs, events, bus, "rerun-e2e", '{"source": ["richdoc"]}')
+    ok, failing = (upload(stack, f"rerun/{name}.md", note(name)) for name in ("ok", "failing"))
+    first = settled(stack, [ok, failing])
+    reader = ResultsReader.s3(results, client=s3)
+    before = {j: reader.manifest_of(ingest, job.source.key) for j, job in first.items()}
+    assert all(m.result is not None and m.result.run == 1 for m in before.values())
+    held = Gate()
+    monkeypatch.setattr(Actions, "start", held.before(Actions.start))
+    stack.script.add(
+        "ProjectFunction",
+        PlatformError("Runtime.ExitError", "exit status 1"),
+        when=lambda event: isinstance(event, dict) and event.get("job_id") == failing,
+    )
+    assert main(["reprocess", "--prefix", "rerun/", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["queued"] == 2
+    assert wait_until(lambda: held.arrivals == 2, TIMEOUT_S)  # both admitted, held at start
+    keeper = ManifestKeeper(s3=s3, jobs=stack.jobs, results_bucket=results)
+    for job_id, job in first.items():
+        assert stack.jobs.get(job_id).run == 2
+        assert keeper.refresh(ingest, job.source.key) == before[job_id]  # nothing falls back
+        assert reader.manifest_of(ingest, job.source.key) == before[job_id]
+    held.open()
+    second = settled(stack, [ok, failing])
+    announced = {(e.detail.job_id, e.detail.run): e.detail for e in received(sqs, subscription)}
+    events.remove_targets(Rule="rerun-e2e", EventBusName=bus, Ids=["queue"])
+    events.delete_rule(Name="rerun-e2e", EventBusName=bus)
+    sqs.delete_queue(QueueUrl=subscription)
+
+    assert (second[failing].run, second[failing].status) == (2, JobStatus.DEAD_LETTERED)
+    kept = reader.manifest_of(ingest, first[failing].source.key)
+    assert (kept.run, kept.status, kept.result) == (2, "DEAD_LETTERED", before[failing].result)
+    assert list(reader.chunks(kept)) == list(reader.chunks(before[failing]))
+    dead = announced[(failing, 2)]
+    assert dead.current is False and dead.outputs is None
+    assert dead.manifest is not None and dead.manifest.result == before[failing].result_ref
+
+    assert (second[ok].run, second[ok].status) == (2, JobStatus.SUCCEEDED)
+    replaced = reader.manifest_of(ingest, first[ok].source.key)
+    assert replaced.result is not None and replaced.result.run == 2
+    assert announced[(ok, 2)].current is True
+    folder = replaced.result.outputs.projection_key.rsplit("/", 2)[0] + "/"  # <job id>/
+    listed = s3.list_objects_v2(Bucket=results, Prefix=folder, Delimiter="/")
+    assert [p["Prefix"].removeprefix(folder) for p in listed["CommonPrefixes"]] == ["run-002/"]

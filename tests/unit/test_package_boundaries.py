@@ -384,7 +384,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("requests",),  # who calls; one request; error responses
     ("strict", "faults", "cloudformation"),  # IAM and transactions; failures; deployment
     ("runtime",),  # the Lambda runtime and the event loops
-    ("patches",),  # where all of the above enter moto, boto3 and Powertools
+    # Where all of the above enter moto, boto3 and Powertools; moto made as strict as AWS.
+    ("patches", "moto_fixes"),
     ("stack",),  # EmbeddedStack
 )
 

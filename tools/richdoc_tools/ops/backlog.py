@@ -2,16 +2,13 @@
 each waiting job's place and age, each tenant's queue, and when it all drains.
 
 Places and depths come from the queue index (``richdoc.admission.backlog``), the slots
-held from the ledger. The deployment's throughput is measured, not assumed: the mean
-time recent successful runs held their slot (admitted to ended, at most
-``RECENT_RUNS`` of them), so capacity / mean run time is documents per second; the drain
-estimate is the waiting jobs at that rate. Before any run has succeeded there is no
-estimate (None), rather than a guess.
+held from the ledger. The deployment's throughput is measured, not assumed: the median
+slot cycle of the recent run records (``richdoc_tools.ops.drain``), and the drain
+estimate is the waiting jobs at that rate.
 """
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -20,13 +17,11 @@ from pydantic import BaseModel, ConfigDict
 
 from richdoc.admission.backlog import Backlog
 from richdoc.admission.slots import SlotLedger
-from richdoc.jobs import Job, JobFilter, JobStatus
+from richdoc.jobs import Job
+from richdoc_tools.ops.drain import DrainEstimate, measure
 
 if TYPE_CHECKING:
     from richdoc_tools.ops.operator import Operator
-
-# How many of the latest successful runs the throughput is measured on.
-RECENT_RUNS = 50
 
 
 def duration(seconds: float | None) -> str:
@@ -80,10 +75,7 @@ class BacklogOutlook(BaseModel):
     slots_held: int
     waiting: int
     tenants: list[TenantBacklog]
-    recent_runs: int  # the successful runs measured
-    mean_run_s: float | None
-    throughput_per_hour: float | None
-    drain_s: float | None  # the waiting jobs at that throughput
+    drain: DrainEstimate | None  # None: a stack deployed before admission
 
 
 def _backlog(operator: Operator) -> Backlog:
@@ -118,17 +110,6 @@ def places(
     return found
 
 
-def mean_run_s(operator: Operator) -> tuple[int, float | None]:
-    """How many recent successful runs were measured, and the mean time they held a slot."""
-    recent = operator.jobs.page(JobFilter(statuses=(JobStatus.SUCCEEDED,)), limit=RECENT_RUNS)
-    times = [
-        seconds
-        for job in recent.jobs
-        if (seconds := _seconds(job.admitted_at, job.ended_at)) is not None and seconds >= 0
-    ]
-    return len(times), (round(statistics.fmean(times), 3) if times else None)
-
-
 def outlook(operator: Operator, now: datetime | None = None) -> BacklogOutlook:
     """Every tenant with waiting jobs, the slots held, and when the backlog drains."""
     moment = now or datetime.now(UTC)
@@ -161,19 +142,20 @@ def outlook(operator: Operator, now: datetime | None = None) -> BacklogOutlook:
             )
         )
     waiting = sum(t.waiting for t in tenants)
-    runs, mean = mean_run_s(operator)
-    throughput = drain = None
-    if settings is not None and mean:
-        throughput = round(settings.capacity * 3600 / mean, 1)
-        drain = round(waiting * mean / settings.capacity, 1)
+    drain = None
+    if settings is not None:
+        drain = measure(
+            operator,
+            now=moment,
+            waiting=[t.waiting for t in tenants],
+            capacity=settings.capacity,
+            per_tenant=settings.per_tenant,
+        )
     return BacklogOutlook(
         capacity=settings.capacity if settings else None,
         per_tenant=settings.per_tenant if settings else None,
         slots_held=ledger.running if ledger else 0,
         waiting=waiting,
         tenants=tenants,
-        recent_runs=runs,
-        mean_run_s=mean,
-        throughput_per_hour=throughput,
-        drain_s=drain,
+        drain=drain,
     )

@@ -43,6 +43,7 @@ from richdoc.jobs.model import (
     Job,
     JobStatus,
     RedriveRequest,
+    RunEnd,
     expires_at,
     stored,
     timestamp,
@@ -389,6 +390,7 @@ class JobStore:
             .set("pages", page_count)
             .set("ended_at", self.clock())
             .set("phase", JobPhase.SUCCEEDED)
+            .set("last_end", stored(RunEnd(run=run, status=JobStatus.SUCCEEDED)))
             .remove("stage")
         )
         self._transition(
@@ -439,6 +441,7 @@ class JobStore:
                 .set("dead_letter", stored(dead_letter))
                 .set("ended_at", self.clock())
                 .set("phase", JobPhase.DEAD_LETTERED)
+                .set("last_end", stored(RunEnd(run=run, status=JobStatus.DEAD_LETTERED)))
                 .remove("stage"),
             )
         except StaleRun:
@@ -490,7 +493,8 @@ class JobStore:
             update=Update()
             .set("cancel", stored(record))
             .set("ended_at", now)
-            .set("phase", JobPhase.CANCELLED),
+            .set("phase", JobPhase.CANCELLED)
+            .set("last_end", stored(RunEnd(run=run, status=JobStatus.CANCELLED))),
         )
 
     def mark_cancel_closed(self, job_id: str, run: int) -> Job:
