@@ -261,6 +261,12 @@ def test_serve_prints_every_output_and_the_commands_the_docs_promise(served: Ser
         f"richdoc dlq redrive --endpoint-url {served.endpoint}",
     ):
         assert command in served.banner, command
+    # The subscription it suggests is one the consumer policy allows (ConsumerRulePrefix),
+    # and a consumer's code is told how to reach the stack.
+    assert "events put-rule --event-bus-name richdoc-richdoc --name consumer-mine " in (
+        served.banner
+    )
+    assert f"export AWS_ENDPOINT_URL={served.endpoint}" in served.banner
     assert "not emulated here" in served.banner
     assert "statement DenyInsecureTransport of " in served.banner
     assert f"function logs: {served.log}" in served.banner
