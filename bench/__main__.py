@@ -12,7 +12,9 @@ Items: projection, detection, scaling, coldstart, parse, e2e, shards, the standa
 pipeline's standard_isolation, standard_shards and standard_coldstart, chunking,
 strict_stack (the strict embedded stack's cost per request), admission (a burst of two
 tenants at two slots, and under injected faults), ocr (OCR's accuracy and cost), drain
-(the backlog's drain estimate against the drain), and cost
+(the backlog's drain estimate against the drain), contracts (detection's precision and
+recall on real contracts, per rule set), contracts_pdf (the same contracts as PDF and as
+TXT through richdoc run), and cost
 (computed from the parse, e2e and coldstart results; with ``--only cost`` they come from
 the committed report).
 """

@@ -35,6 +35,8 @@ ITEMS: dict[str, str] = {
     "admission": "bench.admission_bench",
     "ocr": "bench.ocr_bench",
     "drain": "bench.drain_bench",
+    "contracts": "bench.contracts_bench",
+    "contracts_pdf": "bench.contracts_bench:run_pdf_parity",
 }
 
 

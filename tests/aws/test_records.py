@@ -87,6 +87,7 @@ RESULTS = StepResults(
     detect=DetectOutput(
         detection_key="jobs/job-1/run-001/detection.json",
         counts=DetectCounts(ambiguities=1, ambiguities_suppressed=2),
+        rules="contracts-v2",
     ),
 )
 
@@ -350,6 +351,7 @@ def test_success_records_outputs_counts_and_pipeline(world: World) -> None:
         nodes=5, edges=4, spans=3, ambiguities=1, ambiguities_suppressed=2, chunks=2, tables=1
     )
     assert job.pipeline == "simple"
+    assert job.detection_rules == "contracts-v2"  # what reprocess --contract-changed compares
     assert "JobsSucceeded" in _metric_names(world)
 
 

@@ -84,7 +84,10 @@ def test_a_scanned_contract_succeeds_with_its_conflicting_dates_found_in_the_ocr
         assert not isinstance(evidence, DocumentNode)
         sentence = text[span.start : span.end].decode()
         found[candidate.label] = (sentence, evidence.props.page, span.ocr_confidence)
-    effective, signed = found["2024-03-01 (effective)"], found["2025-02-14 (signed)"]
+    # contracts-v2's roles: the preamble's effective date, and the date the agreement says
+    # it was signed on (which, stated, makes the preamble's date the effective date alone).
+    effective = found["2024-03-01 (effective date)"]
+    signed = found["2025-02-14 (agreement date)"]
     assert words(effective[0]) == words(scans.CONTRACT_PAGES[0][1])
     assert words(signed[0]) == words(scans.CONTRACT_PAGES[1][1])
     assert (effective[1], signed[1]) == (1, 2)

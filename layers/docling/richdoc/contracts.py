@@ -377,6 +377,9 @@ class DetectCounts(Contract):
 class DetectOutput(StageOutput):
     detection_key: str
     counts: DetectCounts
+    # The rule set detection ran (richdoc.detection.ruleset); an execution begun before
+    # outputs named it ran spec-v1.
+    rules: str = "spec-v1"
 
 
 InputT = TypeVar("InputT", bound=StageInput)

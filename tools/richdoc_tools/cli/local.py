@@ -29,6 +29,7 @@ STACK_PARAMETERS_FROM_ENV = {
     "RICHDOC_SHARD_PAGES": "ShardPages",
     "RICHDOC_SHARD_CONCURRENCY": "ShardMaxConcurrency",
     "RICHDOC_OCR_MODE": "OcrMode",
+    "RICHDOC_DETECTION_RULES": "DetectionRules",
     # A webhook for every completion event (docs/consumers.md, "Webhooks"): the secret
     # from the environment, never the command line (ps shows arguments).
     "RICHDOC_WEBHOOK_URL": "WebhookUrl",
@@ -42,6 +43,7 @@ def stack_parameters(overrides: Sequence[str] = ()) -> dict[str, str]:
     """Template parameters from ``STACK_PARAMETERS_FROM_ENV``, then ``overrides``
     (``--parameter-overrides``: ``KEY=VALUE`` items, several to a value); a bad value, or
     one the template refuses, is a usage error."""
+    from richdoc.detection.ruleset import detection_rules_setting
     from richdoc.parse.ocr import ocr_mode_setting
     from richdoc.parse.settings import shard_concurrency_setting, shard_pages_setting
     from richdoc_tools import preflight
@@ -52,6 +54,7 @@ def stack_parameters(overrides: Sequence[str] = ()) -> dict[str, str]:
         shard_pages_setting()
         shard_concurrency_setting()
         ocr_mode_setting()
+        detection_rules_setting()
     except ValueError as exc:
         raise UsageError(visible(exc)) from exc
     parameters = {

@@ -12,8 +12,10 @@ waits or runs, the manifest keeps the run before it.
 Which jobs (``pages``): the job of each key's current version in the ingest bucket (older
 versions stay as they ran; a key whose current version is a delete marker has none), in
 key order, narrowed by a key prefix, a tenant, or to the successful runs whose processor
-contract differs from the one this richdoc computes for their format and pipeline (after
-a docling upgrade: the deployed stack's, when the tools come from the same checkout).
+contract differs from today's: the parse's, which this richdoc computes for their format
+and pipeline (after a docling upgrade: the deployed stack's, when the tools come from the
+same checkout), or the detection rule set, which the stack's ``DetectionRules`` parameter
+says (after it was changed).
 The selection is read a page at a time: one ListObjectVersions page of the bucket (at
 most ``PAGE_SIZE`` versions) and the jobs of its keys' current versions, each page
 queued before the next is read, so an operator's memory holds one page whatever the
@@ -50,6 +52,7 @@ from richdoc.jobs import Job, JobStatus, StaleRun, execution_name, job_id_for
 from richdoc.manifests import ObjectVersion
 from richdoc.parse.settings import Pipeline, processor_contract
 from richdoc.taxonomy import UnsupportedFeature
+from richdoc_client.detection import FIRST_RULES
 
 if TYPE_CHECKING:
     from types_boto3_s3.type_defs import (
@@ -83,7 +86,8 @@ class ReprocessFilter(BaseModel):
 
     prefix: str | None = None  # the source key starts with it
     tenant: str | None = None
-    contract_changed: bool = False  # succeeded under another processor contract
+    # succeeded under another processor contract (the parse's, or the detection rule set)
+    contract_changed: bool = False
     include_cancelled: bool = False  # run CANCELLED jobs again too
 
 
@@ -149,12 +153,21 @@ def current_contract(job: Job) -> str | None:
         return None
 
 
-def contract_changed(job: Job) -> bool:
-    """The job succeeded under a processor contract other than today's."""
+def contract_changed(job: Job, detection_rules: str) -> bool:
+    """The job succeeded under a processor contract other than today's: its parse's, or
+    a detection rule set other than ``detection_rules`` (the deployed one)."""
     if job.status is not JobStatus.SUCCEEDED or job.outputs is None:
         return False
+    if (job.detection_rules or FIRST_RULES) != detection_rules:
+        return True
     recorded = contract_of(job.outputs.docling_key)
     return recorded is not None and recorded != current_contract(job)
+
+
+def deployed_rules(operator: Operator) -> str:
+    """The stack's ``DetectionRules``; a stack deployed before the parameter existed
+    runs spec-v1."""
+    return operator.resources.parameters.get("DetectionRules") or FIRST_RULES
 
 
 @dataclass(frozen=True)
@@ -173,6 +186,7 @@ def pages(
     """The jobs of the current versions of the keys under ``wanted.prefix`` after the key
     ``after``, that match ``wanted``, a page of ``page_size`` listed versions at a time."""
     s3, bucket = operator.s3, operator.resources.ingest_bucket
+    rules = deployed_rules(operator)
     request: ListObjectVersionsRequestTypeDef = {
         "Bucket": bucket,
         "Prefix": wanted.prefix or "",
@@ -186,7 +200,7 @@ def pages(
         ids = [job_id_for(bucket, key, version.version) for key, version in current]
         found = operator.jobs.get_many(ids)
         jobs = deque(found.pop(i) for i in ids if i in found)
-        jobs = deque(filter(lambda job: _matches(job, wanted), jobs))
+        jobs = deque(filter(lambda job: _matches(job, wanted, rules), jobs))
         entries = [*listed.get("Versions", []), *listed.get("DeleteMarkers", [])]
         keys = [entry.get("Key", "") for entry in entries]
         yield Page(jobs=jobs, last_key=max(keys) if keys else after)
@@ -219,10 +233,10 @@ def _current_versions(
     return found
 
 
-def _matches(job: Job, wanted: ReprocessFilter) -> bool:
+def _matches(job: Job, wanted: ReprocessFilter, rules: str) -> bool:
     if wanted.tenant is not None and _tenant(job) != wanted.tenant:
         return False
-    return not wanted.contract_changed or contract_changed(job)
+    return not wanted.contract_changed or contract_changed(job, rules)
 
 
 def skip_reason(job: Job, cursor: ReprocessCursor) -> str | None:

@@ -209,6 +209,9 @@ class Job(BaseModel):
     tier: int | None = None
     shards: int | None = None  # page-range shards the parse ran as (the plan's; 1: whole)
     pipeline: str | None = None
+    # The rule set the successful run's detection ran (DetectionRules); None in the
+    # records of runs made before it was recorded, which ran spec-v1.
+    detection_rules: str | None = None
     source: Annotated[SourceObject, _Sparse]
     options: JobOptions = JobOptions()
     # The source's user metadata and tags that travel with its results (richdoc.metadata).

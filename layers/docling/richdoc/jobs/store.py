@@ -377,6 +377,7 @@ class JobStore:
         counts: JobCounts,
         pipeline: str | None,
         page_count: int | None = None,
+        detection_rules: str | None = None,
     ) -> None:
         """The run succeeded. The shard count and the source's digest are not written
         here: the plan recorded the one (``richdoc.stage.record_decision``), and the plan,
@@ -387,6 +388,7 @@ class JobStore:
             .set("outputs", stored(outputs))
             .set("counts", stored(counts))
             .set("pipeline", pipeline)
+            .set("detection_rules", detection_rules)
             .set("pages", page_count)
             .set("ended_at", self.clock())
             .set("phase", JobPhase.SUCCEEDED)
