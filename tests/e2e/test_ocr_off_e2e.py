@@ -85,10 +85,13 @@ def test_richdoc_run_says_which_pages_of_a_mixed_pdf_it_left_unread(
     [result] = run_files(ocr_off_stack, [path], clarify=False, timeout_s=600)
     assert result.status == "SUCCEEDED"
 
+    # The stack's functions print to the same stdout meanwhile: the table is the line
+    # under its header (printed in one write), the JSON the array printed whole.
     run_results([result], as_json=False)  # not a terminal: tab-separated rows
-    header, row = capsys.readouterr().out.splitlines()
-    cells = dict(zip(header.split("\t"), row.split("\t"), strict=True))
-    assert header.split("\t") == list(RUN_COLUMNS)
+    lines = capsys.readouterr().out.splitlines()
+    header = "\t".join(RUN_COLUMNS)
+    row = lines[lines.index(header) + 1]
+    cells = dict(zip(RUN_COLUMNS, row.split("\t"), strict=True))
     assert (cells["status"], cells["ocr pages"]) == ("SUCCEEDED", "unread 2")
     assert unread_notes([result]) == [
         "mixed.pdf: page(s) 2 have no text layer and were not read (OcrMode off): "
@@ -96,5 +99,6 @@ def test_richdoc_run_says_which_pages_of_a_mixed_pdf_it_left_unread(
     ]
 
     run_results([result], as_json=True)
-    [record] = json.loads(capsys.readouterr().out)
+    out = capsys.readouterr().out
+    [record], _ = json.JSONDecoder().raw_decode(out, out.index("[\n  {"))
     assert (record["counts"]["ocr_page_count"], record["counts"]["unread_pages"]) == (0, [2])
