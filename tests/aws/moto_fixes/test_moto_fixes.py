@@ -15,7 +15,7 @@ PAGE = Path(__file__).resolve().parents[3] / "docs" / "moto-fixes.md"
 
 def test_every_fidelity_fix_has_its_stock_moto_test_and_its_line_in_the_docs() -> None:
     page = PAGE.read_text()
-    for fix in fidelity.FIXES:
+    for fix in fidelity.EVERY:
         name = fix.__name__.rpartition(".")[2]
         test = TESTS / f"test_fidelity_{name}.py"
         assert test.is_file(), name
@@ -26,7 +26,7 @@ def test_every_fidelity_fix_has_its_stock_moto_test_and_its_line_in_the_docs() -
 
 
 def test_every_fixed_attribute_exists_in_moto() -> None:
-    for fix in fidelity.FIXES:
+    for fix in fidelity.EVERY:
         for target in fix.PATCHED:
             assert original(target) is not None, target
 

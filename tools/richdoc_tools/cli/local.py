@@ -179,6 +179,10 @@ def _banner(stack: EmbeddedStack, log: Path | None) -> str:
     if stack.stack_name != "richdoc":
         options += f" --stack {stack.stack_name}"
     bucket = stack.outputs["IngestBucketName"]
+    assert stack.template is not None
+    prefix = stack.parameters.get(
+        "ConsumerRulePrefix", stack.template.parameter_defaults()["ConsumerRulePrefix"]
+    )
     lines = [f"richdoc embedded stack {stack.stack_name!r} listening on {endpoint}"]
     lines += [
         "enforced as on AWS: IAM per function, transaction conflicts, validations"
@@ -213,10 +217,15 @@ def _banner(stack: EmbeddedStack, log: Path | None) -> str:
         f"  richdoc dlq list {options}",
         f"  richdoc dlq redrive {options}",
         f"  richdoc events tail --follow {options}",
-        "completion events: subscribe a rule of your own to the bus EventBusName names",
+        "completion events: subscribe a rule of your own, named with the stack's "
+        f"ConsumerRulePrefix ({prefix}), to the bus EventBusName names",
         f"  aws --endpoint-url {endpoint} events put-rule --event-bus-name "
-        f"{stack.outputs.get('EventBusName', '-')} --name mine "
+        f"{stack.outputs.get('EventBusName', '-')} --name {prefix}mine "
         """--event-pattern '{"source": ["richdoc"]}'""",
+        "a consumer's code (boto3, richdoc-client's reader) reaches this stack with",
+        f"  export AWS_ENDPOINT_URL={endpoint}",
+        "(the AWS CLI v1 sends SQS commands to AWS whatever AWS_ENDPOINT_URL says: give "
+        "each aws command --endpoint-url)",
         "Ctrl-C stops the stack.",
     ]
     return "\n".join(visible(line) for line in lines)

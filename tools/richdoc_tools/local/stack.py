@@ -19,7 +19,10 @@ A stack is strict by default: it enforces what AWS enforces and moto does not (e
 function's IAM role, DynamoDB transaction conflicts, the SQS, S3 and Lambda validations;
 docs/embedded-stack.md). ``strict=False`` (``--lenient``) turns that off for debugging.
 ``injected_faults`` makes it fail at a rate, reproducibly (``faults.injected``);
-``script`` holds a test's scripted failures (``faults.scripted``).
+``script`` holds a test's scripted failures (``faults.scripted``). ``index_lag`` makes
+the DynamoDB tables' global secondary indexes show a write some time after the table
+does, as AWS's do (``moto_fixes.fidelity.dynamodb_index_lag``); injected faults widen it
+(and turn it on at AWS's usual lag when none is given).
 """
 
 from __future__ import annotations
@@ -51,6 +54,12 @@ from richdoc_tools.local.faults.injected import STATE_MACHINE_STAGE, FaultInject
 from richdoc_tools.local.faults.invocations import InvocationFaults
 from richdoc_tools.local.faults.scripted import FailureScript, ServiceError
 from richdoc_tools.local.moto_fixes import fidelity
+from richdoc_tools.local.moto_fixes.fidelity import dynamodb_index_lag
+from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import (
+    WITHIN_A_SECOND,
+    IndexLag,
+    IndexPropagation,
+)
 from richdoc_tools.local.requests import callers
 from richdoc_tools.local.requests.service_request import ServiceRequest
 from richdoc_tools.local.runtime.clock import StackClock
@@ -127,6 +136,7 @@ class EmbeddedStack:
         injected_faults: FaultSettings | None = None,
         lifecycle_day_s: float | None = None,
         webhook_ca_file: Path | None = None,
+        index_lag: IndexLag | None = None,
     ) -> None:
         """``log_path``: function output goes there (see ``output.FunctionLog``);
         ``capture_process_output``: descriptor-level output too (for a command line, never
@@ -137,7 +147,8 @@ class EmbeddedStack:
         ``lifecycle_day_s``: how long a day lasts on the stack's clock (``runtime.clock``:
         S3 lifecycle days, stream record ages); ``webhook_ca_file``: an authority the
         webhook delivery trusts beside the system's (a local receiver's certificate:
-        ``runtime.webhooks``)."""
+        ``runtime.webhooks``); ``index_lag``: how long a write takes to show in a global
+        secondary index (strict stacks; ``indexes`` holds it)."""
         self.root = root
         self.stack_name = stack_name
         self.parameters = dict(parameters or {})
@@ -154,6 +165,10 @@ class EmbeddedStack:
         self.schedules = schedules
         self.strict = strict
         self.injector = FaultInjector(injected_faults)
+        if injected_faults is not None and self.injector.enabled:
+            index_lag = (index_lag or WITHIN_A_SECOND).under_faults(injected_faults.seed)
+        # The indexes' propagation (tests hold it: ``stack.indexes.held()``).
+        self.indexes = IndexPropagation(index_lag) if index_lag is not None and strict else None
         # The clock S3 lifecycle rules and stream record ages read; a day lasts
         # lifecycle_day_s seconds (default: a day). Tests advance it.
         self.clock = StackClock.with_day(lifecycle_day_s) if lifecycle_day_s else StackClock()
@@ -285,6 +300,9 @@ class EmbeddedStack:
             exit_stack.callback(self.transactions.release_all)
             patches.install(exit_stack, patches.VALIDATIONS)
             fidelity.install(exit_stack)
+        if self.indexes is not None:
+            # After the emulation's own patches of the same methods, which it keeps.
+            dynamodb_index_lag.install(exit_stack, self.indexes)
 
     def _deploy(self, exit_stack: contextlib.ExitStack) -> Deployed:
         """The template's resources created, its outputs published, and the functions'

@@ -2,9 +2,11 @@
 version, through admission like every other run.
 
 A reprocess does not send anything: it writes the job's next run QUEUED in its tenant's
-backlog (``JobStore.start_next_run``, from SUCCEEDED, DEAD_LETTERED, CANCELLED or FAILED)
-and marks the tenant's lane, so the dispatcher admits it when a slot is free, in its
-turn; any number of jobs reprocessed at once wait there, none of them can make a burst.
+reprocess queue (``JobStore.start_next_run``, from SUCCEEDED, DEAD_LETTERED, CANCELLED or
+FAILED) and marks that queue's lane, so the dispatcher admits it when a slot is free, in
+its turn; any number of jobs reprocessed at once wait there, none of them can make a
+burst. The reprocess queue takes turns with the tenant's uploads like another tenant's
+queue, so a fresh upload never waits behind a reprocess of its own tenant.
 Its run's end writes the job's terminal record again, so the document's manifest and its
 completion event follow (a document finished before they existed gets both); while it
 waits or runs, the manifest keeps the run before it.
@@ -49,6 +51,7 @@ from richdoc.admission.tenants import tenant_of
 from richdoc.artifacts import contract_of
 from richdoc.formats import format_of
 from richdoc.jobs import Job, JobStatus, StaleRun, execution_name, job_id_for
+from richdoc.jobs.keys import QueueKind
 from richdoc.manifests import ObjectVersion
 from richdoc.parse.settings import Pipeline, processor_contract
 from richdoc.taxonomy import UnsupportedFeature
@@ -310,7 +313,7 @@ def _queue(operator: Operator, backlog: Backlog, job: Job, *, dry_run: bool) -> 
     next_run = job.run + 1
     prefix = operator.resources.state_machine_arn.replace(":stateMachine:", ":execution:", 1)
     # In the lane before the run waits: the dispatcher its stream record wakes finds it.
-    backlog.mark(tenant)
+    backlog.mark(tenant, QueueKind.REPROCESS)
     try:
         operator.jobs.start_next_run(
             job.job_id,
@@ -318,6 +321,7 @@ def _queue(operator: Operator, backlog: Backlog, job: Job, *, dry_run: bool) -> 
             execution_arn=f"{prefix}:{execution_name(job.job_id, next_run)}",
             tenant=tenant,
             allowed=REPROCESSABLE,
+            queue=QueueKind.REPROCESS,
         )
     except StaleRun:  # it moved on meanwhile (a redrive, its own end, a deletion)
         current = operator.jobs.get(job.job_id)

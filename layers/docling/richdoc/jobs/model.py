@@ -37,6 +37,7 @@ from richdoc.contracts import (
     SourceObject,
     StepName,
 )
+from richdoc.jobs.keys import QueueKind, queue_of
 from richdoc.jobs.phase import JobPhase, Progress
 from richdoc.taxonomy import Failure
 
@@ -301,6 +302,11 @@ class Job(BaseModel):
     def waiting(self) -> bool:
         """The run waits in the backlog for a slot (QUEUED, not admitted yet)."""
         return self.status is JobStatus.QUEUED and self.backlog_key is not None
+
+    @property
+    def queue(self) -> QueueKind | None:
+        """Which of its tenant's queues the run waits in; None when it does not wait."""
+        return queue_of(self.backlog_key) if self.waiting and self.backlog_key else None
 
     def to_dict(self) -> dict[str, object]:
         """The job as the command line prints it (``status``; nulls shown; no message; the

@@ -8,3 +8,18 @@ page) and how it is fixed, and has a behavioural test against stock moto
 into a failure of the suite once a moto release behaves as AWS does: then the fix is
 deleted. docs/moto-fixes.md lists them.
 """
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+from unittest import mock
+
+
+def replace(
+    exit_stack: contextlib.ExitStack, owner: object, name: str, wrap: Callable[[Any], Any]
+) -> None:
+    """``owner.name`` (a class's attribute as the class stores it, the emulation's patch
+    of it if any) replaced by what ``wrap`` makes of it, until ``exit_stack`` closes."""
+    exit_stack.enter_context(mock.patch.object(owner, name, wrap(vars(owner)[name])))
