@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from datetime import date
 
+import pytest
+
 from richdoc.detection import AmbiguityKind, Detection, detect
 from richdoc.detection.explain import explain
 from richdoc.detection.ruleset import DetectionRules
@@ -110,6 +112,53 @@ def test_without_a_stated_date_the_last_signature_dates_the_agreement() -> None:
         "By: /s/ A Name: A Date: October 12, 2020",
         "By: /s/ B Name: B Date: October 15, 2020",
     ) == ["2020-10-01 (effective date)", "2020-10-15 (signed)"]
+
+
+@pytest.mark.parametrize(
+    "preamble",
+    [
+        'This Services Agreement is effective as of October 1, 2020 (the "Effective Date") '
+        "between Acme Corp. and Beta LLC.",
+        'This Amendment No. 3 (this "Amendment") is made effective as of October 1, 2020 '
+        '("Amendment Effective Date"), by and between Acme Corp. and Beta LLC.',
+    ],
+)
+def test_a_head_that_says_only_when_it_takes_effect_leaves_its_making_to_the_signatures(
+    preamble: str,
+) -> None:
+    assert labels(
+        TITLE,
+        preamble,
+        "By: /s/ A Name: A Date: October 1, 2020",
+        "By: /s/ B Name: B Date: October 2, 2020",
+    ) == ["2020-10-01 (effective date)", "2020-10-02 (signed)"]
+
+
+def test_a_head_that_says_only_when_it_takes_effect_and_signatures_of_that_day_agree() -> None:
+    assert (
+        kind(
+            TITLE,
+            "This Addendum is effective as of 19 May 2021 between Acme Ltd and Beta Ltd.",
+            "Signed for Acme Ltd. Date: 19 May 2021",
+            "Signed for Beta Ltd. Date: 19 May 2021",
+        )
+        is None
+    )
+
+
+def test_an_agreement_made_as_of_its_effective_date_is_dated_by_that_definition() -> None:
+    assert (
+        kind(
+            TITLE,
+            'This Supply Agreement (this "Agreement") is entered into as of the Effective Date '
+            "(as defined below) by and between Acme Corp. and Beta LLC.",
+            "RECITALS",
+            '1.1 "Effective Date" shall mean December 5, 2014.',
+            "By: /s/ A Date: December 9, 2014",
+            "By: /s/ B Date: December 11, 2014",
+        )
+        is None
+    )
 
 
 def test_two_signature_dates_alone_are_no_conflict() -> None:
@@ -279,6 +328,55 @@ def test_a_signing_event_the_signatures_date_is_settled() -> None:
         )
         is None
     )
+
+
+def test_the_date_an_agreement_states_of_its_making_dates_its_execution() -> None:
+    # An agreement is made when it is executed: "made this ..." dates "upon execution".
+    for clause in [
+        "This Agreement shall become effective upon its execution by both parties.",
+        "This Agreement will become effective as of the last date of signature (Effective Date).",
+        "This Agreement shall become effective when each party hereto shall have received a "
+        "counterpart hereof signed by the other parties hereto.",
+    ]:
+        blocks = [TITLE, "This Agreement is made this 22nd day of September, 2008 by Acme."]
+        assert kind(*blocks, clause) is None, clause
+        assert kind(TITLE, PREAMBLE, clause) is AmbiguityKind.RELATIVE_DATE, clause
+
+
+def test_the_actual_execution_is_not_dated_by_the_date_the_agreement_states() -> None:
+    assert (
+        kind(
+            "Astana January 31, 2000",
+            PREAMBLE,
+            '"Effective Date" means the date of actual execution of this Contract by the Parties.',
+        )
+        is AmbiguityKind.RELATIVE_DATE
+    )
+
+
+def test_the_month_following_the_execution_is_read_from_the_last_signature() -> None:
+    assert labels(
+        TITLE,
+        PREAMBLE,
+        "This Agreement shall commence on the first day of the calendar month following its "
+        "execution by both parties.",
+        "By: /s/ A Date: 9/18/2013",
+        "By: /s/ B Date: 9/24/2013",
+    ) == ["2013-10-01 (start of next month after 2013-09-24)", "2013-09-24 (signed)"]
+
+
+def test_an_agreement_that_commences_on_an_event() -> None:
+    clause = "This Agreement shall commence on the date the Company first delivers Products."
+    assert kind(TITLE, PREAMBLE, clause) is AmbiguityKind.RELATIVE_DATE
+
+
+def test_a_commencement_date_defined_elsewhere_is_the_effective_date() -> None:
+    assert labels(
+        TITLE,
+        'This Agreement (the "Agreement"), dated as of March 15, 2016, is between Acme and Beta.',
+        '"Commencement Date" means June 1, 2016.',
+        "This Agreement will take effect on the Commencement Date.",
+    ) == ["2016-06-01 (effective date)", "2016-03-15 (agreement date)"]
 
 
 def test_the_next_quarter_is_read_from_the_agreements_own_date() -> None:

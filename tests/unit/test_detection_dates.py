@@ -48,6 +48,14 @@ def test_the_nth_of_month_form(text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "text", ["made the 20 March day of 1998", "made this 20th March day of 1998 between"]
+)
+def test_a_templates_day_blank_filled_with_the_day_and_the_month(text: str) -> None:
+    # "made the ____ day of ________ 1998", its first blank filled with "20 March"
+    assert [value for _, value in read(text)] == [date(1998, 3, 20)]
+
+
+@pytest.mark.parametrize(
     ("text", "value"),
     [
         ("31 January, 1994", date(1994, 1, 31)),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from richdoc.detection.contracts import gather
+from richdoc.detection.contracts import Mention, gather
 from richdoc.detection.roles import Role
 from tests.support.detection_layout import layout
 
@@ -55,9 +55,61 @@ def test_a_letters_date_line_dates_it() -> None:
     assert roles(*letter) == [("June 1, 2012", Role.AGREEMENT)]
 
 
-def test_a_preamble_that_says_effective_dates_the_agreement_and_its_effect() -> None:
+def head_mention(*blocks: str) -> Mention:
+    """The one date mention of a document's head."""
+    (mention,) = gather(layout(*blocks), every_mention=True).mentions
+    return mention
+
+
+@pytest.mark.parametrize(
+    "preamble",
+    [
+        "This Agreement is entered into effective as of June 1, 1998 by Acme Corp.",
+        "THIS AGREEMENT is entered into by and among ACME, INC. (the Company), Jane Roe and "
+        "ROE MEDIA, INC. (Roe Media), effective as of June 1, 1998.",
+        "This Supply Agreement, effective as of June 1, 1998, is made and entered into by and "
+        "between Acme Corp. and Beta LLC.",
+        'This Agreement is made and effective as of June 1, 1998 (the "Effective Date") by '
+        "Acme Corp. and Beta LLC.",
+        "This Agreement is entered into by and between Acme Corp., a corporation organized and "
+        "existing under the laws of the State of Delaware with its principal place of business "
+        "at 100 Main Street, Springfield, and Beta LLC, a limited liability company organized "
+        "under the laws of the Federal Republic of Germany, with its registered office at "
+        'Berlin, as of June 1, 1998 ("Effective Date").',
+    ],
+)
+def test_a_preamble_that_says_when_it_is_made_and_effective_dates_both(preamble: str) -> None:
+    mention = head_mention(TITLE, preamble)
+    assert mention.role is Role.AGREEMENT and mention.assigned.also_effective
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        ['This Amendment No. 2 (this "Amendment") is made effective as of December 21, 2017 '
+         '("Amendment Effective Date"), by and between Acme Corp. and Beta LLC.'],
+        ['This Services Agreement ("Agreement"), effective as of December 21, 2017, sets out '
+         "the terms on which Acme Corp. serves Beta LLC."],
+        ["DISTRIBUTOR AGREEMENT Agreement Number: N-7 Effective Date: December 21, 2017",
+         "Acme Corp. and Beta LLC agree that the following terms govern their dealings."],
+    ],
+)  # fmt: skip
+def test_a_head_that_says_only_when_it_takes_effect_states_no_making_date(
+    head: list[str],
+) -> None:
+    mention = head_mention(TITLE, *head)
+    assert mention.role is Role.EFFECTIVE and mention.assigned.head_effective
+
+
+def test_outside_the_head_an_effective_date_said_with_the_making_dates_both() -> None:
     evidence = gather(
-        layout(TITLE, "This Agreement is entered into effective as of June 1, 1998 by Acme."),
+        layout(
+            TITLE,
+            PREAMBLE,
+            RECITAL,
+            'THIS MARKETING AGREEMENT (the "MA") is entered into on June 1, 1998 (the '
+            '"Effective Date") by and among Acme Corp. and Beta LLC.',
+        ),
         every_mention=True,
     )
     (mention,) = evidence.mentions
@@ -88,11 +140,14 @@ def test_a_preamble_that_says_effective_dates_the_agreement_and_its_effect() -> 
         "The Term shall be thirty-six months beginning April 1, 2004.",
         "This Agreement shall be effective for the period from April 1, 2004 to its end.",
         "This Agreement shall be in effect as of April 1, 2004.",
+        "This Agreement is effective on and after April 1, 2004.",
         "This Agreement shall become operative on April 1, 2004.",
         "Effective Date: April 1, 2004",
         "Commencing: April 1, 2004",
         'The Term starts on April 1, 2004 (the "Commencement Date").',
         'Delivery must occur no later than April 1, 2004 (such date, the "Effective Date").',
+        '"Commencement Date" means April 1, 2004.',
+        "The Commencement Date shall be April 1, 2004.",
     ],
 )
 def test_a_written_effective_date(sentence: str) -> None:
@@ -131,12 +186,52 @@ def test_effectiveness_of_something_else_is_not_the_agreements(sentence: str) ->
         "Signed by both parties on 15 February 2024.",
         "By Newegg Legal at 11:40 am, Feb 25, 2019",
         "Signature: ________ Date: 3/4/04",
+        "Dated this 4th day of March, 2004.",
     ],
 )
 def test_a_signature_block_an_execution_clause_or_a_signing_statement_is_a_signature(
     sentence: str,
 ) -> None:
     assert in_body(sentence) == [Role.SIGNATURE]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Under the Supply Agreement the goods were listed, and this page was signed by both "
+        "parties on 15 February 2024.",
+        "This Addendum supplements the Endorsement Agreement and was signed by both parties on "
+        "15 February 2024.",
+    ],
+)
+def test_a_signing_statement_is_said_of_the_instrument_right_before_it_not_of_one_named_earlier(
+    sentence: str,
+) -> None:
+    assert in_body(sentence) == [Role.SIGNATURE]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Acme relies on the Lease Agreement signed by Beta on 15 February 2024.",
+        "The Master Services Agreement, signed by both parties on 15 February 2024, governs.",
+    ],
+)
+def test_a_signing_statement_right_after_another_instrument_dates_that_instrument(
+    sentence: str,
+) -> None:
+    assert in_body(sentence) == [Role.CITED]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The term shall commence on the tentative launch date of January 4, 1999.",
+        "Acme entered into a Distributor Agreement with an Effective Date of March 1, 1996.",
+    ],
+)
+def test_a_date_after_the_word_date_and_of_is_no_date_label(sentence: str) -> None:
+    assert Role.SIGNATURE not in in_body(sentence)
 
 
 def test_a_bare_date_in_a_signature_block_is_a_signature() -> None:
@@ -159,6 +254,10 @@ def test_a_bare_date_in_a_signature_block_is_a_signature() -> None:
         "the Schedule 13G/A, dated as of December 31, 2019",
         "the Manufacturing and Supply Agreement dated as of December 8, 2009",
         "as amended by an amendment agreement dated 31 December 2013",
+        "Nothing herein limits the rights confirmed in the license effective April 1, 1998.",
+        "Nothing in this Agreement limits the sublicense effective April 1, 1998 between them.",
+        "This Addendum is enforceable under the Endorsement Agreement executed by the Parties "
+        "on October 30, 2017.",
     ],
 )
 def test_a_cited_instruments_date_is_not_the_documents(sentence: str) -> None:
@@ -184,6 +283,29 @@ def test_ends_and_deadlines_are_not_the_documents_effectiveness(sentence: str) -
 def test_a_defined_term_shields_the_dates_after_it() -> None:
     sentence = "The Term shall commence on the Effective Date and end on June 30, 2007."
     assert in_body(sentence) == [Role.TERM]
+
+
+@pytest.mark.parametrize(
+    "sentences",
+    [
+        # A full stop after a word in capitals ends a sentence; one after "INC." does not.
+        "THE OMITTED PORTIONS ARE FILED WITH THE COMMISSION. This Agreement, dated as of "
+        "June 27, 2017, is made and entered into by Acme Corp.",
+        # A clause's number after a full stop begins a sentence.
+        "Each original has the same effect. 14.6 This Agreement is dated April 29, 2010.",
+        "The shares are held by ACME HOLDINGS INC. This Agreement is dated April 29, 2010.",
+    ],
+)
+def test_sentences_end_where_contracts_end_them(sentences: str) -> None:
+    assert in_body(sentences) == [Role.AGREEMENT]
+
+
+def test_a_phase_that_commences_after_a_numbered_clause_is_not_the_agreements_start() -> None:
+    sentences = (
+        "The parties shall renew before the expiration of this Agreement. 3.3 Phases of "
+        "Cooperation. Phase I will commence on August 1, 2010 and end on July 31, 2011."
+    )
+    assert in_body(sentences) == [Role.OTHER, Role.TERM]
 
 
 def test_a_filing_services_page_stamp_is_a_stamp() -> None:

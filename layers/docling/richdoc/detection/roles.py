@@ -87,9 +87,14 @@ class Assigned(NamedTuple):
     role: Role
     reason: Reason
     said: str = ""  # the words that gave the role, as written
-    # The agreement's own date that the document also calls its effective date ("THIS
-    # AGREEMENT, effective as of ...", a preamble date defined as the "Effective Date").
+    # The agreement's own date that the document also calls its effective date: its
+    # preamble says when it is made and that it is effective then ("is entered into
+    # effective as of ...", "made as of ... (the "Effective Date")").
     also_effective: bool = False
+    # The effective date a preamble states without saying when the agreement is made
+    # ("is made effective as of", "Effective Date:"): the agreement's date too only when
+    # no other date says when it was made (``own``).
+    head_effective: bool = False
     # Given by a weak clue (a self-definition, another term's name): phrases come first.
     weak: bool = False
 
@@ -97,7 +102,11 @@ class Assigned(NamedTuple):
     def why(self) -> str:
         """Which phrase or position gave the role, for --explain."""
         why = self.reason.value.replace("{said}", " ".join(self.said.split()))
-        return why + ", in the document's head" if self.also_effective else why
+        if self.also_effective:
+            return why + ", in the preamble that says when this document is made"
+        if self.head_effective:
+            return why + ", in the document's head, which says when it takes effect only"
+        return why
 
 
 class Place(NamedTuple):
@@ -111,6 +120,10 @@ class Place(NamedTuple):
 # after it for a definition.
 BEFORE = 240
 AFTER = 120
+# How far back in its sentence a making verb may stand from a preamble's date: the
+# parties' names and addresses may come between ("is entered into by and between ...,
+# as of June 8, 2010").
+MAKING_REACH = 800
 
 _SP = r"\s+"
 #: The nouns that name an instrument (each also plural). Words that also mean something
@@ -120,9 +133,11 @@ INSTRUMENTS = (
     "schedule", "annex", "appendix", "memorandum", "letter", "deed", "plan", "indenture", "note",
     "certificate", "prospectus", "supplement", "statement of work", "power of attorney",
     "declaration of trust", "charter", "bylaws", "instrument", "guaranty", "guarantee", "mou",
-    "sow", "protocol", "warrant", "purchase order", "invoice", "rider", "joinder",
+    "sow", "protocol", "warrant", "purchase order", "invoice", "rider", "joinder", "sublicense",
+    "sublicence", "sublease", "subcontract",
 )  # fmt: skip
-_INSTRUMENT = "(?:" + trie.pattern(trie.literal(noun) for noun in INSTRUMENTS) + ")s?"
+INSTRUMENT_PATTERN = "(?:" + trie.pattern(trie.literal(noun) for noun in INSTRUMENTS) + ")s?"
+_INSTRUMENT = INSTRUMENT_PATTERN
 
 _STAMP = re.compile(
     r"(?ai:source:[^\n]{1,160}?,\s*|\bfiled\s+|\brev(?:ised|ision|\.)?\s*:?\s*|"
@@ -158,12 +173,20 @@ SENTENCE_END = re.compile(
     + "".join(rf"(?<!\b{word})" for word in _ABBREVIATIONS)
     + r"\.\s+(?=[A-Z(\"“])|;\s|\n)"
 )
+# Words in capitals a full stop may follow inside a sentence: a company's form ("ACME
+# INC."), a title, "NO." (initials and initialisms, "J.", "U.S.A.", are not whole words).
+_CAPITAL_ABBREVIATIONS = frozenset(
+    {"INC", "CORP", "LTD", "LLC", "PLC", "LLP", "GMBH", "PTY", "SPA", "SRL", "NOS", "MRS"}
+)
+# A clause's number, which begins a sentence after a full stop: "3.3 ", "14. ", "2.1.4 ".
+_CLAUSE_NUMBER = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3})*\.?\s")
 _WITNESS = re.compile(r"(?ai:in\s+witness\s+(?:whereof|hereof)|witnesseth)")
 # The last instrument named before a phrase, with the word that determines it.
 _INSTRUMENT_REF = re.compile(
     r"(?:\b(?P<det>(?ai:this|that\s+certain|the|a|an|said|such|any|each|its|their|prior|existing"
     r"|original|certain|which|our|your))\s+(?:[a-z][\w-]*\s+){0,2}?)?"
-    r"(?P<name>(?:(?:[A-Z0-9#][\w#.&'’/-]*|and|of|for|&)\s+){0,6})"
+    r"(?P<name>(?:(?!(?ai:this|that|these|those|the|an?|said|such|its|their|our|your)\s)"
+    r"(?:[A-Z0-9#][\w#.&'’/-]*|and|of|for|&)\s+){0,6})"
     rf"(?P<noun>(?ai:{_INSTRUMENT}))\b"
 )
 # "this Agreement as of", "THIS AGREEMENT (the "Agreement") is made as of": the instrument
@@ -172,8 +195,23 @@ _RIGHT_AFTER_INSTRUMENT = re.compile(
     rf"(?ai:\b{_INSTRUMENT}\b\s*(?:\([^)]{{0,60}}\)\s*)?,?\s*(?:(?:is|was|has\s+been|shall\s+be|be)\s+)?"
     r"(?:(?:made|entered\s+into|executed|dated|effective)\s+)?\Z)"
 )
+# An instrument right before an effectiveness phrase, its definition or a verb between at
+# most: "the license effective April 1, 1998", "the Supply Agreement (the "SA"), effective".
+_NAMED_RIGHT_BEFORE = re.compile(
+    rf"(?ai:\b{_INSTRUMENT}\b)(?=\s*(?:\([^)]{{0,80}}\)\s*)?,?\s*"
+    r"(?ai:(?:is|was|shall\s+be|will\s+be|be|being|to\s+be)\s+)?(?ai:made\s+)?\Z)"
+)
 _IDENTIFIED = re.compile(
     r"\s*(?:(?ai:no\.?|number|#)\s*)?[0-9][\w/.-]*|\s+[0-9A-Z][0-9A-Z/.-]*[0-9]"
+)
+# The making of an instrument, in a preamble: "made effective" says only when it takes
+# effect ("This Amendment is made effective as of"), "entered into effective as of" both.
+_MAKING = re.compile(
+    r"(?ai:\b(?:made(?!\s+effective\b)|entered\s+into|executed|dated|concluded|signed)\b)"
+)
+_MADE_AFTER = re.compile(
+    r"(?ai:[^.;]{0,160}?\b(?:is|are|was|has\s+been|shall\s+be)\s+(?:hereby\s+)?"
+    r"(?:made(?!\s+effective\b)|entered\s+into|executed)\b)"
 )
 _SIGNING_VERBS = frozenset({"signed", "executed", "countersigned"})
 _AMENDED = re.compile(r"(?ai:amended|restated|supplemented)")
@@ -248,7 +286,6 @@ _SIMPLE: dict[Kind, tuple[Role, Reason]] = {
     Kind.LABEL_TERM: (Role.TERM, Reason.LABEL),
     Kind.ESIGN: (Role.SIGNATURE, Reason.ESIGN),
     Kind.ACCEPTED: (Role.SIGNATURE, Reason.ACCEPTANCE),
-    Kind.SIGNED_BY: (Role.SIGNATURE, Reason.SIGNING),
 }
 _UNEXPLAINED = {kind: Assigned(*_SIMPLE[kind]) for kind in (Kind.END, Kind.DEADLINE)}
 # The roles no words gave: one of each.
@@ -277,16 +314,27 @@ def _witnessed(sentence: str, at: int) -> bool:
 
 def _full_stop(text: str, stop: int) -> bool:
     """The full stop at ``text[stop]`` (followed by a space) ends a sentence: a capital,
-    a parenthesis or a quote follows, and the word before is no abbreviation and does
-    not end in a capital ("INC.", "U.S.A.")."""
+    a parenthesis, a quote or a clause's number ("3.3 Phases") follows, and the word
+    before is no abbreviation ("Inc.", "No.", "INC.", "U.S.A.")."""
     after = stop + 1
     while after < len(text) and text[after].isspace():
         after += 1
-    if after == len(text) or not (text[after].isupper() or text[after] in '("“'):
+    if after == len(text):
         return False
-    if stop == 0 or text[stop - 1].isupper():
+    follows = text[after]
+    if not (
+        follows.isupper()
+        or follows in '("“'
+        or (follows.isdigit() and _CLAUSE_NUMBER.match(text, after) is not None)
+    ):
         return False
     word = text[text.rfind(" ", 0, stop) + 1 : stop]
+    if not word:
+        return False
+    if word[-1].isupper():
+        # A word in capitals ends its sentence ("... EXCHANGE COMMISSION. Exhibit 10.1")
+        # unless it is an initial, an initialism or a company's form.
+        return word.isalpha() and len(word) >= 3 and word not in _CAPITAL_ABBREVIATIONS
     return word not in _ABBREVIATIONS
 
 
@@ -377,14 +425,32 @@ def assign(
     that date's role. Without ``explained``, a date that is not the document's own may
     come without the words that gave its role (detection keeps no such date).
 
-    In the document's head, its own effective date is the agreement's date too: a
-    preamble states the agreement's date however it words it ("made as of", "effective as
-    of", "(the "Effective Date")").
+    An effective date of the document's head, or one defined as the "Effective Date"
+    anywhere, is the agreement's date too when its sentence says that this document is
+    made, entered into, executed or dated ("is entered into effective as of", "made as of
+    ... (the "Effective Date")"); a preamble that only says when the document takes
+    effect ("is made effective as of", "Effective Date:") leaves when it was made to the
+    other dates (``own``).
     """
     assigned = _assign(text, start, end, floor, place, previous, explained)
-    if place.in_head and assigned.role is Role.EFFECTIVE:
-        return assigned._replace(role=Role.AGREEMENT, also_effective=True)
+    if assigned.role is Role.EFFECTIVE and (place.in_head or assigned.reason is Reason.DEFINED):
+        if _made_in_its_sentence(text, start, end, place):
+            return assigned._replace(role=Role.AGREEMENT, also_effective=True)
+        if place.in_head:
+            return assigned._replace(head_effective=True)
     return assigned
+
+
+def _made_in_its_sentence(text: str, start: int, end: int, place: Place) -> bool:
+    """The sentence of the date at ``text[start:end]`` says this document is made:
+    a making verb said of it before the date, or "..., is made and entered into" after."""
+    low = max(0, start - MAKING_REACH)
+    before = text[low:start]
+    before = before[_sentence_start(before, len(before)) :]
+    verbs = list(_MAKING.finditer(before))
+    if verbs and _instrument_is_own(before, verbs[-1].start(), place) is not False:
+        return True
+    return _MADE_AFTER.match(text, end, end + AFTER + 40) is not None
 
 
 def _assign(
@@ -436,6 +502,12 @@ def _by_phrase(
         if kind is Kind.LABEL_DATE and place.in_head and not place.in_signatures:
             return Assigned(Role.AGREEMENT, Reason.LABEL_IN_HEAD, said)
         return Assigned(role, reason, said)
+    if kind is Kind.SIGNED_BY:  # "signed by both parties on": this document's, unless
+        # another instrument is named right before ("the Endorsement Agreement executed by")
+        named = _NAMED_RIGHT_BEFORE.search(text, max(0, phrase_start - 120), phrase_start)
+        if named is not None and _instrument_is_own(text, named.end(), place) is False:
+            return Assigned(Role.CITED, Reason.CITED, said)
+        return Assigned(Role.SIGNATURE, Reason.SIGNING, said)
     low = max(0, phrase_start - BEFORE)
     sentence = text[low:date_start]
     cut = _sentence_start(sentence, phrase_start - low)
@@ -452,6 +524,9 @@ def _by_phrase(
     if kind in (Kind.EFFECTIVE, Kind.COMMENCE):
         if _witnessed(sentence, at):
             return Assigned(Role.SIGNATURE, Reason.EXECUTION, said)
+        named = _NAMED_RIGHT_BEFORE.search(sentence, max(0, at - 120), at)
+        if named is not None and _instrument_is_own(sentence, named.end(), place) is False:
+            return Assigned(Role.CITED, Reason.CITED, said)  # "the license effective ..."
         if _own_subject(sentence, at) or (place.in_head and kind is Kind.EFFECTIVE):
             return Assigned(Role.EFFECTIVE, Reason.OWN_EFFECTIVE, said)
         own = _instrument_is_own(sentence, at, place)
@@ -475,5 +550,9 @@ def _by_phrase(
     if place.in_head:
         return Assigned(Role.AGREEMENT, Reason.MADE_IN_HEAD, said)
     if phrase_words in _SIGNING_VERBS:  # "It was signed on", "Executed as of"
+        return Assigned(Role.SIGNATURE, Reason.SIGNING, said)
+    if phrase_words == "dated" and not sentence[:at].strip():
+        # "Dated this 3rd day of March, 2004." on its own, above the parties' signatures:
+        # the date the document was signed, as a "Dated:" label is
         return Assigned(Role.SIGNATURE, Reason.SIGNING, said)
     return None
