@@ -202,6 +202,27 @@ def test_a_tenant_leaves_the_lane_when_its_queue_is_empty_after_the_grace(
     assert backlog.entries() == []
 
 
+def test_a_run_is_written_queued_only_once_its_queue_is_in_the_lane(
+    jobs: JobStore, clock: Any
+) -> None:
+    """The job's write wakes the dispatcher, which looks through the lane: the lane is
+    marked first, so the dispatcher it wakes finds the queue."""
+    backlog = Backlog(jobs.table, clock)
+    lane_at_write: list[Any] = []
+
+    def write() -> bool:
+        item = jobs.table.get_item(
+            Key=tenant_key("acme", QueueKind.REPROCESS), ConsistentRead=True
+        ).get("Item")
+        lane_at_write.append(item and item.get("lane"))
+        source = SourceObject(bucket="ingest", key="acme/a.docx", version_id="v1")
+        return jobs.create("acme-a", source, JobOptions(), tenant="acme")
+
+    assert backlog.queue_run("acme", write, QueueKind.REPROCESS) is True
+    assert lane_at_write == ["backlog"]
+    assert [(e.tenant, e.queue) for e in backlog.entries()] == [("acme", QueueKind.REPROCESS)]
+
+
 # ---- the dispatcher ----------------------------------------------------------------------------
 
 

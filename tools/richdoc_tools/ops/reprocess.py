@@ -312,16 +312,18 @@ def _queue(operator: Operator, backlog: Backlog, job: Job, *, dry_run: bool) -> 
         return result(ReprocessOutcome.WOULD_QUEUE, job.run + 1, f"would queue run {job.run + 1}")
     next_run = job.run + 1
     prefix = operator.resources.state_machine_arn.replace(":stateMachine:", ":execution:", 1)
-    # In the lane before the run waits: the dispatcher its stream record wakes finds it.
-    backlog.mark(tenant, QueueKind.REPROCESS)
     try:
-        operator.jobs.start_next_run(
-            job.job_id,
-            job.run,
-            execution_arn=f"{prefix}:{execution_name(job.job_id, next_run)}",
-            tenant=tenant,
-            allowed=REPROCESSABLE,
-            queue=QueueKind.REPROCESS,
+        backlog.queue_run(
+            tenant,
+            lambda: operator.jobs.start_next_run(
+                job.job_id,
+                job.run,
+                execution_arn=f"{prefix}:{execution_name(job.job_id, next_run)}",
+                tenant=tenant,
+                allowed=REPROCESSABLE,
+                queue=QueueKind.REPROCESS,
+            ),
+            QueueKind.REPROCESS,
         )
     except StaleRun:  # it moved on meanwhile (a redrive, its own end, a deletion)
         current = operator.jobs.get(job.job_id)
