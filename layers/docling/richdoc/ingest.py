@@ -52,6 +52,7 @@ from richdoc.jobs import (
     JobStatus,
     JobStore,
     StaleRun,
+    execution_arn,
     execution_name,
     job_id_for,
     timestamp,
@@ -294,11 +295,6 @@ class Starter:
             return None
         return StartResult(job_id, 1, execution_name(job_id, 1), StartOutcome.DELETED)
 
-    def _execution_arn(self, name: str) -> str:
-        """The ARN the execution of that name has (or will have) on this state machine."""
-        prefix = self.state_machine_arn.replace(":stateMachine:", ":execution:", 1)
-        return f"{prefix}:{name}"
-
     @staticmethod
     def _ignored(job_id: str, run: int) -> StartResult:
         return StartResult(job_id, run, execution_name(job_id, run), StartOutcome.DUPLICATE_IGNORED)
@@ -342,7 +338,7 @@ class Starter:
                 options,
                 metadata=metadata,
                 message=body,
-                execution_arn=self._execution_arn(execution_name(job_id, 1)),
+                execution_arn=execution_arn(self.state_machine_arn, job_id, 1),
                 tenant=tenant,
                 queued_at=created.uploaded_at,
             ),
@@ -372,7 +368,7 @@ class Starter:
                     lambda: self.jobs.start_next_run(
                         job_id,
                         job.run,
-                        execution_arn=self._execution_arn(execution_name(job_id, job.run + 1)),
+                        execution_arn=execution_arn(self.state_machine_arn, job_id, job.run + 1),
                         tenant=tenant,
                     ),
                 )
