@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from richdoc.contracts import (
@@ -42,10 +42,10 @@ from richdoc.jobs import JobStore
 from richdoc.jobs.attempts import record_memory
 from richdoc.jobs.references import DigestReferences
 from richdoc.logcontext import log_invocation
+from richdoc.metrics import NAMESPACE, emit
 from richdoc.tracing import handler_tracer
 from richdoc.wiring import wiring
 
-NAMESPACE = "richdoc"
 tracer = handler_tracer()
 metrics = Metrics(namespace=NAMESPACE)
 
@@ -124,15 +124,10 @@ def stage_handler(
                     wiring.deletion.discard_if_deleted(event.job_id, writes)
             step_done(wiring.jobs, event, stage)
             result = output.model_dump(mode="json")
-            with single_metric(
-                name="StageSeconds",
-                unit=MetricUnit.Seconds,
-                value=time.monotonic() - started,
-                namespace=NAMESPACE,
-            ) as metric:
-                metric.add_dimension(name="stage", value=stage)
-                if tier is not None:  # parse duration by memory tier
-                    metric.add_dimension(name="tier", value=str(tier))
+            # Parse durations by memory tier too.
+            by_tier = {"tier": str(tier)} if tier is not None else {}
+            seconds = time.monotonic() - started
+            emit("StageSeconds", seconds, MetricUnit.Seconds, stage=stage, **by_tier)
             logger.info("stage finished", extra={"result": result})
             return result
 

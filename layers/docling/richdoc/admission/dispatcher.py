@@ -46,7 +46,7 @@ from richdoc.awserrors import aws_errors
 from richdoc.contracts import ExecutionInput
 from richdoc.jobs import Job, JobStatus, JobStore, execution_name, timestamp
 from richdoc.jobs.keys import QueueKind
-from richdoc.records.actions import emit
+from richdoc.metrics import emit
 from richdoc.taxonomy import Transient
 
 if TYPE_CHECKING:
