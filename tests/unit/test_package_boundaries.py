@@ -203,6 +203,27 @@ def test_the_detect_handler_never_imports_docling_core() -> None:
     assert loaded == {"docling_core": []}
 
 
+def test_the_project_handler_imports_each_outputs_builder_only_when_it_builds_it() -> None:
+    """The chunker and the Markdown serializer are imported by the project step's
+    function for each output, not by the handler's cold start (bench item 4 holds it
+    within 1.3x of docling-core's own import)."""
+    loaded = _run_isolated(
+        """
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("handler_project", "functions/project/app.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        builders = ("richdoc_client.chunking", "richdoc.markdown")
+        print(json.dumps({
+            "projection": "richdoc.projection" in sys.modules,
+            "builders": sorted(m for m in sys.modules if m in builders),
+        }))
+        """,
+        path=[LAYER],
+    )
+    assert loaded == {"projection": True, "builders": []}
+
+
 def test_the_state_contracts_import_neither_docling_core_nor_the_published_result_models() -> None:
     """Every handler imports ``richdoc.contracts``; the published models (the projection's
     above all) are built only where a step reads or writes a result."""
@@ -571,8 +592,9 @@ LAYER_FLOORS: tuple[tuple[str, ...], ...] = (
     ("admission", "deletion", "document_results", "parse"),
     # A run's completion, the projection and its markdown, the Lambda wiring.
     ("completion", "projection", "markdown", "wiring"),
-    # The handlers' logic: the starter, the records, the manifests, the step decorator.
-    ("ingest", "records", "manifests", "stage"),
+    # The handlers' logic: the starter, the records, the manifests, the step decorator,
+    # the project step.
+    ("ingest", "records", "manifests", "stage", "project_step"),
     ("notifier",),  # the manifests' keeper and the events
 )
 

@@ -70,7 +70,7 @@ BACKLOG_LANE = "backlog"
 NEVER_SERVED = "0"
 # How long a lane set by a new job is kept even when the queue reads empty.
 LANE_GRACE_S = 60
-Written = TypeVar("Written")
+Result = TypeVar("Result")
 # How many lane items one read of the lane takes (the dispatcher reads no further than
 # the turns it gives out).
 LANE_PAGE = 25
@@ -148,8 +148,8 @@ class Backlog:
     # ---- the lane ----------------------------------------------------------------------
 
     def queue_run(
-        self, tenant: str, write: Callable[[], Written], queue: QueueKind = QueueKind.UPLOADS
-    ) -> Written:
+        self, tenant: str, write: Callable[[], Result], queue: QueueKind = QueueKind.UPLOADS
+    ) -> Result:
         """Queue a run in one of ``tenant``'s queues: the queue joins the lane, then
         ``write`` records the run QUEUED (what it returns is returned). The only way a run
         starts waiting: the starter's uploads and redrives, and a reprocess.
