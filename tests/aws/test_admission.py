@@ -163,8 +163,8 @@ def test_a_sharded_run_takes_the_free_slots_it_wants_and_no_more(
     jobs.mark_running(sharded.job_id, 1, "arn:execution")
     running = jobs.get(sharded.job_id)
     assert running is not None
-    assert ledger.widen(running, 5) == 2  # two are free
-    assert ledger.widen(running, 1) == 0  # none now
+    assert ledger.claim_shard_slots(running, 5) == 2  # two are free
+    assert ledger.claim_shard_slots(running, 1) == 0  # none now
     state = ledger.read()
     assert (state.running, state.holders[sharded.job_id].slots) == (4, 3)
     assert (jobs.get(sharded.job_id).slots, ledger.tenant_running("acme")) == (3, 3)  # type: ignore[union-attr]

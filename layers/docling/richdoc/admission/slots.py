@@ -15,7 +15,7 @@ release twice:
 * ``admit``: a waiting job takes one slot: the ledger has room (``running <= capacity -
   1``), the tenant has room, the job is still the waiting run it was (QUEUED, its run,
   its ``backlog_key``, holding nothing). It leaves the backlog in the same write.
-* ``widen``: a running sharded job takes ``k`` more slots, free at that moment (never
+* ``claim_shard_slots``: a running sharded job claims ``k`` more slots, free at that moment (never
   waited for: a job holding slots while it waits for more could deadlock with another).
 * ``release``: the holder leaves the ledger and the counts fall by what it held;
   conditional on the holder entry, so a second release of the same holding changes
@@ -318,7 +318,7 @@ class SlotLedger:
             return Admission.FULL
         return Admission.TENANT_FULL
 
-    def widen(self, job: Job, wanted: int) -> int:
+    def claim_shard_slots(self, job: Job, wanted: int) -> int:
         """Up to ``wanted`` more slots for the running ``job`` (its shards), as many as are
         free now; how many it took (0 when none are, or the job holds none)."""
         for _ in range(3):  # a change by someone else between the read and the write

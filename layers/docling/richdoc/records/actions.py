@@ -155,7 +155,7 @@ class Actions:
         holder = self.ledger.read().holders.get(job.job_id) if self.ledger else None
         if self.ledger is None or holder is None or holder.run != job.run:
             return SlotsClaimed(max_concurrency=action.wanted)
-        extra = self.ledger.widen(job, action.wanted - holder.slots)
+        extra = self.ledger.claim_shard_slots(job, action.wanted - holder.slots)
         held = holder.slots + extra
         self.logger.info("slots for shards", extra={"wanted": action.wanted, "held": held})
         return SlotsClaimed(max_concurrency=max(1, min(held, action.wanted)))
