@@ -60,8 +60,9 @@ def _queue(jobs: JobStore, backlog: Backlog, tenant: str, name: str) -> Job:
     """A job waiting in ``tenant``'s backlog, as the starter queues one."""
     job_id = f"{tenant}-{name}"
     source = SourceObject(bucket="ingest", key=f"{tenant}/{name}.docx", version_id="v1")
-    assert jobs.create(job_id, source, JobOptions(), message="{}", tenant=tenant)
-    backlog.mark(tenant)
+    assert backlog.queue_run(
+        tenant, lambda: jobs.create(job_id, source, JobOptions(), message="{}", tenant=tenant)
+    )
     job = jobs.get(job_id)
     assert job is not None and job.waiting
     return job
