@@ -100,9 +100,10 @@ def is_attempt_key(sort_key: str) -> bool:
     return sort_key.startswith(_ATTEMPT_PREFIX)
 
 
-def attempt_slot(run: int, stage: str, pages: PageSpan | None) -> str:
+def attempt_series(run: int, stage: str, pages: PageSpan | None) -> str:
     """What attempts are numbered within: a stage of a run, and the shard (``pages``) in
-    it; the job item counts each slot's attempts under this name."""
+    it; the job item counts each series' attempts under this name (a slot is admission's
+    word alone)."""
     return f"r{run}#{stage}#{pages}" if pages else f"r{run}#{stage}"
 
 
