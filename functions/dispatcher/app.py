@@ -19,8 +19,8 @@ from aws_lambda_powertools.utilities.data_classes import DynamoDBStreamEvent
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from richdoc.admission.dispatcher import Dispatcher
+from richdoc.jobs import Job
 from richdoc.logcontext import log_invocation
-from richdoc.notifier import job_image
 from richdoc.tracing import handler_tracer
 from richdoc.wiring import wiring
 
@@ -47,7 +47,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         done = dispatcher().schedule()
     else:
         images = (
-            job_image(record.dynamodb.new_image if record.dynamodb else None)
+            Job.from_image(record.dynamodb.new_image if record.dynamodb else None)
             for record in DynamoDBStreamEvent(event).records
         )
         done = dispatcher().changes(job for job in images if job is not None)

@@ -26,15 +26,17 @@ from aws_lambda_powertools.utilities.data_classes.dynamo_db_stream_event import 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from richdoc.artifacts import ARTIFACT_BUCKET_ENV
+from richdoc.jobs import Job
 from richdoc.logcontext import log_invocation
 from richdoc.manifests import ManifestKeeper
-from richdoc.notifier import EVENT_BUS_ENV, Notifier, job_image
+from richdoc.metrics import NAMESPACE
+from richdoc.notifier import EVENT_BUS_ENV, Notifier
 from richdoc.tracing import handler_tracer
 from richdoc.wiring import wiring
 
 logger = Logger(service="notifier")
 tracer = handler_tracer()
-metrics = Metrics(namespace="richdoc")
+metrics = Metrics(namespace=NAMESPACE)
 processor = BatchProcessor(event_type=EventType.DynamoDBStreams)
 
 
@@ -53,7 +55,9 @@ def record_handler(record: DynamoDBRecord) -> None:
     change = record.dynamodb
     if change is None:
         return
-    detail = notifier().job_changed(job_image(change.old_image), job_image(change.new_image))
+    detail = notifier().job_changed(
+        Job.from_image(change.old_image), Job.from_image(change.new_image)
+    )
     if detail is not None:
         logger.info(
             "completion event published",

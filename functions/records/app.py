@@ -15,6 +15,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from richdoc.admission.reconcile import SlotAudit
 from richdoc.contracts import ScheduledSweep
 from richdoc.logcontext import log_invocation
+from richdoc.metrics import NAMESPACE
 from richdoc.records.actions import Actions
 from richdoc.records.backstops import (
     DEFAULT_WORKFLOW_TIMEOUT_S,
@@ -29,7 +30,7 @@ from richdoc.wiring import wiring
 
 logger = Logger(service="records")
 tracer = handler_tracer()
-metrics = Metrics(namespace="richdoc")
+metrics = Metrics(namespace=NAMESPACE)
 
 
 def backstops() -> Backstops:

@@ -28,13 +28,14 @@ from richdoc.admission.tenants import tenant_key_from_env
 from richdoc.ingest import MalformedMessage, Starter, StartOutcome, body_preview
 from richdoc.logcontext import log_invocation
 from richdoc.metadata import prefix_from_env
+from richdoc.metrics import NAMESPACE
 from richdoc.taxonomy import Transient
 from richdoc.tracing import handler_tracer
 from richdoc.wiring import wiring
 
 logger = Logger(service="starter")
 tracer = handler_tracer()
-metrics = Metrics(namespace="richdoc")
+metrics = Metrics(namespace=NAMESPACE)
 processor = BatchProcessor(event_type=EventType.SQS)
 
 

@@ -60,8 +60,9 @@ def _queue(jobs: JobStore, backlog: Backlog, tenant: str, name: str) -> Job:
     """A job waiting in ``tenant``'s backlog, as the starter queues one."""
     job_id = f"{tenant}-{name}"
     source = SourceObject(bucket="ingest", key=f"{tenant}/{name}.docx", version_id="v1")
-    assert jobs.create(job_id, source, JobOptions(), message="{}", tenant=tenant)
-    backlog.mark(tenant)
+    assert backlog.queue_run(
+        tenant, lambda: jobs.create(job_id, source, JobOptions(), message="{}", tenant=tenant)
+    )
     job = jobs.get(job_id)
     assert job is not None and job.waiting
     return job
@@ -163,8 +164,8 @@ def test_a_sharded_run_takes_the_free_slots_it_wants_and_no_more(
     jobs.mark_running(sharded.job_id, 1, "arn:execution")
     running = jobs.get(sharded.job_id)
     assert running is not None
-    assert ledger.widen(running, 5) == 2  # two are free
-    assert ledger.widen(running, 1) == 0  # none now
+    assert ledger.claim_shard_slots(running, 5) == 2  # two are free
+    assert ledger.claim_shard_slots(running, 1) == 0  # none now
     state = ledger.read()
     assert (state.running, state.holders[sharded.job_id].slots) == (4, 3)
     assert (jobs.get(sharded.job_id).slots, ledger.tenant_running("acme")) == (3, 3)  # type: ignore[union-attr]
@@ -200,6 +201,27 @@ def test_a_tenant_leaves_the_lane_when_its_queue_is_empty_after_the_grace(
     assert not backlog.clear(tenant, START)  # just marked: a job may not show yet
     assert backlog.clear(tenant, START + timedelta(minutes=2))
     assert backlog.entries() == []
+
+
+def test_a_run_is_written_queued_only_once_its_queue_is_in_the_lane(
+    jobs: JobStore, clock: Any
+) -> None:
+    """The job's write wakes the dispatcher, which looks through the lane: the lane is
+    marked first, so the dispatcher it wakes finds the queue."""
+    backlog = Backlog(jobs.table, clock)
+    lane_at_write: list[Any] = []
+
+    def write() -> bool:
+        item = jobs.table.get_item(
+            Key=tenant_key("acme", QueueKind.REPROCESS), ConsistentRead=True
+        ).get("Item")
+        lane_at_write.append(item and item.get("lane"))
+        source = SourceObject(bucket="ingest", key="acme/a.docx", version_id="v1")
+        return jobs.create("acme-a", source, JobOptions(), tenant="acme")
+
+    assert backlog.queue_run("acme", write, QueueKind.REPROCESS) is True
+    assert lane_at_write == ["backlog"]
+    assert [(e.tenant, e.queue) for e in backlog.entries()] == [("acme", QueueKind.REPROCESS)]
 
 
 # ---- the dispatcher ----------------------------------------------------------------------------

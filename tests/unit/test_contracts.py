@@ -43,9 +43,11 @@ from richdoc.contracts import (
     CaughtError,
     Contract,
     ExecutionInput,
+    JobDecision,
     MessageAttribute,
     ParseInput,
     ParseOutput,
+    PlanOutput,
     StageContract,
     StageInput,
 )
@@ -633,3 +635,45 @@ def test_the_project_step_takes_what_an_earlier_definition_sends() -> None:
         }
     )
     assert earlier == now
+
+
+def test_each_step_says_what_it_writes_and_only_detect_is_the_runs_last_work() -> None:
+    """The step decorator acts on what the contracts say, never on a step's name."""
+    steps = (PLAN, PARSE, MERGE, PROJECT, DETECT)
+    assert {step.name: step.writes for step in steps} == {
+        "plan": None,
+        "parse": "parse_artifacts",
+        "merge": "parse_artifacts",
+        "project": "run_outputs",
+        "detect": "run_outputs",
+    }
+    assert [step.name for step in steps if step.last] == ["detect"]
+
+
+def test_the_plan_alone_decides_for_the_job_its_shard_count_and_digest() -> None:
+    plan = PlanOutput(
+        sha256="ab" * 32,
+        size=10,
+        format="pdf",
+        pipeline="standard",
+        contract="c",
+        page_count=120,
+        sharded=True,
+        shards=[],
+        shard_count=3,
+        max_concurrency=2,
+        seconds=0.1,
+    )
+    assert plan.decision() == JobDecision(shard_count=3, sha256="ab" * 32)
+    parsed = ParseOutput(
+        docling_key="k",
+        sha256="ab" * 32,
+        size=10,
+        pipeline="standard",
+        page_count=1,
+        cached=False,
+        partial=False,
+        failed_pages=[],
+        seconds=0.1,
+    )
+    assert parsed.decision() is None

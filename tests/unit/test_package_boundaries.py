@@ -10,7 +10,8 @@ clients in one module, ``richdoc.wiring``.
 Inside ``richdoc_tools`` each package has a rule (``RULES``): what it may import of the
 two packages, and what no chain of imports from it may reach; the console's and the
 operator services' modules import each other in no circle; the embedded stack's wings
-stand on floors (``FLOORS``), each importing only the floors below it, in no circle.
+stand on floors (``FLOORS``), each importing only the floors below it, in no circle; so
+do the wings of the ``richdoc`` package (``LAYER_FLOORS``).
 The rules are checked on the import graph read from the source
 (``tests.support.import_graph``), lazy imports and ``TYPE_CHECKING`` imports included (a
 circle among the console's modules and the embedded stack's counts only through imports
@@ -202,6 +203,27 @@ def test_the_detect_handler_never_imports_docling_core() -> None:
     assert loaded == {"docling_core": []}
 
 
+def test_the_project_handler_imports_each_outputs_builder_only_when_it_builds_it() -> None:
+    """The chunker and the Markdown serializer are imported by the project step's
+    function for each output, not by the handler's cold start (bench item 4 holds it
+    within 1.3x of docling-core's own import)."""
+    loaded = _run_isolated(
+        """
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("handler_project", "functions/project/app.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        builders = ("richdoc_client.chunking", "richdoc.markdown")
+        print(json.dumps({
+            "projection": "richdoc.projection" in sys.modules,
+            "builders": sorted(m for m in sys.modules if m in builders),
+        }))
+        """,
+        path=[LAYER],
+    )
+    assert loaded == {"projection": True, "builders": []}
+
+
 def test_the_state_contracts_import_neither_docling_core_nor_the_published_result_models() -> None:
     """Every handler imports ``richdoc.contracts``; the published models (the projection's
     above all) are built only where a step reads or writes a result."""
@@ -390,29 +412,34 @@ FLOORS: tuple[tuple[str, ...], ...] = (
 )
 
 
-def _wing(module: str) -> str:
-    """The wing of a module inside the embedded stack ("" for the package itself)."""
-    return module.removeprefix(LOCAL).lstrip(".").split(".")[0]
+def _wing(module: str, package: str = LOCAL) -> str:
+    """The wing of a module inside ``package`` ("" for the package itself)."""
+    return module.removeprefix(package).lstrip(".").split(".")[0]
 
 
-def _floor(wing: str) -> int:
+def _floor(wing: str, floors: tuple[tuple[str, ...], ...] = FLOORS) -> int:
     """A wing's floor; the package itself is above every wing."""
-    return next((n for n, wings in enumerate(FLOORS) if wing in wings), len(FLOORS))
+    return next((n for n, wings in enumerate(floors) if wing in wings), len(floors))
 
 
-def _upward_imports(graph: ImportGraph) -> list[str]:
-    """Each import inside the embedded stack that runs sideways or up a floor (type-only
-    ones too: a wing that needs a type from above is in the wrong place)."""
+def _upward_imports(
+    graph: ImportGraph, package: str = LOCAL, floors: tuple[tuple[str, ...], ...] = FLOORS
+) -> list[str]:
+    """Each import inside ``package`` that runs sideways or up a floor (type-only ones
+    too: a wing that needs a type from above is in the wrong place)."""
     offences = []
     for module, edges in graph.edges.items():
-        if not within(LOCAL)(module) or module == LOCAL:
+        if not within(package)(module) or module == package:
             continue
-        wing = _wing(module)
+        wing = _wing(module, package)
         for edge in edges:
             target = graph.first_party(edge.target)
-            if target is None or not within(LOCAL)(target) or _wing(target) == wing:
+            if target is None or not within(package)(target):
                 continue
-            if _floor(_wing(target)) >= _floor(wing):
+            target_wing = _wing(target, package)
+            if target_wing == wing:
+                continue
+            if _floor(target_wing, floors) >= _floor(wing, floors):
                 offences.append(str(edge))
     return offences
 
@@ -546,3 +573,49 @@ def test_a_circle_through_an_import_for_type_checking_is_found_when_asked_for(
     assert graph.cycles(ops, runtime_only=False) == [
         ["richdoc_tools.ops.acting", "richdoc_tools.ops.operator"]
     ]
+
+
+# ---- the layer's wings: the same rule for the richdoc package ------------------------------
+
+LAYER_PACKAGE = "richdoc"
+# The richdoc package's wings (its sub-packages and top-level modules), bottom to top: as
+# in the embedded stack, a module imports its own wing and the wings of lower floors only.
+LAYER_FLOORS: tuple[tuple[str, ...], ...] = (
+    # Words every step shares: failures, the graph, dates, metadata, metrics, logs, traces.
+    ("taxonomy", "awstext", "graph", "temporal", "metadata", "metrics", "logcontext", "tracing"),
+    # AWS's errors, the steps' contracts, file formats, the parse worker, dead letters,
+    # detection over the graph.
+    ("awserrors", "contracts", "formats", "worker", "deadletter", "detection"),
+    ("artifacts",),  # where the steps' outputs live
+    ("jobs",),  # the job and attempt records
+    # What acts on jobs: admission, deletion, a run's results, the parse step.
+    ("admission", "deletion", "document_results", "parse"),
+    # A run's completion, the projection and its markdown, the Lambda wiring.
+    ("completion", "projection", "markdown", "wiring"),
+    # The handlers' logic: the starter, the records, the manifests, the step decorator,
+    # the project step.
+    ("ingest", "records", "manifests", "stage", "project_step"),
+    ("notifier",),  # the manifests' keeper and the events
+)
+
+
+def test_every_module_of_the_layer_lives_in_a_wing_of_a_floor() -> None:
+    wings = {
+        _wing(m, LAYER_PACKAGE)
+        for m in _graph().modules
+        if within(LAYER_PACKAGE)(m) and m != LAYER_PACKAGE
+    }
+    assert wings == {wing for floor in LAYER_FLOORS for wing in floor}
+
+
+def test_the_layers_wings_import_only_the_floors_below() -> None:
+    """No arrow runs back up: the dispatcher reports its metrics through ``metrics``, not
+    through the records that are above it, and reads the stream's images as ``Job``s,
+    not through the notifier."""
+    offences = _upward_imports(_graph(), LAYER_PACKAGE, LAYER_FLOORS)
+    assert offences == [], "imports that run up or sideways:\n  " + "\n  ".join(offences)
+
+
+def test_the_layers_modules_import_each_other_in_no_circle() -> None:
+    circles = _graph().cycles(within(LAYER_PACKAGE))
+    assert circles == [], "import circles: " + "; ".join(" <-> ".join(c) for c in circles)

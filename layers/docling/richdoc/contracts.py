@@ -193,8 +193,23 @@ class StageInput(Contract):
         return None
 
 
+class JobDecision(Contract):
+    """What a step's output decides for its job, written within the step's attempt (a
+    failed write fails the attempt; ``richdoc.stage``): how many parse invocations
+    convert the document (the shards the job's progress counts), and the digest of the
+    bytes the step inspected, so that the shards' registrations on that digest find it on
+    the job (``richdoc.jobs.references``)."""
+
+    shard_count: int
+    sha256: str | None = None
+
+
 class StageOutput(Contract):
     """The base of a step's output."""
+
+    def decision(self) -> JobDecision | None:
+        """What the output decides for the job (None: nothing; the plan decides)."""
+        return None
 
     def attempt_cached(self) -> bool | None:
         """Whether the attempt was answered from the artifact cache (its record says so)."""
@@ -233,6 +248,9 @@ class PlanOutput(StageOutput):
     shard_count: int  # parse invocations that convert the document: 1 when whole
     max_concurrency: int
     seconds: float
+
+    def decision(self) -> JobDecision:
+        return JobDecision(shard_count=self.shard_count, sha256=self.sha256)
 
 
 # ---- parse -----------------------------------------------------------------------------------
@@ -390,20 +408,31 @@ OutputT = TypeVar("OutputT", bound=StageOutput)
 StepName = Literal["plan", "parse", "merge", "project", "detect"]
 
 
+# What a step writes to the artifact bucket: the parse artifacts of its bytes, or its run's
+# outputs. A step that finds its job deleted once its work is done deletes it
+# (``richdoc.deletion``).
+Written = Literal["parse_artifacts", "run_outputs"]
+
+
 @dataclass(frozen=True)
 class StageContract(Generic[InputT, OutputT]):
-    """A step Lambda's name (its attempt records' ``stage``), input and output."""
+    """A step Lambda's name (its attempt records' ``stage``), input and output, what it
+    writes (None: nothing), and whether it is the run's last work (after it, only
+    recording is left: the job's progress says so). What its output decides for the job
+    is the output's ``decision``; a shard it finished is its input's ``attempt_pages``."""
 
     name: StepName
     input: type[InputT]
     output: type[OutputT]
+    writes: Written | None = None
+    last: bool = False
 
 
 PLAN = StageContract("plan", PlanInput, PlanOutput)
-PARSE = StageContract("parse", ParseInput, ParseOutput)
-MERGE = StageContract("merge", MergeInput, ParseOutput)
-PROJECT = StageContract("project", ProjectInput, ProjectOutput)
-DETECT = StageContract("detect", DetectInput, DetectOutput)
+PARSE = StageContract("parse", ParseInput, ParseOutput, writes="parse_artifacts")
+MERGE = StageContract("merge", MergeInput, ParseOutput, writes="parse_artifacts")
+PROJECT = StageContract("project", ProjectInput, ProjectOutput, writes="run_outputs")
+DETECT = StageContract("detect", DetectInput, DetectOutput, writes="run_outputs", last=True)
 
 
 # ---- what the steps leave for the job record -------------------------------------------------

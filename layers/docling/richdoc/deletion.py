@@ -35,10 +35,9 @@ starting a run (``richdoc.ingest``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from richdoc.artifacts import ArtifactStore, digest_prefix, job_prefix
-from richdoc.contracts import SourceObject
+from richdoc.contracts import SourceObject, Written
 from richdoc.jobs import (
     DeletedBy,
     DeletionMark,
@@ -50,10 +49,6 @@ from richdoc.jobs import (
 )
 from richdoc.jobs.references import DigestReferences
 from richdoc.taxonomy import Transient
-
-# What a stage writes: its bytes' parse artifacts (parse, merge), or run outputs (project,
-# detect).
-Written = Literal["parse_artifacts", "run_outputs"]
 
 
 @dataclass(frozen=True)

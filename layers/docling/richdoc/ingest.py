@@ -52,6 +52,7 @@ from richdoc.jobs import (
     JobStatus,
     JobStore,
     StaleRun,
+    execution_arn,
     execution_name,
     job_id_for,
     timestamp,
@@ -294,11 +295,6 @@ class Starter:
             return None
         return StartResult(job_id, 1, execution_name(job_id, 1), StartOutcome.DELETED)
 
-    def _execution_arn(self, name: str) -> str:
-        """The ARN the execution of that name has (or will have) on this state machine."""
-        prefix = self.state_machine_arn.replace(":stateMachine:", ":execution:", 1)
-        return f"{prefix}:{name}"
-
     @staticmethod
     def _ignored(job_id: str, run: int) -> StartResult:
         return StartResult(job_id, run, execution_name(job_id, run), StartOutcome.DUPLICATE_IGNORED)
@@ -332,20 +328,20 @@ class Starter:
             source.key, metadata=user_metadata, tags=tags, tenant_key=self.tenant_key
         )
         metadata = passed_through(user_metadata, tags, self.metadata_prefix)
-        # The tenant joins the lane before its job is written: the job's stream record
-        # wakes the dispatcher, which looks for waiting jobs through the lane. Marked
-        # after, a new tenant's first job could be looked for before the mark and wait for
-        # the next trigger (the minutely backstop). A duplicate delivery marks again.
-        self.backlog.mark(tenant)
-        created_run = self.jobs.create(
-            job_id,
-            source,
-            options,
-            metadata=metadata,
-            message=body,
-            execution_arn=self._execution_arn(execution_name(job_id, 1)),
-            tenant=tenant,
-            queued_at=created.uploaded_at,
+        # A duplicate delivery marks the lane again, in case the first one failed between
+        # its two writes.
+        created_run = self.backlog.queue_run(
+            tenant,
+            lambda: self.jobs.create(
+                job_id,
+                source,
+                options,
+                metadata=metadata,
+                message=body,
+                execution_arn=execution_arn(self.state_machine_arn, job_id, 1),
+                tenant=tenant,
+                queued_at=created.uploaded_at,
+            ),
         )
         if created_run:
             return StartResult(job_id, 1, execution_name(job_id, 1), StartOutcome.QUEUED)
@@ -366,13 +362,15 @@ class Starter:
             if redrive is None or (redrive.job_id, redrive.run) != (job_id, job.run):
                 return self._ignored(job_id, run)
             tenant = job.tenant or tenant
-            self.backlog.mark(tenant)  # before the run waits, as above
             try:
-                run = self.jobs.start_next_run(
-                    job_id,
-                    job.run,
-                    execution_arn=self._execution_arn(execution_name(job_id, job.run + 1)),
-                    tenant=tenant,
+                run = self.backlog.queue_run(
+                    tenant,
+                    lambda: self.jobs.start_next_run(
+                        job_id,
+                        job.run,
+                        execution_arn=execution_arn(self.state_machine_arn, job_id, job.run + 1),
+                        tenant=tenant,
+                    ),
                 )
             except StaleRun:  # the same redrive delivered twice
                 return self._ignored(job_id, run)

@@ -17,14 +17,12 @@ but never lost; consumers drop the second by its ``event_id``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from richdoc.awserrors import aws_errors
 from richdoc.completion import completed, completion_detail
 from richdoc.document_results import ResultCopies
 from richdoc.jobs import Job, JobStatus
-from richdoc.jobs.keys import JOB_SK
 from richdoc.manifests import ManifestKeeper
 from richdoc.taxonomy import Transient
 from richdoc_client.events import DETAIL_TYPE, EVENT_SOURCE, CompletionDetail
@@ -34,13 +32,6 @@ if TYPE_CHECKING:
 
 # The event bus's name (the notifier's environment; template resource EventBus).
 EVENT_BUS_ENV = "EVENT_BUS_NAME"
-
-
-def job_image(image: Mapping[str, Any] | None) -> Job | None:
-    """A stream image (deserialized) as a job; None for other items and no image."""
-    if not image or image.get("sk") != JOB_SK:
-        return None
-    return Job.from_item(dict(image))
 
 
 class Notifier:

@@ -10,8 +10,10 @@ X-Ray tracing, and records the invocation as an attempt item that is closed with
 or the error name (a shard's attempt carries its page range, a parse answered from the
 artifact cache says ``cached``, a parse child's memory ceiling and peak resident set are
 on its attempt). What a step's output decides for the job is recorded within its attempt
-(``record_decision``: the plan's), so no handler body writes the job record; a finished
-step then tells the job's progress (``step_done``). Attempts
+(``record_decision``: the output's ``decision``), so no handler body writes the job
+record; a finished step then tells the job's progress (``step_done``). The decorator
+knows no step by name or type: each contract says what its step writes and whether it is
+the run's last, each output what it decides. Attempts
 the platform kills stay ``running`` until the state machine's catch path closes them. A
 step that finds, once its work is done, that its job was deleted meanwhile deletes what it
 wrote and fails with ``StaleRun`` (``richdoc.deletion``).
@@ -25,62 +27,48 @@ from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from richdoc.contracts import (
-    InputT,
-    OutputT,
-    PlanOutput,
-    StageContract,
-    StageInput,
-    StageOutput,
-    StepName,
-)
-from richdoc.deletion import Written
+from richdoc.contracts import InputT, OutputT, StageContract, StageInput, StageOutput
 from richdoc.jobs import JobStore
 from richdoc.jobs.attempts import record_memory
 from richdoc.jobs.references import DigestReferences
 from richdoc.logcontext import log_invocation
+from richdoc.metrics import NAMESPACE, emit
 from richdoc.tracing import handler_tracer
 from richdoc.wiring import wiring
 
-NAMESPACE = "richdoc"
 tracer = handler_tracer()
 metrics = Metrics(namespace=NAMESPACE)
 
 Handler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 
-# What each step writes to the artifact bucket (the plan writes nothing).
-WRITES: dict[str, Written] = {
-    "parse": "parse_artifacts",
-    "merge": "parse_artifacts",
-    "project": "run_outputs",
-    "detect": "run_outputs",
-}
-
 
 def record_decision(
     jobs: JobStore, references: DigestReferences, event: StageInput, output: StageOutput
 ) -> None:
-    """What a step's output decides for its job, written as part of its attempt (a failed
-    write fails the attempt): the plan's shard count, the only write of it, and the digest
-    of the bytes it inspected, so that the shards' registrations on that digest find it
-    on the job (``richdoc.jobs.references``)."""
-    if isinstance(output, PlanOutput):
-        jobs.record_shards(event.job_id, event.run, output.shard_count)
-        if output.sha256:
-            references.record_on_job(output.sha256, event.job_id)
+    """What a step's output decides for its job (``StageOutput.decision``), written as
+    part of its attempt (a failed write fails the attempt): the shard count, the only
+    write of it, and the digest of the bytes inspected, so that the shards' registrations
+    on that digest find it on the job (``richdoc.jobs.references``)."""
+    decision = output.decision()
+    if decision is None:
+        return
+    jobs.record_shards(event.job_id, event.run, decision.shard_count)
+    if decision.sha256:
+        references.record_on_job(decision.sha256, event.job_id)
 
 
-def step_done(jobs: JobStore, event: StageInput, stage: StepName) -> None:
+def step_done(jobs: JobStore, event: StageInput, contract: StageContract[Any, Any]) -> None:
     """What a finished step tells the job's progress: a shard's parse counts as finished
-    (exactly once, however often it ran), and after detect only recording is left. Behind
-    the run fence: a cancelled run's step fails here (JobCancelled) and the run stops."""
+    (exactly once, however often it ran), and after the run's last step only recording
+    is left. Behind the run fence: a cancelled run's step fails here (JobCancelled) and
+    the run stops."""
     pages = event.attempt_pages()
-    if stage == "parse" and pages:
+    if pages:
         jobs.shard_done(event.job_id, event.run, pages)
-    elif stage == "detect":
+    elif contract.last:
         jobs.mark_recording(event.job_id, event.run)
 
 
@@ -92,7 +80,7 @@ def stage_handler(
     ``contract.output`` as JSON."""
     stage = contract.name
     logger = Logger(service=stage)
-    writes = WRITES.get(stage)
+    writes = contract.writes
 
     def decorate(body: Callable[[InputT, LambdaContext], OutputT]) -> Handler:
         @log_invocation(logger, correlation_id_path="job_id")
@@ -122,17 +110,12 @@ def stage_handler(
                 if writes is not None:
                     # Deleted while this ran? What it wrote goes now, and the run stops.
                     wiring.deletion.discard_if_deleted(event.job_id, writes)
-            step_done(wiring.jobs, event, stage)
+            step_done(wiring.jobs, event, contract)
             result = output.model_dump(mode="json")
-            with single_metric(
-                name="StageSeconds",
-                unit=MetricUnit.Seconds,
-                value=time.monotonic() - started,
-                namespace=NAMESPACE,
-            ) as metric:
-                metric.add_dimension(name="stage", value=stage)
-                if tier is not None:  # parse duration by memory tier
-                    metric.add_dimension(name="tier", value=str(tier))
+            # Parse durations by memory tier too.
+            by_tier = {"tier": str(tier)} if tier is not None else {}
+            seconds = time.monotonic() - started
+            emit("StageSeconds", seconds, MetricUnit.Seconds, stage=stage, **by_tier)
             logger.info("stage finished", extra={"result": result})
             return result
 

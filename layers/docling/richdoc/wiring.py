@@ -19,9 +19,6 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import boto3
 
-from richdoc.admission.backlog import Backlog
-from richdoc.admission.settings import AdmissionSettings
-from richdoc.admission.slots import SlotLedger
 from richdoc.artifacts import ArtifactStore
 from richdoc.deletion import Deletion
 from richdoc.jobs import JobStore
@@ -33,6 +30,10 @@ if TYPE_CHECKING:
     from types_boto3_s3 import S3Client
     from types_boto3_sqs import SQSClient
     from types_boto3_stepfunctions import SFNClient
+
+    from richdoc.admission.backlog import Backlog
+    from richdoc.admission.settings import AdmissionSettings
+    from richdoc.admission.slots import SlotLedger
 
 T = TypeVar("T")
 
@@ -100,18 +101,26 @@ class Wiring:
             lambda: Deletion(jobs=self.jobs, references=self.references, artifacts=self.artifacts),
         )
 
+    # Admission's modules are imported by the handlers that use them (the starter, the
+    # dispatcher, the records), not at every step's cold start.
     @property
     def admission(self) -> AdmissionSettings:
+        from richdoc.admission.settings import AdmissionSettings
+
         return self._once("admission", AdmissionSettings.from_env)
 
     @property
     def ledger(self) -> SlotLedger:
+        from richdoc.admission.slots import SlotLedger
+
         return self._once(
             "ledger", lambda: SlotLedger(self.jobs.table, self.admission, self.jobs.clock)
         )
 
     @property
     def backlog(self) -> Backlog:
+        from richdoc.admission.backlog import Backlog
+
         return self._once("backlog", lambda: Backlog(self.jobs.table, self.jobs.clock))
 
     def artifacts_of(self, job_id: str) -> ArtifactStore:

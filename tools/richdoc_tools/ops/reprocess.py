@@ -50,7 +50,7 @@ from richdoc.admission.backlog import Backlog
 from richdoc.admission.tenants import tenant_of
 from richdoc.artifacts import contract_of
 from richdoc.formats import format_of
-from richdoc.jobs import Job, JobStatus, StaleRun, execution_name, job_id_for
+from richdoc.jobs import Job, JobStatus, StaleRun, execution_arn, job_id_for
 from richdoc.jobs.keys import QueueKind
 from richdoc.manifests import ObjectVersion
 from richdoc.parse.settings import Pipeline, processor_contract
@@ -311,17 +311,20 @@ def _queue(operator: Operator, backlog: Backlog, job: Job, *, dry_run: bool) -> 
     if dry_run:
         return result(ReprocessOutcome.WOULD_QUEUE, job.run + 1, f"would queue run {job.run + 1}")
     next_run = job.run + 1
-    prefix = operator.resources.state_machine_arn.replace(":stateMachine:", ":execution:", 1)
-    # In the lane before the run waits: the dispatcher its stream record wakes finds it.
-    backlog.mark(tenant, QueueKind.REPROCESS)
     try:
-        operator.jobs.start_next_run(
-            job.job_id,
-            job.run,
-            execution_arn=f"{prefix}:{execution_name(job.job_id, next_run)}",
-            tenant=tenant,
-            allowed=REPROCESSABLE,
-            queue=QueueKind.REPROCESS,
+        backlog.queue_run(
+            tenant,
+            lambda: operator.jobs.start_next_run(
+                job.job_id,
+                job.run,
+                execution_arn=execution_arn(
+                    operator.resources.state_machine_arn, job.job_id, next_run
+                ),
+                tenant=tenant,
+                allowed=REPROCESSABLE,
+                queue=QueueKind.REPROCESS,
+            ),
+            QueueKind.REPROCESS,
         )
     except StaleRun:  # it moved on meanwhile (a redrive, its own end, a deletion)
         current = operator.jobs.get(job.job_id)

@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 from botocore.exceptions import ClientError
@@ -70,6 +70,7 @@ BACKLOG_LANE = "backlog"
 NEVER_SERVED = "0"
 # How long a lane set by a new job is kept even when the queue reads empty.
 LANE_GRACE_S = 60
+Result = TypeVar("Result")
 # How many lane items one read of the lane takes (the dispatcher reads no further than
 # the turns it gives out).
 LANE_PAGE = 25
@@ -145,6 +146,21 @@ class Backlog:
         self.clock = clock
 
     # ---- the lane ----------------------------------------------------------------------
+
+    def queue_run(
+        self, tenant: str, write: Callable[[], Result], queue: QueueKind = QueueKind.UPLOADS
+    ) -> Result:
+        """Queue a run in one of ``tenant``'s queues: the queue joins the lane, then
+        ``write`` records the run QUEUED (what it returns is returned). The only way a run
+        starts waiting: the starter's uploads and redrives, and a reprocess.
+
+        The lane is marked first because the job's write wakes the dispatcher (its stream
+        record), which looks for waiting jobs through the lane: marked after, a new
+        tenant's first job could be looked for before the mark and wait for the next
+        trigger, the minutely schedule (an intermittent failure taught it). A write that
+        queues nothing (a duplicate) leaves a mark that the dispatcher clears."""
+        self.mark(tenant, queue)
+        return write()
 
     def mark(self, tenant: str, queue: QueueKind = QueueKind.UPLOADS) -> None:
         """A job waits in one of ``tenant``'s queues: the queue joins the lane (keeping

@@ -46,7 +46,7 @@ from richdoc.awserrors import aws_errors
 from richdoc.contracts import ExecutionInput
 from richdoc.jobs import Job, JobStatus, JobStore, execution_name, timestamp
 from richdoc.jobs.keys import QueueKind
-from richdoc.records.actions import emit
+from richdoc.metrics import emit
 from richdoc.taxonomy import Transient
 
 if TYPE_CHECKING:
@@ -220,24 +220,8 @@ class Dispatcher:
         """Hand the ended run's slot to the next waiting job in turn: (released, the job
         admitted). Nobody waiting, or a holding the ledger does not record as the image
         says: nothing done (the caller releases)."""
-        while (entry := turns.front()) is not None and turns.free != 0:
-            queue = self._next_jobs(entry, turns)
-            if queue is None:
-                continue
-            job = queue[0]
-            outcome = self.ledger.hand_over(ended_id, holding, job)
-            if outcome is Handover.GONE:
-                queue.popleft()  # the index lagged: admitted, cancelled or deleted
-                continue
-            if outcome is Handover.TENANT_FULL:
-                turns.passed()  # its tenant holds its share: its turn is over
-                continue
-            if outcome is not Handover.HANDED:
-                return False, None
-            queue.popleft()
-            self._admitted(job, entry, turns)
-            return True, job
-        return False, None
+        job = self._take_next(turns, lambda job: self.ledger.hand_over(ended_id, holding, job))
+        return job is not None, job
 
     def schedule(self) -> Dispatched:
         """The minutely backstop: release, admit, start what did not start; the backlog
@@ -291,20 +275,40 @@ class Dispatcher:
         admission safe, so ``turns`` read earlier (``_turns``) may be used as they are."""
         turns = turns if turns is not None else self._turns(room_known=False)
         admitted: list[str] = []
-        while len(admitted) < MAX_ADMISSIONS and turns.free != 0:
-            entry = turns.front()
-            if entry is None:
-                break
-            outcome, job = self._admit_next(entry, turns)
-            if outcome is Admission.FULL:
-                break
+        while len(admitted) < MAX_ADMISSIONS:
+            job = self._take_next(turns, self.ledger.admit)
             if job is None:
-                continue  # its queue is empty, or its tenant holds its share
+                break
             admitted.append(job.job_id)
             if turns.free is not None:
                 turns.free -= 1
-            self._admitted(job, entry, turns)
         return admitted
+
+    def _take_next(self, turns: Turns, take: Callable[[Job], Admission | Handover]) -> Job | None:
+        """The lane walked in turn until ``take`` (an admission, or a hand-over) gives a
+        slot to a waiting job: a job that no longer waits is passed over (the index
+        lagged: admitted, cancelled or deleted), a queue whose tenant holds its share ends
+        its turn. The job admitted (its turn recorded, its run started), or None: no queue
+        had a job to give, or ``take`` stopped the walk (every slot held; a holding the
+        ledger does not record as the caller said)."""
+        while turns.free != 0 and (entry := turns.front()) is not None:
+            queue = self._next_jobs(entry, turns)
+            if queue is None:
+                continue
+            job = queue[0]
+            outcome = take(job)
+            if outcome in (Admission.GONE, Handover.GONE):
+                queue.popleft()
+                continue
+            if outcome in (Admission.TENANT_FULL, Handover.TENANT_FULL):
+                turns.passed()
+                continue
+            if outcome not in (Admission.ADMITTED, Handover.HANDED):
+                return None
+            queue.popleft()
+            self._admitted(job, entry, turns)
+            return job
+        return None
 
     def _admitted(self, job: Job, entry: LaneEntry, turns: Turns) -> None:
         """After an admission: the queue's turn recorded, the run's execution started,
@@ -393,22 +397,6 @@ class Dispatcher:
                 return waiting
             limit = min(2 * limit, STALE_PAGE_MAX)
         return deque()
-
-    def _admit_next(self, entry: LaneEntry, turns: Turns) -> tuple[Admission | None, Job | None]:
-        """Admit the queue's oldest waiting job; the outcome and the job admitted."""
-        while True:
-            queue = self._next_jobs(entry, turns)
-            if queue is None:
-                return None, None
-            job = queue.popleft()
-            outcome = self.ledger.admit(job)
-            if outcome is Admission.ADMITTED:
-                return outcome, job
-            if outcome is Admission.FULL:
-                return outcome, None
-            if outcome is Admission.TENANT_FULL:
-                turns.passed()
-                return outcome, None
 
     def start(self, job: Job) -> bool:
         """Start the admitted run's execution; whether it is (or was already) started.

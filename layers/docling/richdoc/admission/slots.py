@@ -15,7 +15,7 @@ release twice:
 * ``admit``: a waiting job takes one slot: the ledger has room (``running <= capacity -
   1``), the tenant has room, the job is still the waiting run it was (QUEUED, its run,
   its ``backlog_key``, holding nothing). It leaves the backlog in the same write.
-* ``widen``: a running sharded job takes ``k`` more slots, free at that moment (never
+* ``claim_shard_slots``: a running sharded job claims ``k`` more slots, free at that moment (never
   waited for: a job holding slots while it waits for more could deadlock with another).
 * ``release``: the holder leaves the ledger and the counts fall by what it held;
   conditional on the holder entry, so a second release of the same holding changes
@@ -163,6 +163,90 @@ class _Item:
         return cast("TransactWriteItemTypeDef", {"Update": update})
 
 
+@dataclass(frozen=True)
+class _Taking:
+    """A waiting job taking a slot: its holding, and the write to its item that takes it
+    out of the backlog, conditional on its still being the waiting run it was."""
+
+    job_id: str
+    holder: Holder
+    item: _Item
+
+
+def _taking(job: Job, now: str) -> _Taking:
+    assert job.tenant is not None and job.backlog_key is not None, "not a waiting job"
+    item = _Item(
+        job_key(job.job_id),
+        Update()
+        .set("slots", 1)
+        .set("slots_run", job.run)
+        .set("admitted_at", now)
+        .set("updated_at", now)
+        .remove("backlog_key"),
+        "#cn = :cn AND #cs = :cs AND #cb = :cb AND attribute_not_exists(#cx)",
+        {"#cn": "run", "#cs": "job_status", "#cb": "backlog_key", "#cx": "slots"},
+        {":cn": job.run, ":cs": str(JobStatus.QUEUED), ":cb": job.backlog_key},
+    )
+    holder = Holder(run=job.run, slots=1, tenant=job.tenant, admitted_at=now)
+    return _Taking(job.job_id, holder, item)
+
+
+def _ledger_change(
+    now: str,
+    running: int,
+    *,
+    leaving: tuple[str, Holder] | None = None,
+    entering: _Taking | None = None,
+    room: int | None = None,
+) -> _Item:
+    """The ledger's part of a change: the holding ``leaving`` removed (conditional on the
+    ledger recording it as it is), the one ``entering`` added (conditional on the job
+    holding nothing yet), ``running`` added, within ``room`` (the most ``running`` may
+    be before the change)."""
+    update = Update().set("updated_at", now).add("running", running).add("version", 1)
+    conditions: list[str] = []
+    names = {"#ch": "holders"}
+    values: dict[str, Any] = {}
+    if leaving is not None:
+        ended_id, holder = leaving
+        update.remove(("holders", ended_id))
+        conditions.append("#ch.#ce.#cn = :cn AND #ch.#ce.#cs = :cs")
+        names |= {"#ce": ended_id, "#cn": "run", "#cs": "slots"}
+        values |= {":cn": holder.run, ":cs": holder.slots}
+    if entering is not None:
+        update.set(("holders", entering.job_id), entering.holder.model_dump())
+        if leaving is None:
+            conditions.append("attribute_exists(#ch)")
+        conditions.append("attribute_not_exists(#ch.#cj)")
+        names["#cj"] = entering.job_id
+    if room is not None:
+        conditions.append("#cr <= :cl")
+        names["#cr"] = "running"
+        values[":cl"] = room
+    return _Item(ledger_key(), update, " AND ".join(conditions), names, values)
+
+
+def _share_gives_back(tenant: str, slots: int) -> _Item:
+    """``tenant``'s share gives back ``slots``."""
+    return _Item(
+        share_key(tenant),
+        Update().add("running", -slots),
+        "attribute_exists(#cr)",
+        {"#cr": "running"},
+    )
+
+
+def _given_back(job_id: str, holder: Holder, now: str) -> _Item:
+    """The job's item stops mirroring the holding of ``holder``'s run."""
+    return _Item(
+        job_key(job_id),
+        Update().remove("slots", "slots_run").set("released_at", now),
+        "#cw = :cn",
+        {"#cw": "slots_run"},
+        {":cn": holder.run},
+    )
+
+
 class SlotLedger:
     """Admission's slot accounting over the jobs table (see the module's docstring)."""
 
@@ -218,40 +302,14 @@ class SlotLedger:
 
     def admit(self, job: Job) -> Admission:
         """One slot for the waiting ``job``, if the ledger and its tenant have room."""
-        assert job.tenant is not None and job.backlog_key is not None, "not a waiting job"
-        now, tenant = self.clock(), job.tenant
-        holder = Holder(run=job.run, slots=1, tenant=tenant, admitted_at=now)
-        ledger = _Item(
-            ledger_key(),
-            Update()
-            .set(("holders", job.job_id), holder.model_dump())
-            .set("updated_at", now)
-            .add("running", 1)
-            .add("version", 1),
-            "attribute_exists(#ch) AND attribute_not_exists(#ch.#cj) AND #cr <= :cl",
-            {"#ch": "holders", "#cj": job.job_id, "#cr": "running"},
-            {":cl": self.settings.capacity - 1},
-        )
-        share = _Item(
-            share_key(tenant),
-            Update().set("tenant", tenant).add("running", 1),
-            "attribute_not_exists(#cr) OR #cr <= :cl",
-            {"#cr": "running"},
-            {":cl": self.settings.per_tenant - 1},
-        )
-        mirror = _Item(
-            job_key(job.job_id),
-            Update()
-            .set("slots", 1)
-            .set("slots_run", job.run)
-            .set("admitted_at", now)
-            .set("updated_at", now)
-            .remove("backlog_key"),
-            "#cn = :cn AND #cs = :cs AND #cb = :cb AND attribute_not_exists(#cx)",
-            {"#cn": "run", "#cs": "job_status", "#cb": "backlog_key", "#cx": "slots"},
-            {":cn": job.run, ":cs": str(JobStatus.QUEUED), ":cb": job.backlog_key},
-        )
-        reasons = self._transact([ledger, share, mirror], "admitting a job")
+        now = self.clock()
+        taking = _taking(job, now)
+        items = [
+            _ledger_change(now, 1, entering=taking, room=self.settings.capacity - 1),
+            self._share_takes(taking.holder.tenant),
+            taking.item,
+        ]
+        reasons = self._transact(items, "admitting a job")
         if not reasons:
             return Admission.ADMITTED
         if reasons[2] == CONDITION_FAILED:
@@ -260,7 +318,7 @@ class SlotLedger:
             return Admission.FULL
         return Admission.TENANT_FULL
 
-    def widen(self, job: Job, wanted: int) -> int:
+    def claim_shard_slots(self, job: Job, wanted: int) -> int:
         """Up to ``wanted`` more slots for the running ``job`` (its shards), as many as are
         free now; how many it took (0 when none are, or the job holds none)."""
         for _ in range(3):  # a change by someone else between the read and the write
@@ -296,13 +354,7 @@ class SlotLedger:
                         ":cl": self.settings.capacity - extra,
                     },
                 ),
-                _Item(
-                    share_key(holder.tenant),
-                    Update().add("running", extra),
-                    "#cr <= :cl",
-                    {"#cr": "running"},
-                    {":cl": self.settings.per_tenant - extra},
-                ),
+                self._share_takes(holder.tenant, extra),
                 _Item(
                     job_key(job.job_id),
                     Update().add("slots", extra),
@@ -322,30 +374,9 @@ class SlotLedger:
         """Give back what ``holder`` holds for ``job_id``; False when it was given back
         already (or the ledger records another holding now)."""
         now = self.clock()
-        ledger = _Item(
-            ledger_key(),
-            Update()
-            .remove(("holders", job_id))
-            .set("updated_at", now)
-            .add("running", -holder.slots)
-            .add("version", 1),
-            "#ch.#cj.#cn = :cn AND #ch.#cj.#cs = :cs",
-            {"#ch": "holders", "#cj": job_id, "#cn": "run", "#cs": "slots"},
-            {":cn": holder.run, ":cs": holder.slots},
-        )
-        share = _Item(
-            share_key(holder.tenant),
-            Update().add("running", -holder.slots),
-            "attribute_exists(#cr)",
-            {"#cr": "running"},
-        )
-        mirror = _Item(
-            job_key(job_id),
-            Update().remove("slots", "slots_run").set("released_at", now),
-            "#cw = :cn",
-            {"#cw": "slots_run"},
-            {":cn": holder.run},
-        )
+        ledger = _ledger_change(now, -holder.slots, leaving=(job_id, holder))
+        share = _share_gives_back(holder.tenant, holder.slots)
+        mirror = _given_back(job_id, holder, now)
         reasons = self._transact([ledger, share, mirror], "releasing slots")
         if reasons and reasons[2] == CONDITION_FAILED and reasons[0] != CONDITION_FAILED:
             # The job item no longer mirrors the holding (it expired, or was written
@@ -356,70 +387,21 @@ class SlotLedger:
     def hand_over(self, ended_id: str, holder: Holder, job: Job) -> Handover:
         """Give back what ``holder`` holds for the run of ``ended_id`` and admit the
         waiting ``job`` into one of those slots, in one transaction: the slot is never
-        seen free. Its conditions are the release's and the admission's (the ledger holds
-        ``holder``; ``job`` still waits, and its tenant has room)."""
-        assert job.tenant is not None and job.backlog_key is not None, "not a waiting job"
-        now, tenant = self.clock(), job.tenant
-        admitted = Holder(run=job.run, slots=1, tenant=tenant, admitted_at=now)
-        ledger = _Item(
-            ledger_key(),
-            Update()
-            .remove(("holders", ended_id))
-            .set(("holders", job.job_id), admitted.model_dump())
-            .set("updated_at", now)
-            .add("running", 1 - holder.slots)
-            .add("version", 1),
-            "#ch.#ce.#cn = :cn AND #ch.#ce.#cs = :cs AND attribute_not_exists(#ch.#cj)",
-            {"#ch": "holders", "#ce": ended_id, "#cj": job.job_id, "#cn": "run", "#cs": "slots"},
-            {":cn": holder.run, ":cs": holder.slots},
-        )
+        seen free. Its items are the release's and the admission's, and so are its
+        conditions (the ledger holds ``holder``; ``job`` still waits, and its tenant has
+        room); a tenant handing a slot to itself changes its share by the difference."""
+        now = self.clock()
+        taking = _taking(job, now)
+        tenant = taking.holder.tenant
+        ledger = _ledger_change(now, 1 - holder.slots, leaving=(ended_id, holder), entering=taking)
         shares = []
-        if holder.tenant == tenant:
-            if holder.slots != 1:
-                shares.append(
-                    _Item(
-                        share_key(tenant),
-                        Update().add("running", 1 - holder.slots),
-                        "attribute_exists(#cr)",
-                        {"#cr": "running"},
-                    )
-                )
-        else:
-            shares += [
-                _Item(
-                    share_key(holder.tenant),
-                    Update().add("running", -holder.slots),
-                    "attribute_exists(#cr)",
-                    {"#cr": "running"},
-                ),
-                _Item(
-                    share_key(tenant),
-                    Update().set("tenant", tenant).add("running", 1),
-                    "attribute_not_exists(#cr) OR #cr <= :cl",
-                    {"#cr": "running"},
-                    {":cl": self.settings.per_tenant - 1},
-                ),
-            ]
-        ended = _Item(
-            job_key(ended_id),
-            Update().remove("slots", "slots_run").set("released_at", now),
-            "#cw = :cn",
-            {"#cw": "slots_run"},
-            {":cn": holder.run},
-        )
-        waiting = _Item(
-            job_key(job.job_id),
-            Update()
-            .set("slots", 1)
-            .set("slots_run", job.run)
-            .set("admitted_at", now)
-            .set("updated_at", now)
-            .remove("backlog_key"),
-            "#cn = :cn AND #cs = :cs AND #cb = :cb AND attribute_not_exists(#cx)",
-            {"#cn": "run", "#cs": "job_status", "#cb": "backlog_key", "#cx": "slots"},
-            {":cn": job.run, ":cs": str(JobStatus.QUEUED), ":cb": job.backlog_key},
-        )
-        reasons = self._transact([ledger, *shares, ended, waiting], "handing a slot over")
+        if holder.tenant != tenant:
+            shares = [_share_gives_back(holder.tenant, holder.slots), self._share_takes(tenant)]
+        elif holder.slots != 1:
+            shares = [_share_gives_back(tenant, holder.slots - 1)]
+        ended = _given_back(ended_id, holder, now)
+        items = [ledger, *shares, ended, taking.item]
+        reasons = self._transact(items, "handing a slot over")
         if not reasons:
             return Handover.HANDED
         if reasons[-1] == CONDITION_FAILED:
@@ -429,6 +411,16 @@ class SlotLedger:
         if len(shares) == 2 and reasons[2] == CONDITION_FAILED:
             return Handover.TENANT_FULL
         return Handover.NOT_MIRRORED  # the ended job's item no longer mirrors the holding
+
+    def _share_takes(self, tenant: str, slots: int = 1) -> _Item:
+        """``tenant``'s share takes ``slots`` more, if it has room for them."""
+        return _Item(
+            share_key(tenant),
+            Update().set("tenant", tenant).add("running", slots),
+            "attribute_not_exists(#cr) OR #cr <= :cl",
+            {"#cr": "running"},
+            {":cl": self.settings.per_tenant - slots},
+        )
 
     def recount(self, ledger: Ledger, tenants: Mapping[str, int]) -> bool:
         """Set the ledger's ``running`` and these tenants' counts (tenant -> the count it

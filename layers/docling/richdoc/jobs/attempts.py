@@ -6,7 +6,7 @@ behind the run fence (a stale run stops there, before anything is recorded): it 
 job's stage and tier and takes the next numbers of two counters, the job's
 ``attempt_seq`` (which orders its attempt items) and the count of the stage's attempts
 (per shard: ``pages``) in the run, kept in the job's ``attempt_counts`` map under
-``keys.attempt_slot``. DynamoDB applies an update to one item atomically, so shards
+``keys.attempt_series``. DynamoDB applies an update to one item atomically, so shards
 opening side by side never share a number. The second is the put of the attempt item.
 
 The map must exist for an ADD into it: the job is created with it and a redrive resets
@@ -33,7 +33,7 @@ from pydantic import BaseModel
 
 from richdoc.awserrors import aws_errors, retry_conflicts
 from richdoc.contracts import PageSpan, StepName
-from richdoc.jobs.keys import attempt_key, attempt_slot, attempts_prefix, job_key, partition_key
+from richdoc.jobs.keys import attempt_key, attempt_series, attempts_prefix, job_key, partition_key
 from richdoc.jobs.model import (
     MAX_REASON_CHARS,
     OK_OUTCOME,
@@ -294,8 +294,8 @@ class AttemptRecords:
         """``update`` of the job item, taking the attempt's numbers in the same write: its
         ``seq`` and its number within the stage (and shard) in the run. ``fenced``: only
         while run ``run`` is RUNNING (StaleRun otherwise); else the job must exist."""
-        slot = attempt_slot(run, stage, pages)
-        update.add(ATTEMPT_SEQ, 1).add((ATTEMPT_COUNTS, slot), 1)
+        series = attempt_series(run, stage, pages)
+        update.add(ATTEMPT_SEQ, 1).add((ATTEMPT_COUNTS, series), 1)
         try:
             written = self._write_numbers(job_id, run, update, fenced)
         except ClientError as exc:
@@ -305,7 +305,7 @@ class AttemptRecords:
             self._add_counters(job_id, run)
             written = self._write_numbers(job_id, run, update, fenced)
         numbers = _Numbers.model_validate(written)
-        return numbers.attempt_seq, numbers.attempt_counts[slot]
+        return numbers.attempt_seq, numbers.attempt_counts[series]
 
     def _write_numbers(self, job_id: str, run: int, update: Update, fenced: bool) -> Item:
         if fenced:
@@ -328,7 +328,7 @@ class AttemptRecords:
 
     def _add_counters(self, job_id: str, run: int) -> None:
         """The counter map of a job that has none, counting the run's attempts so far."""
-        counts = Counter(attempt_slot(run, a.stage, a.pages) for a in self.of_job(job_id, run))
+        counts = Counter(attempt_series(run, a.stage, a.pages) for a in self.of_job(job_id, run))
         with aws_errors("numbering attempt"):
             retry_conflicts(
                 self.table.update_item,

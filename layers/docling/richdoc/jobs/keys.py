@@ -61,6 +61,16 @@ def execution_name(job_id: str, run: int) -> str:
     return f"{job_id}-r{run}"
 
 
+def execution_arn(state_machine_arn: str, job_id: str, run: int) -> str:
+    """The ARN the execution of a run has (or will have) on that state machine: Step
+    Functions names a Standard execution ``arn:<partition>:states:<region>:<account>:
+    execution:<machine>:<execution name>``."""
+    head, kind, machine = state_machine_arn.rsplit(":", 2)
+    if kind != "stateMachine":
+        raise ValueError(f"not a state machine's ARN: {state_machine_arn!r}")
+    return f"{head}:execution:{machine}:{execution_name(job_id, run)}"
+
+
 def partition_key(job_id: str) -> str:
     """The partition of a job and all its attempts."""
     return f"{_PARTITION_PREFIX}{job_id}"
@@ -90,9 +100,10 @@ def is_attempt_key(sort_key: str) -> bool:
     return sort_key.startswith(_ATTEMPT_PREFIX)
 
 
-def attempt_slot(run: int, stage: str, pages: PageSpan | None) -> str:
+def attempt_series(run: int, stage: str, pages: PageSpan | None) -> str:
     """What attempts are numbered within: a stage of a run, and the shard (``pages``) in
-    it; the job item counts each slot's attempts under this name."""
+    it; the job item counts each series' attempts under this name (a slot is admission's
+    word alone)."""
     return f"r{run}#{stage}#{pages}" if pages else f"r{run}#{stage}"
 
 

@@ -13,9 +13,10 @@ shows ``{}`` for them.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -37,7 +38,7 @@ from richdoc.contracts import (
     SourceObject,
     StepName,
 )
-from richdoc.jobs.keys import QueueKind, queue_of
+from richdoc.jobs.keys import JOB_SK, QueueKind, queue_of
 from richdoc.jobs.phase import JobPhase, Progress
 from richdoc.taxonomy import Failure
 
@@ -262,6 +263,14 @@ class Job(BaseModel):
     @classmethod
     def from_item(cls, item: Item) -> Job:
         return cls.model_validate(item)
+
+    @classmethod
+    def from_image(cls, image: Mapping[str, Any] | None) -> Job | None:
+        """An image of the jobs table's stream (deserialized) as a job; None for the
+        table's other items (attempts, references, admission's) and for no image."""
+        if not image or image.get("sk") != JOB_SK:
+            return None
+        return cls.from_item(dict(image))
 
     def to_item(self) -> Item:
         """The job's attributes as stored (``job_status``; no nulls). The finished shards

@@ -14,7 +14,7 @@ job is never terminal without its dead-letter message on the queue.
 from __future__ import annotations
 
 from aws_lambda_powertools import Logger, Metrics
-from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools.metrics import MetricUnit
 
 from richdoc.admission.slots import SlotLedger
 from richdoc.contracts import (
@@ -36,9 +36,8 @@ from richdoc.contracts import (
 )
 from richdoc.deadletter import failure_attributes
 from richdoc.jobs import Job, JobCancelled, JobStatus, JobStore, StaleRun
+from richdoc.metrics import emit
 from richdoc.taxonomy import FailureKind
-
-NAMESPACE = "richdoc"
 
 
 class Actions:
@@ -156,7 +155,7 @@ class Actions:
         holder = self.ledger.read().holders.get(job.job_id) if self.ledger else None
         if self.ledger is None or holder is None or holder.run != job.run:
             return SlotsClaimed(max_concurrency=action.wanted)
-        extra = self.ledger.widen(job, action.wanted - holder.slots)
+        extra = self.ledger.claim_shard_slots(job, action.wanted - holder.slots)
         held = holder.slots + extra
         self.logger.info("slots for shards", extra={"wanted": action.wanted, "held": held})
         return SlotsClaimed(max_concurrency=max(1, min(held, action.wanted)))
@@ -177,12 +176,3 @@ def count_dead_lettered(job: Job) -> None:
     # upload is dead-lettered as designed.
     failure = job.failure
     emit("JobsDeadLettered", 1, kind=str(failure.kind if failure else FailureKind.INTERNAL))
-
-
-def emit(name: str, value: float, **dimensions: str) -> None:
-    """One metric with exactly these dimensions (no service dimension), flushed now."""
-    with single_metric(
-        name=name, unit=MetricUnit.Count, value=value, namespace=NAMESPACE
-    ) as metric:
-        for dimension, dimension_value in dimensions.items():
-            metric.add_dimension(name=dimension, value=dimension_value)

@@ -57,7 +57,8 @@ from richdoc.jobs import (
     StaleRun,
     timestamp,
 )
-from richdoc.records.actions import count_dead_lettered, emit
+from richdoc.metrics import emit
+from richdoc.records.actions import count_dead_lettered
 from richdoc.records.sweep_walk import Budget, SweepWalk, Unlimited
 from richdoc.taxonomy import Failure, FailureKind
 
