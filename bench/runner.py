@@ -35,6 +35,7 @@ ITEMS: dict[str, str] = {
     "admission": "bench.admission_bench",
     "ocr": "bench.ocr_bench",
     "drain": "bench.drain_bench",
+    "speed_patches": "bench.speed_patches_bench",
 }
 
 

@@ -513,7 +513,8 @@ def test_dlq_list_names_malformed_messages_and_redrive_says_what_each_kind_will_
 
     redrive = served.richdoc("dlq", "redrive")
     assert redrive.returncode == 0, redrive.stderr
-    assert "moved 2 message(s) back to the ingest queue" in redrive.stdout
+    assert "started SQS message move task" in redrive.stdout
+    assert "of the 2 message(s) seen on the queue:" in redrive.stdout
     assert "1 dead-lettered run(s): each starts the next run of its job" in redrive.stdout
     assert "1 malformed message(s), not S3 notifications: they start nothing" in redrive.stdout
     assert "0 S3 notification(s)" in redrive.stdout

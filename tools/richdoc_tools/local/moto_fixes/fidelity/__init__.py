@@ -1,0 +1,64 @@
+"""Where stock moto is kinder than AWS, or answers otherwise, made to behave as AWS
+documents (see ``richdoc_tools.local.moto_fixes``; docs/moto-fixes.md lists them).
+
+Each module has ``PATCHED`` (the dotted paths it replaces; ``ADDED``, those moto lacks)
+and ``install(exit_stack)``. Two groups, installed in order on the stack's
+``ExitStack``: ``EVERY_STACK`` (what the pipeline's behaviour depends on, lenient stacks
+included) and ``STRICT`` (AWS's refusals, the strict stack's rules: docs/embedded-stack.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from richdoc_tools.local.moto_fixes.fidelity import (
+    connection_secrets,
+    events_delivery,
+    events_replay,
+    events_sqs_policy,
+    execution_history_pages,
+    execution_status,
+    lambda_payload_size,
+    lambda_task_errors,
+    redrive_execution,
+    s3_delete_notifications,
+    s3_key_length,
+    s3_metadata_encoding,
+    s3_notifications,
+    s3_version_listing_encoding,
+    sfn_input_size,
+    sqs_message_move_task,
+    sqs_message_validation,
+    stop_execution,
+)
+from richdoc_tools.local.patches import PlainPatchPoint
+
+EVERY_STACK: tuple[PlainPatchPoint, ...] = (
+    execution_status,
+    stop_execution,
+    redrive_execution,
+    execution_history_pages,
+    lambda_task_errors,
+    s3_notifications,
+    s3_delete_notifications,
+    s3_version_listing_encoding,
+    events_delivery,
+    events_replay,
+    connection_secrets,
+    sqs_message_move_task,
+)
+STRICT: tuple[PlainPatchPoint, ...] = (
+    sqs_message_validation,
+    s3_key_length,
+    lambda_payload_size,
+    sfn_input_size,
+    events_sqs_policy,
+    s3_metadata_encoding,
+)
+FIXES: tuple[PlainPatchPoint, ...] = (*EVERY_STACK, *STRICT)
+
+
+def install(exit_stack: contextlib.ExitStack, group: tuple[PlainPatchPoint, ...]) -> None:
+    """Install every fix of ``group``, in order, until ``exit_stack`` closes."""
+    for fix in group:
+        fix.install(exit_stack)
