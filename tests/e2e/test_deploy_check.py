@@ -241,3 +241,31 @@ def test_an_empty_alarm_email_is_warned_but_deploys() -> None:
     assert all(f.status is not preflight.Status.FAIL for f in found.values())
     given = _found(_readings(1000, 1000), AlarmEmail="ops@example.com")["alarms"]
     assert given.status is preflight.Status.OK
+
+
+def test_an_upgrade_from_before_admission_names_the_two_indexes_and_the_steps(
+    account: Account, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Given the template the stack runs now (--previous-template), the check names the
+    table update CloudFormation would refuse, and the steps that make it; given the first
+    step, it finds nothing refused."""
+    from tests.support.releases import BEFORE_ADMISSION, template_at
+
+    account(1000, 1000)
+    previous = tmp_path / "template.yaml"
+    previous.write_text(template_at(BEFORE_ADMISSION))
+    code, report = _check(capsys, "--previous-template", str(previous))
+    upgrade = _finding(report, "upgrade")
+    assert (code, upgrade["status"], report["deployable"]) == (1, "fail", False)
+    assert "creates by-queue, tenants-by-service" in upgrade["says"]
+    assert "AdmissionIndexes=by-queue Admission=paused" in upgrade["fix"]
+    # The embedded stack's indexes (moto builds them at once) are every one ACTIVE.
+    assert _finding(report, "indexes")["status"] == "ok"
+    code, report = _check(
+        capsys,
+        "--previous-template",
+        str(previous),
+        "--parameter-overrides",
+        "AdmissionIndexes=by-queue Admission=paused",
+    )
+    assert _finding(report, "upgrade")["status"] == "ok"

@@ -259,9 +259,32 @@ def test_the_notifier_reads_every_job_change_and_never_holds_the_stream_up(
     assert set(pattern["dynamodb"]["NewImage"]["job_status"]["S"]) == terminal
 
 
+def test_the_dispatcher_isolates_a_change_it_fails_on_and_records_it_then_moves_on(
+    template: Template,
+) -> None:
+    """A failing batch is halved until the failing change is alone (the others go
+    through), retried, then recorded on a queue that alarms; the minutely run redoes
+    what it would have woken."""
+    mapping = _mappings(template)["DispatcherFunction"]
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": ["JobsTable", "StreamArn"]}
+    assert mapping["BisectBatchOnFunctionError"] is True
+    assert mapping["MaximumRetryAttempts"] == 5
+    queue = {"Fn::GetAtt": ["DispatchFailureQueue", "Arn"]}
+    assert mapping["DestinationConfig"] == {"OnFailure": {"Destination": queue}}
+    alarm = _alarms(template)["DispatchFailuresAlarm"]
+    assert alarm["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    assert alarm["Dimensions"][0]["Value"] == {"Fn::GetAtt": ["DispatchFailureQueue", "QueueName"]}
+    assert template.sam["Outputs"]["DispatchFailureQueueUrl"]["Value"] == {
+        "Ref": "DispatchFailureQueue"
+    }
+
+
 def test_jobs_table_has_status_index_recovery_and_encryption(template: Template) -> None:
     table = template.resources["JobsTable"]["Properties"]
-    index, queue, lane = table["GlobalSecondaryIndexes"]
+    index, queue, stepped = table["GlobalSecondaryIndexes"]
+    # The lane's index is left out of an upgrade's first step (one index per update).
+    condition, lane, absent = stepped["Fn::If"]
+    assert (condition, absent) == ("AdmissionIndexesInPlace", {"Ref": "AWS::NoValue"})
     assert index["IndexName"] == "by-status"
     assert index["KeySchema"][0] == {"AttributeName": "job_status", "KeyType": "HASH"}
     # Admission's sparse indexes: waiting jobs by tenant in upload order, keys only; the
@@ -358,6 +381,7 @@ def test_every_alarm_notifies_the_alarm_topic(template: Template) -> None:
         "BacklogAgeAlarm",
         "TransientDeadLettersAlarm",
         "DispatcherErrorsAlarm",
+        "DispatchFailuresAlarm",
         "WebhookDeadLettersAlarm",
     }
     for name, alarm in alarms.items():
@@ -637,7 +661,8 @@ EXPECTED_ACTIONS = {
         "dynamodb:UpdateItem",
         *PURGE_ACTIONS,
     },
-    # Admission: the ledger, the tenants, the waiting jobs; the admitted runs' executions.
+    # Admission: the ledger, the tenants, the waiting jobs; the admitted runs' executions;
+    # the stream mapping's failure destination.
     "DispatcherFunctionRole": {
         "dynamodb:GetItem",
         "dynamodb:BatchGetItem",
@@ -645,6 +670,7 @@ EXPECTED_ACTIONS = {
         "dynamodb:UpdateItem",
         "dynamodb:Query",
         "states:StartExecution",
+        "sqs:SendMessage",
     },
     # Reads the source object and records attempts; writes no artifact.
     "PlanFunctionRole": {
@@ -817,7 +843,8 @@ CONSUMER_ACTIONS = {
         "events:RemoveTargets",
         "events:ListTargetsByRule",
     },
-    "Bus": {"events:DescribeEventBus", "events:ListRules"},
+    "Bus": {"events:DescribeEventBus"},
+    "ListRules": {"events:ListRules"},
     "Replay": {"events:StartReplay", "events:DescribeReplay", "events:DescribeArchive"},
     "EventLog": {"logs:FilterLogEvents", "logs:GetLogEvents", "logs:DescribeLogStreams"},
     "FindTheStack": {"cloudformation:DescribeStacks"},
@@ -832,7 +859,10 @@ def test_the_stack_ships_a_consumer_policy_that_reads_results_and_receives_event
     statements = policy["Properties"]["PolicyDocument"]["Statement"]
     assert {s["Sid"]: set(_actions(s)) for s in statements} == CONSUMER_ACTIONS
     for statement in statements:
-        assert statement["Effect"] == "Allow" and statement["Resource"] != "*", statement
+        # "*" only where the action is authorized on no resource at all.
+        resource_less = statement["Sid"] == "ListRules"
+        assert statement["Effect"] == "Allow", statement
+        assert (statement["Resource"] == "*") is resource_less, statement
     # Nothing of the pipeline's own: no records, queues, sources or executions; no
     # PutEvents (a replay is put on the bus by EventBridge): no forged event reaches the
     # other consumers.
@@ -844,6 +874,11 @@ def test_the_stack_ships_a_consumer_policy_that_reads_results_and_receives_event
     # Rules of the consumers' own prefix only: never the stack's event-log rule.
     rules = by_sid["Subscribe"]["Resource"]["Fn::Sub"]
     assert rules.endswith(":rule/${EventBus}/${ConsumerRulePrefix}*")
+    # StartReplay is authorized on the archive, the bus replayed into and the replay.
+    replay = by_sid["Replay"]["Resource"]
+    assert {"Fn::GetAtt": ["EventArchive", "Arn"]} in replay
+    assert {"Fn::GetAtt": ["EventBus", "Arn"]} in replay
+    assert any(":replay/*" in r.get("Fn::Sub", "") for r in replay)
     assert template.sam["Outputs"]["ConsumerPolicyArn"]["Value"] == {"Ref": "ConsumerPolicy"}
 
 

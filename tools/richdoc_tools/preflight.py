@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from richdoc_tools.local.cloudformation.parameters import ParameterError, check_values
+
 if TYPE_CHECKING:
     import boto3
 
@@ -94,8 +96,8 @@ class Readings:
     parameters: dict[str, str] = field(default_factory=dict)
 
 
-class BadParameters(ValueError):
-    """Parameter values the template refuses (unknown name, out of range, not allowed)."""
+# Parameter values the template refuses (unknown name, out of range, not allowed).
+BadParameters = ParameterError
 
 
 def parse_overrides(pairs: list[str]) -> dict[str, str]:
@@ -126,23 +128,7 @@ def samconfig(path: Path) -> tuple[dict[str, str], str | None]:
 
 def check_parameters(template: Template, values: Mapping[str, str]) -> None:
     """Refuse what CloudFormation would refuse before creating anything."""
-    specs: dict[str, Any] = template.cfn.get("Parameters", {})
-    for name, value in values.items():
-        spec = specs.get(name)
-        if spec is None:
-            raise BadParameters(f"{name} is not a parameter of template.yaml")
-        allowed = [str(a) for a in spec.get("AllowedValues", [])]
-        if allowed and value not in allowed:
-            raise BadParameters(f"{name}={value}: must be one of {', '.join(allowed)}")
-        if spec.get("Type") == "Number":
-            try:
-                number = float(value)
-            except ValueError:
-                raise BadParameters(f"{name}={value}: not a number") from None
-            if "MinValue" in spec and number < float(spec["MinValue"]):
-                raise BadParameters(f"{name}={value}: at least {spec['MinValue']}")
-            if "MaxValue" in spec and number > float(spec["MaxValue"]):
-                raise BadParameters(f"{name}={value}: at most {spec['MaxValue']}")
+    check_values(template.cfn.get("Parameters", {}), values)
 
 
 def sizing(template: Template, parameters: Mapping[str, str]) -> Sizing:

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import (
     Annotated,
+    Any,
     ClassVar,
     Generic,
     Literal,
@@ -318,6 +319,24 @@ class ProjectInput(StageInput):
     docling_key: str
     sha256: str  # of the source's bytes, as the parse read them
     pipeline: str  # the docling pipeline that parsed it
+
+    @model_validator(mode="before")
+    @classmethod
+    def _as_an_earlier_definition_says_it(cls, data: Any) -> Any:
+        """A run an earlier release's definition started (a run in flight across an
+        upgrade) passes the same as the key in ``source.name``, the bucket beside it, and
+        the parse's sha256 and pipeline in ``source``."""
+        if not isinstance(data, dict) or "bucket" not in data:
+            return data
+        earlier = data.get("source")
+        if not isinstance(earlier, dict) or "name" not in earlier:
+            return data
+        return {
+            **data,
+            "source": {"bucket": data["bucket"], "key": earlier["name"]},
+            "sha256": earlier.get("sha256"),
+            "pipeline": earlier.get("pipeline"),
+        }
 
 
 class ProjectCounts(Contract):

@@ -14,6 +14,7 @@ import pytest
 from richdoc_tools.local.moto_fixes.fidelity import events_replay
 
 from tests.support.moto_fixes import moto_differs
+from tests.support.queues import drained
 
 BUS = "bus"
 NOW = datetime.now(UTC)
@@ -28,15 +29,6 @@ def _queue_rule(name: str) -> tuple[Any, str, str]:
     rule = events.put_rule(Name=name, EventBusName=BUS, EventPattern='{"source": ["richdoc"]}')
     events.put_targets(Rule=name, EventBusName=BUS, Targets=[{"Id": "q", "Arn": arn}])
     return sqs, url, rule["RuleArn"]
-
-
-def _drain(sqs: Any, url: str) -> list[dict[str, Any]]:
-    found = []
-    while batch := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages"):
-        for message in batch:
-            found.append(json.loads(message["Body"]))
-            sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
-    return found
 
 
 @pytest.fixture
@@ -60,7 +52,7 @@ def archived(aws: None) -> dict[str, Any]:
             ]
         )
     for sqs, url, _ in (mine, theirs):
-        assert len(_drain(sqs, url)) == 2  # delivered live
+        assert len(drained(sqs, url)) == 2  # delivered live
     return {"bus": bus, "archive": archive, "mine": mine, "theirs": theirs}
 
 
@@ -76,8 +68,8 @@ def _replay(world: dict[str, Any], name: str, **destination: Any) -> None:
 
 def _replayed_last_two_hours_to_mine(world: dict[str, Any]) -> tuple[list[Any], list[Any]]:
     _replay(world, "mine-last-2h", FilterArns=[world["mine"][2]])
-    mine = [(e["detail"], e.get("replay-name")) for e in _drain(*world["mine"][:2])]
-    return mine, _drain(*world["theirs"][:2])
+    mine = [(e["detail"], e.get("replay-name")) for e in drained(*world["mine"][:2])]
+    return mine, drained(*world["theirs"][:2])
 
 
 @moto_differs("replays every archived event to every rule, whatever the range and FilterArns")
@@ -96,6 +88,6 @@ def test_with_the_fix_a_replay_sends_its_time_range_to_the_rules_it_names(
         assert mine == [({"n": 1}, "mine-last-2h")]
         assert theirs == []
         _replay(archived, "everyone-last-2h")  # no FilterArns: every rule of the bus
-        assert [e["detail"] for e in _drain(*archived["theirs"][:2])] == [{"n": 1}]
+        assert [e["detail"] for e in drained(*archived["theirs"][:2])] == [{"n": 1}]
         replay = boto3.client("events").describe_replay(ReplayName="everyone-last-2h")
         assert replay["State"] == "COMPLETED"

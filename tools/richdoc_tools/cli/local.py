@@ -69,6 +69,24 @@ def stack_parameters(overrides: Sequence[str] = ()) -> dict[str, str]:
     return parameters
 
 
+# An authority the webhook delivery trusts beside the system's: a receiver on this machine
+# with a certificate of its own (docs/consumers.md, "Webhooks").
+WEBHOOK_CA_FILE = "RICHDOC_WEBHOOK_CA_FILE"
+
+
+def webhook_ca_file() -> Path | None:
+    """``RICHDOC_WEBHOOK_CA_FILE``'s certificate file; a usage error when it is missing."""
+    from richdoc_tools.terminal import visible
+
+    named = os.environ.get(WEBHOOK_CA_FILE, "").strip()
+    if not named:
+        return None
+    path = Path(named)
+    if not path.is_file():
+        raise UsageError(f"{WEBHOOK_CA_FILE}: no such file: {visible(path)}")
+    return path
+
+
 @click.group(short_help="the embedded stack as a local AWS endpoint")
 def local() -> None:
     """The embedded stack as a local AWS endpoint."""
@@ -131,6 +149,7 @@ def serve(
         strict=not lenient,
         injected_faults=faults,
         lifecycle_day_s=lifecycle_day,
+        webhook_ca_file=webhook_ca_file(),
     )
     try:
         with embedded:

@@ -111,6 +111,9 @@ def serve(exit_stack: contextlib.ExitStack, port: int) -> int:
     port = int(server.server_address[1])
     thread = threading.Thread(target=server.serve_forever, name="moto-server", daemon=True)
     thread.start()
+    # Last, once the server has stopped: the emulation's state goes with the stack, as
+    # mock_aws drops it in process (another stack served in this process starts empty).
+    exit_stack.callback(_reset_backends)
     exit_stack.callback(thread.join, 10)
     exit_stack.callback(server.server_close)
     exit_stack.callback(server.shutdown)
@@ -132,6 +135,13 @@ def serve(exit_stack: contextlib.ExitStack, port: int) -> int:
         )
     )
     return port
+
+
+def _reset_backends() -> None:
+    """Every service's state dropped, as moto's own reset (its /moto-api/reset) does."""
+    from moto.moto_api._internal.models import moto_api_backend
+
+    moto_api_backend.reset()
 
 
 def quiet_loggers(exit_stack: contextlib.ExitStack) -> None:

@@ -44,6 +44,7 @@ from richdoc_tools.local.patches import (
     sdk_retry_sleep,
     sqs_message_arrivals,
     sqs_send_failures,
+    stack_templates,
     thread_context,
 )
 
@@ -77,10 +78,12 @@ EMULATION: tuple[PlainPatchPoint, ...] = (
 # Who makes each request: signed as the calling thread's role, the threads a handler
 # starts acting for it. Every stack: the injected faults decide on the invocation too.
 CALLERS: tuple[PlainPatchPoint, ...] = (request_signing, thread_context)
-# The patch points the stack configures as it starts (retry scales, the state machine's
-# caller, the transaction conflicts, the IAM gate and missing-key denials, the scripted
-# SendMessage failures, the Lambda runtime, the API destinations' delivery).
+# The patch points the stack configures as it starts (the template GetTemplate answers,
+# retry scales, the state machine's caller, the transaction conflicts, the IAM gate and
+# missing-key denials, the scripted SendMessage failures, the Lambda runtime, the API
+# destinations' delivery).
 CONFIGURED: tuple[PatchPoint, ...] = (
+    stack_templates,
     retry_sleep,
     sdk_retry_sleep,
     execution_caller,

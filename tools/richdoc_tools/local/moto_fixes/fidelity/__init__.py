@@ -13,6 +13,7 @@ import contextlib
 
 from richdoc_tools.local.moto_fixes.fidelity import (
     connection_secrets,
+    dynamodb_gsi_updates,
     events_delivery,
     events_replay,
     events_sqs_policy,
@@ -48,6 +49,7 @@ EVERY_STACK: tuple[PlainPatchPoint, ...] = (
     sqs_message_move_task,
 )
 STRICT: tuple[PlainPatchPoint, ...] = (
+    dynamodb_gsi_updates,
     sqs_message_validation,
     s3_key_length,
     lambda_payload_size,
