@@ -1,35 +1,68 @@
-"""Canary: moto parses the definition per execution, and builds the components from the
-tree the way the kept-tree cache does (moto_fixes.speed.definition_parse)."""
+"""moto_fixes.speed.definition_parse: ANTLR parses a state machine definition once, where
+moto parses it again for every execution; each execution gets fresh components built from
+the kept tree, whose nodes answer their text as ANTLR computes it."""
 
 from __future__ import annotations
 
-import inspect
+import contextlib
+import json
+import time
+from typing import Any
+from unittest import mock
 
+import boto3
+from moto import mock_aws
+from richdoc_tools.local.emulation import MOTO_CONFIG
 from richdoc_tools.local.moto_fixes.speed import definition_parse
+from richdoc_tools.local.patches.target import original
+
+DEFINITION = {
+    "StartAt": "Shape",
+    "States": {"Shape": {"Type": "Pass", "Parameters": {"n.$": "$.n"}, "End": True}},
+}
 
 
-def test_definition_parse_patch_point_returns_program_and_tree_and_runs_per_execution() -> None:
-    import moto.stepfunctions.parser.asl.parse.asl_parser as asl_parser
-    from moto.stepfunctions.parser.backend.execution_worker import ExecutionWorker
+def _parses_for_three_executions(patched: bool) -> tuple[int, list[Any]]:
+    """How often ANTLR parsed the definition, and the executions' outputs."""
+    from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
 
-    assert definition_parse.TARGET == (
-        "moto.stepfunctions.parser.asl.parse.asl_parser.AmazonStateLanguageParser.parse"
-    )
-    source = inspect.getsource(asl_parser)
-    assert "def parse(definition: str) -> tuple[EvalComponent, ParserRuleContext]:" in source
-    # The cache rebuilds components from a kept tree exactly as parse does.
-    assert "preprocessor = Preprocessor()\n        program = preprocessor.visit(tree)" in source
-    entry = inspect.getsource(ExecutionWorker._get_evaluation_entrypoint)
-    assert "AmazonStateLanguageParser.parse(" in entry
+    text = json.dumps(DEFINITION)
+    parse = original(definition_parse.TARGET).__func__
+    parsed: list[str] = []
+
+    def counted(definition: str) -> Any:
+        parsed.append(definition)
+        return parse(definition)
+
+    outputs = []
+    with mock_aws(config=MOTO_CONFIG), contextlib.ExitStack() as exit_stack:
+        exit_stack.enter_context(
+            mock.patch.object(AmazonStateLanguageParser, "parse", staticmethod(counted))
+        )
+        if patched:
+            definition_parse.install(exit_stack)
+        sfn = boto3.client("stepfunctions", region_name="us-east-1")
+        machine = sfn.create_state_machine(
+            name="m", definition=text, roleArn="arn:aws:iam::123456789012:role/s"
+        )["stateMachineArn"]
+        for n in range(3):
+            arn = sfn.start_execution(
+                stateMachineArn=machine, name=f"e{n}", input=json.dumps({"n": n})
+            )["executionArn"]
+            deadline = time.monotonic() + 60
+            while (described := sfn.describe_execution(executionArn=arn))["status"] == "RUNNING":
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+            outputs.append((described["status"], json.loads(described["output"])))
+    return parsed.count(text), outputs
 
 
-def test_moto_formats_the_whole_programs_text_before_it_knows_of_an_error() -> None:
-    from moto.stepfunctions.parser.asl.parse.preprocessor import Preprocessor
-
-    for visit in (Preprocessor.visitProgram_decl, Preprocessor.visitItem_processor_decl):
-        source = inspect.getsource(visit)
-        assert "raise_on_missing=ValueError(" in source
-        assert "{ctx.getText()}" in source
+def test_with_the_patch_antlr_parses_a_definition_once_for_every_execution() -> None:
+    plain_parses, plain = _parses_for_three_executions(patched=False)
+    kept_parses, kept = _parses_for_three_executions(patched=True)
+    assert kept == plain == [("SUCCEEDED", {"n": n}) for n in range(3)]
+    assert plain_parses >= 3  # moto's: one for every execution
+    assert kept_parses == 1
 
 
 def test_every_node_of_a_kept_tree_answers_its_text_as_antlr_computes_it() -> None:

@@ -1,5 +1,6 @@
-"""Canary: moto's interpreter parses a JSONPath at every evaluation, in two modules; the
-patch (moto_fixes.speed.json_paths) parses each path once, and executions read their paths alike."""
+"""moto_fixes.speed.json_paths: each JSONPath of a definition parsed once, where moto's
+interpreter parses it at every evaluation, in two modules; executions read their paths
+alike."""
 
 from __future__ import annotations
 

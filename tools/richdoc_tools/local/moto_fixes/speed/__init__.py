@@ -15,19 +15,9 @@ import contextlib
 
 from richdoc_tools.local.moto_fixes.speed import (
     attribute_values,
-    backend_urls,
     definition_parse,
-    dynamodb_action_counts,
-    dynamodb_all_items,
-    dynamodb_expression_copy,
-    dynamodb_projection,
     dynamodb_transaction_rollback,
-    dynamodb_traversal,
-    dynamodb_update_parse,
     json_paths,
-    response_methods,
-    s3_version_listing,
-    serializer_keys,
     task_clients,
 )
 from richdoc_tools.local.patches import PlainPatchPoint
@@ -35,19 +25,9 @@ from richdoc_tools.local.patches import PlainPatchPoint
 PATCHES: tuple[PlainPatchPoint, ...] = (
     definition_parse,
     task_clients,
-    response_methods,
-    backend_urls,
     json_paths,
-    serializer_keys,
     attribute_values,
-    dynamodb_projection,
-    s3_version_listing,
     dynamodb_transaction_rollback,
-    dynamodb_action_counts,
-    dynamodb_expression_copy,
-    dynamodb_all_items,
-    dynamodb_traversal,
-    dynamodb_update_parse,
 )
 
 
