@@ -101,6 +101,7 @@ def test_a_new_account_is_told_to_deploy_the_small_profile(
         "concurrency": "ok",
         # Deployable, but with every slot busy the 10 executions would not do: what to set.
         "capacity": "warn",
+        "ledger": "ok",
         "memory": "ok",
         "alarms": "warn",
     }
@@ -178,6 +179,7 @@ def test_without_docker_the_build_is_said_to_fail(monkeypatch: pytest.MonkeyPatc
         "docker": preflight.Status.FAIL,
         "concurrency": preflight.Status.CHECK,
         "capacity": preflight.Status.CHECK,
+        "ledger": preflight.Status.OK,
         "memory": preflight.Status.OK,
         "alarms": preflight.Status.OK,
     }
@@ -225,6 +227,24 @@ def test_a_capacity_above_a_functions_reservation_is_warned() -> None:
     # The derived capacity is tier 1's reservation, which every step matches.
     assert preflight.capacity(preflight.sizing(_template(), {})) == 20
     assert _found(_readings(1000, 1000))["capacity"].status is preflight.Status.OK
+
+
+def test_a_capacity_the_slot_ledger_cannot_hold_or_take_is_refused_or_warned() -> None:
+    from richdoc.admission.settings import MAX_CAPACITY
+
+    useful = preflight.ledger_slots()
+    assert 100 < useful < MAX_CAPACITY  # about 125 with documents of 4 s
+    assert preflight.ledger_write_units(useful) <= preflight.PARTITION_WRITE_UNITS
+    assert preflight.ledger_write_units(useful + 1) > preflight.PARTITION_WRITE_UNITS
+    ok = _found(_readings(1000, 1000), MaxRunningJobs=str(useful))["ledger"]
+    assert ok.status is preflight.Status.OK, ok
+    slow = _found(_readings(1000, 1000), MaxRunningJobs=str(useful + 1))["ledger"]
+    assert slow.status is preflight.Status.WARN and "write units a second" in slow.says
+    assert slow.fix is not None and f"MaxRunningJobs to {useful} or less" in slow.fix
+    # Derived from a tier 1 reservation the template does not bound: refused.
+    big = _found(_readings(5000, 5000), ParseTier1ReservedConcurrency="400")["ledger"]
+    assert big.status is preflight.Status.FAIL and "400 KB" in big.says
+    assert big.fix is not None and f"MaxRunningJobs to {MAX_CAPACITY} or less" in big.fix
 
 
 def _template() -> Any:

@@ -16,6 +16,7 @@ from typing import Any
 
 import boto3
 import pytest
+from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import WITHIN_A_SECOND
 from richdoc_tools.local.patches.target import original
 from richdoc_tools.local.stack import REPLACED, WRAPPED, EmbeddedStack, PortInUse
 
@@ -58,7 +59,8 @@ def callers_aws_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
 @pytest.mark.usefixtures("callers_aws_settings")
 def test_a_stack_ignores_the_callers_aws_settings_and_restores_everything(tmp_path: Path) -> None:
     before = _process_state()
-    with EmbeddedStack(log_path=tmp_path / "functions.log") as stack:
+    # Given an index lag, a stack installs every change it has (fidelity.CONFIGURED too).
+    with EmbeddedStack(log_path=tmp_path / "functions.log", index_lag=WITHIN_A_SECOND) as stack:
         assert "AWS_PROFILE" not in os.environ and "AWS_ENDPOINT_URL" not in os.environ
         assert os.environ["AWS_CONFIG_FILE"] == os.devnull
         # Deployed and usable although the caller's settings point elsewhere.

@@ -40,9 +40,9 @@ FUNCTIONS = ROOT / "functions"
 # itself is only in the parse image, and there only the worker may import it.
 NOT_IN_LAMBDA = ("moto", "samtranslator", "rich", "pytest", "richdoc_tools", "docling")
 # Modules of the isolated worker that extend docling's own classes (an OCR engine, a
-# pipeline), so import it at the top: only the worker's child imports them, lazily
-# (richdoc.parse.convert), and the parse image has docling.
-WORKER_ONLY = ("richdoc.parse.ocr_engine",)
+# pipeline, a backend), so import it at the top: only the worker's child imports them,
+# lazily (richdoc.parse.convert), and the parse image has docling.
+WORKER_ONLY = ("richdoc.parse.ocr_engine", "richdoc.parse.workbook")
 # Type stubs for mypy: installed for development only.
 STUB_PREFIX = "types_boto3"
 

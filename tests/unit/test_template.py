@@ -304,6 +304,24 @@ def test_jobs_table_has_status_index_recovery_and_encryption(template: Template)
     assert "AWS managed key" in skip["comment"] and "AWS-owned" not in skip["comment"]
 
 
+def test_the_capacity_is_bounded_by_what_the_slot_ledger_item_holds(template: Template) -> None:
+    from richdoc.admission.settings import MAX_CAPACITY, AdmissionSettings
+    from richdoc.admission.slots import Holder, Ledger, ledger_bytes
+
+    parameter = template.sam["Parameters"]["MaxRunningJobs"]
+    assert int(parameter["MaxValue"]) == MAX_CAPACITY
+    with pytest.raises(ValueError, match=f"1 to {MAX_CAPACITY} slots"):
+        AdmissionSettings.of(MAX_CAPACITY + 1)
+
+    def full(slots: int) -> Ledger:
+        # The worst entry: the longest tenant name in four-byte characters.
+        holder = Holder(run=9999, slots=99, tenant="\U0001d11e" * 256, admitted_at="0" * 32)
+        return Ledger(running=slots, holders={f"{n:032x}": holder for n in range(slots)})
+
+    # DynamoDB refuses an item past 400 KB: the full ledger never gets there.
+    assert ledger_bytes(full(MAX_CAPACITY)) < 400 * 1024 < ledger_bytes(full(MAX_CAPACITY + 14))
+
+
 @pytest.mark.parametrize("logical_id", ["JobsTable", "DeadLetterQueue"])
 def test_the_job_records_and_the_dead_letters_outlive_the_stack(
     template: Template, logical_id: str
@@ -661,14 +679,16 @@ EXPECTED_ACTIONS = {
         "dynamodb:UpdateItem",
         *PURGE_ACTIONS,
     },
-    # Admission: the ledger, the tenants, the waiting jobs; the admitted runs' executions;
-    # the stream mapping's failure destination.
+    # Admission: the ledger, the tenants, the waiting jobs (and their minutely count, a
+    # Scan of the queue index); the admitted runs' executions; the stream mapping's
+    # failure destination.
     "DispatcherFunctionRole": {
         "dynamodb:GetItem",
         "dynamodb:BatchGetItem",
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
         "dynamodb:Query",
+        "dynamodb:Scan",
         "states:StartExecution",
         "sqs:SendMessage",
     },
@@ -737,15 +757,14 @@ EXPECTED_ACTIONS = {
         "dynamodb:Query",
     },
     # The reconciler also purges a deleted job's artifacts when its execution ends.
-    # The shards' slots and the sweep's audit of them read the ledger's holders' jobs
-    # (BatchGetItem) and scan the waiting jobs' index for their tenants.
+    # The shards' slots and the sweep's audit of them read the ledger's holders' jobs and
+    # the tenants' shares (BatchGetItem) and the tenants in the lane.
     "RecordsFunctionRole": {
         "dynamodb:GetItem",
         "dynamodb:BatchGetItem",
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
         "dynamodb:Query",
-        "dynamodb:Scan",
         "sqs:SendMessage",
         "states:DescribeExecution",
         "states:GetExecutionHistory",
@@ -798,6 +817,7 @@ OPERATOR_ACTIONS = {
         "dynamodb:UpdateItem",
         "dynamodb:DeleteItem",
     },
+    "Backlog": {"dynamodb:Scan"},
     "Sources": {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "s3:DeleteObjectVersion"},
     "ListSources": {"s3:ListBucket", "s3:ListBucketVersions"},
     "Artifacts": {"s3:GetObject", "s3:DeleteObject"},
@@ -914,7 +934,10 @@ def test_the_records_function_sends_only_to_the_dead_letter_and_failure_queues(
         {"Fn::GetAtt": ["ReconcileFailureQueue", "Arn"]},
     ]
     [queries] = [s for s in statements if _actions(s) == ["dynamodb:Query"]]
-    assert queries["Resource"] == {"Fn::Sub": "${JobsTable.Arn}/index/by-status"}
+    assert queries["Resource"] == [
+        {"Fn::Sub": "${JobsTable.Arn}/index/by-status"},
+        {"Fn::Sub": "${JobsTable.Arn}/index/tenants-by-service"},
+    ]
     [executions] = [s for s in statements if "states:GetExecutionHistory" in _actions(s)]
     assert set(_actions(executions)) == {"states:DescribeExecution", "states:GetExecutionHistory"}
     # Only this state machine's executions (by name: the role cannot reference the machine).

@@ -377,6 +377,9 @@ class DetectCounts(Contract):
 class DetectOutput(StageOutput):
     detection_key: str
     counts: DetectCounts
+    # The rule set detection ran (richdoc.detection.ruleset); an execution begun before
+    # outputs named it ran spec-v1.
+    rules: str = "spec-v1"
 
 
 InputT = TypeVar("InputT", bound=StageInput)
@@ -586,6 +589,12 @@ class Swept(Contract):
     released: int = 0
     holders_closed: int = 0
     recounted: bool = False
+    # The walk over the open jobs (richdoc.records.sweep_walk): the index pages it read,
+    # the jobs it received (waiting ones are left out), whether it reached the end (False:
+    # its budget ran out, the next sweep goes on where it stopped).
+    index_pages: int = 0
+    read: int = 0
+    walked: bool = True
 
 
 class RecordsCall(Contract):

@@ -29,6 +29,7 @@ STACK_PARAMETERS_FROM_ENV = {
     "RICHDOC_SHARD_PAGES": "ShardPages",
     "RICHDOC_SHARD_CONCURRENCY": "ShardMaxConcurrency",
     "RICHDOC_OCR_MODE": "OcrMode",
+    "RICHDOC_DETECTION_RULES": "DetectionRules",
     # A webhook for every completion event (docs/consumers.md, "Webhooks"): the secret
     # from the environment, never the command line (ps shows arguments).
     "RICHDOC_WEBHOOK_URL": "WebhookUrl",
@@ -42,6 +43,7 @@ def stack_parameters(overrides: Sequence[str] = ()) -> dict[str, str]:
     """Template parameters from ``STACK_PARAMETERS_FROM_ENV``, then ``overrides``
     (``--parameter-overrides``: ``KEY=VALUE`` items, several to a value); a bad value, or
     one the template refuses, is a usage error."""
+    from richdoc.detection.ruleset import detection_rules_setting
     from richdoc.parse.ocr import ocr_mode_setting
     from richdoc.parse.settings import shard_concurrency_setting, shard_pages_setting
     from richdoc_tools import preflight
@@ -52,6 +54,7 @@ def stack_parameters(overrides: Sequence[str] = ()) -> dict[str, str]:
         shard_pages_setting()
         shard_concurrency_setting()
         ocr_mode_setting()
+        detection_rules_setting()
     except ValueError as exc:
         raise UsageError(visible(exc)) from exc
     parameters = {
@@ -176,6 +179,10 @@ def _banner(stack: EmbeddedStack, log: Path | None) -> str:
     if stack.stack_name != "richdoc":
         options += f" --stack {stack.stack_name}"
     bucket = stack.outputs["IngestBucketName"]
+    assert stack.template is not None
+    prefix = stack.parameters.get(
+        "ConsumerRulePrefix", stack.template.parameter_defaults()["ConsumerRulePrefix"]
+    )
     lines = [f"richdoc embedded stack {stack.stack_name!r} listening on {endpoint}"]
     lines += [
         "enforced as on AWS: IAM per function, transaction conflicts, validations"
@@ -210,10 +217,15 @@ def _banner(stack: EmbeddedStack, log: Path | None) -> str:
         f"  richdoc dlq list {options}",
         f"  richdoc dlq redrive {options}",
         f"  richdoc events tail --follow {options}",
-        "completion events: subscribe a rule of your own to the bus EventBusName names",
+        "completion events: subscribe a rule of your own, named with the stack's "
+        f"ConsumerRulePrefix ({prefix}), to the bus EventBusName names",
         f"  aws --endpoint-url {endpoint} events put-rule --event-bus-name "
-        f"{stack.outputs.get('EventBusName', '-')} --name mine "
+        f"{stack.outputs.get('EventBusName', '-')} --name {prefix}mine "
         """--event-pattern '{"source": ["richdoc"]}'""",
+        "a consumer's code (boto3, richdoc-client's reader) reaches this stack with",
+        f"  export AWS_ENDPOINT_URL={endpoint}",
+        "(the AWS CLI v1 sends SQS commands to AWS whatever AWS_ENDPOINT_URL says: give "
+        "each aws command --endpoint-url)",
         "Ctrl-C stops the stack.",
     ]
     return "\n".join(visible(line) for line in lines)

@@ -1,8 +1,8 @@
 """``richdoc reprocess``: run finished documents again, each a new run of the same source
 version, through admission (``richdoc_tools.ops.reprocess``): every document, a key
-prefix, a tenant, or those whose processor contract changed (after a docling upgrade).
-It reads its selection a page at a time, prints each job as it goes, and can be resumed
-from the token it prints."""
+prefix, a tenant, or those whose processor contract changed (after a docling upgrade, or a
+change of the stack's DetectionRules). It reads its selection a page at a time, prints
+each job as it goes, and can be resumed from the token it prints."""
 
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 @click.option(
     "--contract-changed",
     is_flag=True,
-    help="documents that succeeded under another processor contract than this richdoc's "
-    "(a docling upgrade)",
+    help="documents that succeeded under another processor contract than today's: this "
+    "richdoc's parse (a docling upgrade), the stack's DetectionRules",
 )
 @click.option(
     "--include-cancelled",

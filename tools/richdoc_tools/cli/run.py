@@ -93,6 +93,8 @@ def run(
         faults=faults,
     )
     render.run_results(results, as_json=as_json)
+    for note in render.unread_notes(results):
+        err.print(f"[yellow]{markup(note)}[/]")
     if injected is not None:
         err.print(f"[dim]{markup(injected)}[/]")
     err.print(f"[dim]function logs: {markup(log_path)}[/]")

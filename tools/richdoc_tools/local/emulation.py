@@ -154,8 +154,10 @@ def quiet_loggers(exit_stack: contextlib.ExitStack) -> None:
         logger = logging.getLogger(name)
         exit_stack.callback(logger.setLevel, logger.level)
         logger.setLevel(level)
-    # Handlers that add no metric in an invocation would warn on every one of them.
-    exit_stack.enter_context(warnings.catch_warnings())
+    # Handlers that add no metric in an invocation would warn on every one of them. Not
+    # undone at the stop: a handler still running then (its thread outlives the stack, as
+    # an execution does) warned on the terminal at the end of every run and every Ctrl-C.
+    # The filter is one entry, whatever the number of stacks (warnings keeps no duplicate).
     warnings.filterwarnings("ignore", "No application metrics to publish", UserWarning)
 
 

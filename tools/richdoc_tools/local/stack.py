@@ -20,7 +20,10 @@ A stack is strict by default: it enforces what AWS enforces and moto does not (e
 function's IAM role, DynamoDB transaction conflicts, the SQS, S3 and Lambda validations;
 docs/embedded-stack.md). ``strict=False`` (``--lenient``) turns that off for debugging.
 ``injected_faults`` makes it fail at a rate, reproducibly (``faults.injected``);
-``script`` holds a test's scripted failures (``faults.scripted``).
+``script`` holds a test's scripted failures (``faults.scripted``). ``index_lag`` makes
+the DynamoDB tables' global secondary indexes show a write some time after the table
+does, as AWS's do (``moto_fixes.fidelity.dynamodb_index_lag``); injected faults widen it
+(and turn it on at AWS's usual lag when none is given).
 """
 
 from __future__ import annotations
@@ -52,6 +55,12 @@ from richdoc_tools.local.faults.injected import STATE_MACHINE_STAGE, FaultInject
 from richdoc_tools.local.faults.invocations import InvocationFaults
 from richdoc_tools.local.faults.scripted import FailureScript, ServiceError
 from richdoc_tools.local.moto_fixes import fidelity, speed
+from richdoc_tools.local.moto_fixes.fidelity import dynamodb_index_lag
+from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import (
+    WITHIN_A_SECOND,
+    IndexLag,
+    IndexPropagation,
+)
 from richdoc_tools.local.requests import callers
 from richdoc_tools.local.requests.service_request import ServiceRequest
 from richdoc_tools.local.runtime.clock import StackClock
@@ -162,6 +171,7 @@ class EmbeddedStack:
         injected_faults: FaultSettings | None = None,
         lifecycle_day_s: float | None = None,
         webhook_ca_file: Path | None = None,
+        index_lag: IndexLag | None = None,
     ) -> None:
         """``log_path``: function output goes there (see ``output.FunctionLog``);
         ``capture_process_output``: descriptor-level output too (for a command line, never
@@ -172,7 +182,8 @@ class EmbeddedStack:
         ``lifecycle_day_s``: how long a day lasts on the stack's clock (``runtime.clock``:
         S3 lifecycle days, stream record ages); ``webhook_ca_file``: an authority the
         webhook delivery trusts beside the system's (a local receiver's certificate:
-        ``runtime.webhooks``)."""
+        ``runtime.webhooks``); ``index_lag``: how long a write takes to show in a global
+        secondary index (strict stacks; ``indexes`` holds it)."""
         self.root = root
         self.stack_name = stack_name
         self.parameters = dict(parameters or {})
@@ -189,6 +200,10 @@ class EmbeddedStack:
         self.schedules = schedules
         self.strict = strict
         self.injector = FaultInjector(injected_faults)
+        if injected_faults is not None and self.injector.enabled:
+            index_lag = (index_lag or WITHIN_A_SECOND).under_faults(injected_faults.seed)
+        # The indexes' propagation (tests hold it: ``stack.indexes.held()``).
+        self.indexes = IndexPropagation(index_lag) if index_lag is not None and strict else None
         # The clock S3 lifecycle rules and stream record ages read; a day lasts
         # lifecycle_day_s seconds (default: a day). Tests advance it.
         self.clock = StackClock.with_day(lifecycle_day_s) if lifecycle_day_s else StackClock()
@@ -317,6 +332,8 @@ class EmbeddedStack:
         patches.sdk_retry_sleep.install(exit_stack, self.retry_delay_scale)
         if self.strict:
             fidelity.install(exit_stack, fidelity.STRICT)
+            if self.indexes is not None:
+                dynamodb_index_lag.install(exit_stack, self.indexes)
             patches.dynamodb_transactions.install(
                 exit_stack, self.transactions, self.injector.running
             )

@@ -2,9 +2,11 @@
 version, through admission like every other run.
 
 A reprocess does not send anything: it writes the job's next run QUEUED in its tenant's
-backlog (``JobStore.start_next_run``, from SUCCEEDED, DEAD_LETTERED, CANCELLED or FAILED)
-and marks the tenant's lane, so the dispatcher admits it when a slot is free, in its
-turn; any number of jobs reprocessed at once wait there, none of them can make a burst.
+reprocess queue (``JobStore.start_next_run``, from SUCCEEDED, DEAD_LETTERED, CANCELLED or
+FAILED) and marks that queue's lane, so the dispatcher admits it when a slot is free, in
+its turn; any number of jobs reprocessed at once wait there, none of them can make a
+burst. The reprocess queue takes turns with the tenant's uploads like another tenant's
+queue, so a fresh upload never waits behind a reprocess of its own tenant.
 Its run's end writes the job's terminal record again, so the document's manifest and its
 completion event follow (a document finished before they existed gets both); while it
 waits or runs, the manifest keeps the run before it.
@@ -12,8 +14,10 @@ waits or runs, the manifest keeps the run before it.
 Which jobs (``pages``): the job of each key's current version in the ingest bucket (older
 versions stay as they ran; a key whose current version is a delete marker has none), in
 key order, narrowed by a key prefix, a tenant, or to the successful runs whose processor
-contract differs from the one this richdoc computes for their format and pipeline (after
-a docling upgrade: the deployed stack's, when the tools come from the same checkout).
+contract differs from today's: the parse's, which this richdoc computes for their format
+and pipeline (after a docling upgrade: the deployed stack's, when the tools come from the
+same checkout), or the detection rule set, which the stack's ``DetectionRules`` parameter
+says (after it was changed).
 The selection is read a page at a time: one ListObjectVersions page of the bucket (at
 most ``PAGE_SIZE`` versions) and the jobs of its keys' current versions, each page
 queued before the next is read, so an operator's memory holds one page whatever the
@@ -47,9 +51,11 @@ from richdoc.admission.tenants import tenant_of
 from richdoc.artifacts import contract_of
 from richdoc.formats import format_of
 from richdoc.jobs import Job, JobStatus, StaleRun, execution_name, job_id_for
+from richdoc.jobs.keys import QueueKind
 from richdoc.manifests import ObjectVersion
 from richdoc.parse.settings import Pipeline, processor_contract
 from richdoc.taxonomy import UnsupportedFeature
+from richdoc_client.detection import FIRST_RULES
 
 if TYPE_CHECKING:
     from types_boto3_s3.type_defs import (
@@ -83,7 +89,8 @@ class ReprocessFilter(BaseModel):
 
     prefix: str | None = None  # the source key starts with it
     tenant: str | None = None
-    contract_changed: bool = False  # succeeded under another processor contract
+    # succeeded under another processor contract (the parse's, or the detection rule set)
+    contract_changed: bool = False
     include_cancelled: bool = False  # run CANCELLED jobs again too
 
 
@@ -149,12 +156,21 @@ def current_contract(job: Job) -> str | None:
         return None
 
 
-def contract_changed(job: Job) -> bool:
-    """The job succeeded under a processor contract other than today's."""
+def contract_changed(job: Job, detection_rules: str) -> bool:
+    """The job succeeded under a processor contract other than today's: its parse's, or
+    a detection rule set other than ``detection_rules`` (the deployed one)."""
     if job.status is not JobStatus.SUCCEEDED or job.outputs is None:
         return False
+    if (job.detection_rules or FIRST_RULES) != detection_rules:
+        return True
     recorded = contract_of(job.outputs.docling_key)
     return recorded is not None and recorded != current_contract(job)
+
+
+def deployed_rules(operator: Operator) -> str:
+    """The stack's ``DetectionRules``; a stack deployed before the parameter existed
+    runs spec-v1."""
+    return operator.resources.parameters.get("DetectionRules") or FIRST_RULES
 
 
 @dataclass(frozen=True)
@@ -173,6 +189,7 @@ def pages(
     """The jobs of the current versions of the keys under ``wanted.prefix`` after the key
     ``after``, that match ``wanted``, a page of ``page_size`` listed versions at a time."""
     s3, bucket = operator.s3, operator.resources.ingest_bucket
+    rules = deployed_rules(operator)
     request: ListObjectVersionsRequestTypeDef = {
         "Bucket": bucket,
         "Prefix": wanted.prefix or "",
@@ -186,7 +203,7 @@ def pages(
         ids = [job_id_for(bucket, key, version.version) for key, version in current]
         found = operator.jobs.get_many(ids)
         jobs = deque(found.pop(i) for i in ids if i in found)
-        jobs = deque(filter(lambda job: _matches(job, wanted), jobs))
+        jobs = deque(filter(lambda job: _matches(job, wanted, rules), jobs))
         entries = [*listed.get("Versions", []), *listed.get("DeleteMarkers", [])]
         keys = [entry.get("Key", "") for entry in entries]
         yield Page(jobs=jobs, last_key=max(keys) if keys else after)
@@ -219,10 +236,10 @@ def _current_versions(
     return found
 
 
-def _matches(job: Job, wanted: ReprocessFilter) -> bool:
+def _matches(job: Job, wanted: ReprocessFilter, rules: str) -> bool:
     if wanted.tenant is not None and _tenant(job) != wanted.tenant:
         return False
-    return not wanted.contract_changed or contract_changed(job)
+    return not wanted.contract_changed or contract_changed(job, rules)
 
 
 def skip_reason(job: Job, cursor: ReprocessCursor) -> str | None:
@@ -296,7 +313,7 @@ def _queue(operator: Operator, backlog: Backlog, job: Job, *, dry_run: bool) -> 
     next_run = job.run + 1
     prefix = operator.resources.state_machine_arn.replace(":stateMachine:", ":execution:", 1)
     # In the lane before the run waits: the dispatcher its stream record wakes finds it.
-    backlog.mark(tenant)
+    backlog.mark(tenant, QueueKind.REPROCESS)
     try:
         operator.jobs.start_next_run(
             job.job_id,
@@ -304,6 +321,7 @@ def _queue(operator: Operator, backlog: Backlog, job: Job, *, dry_run: bool) -> 
             execution_arn=f"{prefix}:{execution_name(job.job_id, next_run)}",
             tenant=tenant,
             allowed=REPROCESSABLE,
+            queue=QueueKind.REPROCESS,
         )
     except StaleRun:  # it moved on meanwhile (a redrive, its own end, a deletion)
         current = operator.jobs.get(job.job_id)

@@ -37,6 +37,7 @@ from richdoc.contracts import (
     SourceObject,
     StepName,
 )
+from richdoc.jobs.keys import QueueKind, queue_of
 from richdoc.jobs.phase import JobPhase, Progress
 from richdoc.taxonomy import Failure
 
@@ -209,6 +210,9 @@ class Job(BaseModel):
     tier: int | None = None
     shards: int | None = None  # page-range shards the parse ran as (the plan's; 1: whole)
     pipeline: str | None = None
+    # The rule set the successful run's detection ran (DetectionRules); None in the
+    # records of runs made before it was recorded, which ran spec-v1.
+    detection_rules: str | None = None
     source: Annotated[SourceObject, _Sparse]
     options: JobOptions = JobOptions()
     # The source's user metadata and tags that travel with its results (richdoc.metadata).
@@ -298,6 +302,11 @@ class Job(BaseModel):
     def waiting(self) -> bool:
         """The run waits in the backlog for a slot (QUEUED, not admitted yet)."""
         return self.status is JobStatus.QUEUED and self.backlog_key is not None
+
+    @property
+    def queue(self) -> QueueKind | None:
+        """Which of its tenant's queues the run waits in; None when it does not wait."""
+        return queue_of(self.backlog_key) if self.waiting and self.backlog_key else None
 
     def to_dict(self) -> dict[str, object]:
         """The job as the command line prints it (``status``; nulls shown; no message; the

@@ -16,7 +16,7 @@ from richdoc.contracts import PageSpan
 from richdoc.formats import ArchiveLimits, DocFormat, Inspection, inspect_file
 from richdoc.parse.classify import conversion_error
 from richdoc.parse.merge import dump_document
-from richdoc.parse.ocr import OcrMode
+from richdoc.parse.ocr import OcrMode, require_text
 from richdoc.parse.ocr_pages import OcrPages, pages_to_read
 from richdoc.parse.reports import ChildReport, Inspected
 from richdoc.parse.settings import (
@@ -104,6 +104,19 @@ def paged_format_option(settings: ParserSettings, fmt: DocFormat) -> FormatOptio
     return NativePdfFormatOption(pipeline_cls=NativeOcrPdfPipeline, pipeline_options=native)
 
 
+def simple_format_option(fmt: DocFormat) -> FormatOption | None:
+    """How a format of the simple pipeline is converted where richdoc changes docling's
+    default: a workbook by ``richdoc.parse.workbook`` (its sheets as sections, its dates
+    as dates); None for docling's own."""
+    if fmt is not DocFormat.XLSX:
+        return None
+    from docling.document_converter import ExcelFormatOption
+
+    from richdoc.parse.workbook import WorkbookBackend
+
+    return ExcelFormatOption(backend=WorkbookBackend)
+
+
 def build_converters(settings: ParserSettings) -> dict[DocFormat, DocumentConverter]:
     """One converter per format, each allowing only its format: a file whose content
     docling recognises as something else is refused instead of parsed as that."""
@@ -114,7 +127,8 @@ def build_converters(settings: ParserSettings) -> dict[DocFormat, DocumentConver
     for fmt in DocFormat:
         input_format = InputFormat(fmt.value)
         paged = settings.pipeline_for(fmt) is not Pipeline.SIMPLE
-        options = {input_format: paged_format_option(settings, fmt)} if paged else None
+        option = paged_format_option(settings, fmt) if paged else simple_format_option(fmt)
+        options = {input_format: option} if option is not None else None
         converter = DocumentConverter(allowed_formats=[input_format], format_options=options)
         converter.initialize_pipeline(input_format)
         converters[fmt] = converter
@@ -325,6 +339,8 @@ def convert_document(task: ConvertTask) -> ChildReport:
             "a bigger tier may finish it"
         )
     _record_ocr(result, reading, ocr, settings.ocr_mode)
+    if pages is None:  # a shard is part of a document: the merge judges the whole
+        require_text(result.document)
     task.output.write_bytes(document_json(result))
     return ChildReport(
         pipeline=pipeline,

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from richdoc_tools.ops.backlog import BacklogOutlook
     from richdoc_tools.ops.drain import DrainEstimate
 
-TENANT_COLUMNS = ("tenant", "waiting", "oldest waiting", "slots held")
+TENANT_COLUMNS = ("tenant", "queue", "waiting", "oldest waiting", "slots held")
 
 
 def backlog_outlook(outlook: BacklogOutlook, *, as_json: bool) -> None:
@@ -25,7 +25,8 @@ def backlog_outlook(outlook: BacklogOutlook, *, as_json: bool) -> None:
         return
     console = Console()
     rows: list[list[object]] = [
-        [t.tenant, t.waiting, duration(t.oldest_waiting_s), t.slots] for t in outlook.tenants
+        [t.tenant, t.queue, t.waiting, duration(t.oldest_waiting_s), t.slots]
+        for t in outlook.tenants
     ]
     print_table(TENANT_COLUMNS, rows, console)
     if outlook.capacity is None:

@@ -169,12 +169,13 @@
         "tr",
         {},
         el("td", { class: "key" }, t.tenant),
+        el("td", {}, t.queue),
         el("td", {}, t.waiting),
         el("td", {}, duration(t.oldest_waiting_s)),
         el("td", {}, t.slots),
       );
     });
-    if (!rows.length) rows.push(el("tr", { class: "empty" }, el("td", { colspan: 4 }, "Nothing waits.")));
+    if (!rows.length) rows.push(el("tr", { class: "empty" }, el("td", { colspan: 5 }, "Nothing waits.")));
     body.replaceChildren(...rows);
   }
 

@@ -2,9 +2,12 @@
 documents (see ``richdoc_tools.local.moto_fixes``; docs/moto-fixes.md lists them).
 
 Each module has ``PATCHED`` (the dotted paths it replaces; ``ADDED``, those moto lacks)
-and ``install(exit_stack)``. Two groups, installed in order on the stack's
+and ``install(exit_stack, ...)``. Three groups, installed in order on the stack's
 ``ExitStack``: ``EVERY_STACK`` (what the pipeline's behaviour depends on, lenient stacks
-included) and ``STRICT`` (AWS's refusals, the strict stack's rules: docs/embedded-stack.md).
+included), ``STRICT`` (AWS's refusals and guarantees, the strict stack's rules:
+docs/embedded-stack.md) and ``CONFIGURED`` (installed by a strict stack given what they
+need: ``dynamodb_index_lag``, with ``EmbeddedStack(index_lag=...)``, which injected faults
+turn on). ``FIXES`` is every fix.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ import contextlib
 
 from richdoc_tools.local.moto_fixes.fidelity import (
     connection_secrets,
+    dynamodb_client_tokens,
     dynamodb_gsi_updates,
+    dynamodb_index_lag,
     events_delivery,
     events_replay,
     events_sqs_policy,
@@ -32,7 +37,7 @@ from richdoc_tools.local.moto_fixes.fidelity import (
     sqs_message_validation,
     stop_execution,
 )
-from richdoc_tools.local.patches import PlainPatchPoint
+from richdoc_tools.local.patches import PatchPoint, PlainPatchPoint
 
 EVERY_STACK: tuple[PlainPatchPoint, ...] = (
     execution_status,
@@ -50,6 +55,7 @@ EVERY_STACK: tuple[PlainPatchPoint, ...] = (
 )
 STRICT: tuple[PlainPatchPoint, ...] = (
     dynamodb_gsi_updates,
+    dynamodb_client_tokens,
     sqs_message_validation,
     s3_key_length,
     lambda_payload_size,
@@ -57,7 +63,8 @@ STRICT: tuple[PlainPatchPoint, ...] = (
     events_sqs_policy,
     s3_metadata_encoding,
 )
-FIXES: tuple[PlainPatchPoint, ...] = (*EVERY_STACK, *STRICT)
+CONFIGURED: tuple[PatchPoint, ...] = (dynamodb_index_lag,)
+FIXES: tuple[PatchPoint, ...] = (*EVERY_STACK, *STRICT, *CONFIGURED)
 
 
 def install(exit_stack: contextlib.ExitStack, group: tuple[PlainPatchPoint, ...]) -> None:
