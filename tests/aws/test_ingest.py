@@ -146,7 +146,7 @@ def test_a_tenant_named_in_non_ascii_metadata_is_the_one_a_tag_of_that_name_name
     import contextlib
 
     from botocore.handlers import validate_ascii_metadata
-    from richdoc_tools.local.patches import s3_metadata_encoding
+    from richdoc_tools.local.moto_fixes.fidelity import s3_metadata_encoding
 
     s3 = world["s3"]  # botocore refuses non-ASCII metadata; other clients send it raw
     s3.meta.events.unregister("before-parameter-build.s3.PutObject", validate_ascii_metadata)

@@ -18,7 +18,8 @@ from botocore.stub import Stubber
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from richdoc_tools.local.clients import CLIENT_CONFIG
-from richdoc_tools.local.patches import dynamodb_streams, events_delivery
+from richdoc_tools.local.moto_fixes.fidelity import events_delivery
+from richdoc_tools.local.patches import dynamodb_streams
 
 from richdoc import artifacts
 from richdoc.contracts import JobOptions, JobOutputs, SourceObject

@@ -61,12 +61,11 @@ def test_redrive_on_aws_starts_a_message_move_task_to_the_ingest_queue(
         },
     )
     with stubber:
-        result = redrive_all(operator)
-    assert (result.mode, result.task_handle) == ("message-move-task", "task-123")
+        assert redrive_all(operator) == "task-123"
     stubber.assert_no_pending_responses()
 
 
-def test_redrive_against_aws_never_falls_back_to_moving_messages(
+def test_redrive_against_aws_says_when_the_move_task_is_refused(
     aws_operator: tuple[Operator, Stubber],
 ) -> None:
     operator, stubber = aws_operator

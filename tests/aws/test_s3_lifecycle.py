@@ -12,7 +12,7 @@ from typing import Any
 
 import boto3
 import pytest
-from richdoc_tools.local.patches import s3_notifications
+from richdoc_tools.local.moto_fixes.fidelity import s3_notifications
 from richdoc_tools.local.runtime.clock import StackClock
 from richdoc_tools.local.runtime.events import wait_until
 from richdoc_tools.local.runtime.s3_lifecycle import Expired, Lifecycle, LifecycleLoop, due

@@ -401,7 +401,7 @@ def test_jobs_and_dlq_commands_against_the_embedded_stack(
     assert upload.job_id in {d["job_id"] for d in letters}
 
     assert main(["dlq", "redrive"]) == 0
-    assert "moved" in capsys.readouterr().out
+    assert "started SQS message move task" in capsys.readouterr().out
     # The redriven message starts run 2 of the same job (which fails the same way).
     assert wait_until(
         lambda: (

@@ -13,7 +13,7 @@ from typing import Any, cast
 import pytest
 from botocore.exceptions import ClientError
 from richdoc_tools.local.faults.scripted import PlatformError, ServiceError
-from richdoc_tools.local.patches.definition_parse import DefinitionParses
+from richdoc_tools.local.moto_fixes.speed.definition_parse import DefinitionParses
 from richdoc_tools.local.runtime.events import (
     TERMINAL_STATUSES,
     ExecutionStatusEvents,
@@ -279,11 +279,21 @@ def _dead_letters(stack: Any) -> list[dict[str, Any]]:
 
 
 def _drain_dead_letters(stack: Any) -> None:
-    from richdoc_tools.ops.dead_letter_queue.acting import move_messages
-
+    """Move the dead-letter queue's messages away (to a queue of their own), and wait until
+    the move task has moved them."""
     sqs = stack.client("sqs")
     scratch = sqs.create_queue(QueueName="drained-dead-letters")["QueueUrl"]
-    move_messages(sqs, stack.outputs["DeadLetterQueueUrl"], scratch)
+    scratch_arn = sqs.get_queue_attributes(QueueUrl=scratch, AttributeNames=["QueueArn"])
+    source = stack.outputs["DeadLetterQueueArn"]
+    sqs.start_message_move_task(
+        SourceArn=source, DestinationArn=scratch_arn["Attributes"]["QueueArn"]
+    )
+
+    def moved() -> bool:
+        [task] = sqs.list_message_move_tasks(SourceArn=source)["Results"]
+        return task["Status"] == "COMPLETED"
+
+    assert wait_until(moved, 60)
 
 
 def test_malformed_ingest_messages_are_retried_then_reach_the_dead_letter_queue(

@@ -361,8 +361,7 @@ def test_transient_errors_that_never_clear_are_dead_lettered_and_redrive_starts_
     from richdoc_tools.ops.operator import Operator, StackResources
 
     operator = Operator(stack.session, StackResources.from_outputs("richdoc", stack.outputs))
-    result = redrive_all(operator)
-    assert result.mode == "local-move" and (result.moved or 0) >= 1
+    assert redrive_all(operator)  # a move task's handle: SQS moves the messages on its own
 
     def rerun_finished() -> bool:
         current = stack.jobs.get(job.job_id)

@@ -255,8 +255,7 @@ def test_a_redrive_after_a_transient_shard_failure_parses_only_the_missing_shard
     from richdoc_tools.ops.operator import Operator, StackResources
 
     operator = Operator(stack.session, StackResources.from_outputs("richdoc", stack.outputs))
-    moved = redrive_all(operator).moved
-    assert moved is not None and moved >= 1
+    assert redrive_all(operator)  # a move task's handle: SQS moves the messages on its own
 
     def run_2_finished() -> bool:
         current = stack.jobs.get(job.job_id)

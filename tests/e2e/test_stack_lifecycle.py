@@ -10,14 +10,15 @@ import logging
 import os
 import socket
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
-from richdoc_tools.local.patches import PATCHED
+from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import WITHIN_A_SECOND
 from richdoc_tools.local.patches.target import original
-from richdoc_tools.local.stack import EmbeddedStack, PortInUse
+from richdoc_tools.local.stack import REPLACED, WRAPPED, EmbeddedStack, PortInUse
 
 pytestmark = [pytest.mark.e2e]
 
@@ -26,7 +27,7 @@ def _process_state() -> dict[str, Any]:
     """What a stack may change, by identity where identity matters."""
     from moto.core.config import default_user_config
 
-    state: dict[str, Any] = {target: id(original(target)) for target in PATCHED}
+    state: dict[str, Any] = {target: id(original(target)) for target in REPLACED}
     state.update(
         environ=dict(os.environ),
         stdout=id(sys.stdout),
@@ -58,16 +59,38 @@ def callers_aws_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
 @pytest.mark.usefixtures("callers_aws_settings")
 def test_a_stack_ignores_the_callers_aws_settings_and_restores_everything(tmp_path: Path) -> None:
     before = _process_state()
-    with EmbeddedStack(log_path=tmp_path / "functions.log") as stack:
+    # Given an index lag, a stack installs every change it has (fidelity.CONFIGURED too).
+    with EmbeddedStack(log_path=tmp_path / "functions.log", index_lag=WITHIN_A_SECOND) as stack:
         assert "AWS_PROFILE" not in os.environ and "AWS_ENDPOINT_URL" not in os.environ
         assert os.environ["AWS_CONFIG_FILE"] == os.devnull
         # Deployed and usable although the caller's settings point elsewhere.
         tables = stack.client("dynamodb").list_tables()["TableNames"]
         assert stack.outputs["JobsTableName"] in tables
         during = _process_state()
-        assert all(during[target] != before[target] for target in PATCHED)
+        assert all(during[target] != before[target] for target in REPLACED)
+        assert {target: _wrappers(target) for target in WRAPPED} == WRAPPED
     assert _process_state() == before
     assert os.environ["AWS_PROFILE"] == "someone-elses-profile"
+
+
+def _wrappers(target: str) -> tuple[str, ...]:
+    """The modules of ``richdoc_tools.local`` whose functions wrap ``target`` now, innermost
+    first (each wrapper names what it wraps, ``__wrapped__``; its module is the one whose
+    globals it has, ``functools.wraps`` having given it the wrapped one's name)."""
+    found = []
+    function = original(target)
+    while function is not None:
+        module = getattr(function, "__globals__", {}).get("__name__", "")
+        if module.startswith("richdoc_tools.local."):
+            found.append(module.removeprefix("richdoc_tools.local."))
+        function = getattr(function, "__wrapped__", None)
+    return tuple(reversed(found))
+
+
+def test_every_method_several_wrap_is_written_down_with_their_order() -> None:
+    replaced_by = Counter(REPLACED)
+    assert {target for target, times in replaced_by.items() if times > 1} == set(WRAPPED)
+    assert all(len(WRAPPED[target]) == replaced_by[target] for target in WRAPPED)
 
 
 def test_a_served_stack_on_port_0_listens_on_a_free_port_and_restores_everything(

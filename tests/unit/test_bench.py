@@ -221,3 +221,27 @@ def test_the_chunking_item_is_registered_and_counts_both_chunkers_on_the_golden_
     rows = golden_counts()
     assert [row[0] for row in rows] == list(GOLDEN_CONVERTED)
     assert all(ours >= 1 and theirs >= 1 for _, ours, _, theirs, _ in rows)
+
+
+def test_the_speed_patches_item_is_run_on_demand_and_its_shares_are_medians_of_rounds() -> None:
+    from richdoc_tools.local.moto_fixes import speed
+
+    from bench.__main__ import ALL, ON_DEMAND
+    from bench.runner import ITEMS
+    from bench.speed_patches_bench import _share, speed_patch_names
+
+    assert ITEMS["speed_patches"] == "bench.speed_patches_bench"
+    assert "speed_patches" in ALL and "speed_patches" in ON_DEMAND  # never in a full run
+    assert speed_patch_names() == [p.__name__.rpartition(".")[2] for p in speed.PATCHES]
+    # Per round: run without the patch / run with every patch; the median of the rounds.
+    every = [
+        {"wall_s": 10.0, "cpu_s": 5.0},
+        {"wall_s": 20.0, "cpu_s": 5.0},
+        {"wall_s": 10.0, "cpu_s": 5.0},
+    ]
+    without = [
+        {"wall_s": 11.0, "cpu_s": 6.0},
+        {"wall_s": 30.0, "cpu_s": 5.0},
+        {"wall_s": 10.0, "cpu_s": 5.5},
+    ]
+    assert _share(without, every) == {"wall": 0.1, "cpu": 0.1}

@@ -406,8 +406,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("requests",),  # who calls; one request; error responses
     ("strict", "faults", "cloudformation"),  # IAM and transactions; failures; deployment
     ("runtime",),  # the Lambda runtime and the event loops
-    # Where all of the above enter moto, boto3 and Powertools; moto made as strict as AWS.
-    ("patches", "moto_fixes"),
+    ("patches",),  # the stack's seams: where all of the above enter moto, boto3 and Powertools
+    ("moto_fixes",),  # moto's own behaviour made AWS's, and made faster (debts to moto)
     ("stack",),  # EmbeddedStack
 )
 

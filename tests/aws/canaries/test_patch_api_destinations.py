@@ -1,36 +1,36 @@
-"""Canary: moto sends an API destination target, when told to, a bare request from the
-thread that called PutEvents (patches.api_destinations hands every matched event to the
-embedded stack's webhook delivery instead, and turns moto's request off)."""
+"""Canary: every event a rule matches is handed, for each of its API destination targets,
+to the embedded stack's webhook delivery, and moto's own bare request (which it sends
+when told to, from the thread that called PutEvents) is off (patches.api_destinations)."""
 
 from __future__ import annotations
 
 import contextlib
-import inspect
 import json
+import os
 from typing import Any
+from unittest import mock
 
 import boto3
 from moto import mock_aws
-from richdoc_tools.local.patches import api_destinations, events_delivery
+from richdoc_tools.local.moto_fixes.fidelity import events_delivery
+from richdoc_tools.local.patches import api_destinations
 
 REGION = "us-east-1"
 
 
-def test_api_destinations_patch_point_sends_moto_s_own_bare_request() -> None:
-    from moto import settings
-    from moto.events import models
-
-    assert api_destinations.TARGET == "moto.events.models.Rule.send_to_targets"
-    source = inspect.getsource(models.Rule.send_to_targets)
-    assert 'arn.resource_type == "api-destination"' in source
-    assert "settings.events_invoke_http()" in source
-    assert "requests.request(" in source and "data=" not in source  # no body sent
-    assert settings.events_invoke_http() is False
-
-
-def _handed_over(patched: bool) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+def _handed_over(
+    patched: bool, sent: list[Any] | None = None
+) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """What reached the delivery; ``sent`` collects the requests moto sent itself, told to
+    by ``MOTO_EVENTS_INVOKE_HTTP``."""
     handed: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
-    with mock_aws(), contextlib.ExitStack() as exit_stack:
+    requests: list[Any] = [] if sent is None else sent
+    with (
+        mock_aws(),
+        contextlib.ExitStack() as exit_stack,
+        mock.patch.dict(os.environ, {"MOTO_EVENTS_INVOKE_HTTP": "true"}),
+        mock.patch("moto.events.models.requests.request", lambda *a, **k: requests.append(a)),
+    ):
         events_delivery.install(exit_stack)
         if patched:
             api_destinations.install(exit_stack, lambda *args: handed.append(args))
@@ -60,12 +60,16 @@ def _handed_over(patched: bool) -> list[tuple[str, dict[str, Any], dict[str, Any
     return handed
 
 
-def test_without_the_patch_nothing_reaches_the_delivery() -> None:
-    assert _handed_over(patched=False) == []
+def test_without_the_patch_nothing_reaches_the_delivery_and_moto_sends_a_request() -> None:
+    sent: list[Any] = []
+    assert _handed_over(patched=False, sent=sent) == []
+    assert len(sent) == 1
 
 
 def test_with_the_patch_each_matched_event_is_handed_over_whole() -> None:
-    [(_, target, event)] = _handed_over(patched=True)
+    sent: list[Any] = []
+    [(_, target, event)] = _handed_over(patched=True, sent=sent)
+    assert sent == []  # moto's own request is off
     assert target["Id"] == "w" and target["RoleArn"] == "arn:role"
     assert event["source"] == "richdoc" and event["detail"] == {"key": "<region>.pdf"}
     assert set(event) == set(events_delivery.EVENT_MEMBERS)

@@ -1,10 +1,11 @@
-"""Canary: every SendMessage, single or in a batch, passes one backend method, and the
-patch point announces each message to the queues' pollers (patches.sqs_message_arrivals)."""
+"""Canary: every message that arrives on a queue, sent alone or in a batch or moved to a
+dead-letter queue by a redrive policy, wakes the queues' pollers
+(patches.sqs_message_arrivals)."""
 
 from __future__ import annotations
 
 import contextlib
-import inspect
+import json
 
 import boto3
 from moto import mock_aws
@@ -12,19 +13,17 @@ from richdoc_tools.local.patches import sqs_message_arrivals
 from richdoc_tools.local.runtime.events import messages_sent
 
 
-def test_sqs_arrivals_patch_point_is_where_single_and_batch_sends_go() -> None:
-    import moto.sqs.models as models
-
-    assert sqs_message_arrivals.TARGET == "moto.sqs.models.SQSBackend.send_message"
-    batch = inspect.getsource(models.SQSBackend.send_message_batch)
-    assert "message = self.send_message(" in batch  # each entry through the single send
-
-
-def test_with_the_patch_every_message_sent_wakes_the_pollers() -> None:
+def test_every_message_that_arrives_on_a_queue_wakes_the_pollers() -> None:
     with mock_aws(), contextlib.ExitStack() as exit_stack:
         sqs_message_arrivals.install(exit_stack)
         sqs = boto3.client("sqs", region_name="us-east-1")
-        url = sqs.create_queue(QueueName="q")["QueueUrl"]
+        dlq = sqs.create_queue(QueueName="dlq")["QueueUrl"]
+        dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])
+        policy = {"deadLetterTargetArn": dlq_arn["Attributes"]["QueueArn"], "maxReceiveCount": 1}
+        url = sqs.create_queue(
+            QueueName="q",
+            Attributes={"RedrivePolicy": json.dumps(policy), "VisibilityTimeout": "0"},
+        )["QueueUrl"]
         seen = messages_sent.count
         sqs.send_message(QueueUrl=url, MessageBody="one")
         sqs.send_message_batch(
@@ -33,6 +32,10 @@ def test_with_the_patch_every_message_sent_wakes_the_pollers() -> None:
         )
         assert messages_sent.count == seen + 3
         messages_sent.wait_past(seen, timeout_s=0)  # returns at once: it moved
+        received = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+        assert len(received) == 3
+        assert "Messages" not in sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)
+        assert messages_sent.count == seen + 6  # received once each: moved to the DLQ
     # Without the patch, nothing is announced.
     with mock_aws():
         sqs = boto3.client("sqs", region_name="us-east-1")

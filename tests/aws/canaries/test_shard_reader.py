@@ -165,7 +165,7 @@ def test_a_role_that_may_read_the_stream_reads_it(
 
 def test_a_read_never_sees_a_request_half_done(stream: str) -> None:
     """A cancelled transaction drops the stream records of its writes inside its request
-    (patches.dynamodb_transaction_rollback): a read waits for the backend's lock, so the
+    (moto_fixes.speed.dynamodb_transaction_rollback): a read waits for the backend's lock, so the
     poller never handles a record AWS never showed."""
     from moto.dynamodb.models import dynamodb_backends
     from richdoc_tools.local.emulation import DYNAMODB_LOCK

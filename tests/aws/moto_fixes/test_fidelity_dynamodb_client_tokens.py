@@ -21,6 +21,7 @@ from richdoc.admission.settings import AdmissionSettings
 from richdoc.admission.slots import Admission, SlotLedger
 from richdoc.contracts import JobOptions, SourceObject
 from richdoc.jobs import JobStore
+from tests.support.moto_fixes import moto_differs
 
 KEY = {"pk": {"S": "COUNTER"}, "sk": {"S": "ONE"}}
 
@@ -44,20 +45,28 @@ def _counted(client: Any, table: str) -> int:
     return int(client.get_item(TableName=table, Key=KEY)["Item"]["n"]["N"])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="moto applies a TransactWriteItems again whatever its ClientRequestToken; "
-    "DynamoDB does not (moto_fixes.fidelity.dynamodb_client_tokens). An unexpected pass: "
-    "moto honours the token, and the fix can go.",
-)
-def test_stock_moto_applies_a_repeated_token_once_as_dynamodb_does(jobs_table: Any) -> None:
+@moto_differs("applies a TransactWriteItems again whatever its ClientRequestToken")
+@pytest.mark.usefixtures("aws")
+def test_stock_moto_applies_a_repeated_token_once_as_dynamodb_does() -> None:
     client = boto3.client("dynamodb", region_name="us-east-1")
+    client.create_table(
+        TableName="counters",
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
     for _ in range(2):  # a retry after the first answer was lost
         client.transact_write_items(
-            TransactItems=_count_once(jobs_table.name),  # type: ignore[arg-type]
+            TransactItems=_count_once("counters"),  # type: ignore[arg-type]
             ClientRequestToken="retried-once",
         )
-    assert _counted(client, jobs_table.name) == 1
+    assert _counted(client, "counters") == 1
 
 
 class Clock:

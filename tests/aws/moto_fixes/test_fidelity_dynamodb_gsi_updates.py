@@ -16,6 +16,8 @@ import pytest
 from botocore.exceptions import ClientError
 from richdoc_tools.local.moto_fixes.fidelity import dynamodb_gsi_updates
 
+from tests.support.moto_fixes import moto_differs
+
 INDEXES = ("by-queue", "tenants-by-service")
 
 
@@ -67,10 +69,7 @@ def _refused_as_aws_refuses(ddb: Any) -> bool:
     return False
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="stock moto applies every index of one UpdateTable: the fix is needed",
-)
+@moto_differs("applies every index of one UpdateTable")
 def test_stock_moto_refuses_more_than_one_index_per_update_table(aws: None) -> None:
     ddb = boto3.client("dynamodb")
     _table(ddb)

@@ -65,23 +65,18 @@ def list_messages(operator: Operator, peek: bool, as_json: bool) -> int:
 )
 @with_operator
 def redrive(operator: Operator) -> int:
-    """On AWS: an SQS StartMessageMoveTask from the dead-letter queue to the ingest queue.
-    On the embedded stack (which lacks that API): the same move done message by
-    message."""
+    """An SQS message move task from the dead-letter queue to the ingest queue (on AWS and
+    on the embedded stack alike); SQS moves the messages on its own after it starts."""
     from richdoc_tools.ops.dead_letter_queue.acting import redrive_all, redrive_outlook
     from richdoc_tools.ops.dead_letter_queue.reading import dead_letters
 
     outlook = redrive_outlook(dead_letters(operator))
-    result = redrive_all(operator)
-    if result.mode == "message-move-task":
-        print(
-            f"started SQS message move task {result.task_handle}: every message on the "
-            "dead-letter queue goes back to the ingest queue"
-        )
-        print(f"of the {outlook.total} message(s) seen on the queue:")
-    else:
-        print(f"moved {result.moved} message(s) back to the ingest queue")
-        print(f"of the {outlook.total} message(s) seen before moving:")
+    task_handle = redrive_all(operator)
+    print(
+        f"started SQS message move task {task_handle}: every message on the "
+        "dead-letter queue goes back to the ingest queue"
+    )
+    print(f"of the {outlook.total} message(s) seen on the queue:")
     for line in outlook.lines():
         print(f"  {line}")
     return 0

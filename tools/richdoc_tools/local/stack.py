@@ -8,7 +8,8 @@ local serve`` and the end-to-end tests use it.
 ``EmbeddedStack`` is what its users see: start and stop, upload, wait for jobs, read job
 records and artifacts, fire schedules, script failures. Starting it takes five steps, in
 this order: **emulate** (``emulation``: the caller's AWS settings put aside, moto in this
-process or served on 127.0.0.1), **patch** (the patch points' groups, ``patches``),
+process or served on 127.0.0.1), **patch** (the changes to moto, ``moto_fixes``, then
+the stack's seams over them, ``patches``),
 **deploy** (the template, ``cloudformation``), **enforce** (the roles assumed and every
 request through the gate, ``strict``; the scripted and injected failures, ``faults``) and
 **run** (the function log, the Lambda runtime and the event loops, ``runtime``; the API
@@ -53,7 +54,7 @@ from richdoc_tools.local.emulation import ACCOUNT, REGION
 from richdoc_tools.local.faults.injected import STATE_MACHINE_STAGE, FaultInjector, FaultSettings
 from richdoc_tools.local.faults.invocations import InvocationFaults
 from richdoc_tools.local.faults.scripted import FailureScript, ServiceError
-from richdoc_tools.local.moto_fixes import fidelity
+from richdoc_tools.local.moto_fixes import fidelity, speed
 from richdoc_tools.local.moto_fixes.fidelity import dynamodb_index_lag
 from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import (
     WITHIN_A_SECOND,
@@ -82,6 +83,40 @@ from richdoc_tools.local.strict.transactions import Transactions
 from richdoc_tools.ops.uploads import Upload, put_source
 
 DEFAULT_STACK_NAME = "richdoc"
+# Every attribute of moto, boto3 and Powertools a running stack replaces (or adds), as
+# dotted paths: the stack's seams and the changes to moto.
+REPLACED = (
+    *patches.PATCHED,
+    *(path for change in (*fidelity.FIXES, *speed.PATCHES) for path in change.PATCHED),
+)
+# Where several wrap one method: the modules that do, in the order a strict stack installs
+# them (each wraps what was installed before it: the first is innermost). The changes to
+# moto go in first and the stack's seams over them, so that a seam sees moto as fixed.
+WRAPPED: dict[str, tuple[str, ...]] = {
+    # A scripted failure (``_enforce``) is answered before the message is validated.
+    "moto.sqs.models.SQSBackend.send_message": (
+        "moto_fixes.fidelity.sqs_message_validation",
+        "patches.sqs_send_failures",
+    ),
+    # A transaction holds its items outside the backend's lock.
+    "moto.dynamodb.responses.DynamoHandler.call_action": (
+        "patches.dynamodb_lock",
+        "patches.dynamodb_transactions",
+    ),
+    # An end is announced once, when the execution leaves RUNNING: at a stop, which the
+    # fix makes abort at once, and not again when the interpreter reflects it.
+    "moto.stepfunctions.responses.StepFunctionResponse.stop_execution": (
+        "moto_fixes.fidelity.stop_execution",
+        "patches.execution_ends",
+    ),
+    (
+        "moto.stepfunctions.parser.backend.execution."
+        "BaseExecutionWorkerCommunication._reflect_execution_status"
+    ): (
+        "moto_fixes.fidelity.stop_execution",
+        "patches.execution_ends",
+    ),
+}
 # wait_for_jobs polls at most every POLL_SPACING_S, plus POLL_SPACING_PER_JOB_S for each
 # job it still waits for (a poll reads those of them written since the last: at most
 # about 50 job reads a second however many it waits for), never more than
@@ -285,24 +320,24 @@ class EmbeddedStack:
         self._sandbox_environment = dict(os.environ)
 
     def _patch(self, exit_stack: contextlib.ExitStack) -> None:
-        """The patch points the deployment already needs (the rest wait for what it
-        creates: the roles, the queues, the functions)."""
+        """The patch points and the changes to moto the deployment already needs (the rest
+        wait for what it creates: the roles, the queues, the functions). The changes to
+        moto go in first, the stack's seams over them (``WRAPPED``)."""
         patches.retry_sleep.install(exit_stack, self.retry_delay_scale)
+        speed.install(exit_stack)
+        fidelity.install(exit_stack, fidelity.EVERY_STACK)
         patches.install(exit_stack, patches.EMULATION)
         patches.install(exit_stack, patches.CALLERS)
         patches.execution_caller.install(exit_stack, self._enter_execution, self._leave_execution)
         patches.sdk_retry_sleep.install(exit_stack, self.retry_delay_scale)
         if self.strict:
-            # After dynamodb_lock: transactions are held outside the backend's lock.
+            fidelity.install(exit_stack, fidelity.STRICT)
+            if self.indexes is not None:
+                dynamodb_index_lag.install(exit_stack, self.indexes)
             patches.dynamodb_transactions.install(
                 exit_stack, self.transactions, self.injector.running
             )
             exit_stack.callback(self.transactions.release_all)
-            patches.install(exit_stack, patches.VALIDATIONS)
-            fidelity.install(exit_stack)
-        if self.indexes is not None:
-            # After the emulation's own patches of the same methods, which it keeps.
-            dynamodb_index_lag.install(exit_stack, self.indexes)
 
     def _deploy(self, exit_stack: contextlib.ExitStack) -> Deployed:
         """The template's resources created, its outputs published, and the functions'

@@ -7,7 +7,7 @@ API destination it sends, only when ``MOTO_EVENTS_INVOKE_HTTP`` is set, a bare r
 on the thread that called PutEvents. Here moto's own request is turned off
 (``HTTP_TARGET``) and each event a rule matches is handed, for each of its API destination
 targets, to the delivery (``enqueue``), which sends it as AWS does, later, on its own
-thread. The event is the one the rule's other targets get (``patches.events_delivery``:
+thread. The event is the one the rule's other targets get (``moto_fixes.fidelity.events_delivery``:
 whole, unless the target transforms it).
 """
 

@@ -9,13 +9,31 @@ iteration" under load. Every emulated DynamoDB request runs under one lock
 from __future__ import annotations
 
 import contextlib
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from richdoc_tools.local.emulation import DYNAMODB_LOCK
-from richdoc_tools.local.patches.target import locked, original, replace
+from richdoc_tools.local.patches.target import original, replace
+
+if TYPE_CHECKING:
+    from moto.core.common_types import TYPE_RESPONSE
+    from moto.dynamodb.responses import DynamoHandler
 
 TARGET = "moto.dynamodb.responses.DynamoHandler.call_action"
 PATCHED = (TARGET,)
 
 
+def one_at_a_time(
+    call_action: Callable[[DynamoHandler], TYPE_RESPONSE],
+) -> Callable[[DynamoHandler], TYPE_RESPONSE]:
+    @functools.wraps(call_action)
+    def call_action_locked(handler: DynamoHandler) -> TYPE_RESPONSE:
+        with DYNAMODB_LOCK:
+            return call_action(handler)
+
+    return call_action_locked
+
+
 def install(exit_stack: contextlib.ExitStack) -> None:
-    replace(exit_stack, TARGET, locked(original(TARGET), DYNAMODB_LOCK))
+    replace(exit_stack, TARGET, one_at_a_time(original(TARGET)))

@@ -69,14 +69,14 @@ if TYPE_CHECKING:
 
 TERMINAL_STATUSES: tuple[ExecutionStatusType, ...] = ("SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED")
 
-# Notified by the patch point that sees every SendMessage (patches.sqs_message_arrivals):
-# the queues' pollers wake on it.
+# Notified by the patch point that sees every message arrive on a queue
+# (patches.sqs_message_arrivals): the queues' pollers wake on it.
 messages_sent = Signal()
 
 
 class ExecutionEnds(Signal):
     """The executions that ended (as ARNs), for the status events' loop: notified when
-    moto's interpreter ends one, or StopExecution aborts it (patches.stop_execution)."""
+    moto's interpreter ends one, or StopExecution aborts it (patches.execution_ends)."""
 
     def __init__(self) -> None:
         super().__init__()

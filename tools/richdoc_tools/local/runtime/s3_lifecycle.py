@@ -21,7 +21,7 @@ once a day, asynchronously; here ``apply`` runs it when called (tests, with the 
 advanced) or on a loop (``richdoc run`` and ``local serve``, whose clock may run faster):
 every hour of the clock's time, and as soon as the clock is advanced. The notifications
 go where the bucket's notification configuration says, as any other of its events
-(``patches.s3_notifications`` adds the version id).
+(``moto_fixes.fidelity.s3_notifications`` adds the version id).
 """
 
 from __future__ import annotations

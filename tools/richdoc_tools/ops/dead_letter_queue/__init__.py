@@ -1,10 +1,9 @@
 """The dead-letter queue, as operators see it: read without consuming (``reading``),
 redrive and discard (``acting``).
 
-Against AWS, redrive is ``StartMessageMoveTask`` with the ingest queue as destination
-(messages the state machine sent have no SQS-recorded source queue). moto lacks that API,
-so the embedded stack uses an equivalent receive/send/delete move
-(``acting.move_messages``). What the messages carry is defined by ``richdoc.deadletter``.
+Redrive is an SQS ``StartMessageMoveTask`` with the ingest queue as destination (messages
+the state machine sent have no SQS-recorded source queue), on AWS and on the embedded
+stack alike. What the messages carry is defined by ``richdoc.deadletter``.
 
 Three kinds of message wait there, and ``dlq list`` and ``dlq redrive`` tell them apart:
 a dead-lettered run (sent by the state machine with ``richdoc.*`` attributes; redriving

@@ -10,8 +10,6 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import ClientError
-
 from richdoc.jobs import StaleRun
 from richdoc_tools.ops.dead_letter_queue.reading import DeadLetter, scan
 
@@ -25,59 +23,17 @@ if TYPE_CHECKING:
 # ---- every message back to the ingest queue --------------------------------------------------
 
 
-@dataclass(frozen=True)
-class QueueRedrive:
-    """How every message on the dead-letter queue went back to the ingest queue."""
-
-    mode: str  # "message-move-task" on AWS, "local-move" on the embedded stack
-    task_handle: str | None = None
-    moved: int | None = None
-
-
-def redrive_all(operator: Operator) -> QueueRedrive:
-    """Move every dead-lettered message back to the ingest queue."""
+def redrive_all(operator: Operator) -> str:
+    """Move every dead-lettered message back to the ingest queue: an SQS message move
+    task from the dead-letter queue (the embedded stack runs them as SQS does). Messages
+    the state machine sent have no SQS-recorded source queue, so the ingest queue is
+    named as the destination. Answers the task's handle."""
     resources = operator.resources
-    try:
-        handle = start_move_task(
-            operator.sqs, resources.dead_letter_queue_arn, resources.ingest_queue_arn
-        )
-    except ClientError as exc:
-        # The embedded stack runs no move tasks and says so (a 400 naming this command).
-        error = exc.response.get("Error", {})
-        if error.get("Code") != "UnsupportedOperation" or "richdoc dlq redrive" not in str(
-            error.get("Message", "")
-        ):
-            raise
-    else:
-        return QueueRedrive(mode="message-move-task", task_handle=handle)
-    moved = move_messages(operator.sqs, resources.dead_letter_queue_url, resources.ingest_queue_url)
-    return QueueRedrive(mode="local-move", moved=moved)
-
-
-def start_move_task(sqs: SQSClient, dlq_arn: str, destination_arn: str) -> str:
-    """Redrive on AWS: an SQS message move task from the DLQ to the ingest queue."""
-    response = sqs.start_message_move_task(SourceArn=dlq_arn, DestinationArn=destination_arn)
+    response = operator.sqs.start_message_move_task(
+        SourceArn=resources.dead_letter_queue_arn, DestinationArn=resources.ingest_queue_arn
+    )
     task: str = response["TaskHandle"]
     return task
-
-
-def move_messages(sqs: SQSClient, dlq_url: str, destination_url: str) -> int:
-    """The same move for the embedded stack: receive, send (body + attributes), delete."""
-    moved = 0
-    while True:
-        batch = sqs.receive_message(
-            QueueUrl=dlq_url,
-            MaxNumberOfMessages=10,
-            MessageAttributeNames=["All"],
-            VisibilityTimeout=60,
-            WaitTimeSeconds=0,
-        ).get("Messages", [])
-        if not batch:
-            return moved
-        for m in batch:
-            _forward(sqs, m, destination_url)
-            sqs.delete_message(QueueUrl=dlq_url, ReceiptHandle=m["ReceiptHandle"])
-            moved += 1
 
 
 def _forward(sqs: SQSClient, message: MessageTypeDef, destination_url: str) -> None:

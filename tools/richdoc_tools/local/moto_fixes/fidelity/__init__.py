@@ -1,14 +1,13 @@
-"""Where stock moto is kinder than AWS, made as strict as AWS documents (see
-``richdoc_tools.local.moto_fixes``). A strict embedded stack installs every fix of
-``FIXES``, in order, on its ``ExitStack``, and the ``CONFIGURED`` ones it is asked for
-with what they need; each module has ``PATCHED`` (the dotted paths it replaces) and
-``install(exit_stack, ...)``.
+"""Where stock moto is kinder than AWS, or answers otherwise, made to behave as AWS
+documents (see ``richdoc_tools.local.moto_fixes``; docs/moto-fixes.md lists them).
 
-* ``dynamodb_gsi_updates``: one global secondary index created or deleted an UpdateTable;
-* ``dynamodb_client_tokens``: a TransactWriteItems sent again with its
-  ``ClientRequestToken`` within ten minutes changes nothing again;
-* ``dynamodb_index_lag`` (configured: ``EmbeddedStack(index_lag=...)``): a global
-  secondary index shows a write some time after its table does.
+Each module has ``PATCHED`` (the dotted paths it replaces; ``ADDED``, those moto lacks)
+and ``install(exit_stack, ...)``. Three groups, installed in order on the stack's
+``ExitStack``: ``EVERY_STACK`` (what the pipeline's behaviour depends on, lenient stacks
+included), ``STRICT`` (AWS's refusals and guarantees, the strict stack's rules:
+docs/embedded-stack.md) and ``CONFIGURED`` (installed by a strict stack given what they
+need: ``dynamodb_index_lag``, with ``EmbeddedStack(index_lag=...)``, which injected faults
+turn on). ``FIXES`` is every fix.
 """
 
 from __future__ import annotations
@@ -16,18 +15,59 @@ from __future__ import annotations
 import contextlib
 
 from richdoc_tools.local.moto_fixes.fidelity import (
+    connection_secrets,
     dynamodb_client_tokens,
     dynamodb_gsi_updates,
     dynamodb_index_lag,
+    events_delivery,
+    events_replay,
+    events_sqs_policy,
+    execution_history_pages,
+    execution_status,
+    lambda_payload_size,
+    lambda_task_errors,
+    redrive_execution,
+    s3_delete_notifications,
+    s3_key_length,
+    s3_metadata_encoding,
+    s3_notifications,
+    s3_version_listing_encoding,
+    sfn_input_size,
+    sqs_message_move_task,
+    sqs_message_validation,
+    stop_execution,
 )
+from richdoc_tools.local.patches import PatchPoint, PlainPatchPoint
 
-FIXES = (dynamodb_gsi_updates, dynamodb_client_tokens)
-CONFIGURED = (dynamodb_index_lag,)
-# Every fix, for what holds them all (their tests against stock moto, the docs).
-EVERY = (*FIXES, *CONFIGURED)
+EVERY_STACK: tuple[PlainPatchPoint, ...] = (
+    execution_status,
+    stop_execution,
+    redrive_execution,
+    execution_history_pages,
+    lambda_task_errors,
+    s3_notifications,
+    s3_delete_notifications,
+    s3_version_listing_encoding,
+    events_delivery,
+    events_replay,
+    connection_secrets,
+    sqs_message_move_task,
+)
+STRICT: tuple[PlainPatchPoint, ...] = (
+    dynamodb_gsi_updates,
+    dynamodb_client_tokens,
+    sqs_message_validation,
+    s3_key_length,
+    lambda_payload_size,
+    sfn_input_size,
+    events_sqs_policy,
+    s3_metadata_encoding,
+)
+CONFIGURED: tuple[PatchPoint, ...] = (dynamodb_index_lag,)
+FIXES: tuple[PatchPoint, ...] = (*EVERY_STACK, *STRICT, *CONFIGURED)
 
 
-def install(exit_stack: contextlib.ExitStack) -> None:
-    """Install every fix of ``FIXES`` until ``exit_stack`` closes."""
-    for fix in FIXES:
+def install(exit_stack: contextlib.ExitStack, group: tuple[PlainPatchPoint, ...]) -> None:
+    """Install every fix of ``group``, in order, until ``exit_stack`` closes."""
+    for fix in group:
         fix.install(exit_stack)
