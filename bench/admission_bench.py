@@ -115,7 +115,7 @@ def _ledger(stack: Any) -> Any:
 
 def _settle(stack: Any, job_ids: list[str], timeout_s: float) -> dict[str, Any]:
     """Every job terminal, then every slot back (the stream's last releases)."""
-    from richdoc_tools.local.runtime.events import wait_until
+    from richdoc_tools.local.runtime.loops import wait_until
 
     from richdoc.jobs.keys import ledger_key
 

@@ -67,7 +67,7 @@ def _finished_documents(stack: Any, count: int) -> list[str]:
 
 def _measure(mode: Mode, work: Path) -> dict[str, Any]:
     from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import WITHIN_A_SECOND
-    from richdoc_tools.local.runtime.events import wait_until
+    from richdoc_tools.local.runtime.loops import wait_until
     from richdoc_tools.local.stack import EmbeddedStack
     from richdoc_tools.ops.operator import Operator
     from richdoc_tools.ops.reprocess import (

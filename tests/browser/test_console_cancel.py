@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 from richdoc_tools.ops.operator import Operator
 
 from richdoc.contracts import ParseInput

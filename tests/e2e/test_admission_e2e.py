@@ -18,7 +18,7 @@ import pytest
 from richdoc_tools.cli import main
 from richdoc_tools.local.faults.scripted import PlatformError
 from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import IndexLag
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 
 from richdoc.admission.backlog import Backlog
 from richdoc.admission.slots import SlotLedger

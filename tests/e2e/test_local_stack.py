@@ -14,12 +14,9 @@ import pytest
 from botocore.exceptions import ClientError
 from richdoc_tools.local.faults.scripted import PlatformError, ServiceError
 from richdoc_tools.local.patches.definition_parse import DefinitionParses
-from richdoc_tools.local.runtime.events import (
-    TERMINAL_STATUSES,
-    ExecutionStatusEvents,
-    schedule_period_s,
-    wait_until,
-)
+from richdoc_tools.local.runtime.loops import wait_until
+from richdoc_tools.local.runtime.scheduled_events import schedule_period_s
+from richdoc_tools.local.runtime.status_events import TERMINAL_STATUSES, ExecutionStatusEvents
 from richdoc_tools.local.stack import EventLoopFailed
 
 from richdoc.jobs import JobStatus

@@ -22,8 +22,8 @@ from botocore.client import BaseClient
 from richdoc_tools.cli import main
 from richdoc_tools.console.app import create_app
 from richdoc_tools.console.settings import ConsoleSettings
-from richdoc_tools.local.runtime.events import wait_until
 from richdoc_tools.local.runtime.lambdas import FUNCTION_THREAD_PREFIX
+from richdoc_tools.local.runtime.loops import wait_until
 from richdoc_tools.ops.operator import Operator
 
 from richdoc.contracts import ParseInput

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from richdoc_tools.cli.root import main
 from richdoc_tools.local.faults.injected import FaultSettings
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 from richdoc_tools.local.stack import EmbeddedStack
 
 from richdoc.jobs import JobStatus

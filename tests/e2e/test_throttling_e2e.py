@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 
 from richdoc.contracts import ExecutionInput, JobOptions, ParseInput, SourceObject
 from richdoc.jobs import JobStatus

@@ -30,7 +30,7 @@ import pytest
 from boto3.dynamodb.conditions import Attr
 from richdoc_tools.local.cloudformation.provisioners.dynamodb import MORE_THAN_ONE_GSI
 from richdoc_tools.local.cloudformation.update import StackUpdateFailed
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 
 from richdoc.jobs import JobStatus
 from tests.support.admission import most_at_once, slots_back

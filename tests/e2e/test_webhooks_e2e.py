@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 from richdoc_tools.local.cloudformation.deploy import NO_ECHO_MASK
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 
 from richdoc.jobs import JobStatus
 from richdoc_client.events import CompletionEvent, TerminalStatus

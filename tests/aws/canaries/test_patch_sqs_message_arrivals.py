@@ -9,7 +9,7 @@ import inspect
 import boto3
 from moto import mock_aws
 from richdoc_tools.local.patches import sqs_message_arrivals
-from richdoc_tools.local.runtime.events import messages_sent
+from richdoc_tools.local.runtime.sqs_messages import messages_sent
 
 
 def test_sqs_arrivals_patch_point_is_where_single_and_batch_sends_go() -> None:

@@ -99,7 +99,7 @@ def test_a_stopped_execution_stays_aborted_however_its_last_task_ends() -> None:
 def test_every_end_is_announced_once_to_the_status_events_loop(sfn: Any) -> None:
     """A stop when it is made, a natural end when moto's interpreter reflects it. (The
     announcements are the process's: other tests' executions may end meanwhile.)"""
-    from richdoc_tools.local.runtime.events import executions_ended
+    from richdoc_tools.local.runtime.status_events import executions_ended
 
     with contextlib.ExitStack() as patches:
         stop_execution.install(patches)

@@ -63,7 +63,7 @@ from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import (
 from richdoc_tools.local.requests import callers
 from richdoc_tools.local.requests.service_request import ServiceRequest
 from richdoc_tools.local.runtime.clock import StackClock
-from richdoc_tools.local.runtime.events import EventDelivery
+from richdoc_tools.local.runtime.event_delivery import EventDelivery
 from richdoc_tools.local.runtime.job_writes import JobWrites
 from richdoc_tools.local.runtime.lambdas import (
     LambdaRuntime,

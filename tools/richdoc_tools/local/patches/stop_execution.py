@@ -13,7 +13,7 @@ in the same call. When the interpreter then ends the execution, it stays ABORTED
 iteration that failed on its way out) as FAILED.
 
 Both are where an execution ends, so both announce it to the status events' loop
-(``runtime.events.executions_ended``), which then sends its status change event at once,
+(``runtime.status_events.executions_ended``), which then sends its status change event at once,
 as Step Functions does, rather than finding it by listing executions.
 """
 
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from richdoc_tools.local.patches.target import original, replace
-from richdoc_tools.local.runtime.events import executions_ended
+from richdoc_tools.local.runtime.status_events import executions_ended
 
 if TYPE_CHECKING:
     from moto.core.responses import ActionResult
