@@ -372,7 +372,7 @@ def test_concurrent_jobs_log_with_their_own_job_as_correlation_id(
     job_of_request = {
         a.request_id: a.job_id for job_id in job_ids for a in stack.jobs.attempts.of_job(job_id)
     }
-    lines = [json.loads(line) for line in stack.log_path.read_text().splitlines()]
+    lines = [json.loads(line) for line in stack.settings.log_path.read_text().splitlines()]
     ours = [line for line in lines if line.get("function_request_id") in job_of_request]
     for line in ours:
         assert line["correlation_id"] == job_of_request[line["function_request_id"]], line
@@ -392,6 +392,7 @@ def test_concurrent_jobs_log_with_their_own_job_as_correlation_id(
 LATE_HANDLER = """
 import threading
 from aws_lambda_powertools import Metrics
+from richdoc_tools.local.settings import StackSettings
 from richdoc_tools.local.stack import EmbeddedStack
 
 stopped = threading.Event()
@@ -402,7 +403,7 @@ def handler_still_running():  # as the stack stops, a handler whose thread outli
     Metrics(namespace="richdoc").flush_metrics()  # it added no metric: Powertools warns
 
 
-with EmbeddedStack(schedules=False):
+with EmbeddedStack(StackSettings(schedules=False)):
     late = threading.Thread(target=handler_still_running, name="lambda-Late")
     late.start()
 stopped.set()

@@ -216,7 +216,7 @@ def test_the_operator_policy_allows_every_call_the_operator_tools_make(
     assert wait_until(
         lambda: (job := stack.jobs.get(held.job_id)) is not None and job.stage == "parse", 60
     ), admission_state(stack, held.job_id)
-    operator = Operator.connect(stack.stack_name)
+    operator = Operator.connect(stack.settings.stack_name)
     settings = ConsoleSettings(operator=operator, port=PORT, stack_label="embedded stack")
     console = create_app(settings).test_client()
 

@@ -17,6 +17,7 @@ import boto3
 import pytest
 from richdoc_tools.local.patches import PATCHED
 from richdoc_tools.local.patches.target import original
+from richdoc_tools.local.settings import StackSettings
 from richdoc_tools.local.stack import EmbeddedStack, PortInUse
 
 pytestmark = [pytest.mark.e2e]
@@ -58,7 +59,7 @@ def callers_aws_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
 @pytest.mark.usefixtures("callers_aws_settings")
 def test_a_stack_ignores_the_callers_aws_settings_and_restores_everything(tmp_path: Path) -> None:
     before = _process_state()
-    with EmbeddedStack(log_path=tmp_path / "functions.log") as stack:
+    with EmbeddedStack(StackSettings(log_path=tmp_path / "functions.log")) as stack:
         assert "AWS_PROFILE" not in os.environ and "AWS_ENDPOINT_URL" not in os.environ
         assert os.environ["AWS_CONFIG_FILE"] == os.devnull
         # Deployed and usable although the caller's settings point elsewhere.
@@ -74,7 +75,7 @@ def test_a_served_stack_on_port_0_listens_on_a_free_port_and_restores_everything
     tmp_path: Path,
 ) -> None:
     before = _process_state()
-    with EmbeddedStack(server_port=0, log_path=tmp_path / "functions.log") as stack:
+    with EmbeddedStack(StackSettings(server_port=0, log_path=tmp_path / "functions.log")) as stack:
         assert stack.server_port
         with socket.create_connection(("127.0.0.1", stack.server_port), timeout=10):
             pass
@@ -89,5 +90,5 @@ def test_a_port_in_use_fails_at_once_and_restores_everything() -> None:
         port = taken.getsockname()[1]
         before = _process_state()
         with pytest.raises(PortInUse, match=f"127.0.0.1:{port}"):
-            EmbeddedStack(server_port=port).start()
+            EmbeddedStack(StackSettings(server_port=port)).start()
         assert _process_state() == before

@@ -386,6 +386,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("runtime",),  # the Lambda runtime and the event loops
     # Where all of the above enter moto, boto3 and Powertools; moto made as strict as AWS.
     ("patches", "moto_fixes"),
+    ("settings",),  # how a stack is started
     ("stack",),  # EmbeddedStack
 )
 

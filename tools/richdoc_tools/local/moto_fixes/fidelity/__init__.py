@@ -7,7 +7,7 @@ with what they need; each module has ``PATCHED`` (the dotted paths it replaces) 
 * ``dynamodb_gsi_updates``: one global secondary index created or deleted an UpdateTable;
 * ``dynamodb_client_tokens``: a TransactWriteItems sent again with its
   ``ClientRequestToken`` within ten minutes changes nothing again;
-* ``dynamodb_index_lag`` (configured: ``EmbeddedStack(index_lag=...)``): a global
+* ``dynamodb_index_lag`` (configured: ``StackSettings(index_lag=...)``): a global
   secondary index shows a write some time after its table does.
 """
 
