@@ -51,7 +51,7 @@ from richdoc_tools.local.cloudformation.template import Template, load_template
 from richdoc_tools.local.cloudformation.update import UpdateResult, update_stack
 from richdoc_tools.local.emulation import ACCOUNT, REGION
 from richdoc_tools.local.faults.injected import STATE_MACHINE_STAGE, FaultInjector
-from richdoc_tools.local.faults.invocations import InvocationFaults
+from richdoc_tools.local.faults.invocations import InvocationFailures
 from richdoc_tools.local.faults.scripted import FailureScript, ServiceError
 from richdoc_tools.local.moto_fixes import fidelity
 from richdoc_tools.local.moto_fixes.fidelity import dynamodb_index_lag
@@ -378,7 +378,7 @@ class EmbeddedStack:
         self.runtime = LambdaRuntime(
             self.template.handlers,
             functions=functions,
-            faults=InvocationFaults(self.script, self.injector),
+            failures=InvocationFailures(self.script, self.injector),
             timeout_override_s=self.settings.timeout_override_s,
             on_import=initialised,
             reserved_concurrency=reserved_concurrency(self.client("lambda"), functions),
