@@ -115,7 +115,7 @@ def _ledger(stack: Any) -> Any:
 
 def _settle(stack: Any, job_ids: list[str], timeout_s: float) -> dict[str, Any]:
     """Every job terminal, then every slot back (the stream's last releases)."""
-    from richdoc_tools.local.runtime.events import wait_until
+    from richdoc_tools.local.runtime.loops import wait_until
 
     from richdoc.jobs.keys import ledger_key
 
@@ -130,6 +130,7 @@ def _settle(stack: Any, job_ids: list[str], timeout_s: float) -> dict[str, Any]:
 
 
 def _burst(mode: Mode, work: Path) -> dict[str, Any]:
+    from richdoc_tools.local.settings import StackSettings
     from richdoc_tools.local.stack import EmbeddedStack
 
     from bench.awscalls import ApiCounter
@@ -139,9 +140,11 @@ def _burst(mode: Mode, work: Path) -> dict[str, Any]:
     counter.install()
     try:
         with EmbeddedStack(
-            parameters={"MaxRunningJobs": str(CAPACITY)},
-            log_path=work / "burst.log",
-            schedules=False,
+            StackSettings(
+                parameters={"MaxRunningJobs": str(CAPACITY)},
+                log_path=work / "burst.log",
+                schedules=False,
+            )
         ) as stack:
             assert stack.runtime is not None
             counter.reset()
@@ -191,14 +194,17 @@ def _burst(mode: Mode, work: Path) -> dict[str, Any]:
 
 def _faulted(mode: Mode, work: Path) -> dict[str, Any]:
     from richdoc_tools.local.faults.injected import FaultSettings
+    from richdoc_tools.local.settings import StackSettings
     from richdoc_tools.local.stack import EmbeddedStack
 
     count = 100 if mode is Mode.FULL else 20
     with EmbeddedStack(
-        parameters={"MaxRunningJobs": str(CAPACITY)},
-        log_path=work / "faulted.log",
-        schedules=False,
-        injected_faults=FaultSettings(rate=FAULT_RATE, seed=FAULT_SEED),
+        StackSettings(
+            parameters={"MaxRunningJobs": str(CAPACITY)},
+            log_path=work / "faulted.log",
+            schedules=False,
+            injected_faults=FaultSettings(rate=FAULT_RATE, seed=FAULT_SEED),
+        )
     ) as stack:
         job_ids = [
             stack.upload(

@@ -398,6 +398,7 @@ def _row(corpus: str, rules: str, part: str, s: dict[str, Any]) -> list[Any]:
 
 def run_pdf_parity(mode: Mode) -> ItemResult:
     """The contracts there as PDF too, through ``richdoc run`` as PDF and as TXT."""
+    from richdoc_tools.local.settings import StackSettings
     from richdoc_tools.local.stack import EmbeddedStack
     from richdoc_tools.run import run_files
 
@@ -408,7 +409,7 @@ def run_pdf_parity(mode: Mode) -> ItemResult:
     if mode is Mode.QUICK:
         pairs = pairs[:3]
     with tempfile.TemporaryDirectory(prefix="richdoc-bench-contracts-pdf-") as tmp:
-        stack = EmbeddedStack(log_path=Path(tmp) / "functions.log")
+        stack = EmbeddedStack(StackSettings(log_path=Path(tmp) / "functions.log"))
         stack.start()
         try:
             files = [DATA / "pdf" / str(c.pdf) for c in pairs] + [

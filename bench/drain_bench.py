@@ -103,6 +103,7 @@ def _runs(stack: Any, job_ids: list[str]) -> list[tuple[datetime, datetime]]:
 
 
 def _phases(mode: Mode, work: Path) -> dict[str, list[tuple[Estimate, float]]]:
+    from richdoc_tools.local.settings import StackSettings
     from richdoc_tools.local.stack import EmbeddedStack
     from richdoc_tools.ops.operator import Operator
     from richdoc_tools.ops.reprocess import ReprocessCursor, ReprocessFilter, reprocess
@@ -110,11 +111,13 @@ def _phases(mode: Mode, work: Path) -> dict[str, list[tuple[Estimate, float]]]:
     count = 40 if mode is Mode.FULL else 16
     phases: dict[str, list[tuple[Estimate, float]]] = {}
     with EmbeddedStack(
-        parameters={"MaxRunningJobs": str(CAPACITY)},
-        log_path=work / "drain.log",
-        schedules=False,
+        StackSettings(
+            parameters={"MaxRunningJobs": str(CAPACITY)},
+            log_path=work / "drain.log",
+            schedules=False,
+        )
     ) as stack:
-        operator = Operator.connect(stack.stack_name)
+        operator = Operator.connect(stack.settings.stack_name)
         job_ids = [
             stack.upload(Path(f"n/{n:03d}.md"), key=f"n/{n:03d}.md", body=_note(n)).job_id
             for n in range(count)

@@ -221,6 +221,7 @@ def _per_job_calls(snapshot: dict[str, dict[str, int]], jobs: int) -> dict[str, 
 
 def run(mode: Mode) -> ItemResult:
     from boto3.dynamodb.conditions import Key
+    from richdoc_tools.local.settings import StackSettings
     from richdoc_tools.local.stack import EmbeddedStack
     from richdoc_tools.run import run_files
 
@@ -241,7 +242,7 @@ def run(mode: Mode) -> ItemResult:
         log_path = work / "functions.log"
         counter.install()
         started = time.perf_counter()
-        stack = EmbeddedStack(log_path=log_path)
+        stack = EmbeddedStack(StackSettings(log_path=log_path))
         stack.start()
         try:
             stack_start_s = time.perf_counter() - started

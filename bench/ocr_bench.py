@@ -248,6 +248,7 @@ def whole_against_sharded(mode: Mode, work: Path, result: ItemResult) -> None:
     """A scanned PDF through ``richdoc run`` on the embedded stack, whole
     (``RICHDOC_SHARD_PAGES=0``) against sharded, the artifact cache emptied before each
     (bench item shards' runs)."""
+    from richdoc_tools.local.settings import StackSettings
     from richdoc_tools.local.stack import EmbeddedStack
 
     from bench.e2e_bench import Clock
@@ -261,7 +262,7 @@ def whole_against_sharded(mode: Mode, work: Path, result: ItemResult) -> None:
     path.write_bytes(scans.scanned_pdf(known_pages(count)))
     rows = []
     timings = {}
-    with EmbeddedStack(log_path=work / "functions.log") as stack:
+    with EmbeddedStack(StackSettings(log_path=work / "functions.log")) as stack:
         clock = Clock()
         for variant in ("sharded", "whole"):
             done = one_run(stack, path, variant, clock, shard_pages=shard_pages)

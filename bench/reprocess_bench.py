@@ -67,7 +67,8 @@ def _finished_documents(stack: Any, count: int) -> list[str]:
 
 def _measure(mode: Mode, work: Path) -> dict[str, Any]:
     from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import WITHIN_A_SECOND
-    from richdoc_tools.local.runtime.events import wait_until
+    from richdoc_tools.local.runtime.loops import wait_until
+    from richdoc_tools.local.settings import StackSettings
     from richdoc_tools.local.stack import EmbeddedStack
     from richdoc_tools.ops.operator import Operator
     from richdoc_tools.ops.reprocess import (
@@ -79,13 +80,15 @@ def _measure(mode: Mode, work: Path) -> dict[str, Any]:
 
     documents, fresh_count = (1000, 10) if mode is Mode.FULL else (100, 3)
     with EmbeddedStack(
-        parameters={"MaxRunningJobs": str(CAPACITY)},
-        log_path=work / "reprocess.log",
-        schedules=False,
-        index_lag=WITHIN_A_SECOND,
+        StackSettings(
+            parameters={"MaxRunningJobs": str(CAPACITY)},
+            log_path=work / "reprocess.log",
+            schedules=False,
+            index_lag=WITHIN_A_SECOND,
+        )
     ) as stack:
         redo = _finished_documents(stack, documents)
-        operator = Operator.connect(stack.stack_name)
+        operator = Operator.connect(stack.settings.stack_name)
         started = time.perf_counter()
         # Their runs were cancelled: a reprocess runs them again when asked to.
         wanted = ReprocessFilter(prefix="acme/redo-", include_cancelled=True)

@@ -167,6 +167,7 @@ def latency_model(merge_s_per_page: float, project_s_per_page: float) -> list[li
 
 
 def run(mode: Mode) -> ItemResult:
+    from richdoc_tools.local.settings import StackSettings
     from richdoc_tools.local.stack import EmbeddedStack
     from richdoc_tools.run import run_files
 
@@ -182,7 +183,7 @@ def run(mode: Mode) -> ItemResult:
         work = Path(tmp)
         pdf = long_pdf(work / "long.pdf", pages=config.pages, seed=8)
         warm = long_pdf(work / "warm.pdf", pages=120, seed=9)
-        with EmbeddedStack(log_path=work / "functions.log") as stack:
+        with EmbeddedStack(StackSettings(log_path=work / "functions.log")) as stack:
             t = time.perf_counter()
             run_files(stack, [warm], clarify=True)  # sharded: every handler imported
             warm_s = time.perf_counter() - t

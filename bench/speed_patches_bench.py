@@ -59,6 +59,7 @@ def run_variant(without: str | None, documents: int) -> dict[str, float | int | 
     from unittest import mock
 
     from richdoc_tools.local.moto_fixes import speed
+    from richdoc_tools.local.settings import StackSettings
     from richdoc_tools.local.stack import EmbeddedStack
     from richdoc_tools.run import run_files
 
@@ -77,7 +78,7 @@ def run_variant(without: str | None, documents: int) -> dict[str, float | int | 
         work = Path(tmp)
         measured = write_documents(work / "measured", documents, seed=1)
         warm = write_documents(work / "warm", len(FORMATS), seed=2)
-        with EmbeddedStack(log_path=work / "functions.log") as stack:
+        with EmbeddedStack(StackSettings(log_path=work / "functions.log")) as stack:
             run_files(stack, warm, clarify=True)
             clock.attach(shared_worker().server.zygote_pid)
             t0 = clock.now()

@@ -193,6 +193,7 @@ def run_isolation(mode: Mode) -> ItemResult:
 
 
 def run_shards(mode: Mode) -> ItemResult:
+    from richdoc_tools.local.settings import StackSettings
     from richdoc_tools.local.stack import EmbeddedStack
     from richdoc_tools.run import run_files
 
@@ -217,7 +218,9 @@ def run_shards(mode: Mode) -> ItemResult:
         work = Path(tmp)
         pdf = write_pdf(work / "long.pdf", "text", pages)
         warm = write_pdf(work / "warm.pdf", "text", 2)
-        with EmbeddedStack(parameters=tiers, log_path=work / "functions.log") as stack:
+        with EmbeddedStack(
+            StackSettings(parameters=tiers, log_path=work / "functions.log")
+        ) as stack:
             started = time.perf_counter()
             os.environ["RICHDOC_SHARD_PAGES"] = "1"
             run_files(stack, [warm], clarify=True)  # every handler imported, zygote warm

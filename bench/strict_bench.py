@@ -62,9 +62,10 @@ def _requests(stack: Any, count: int) -> Sample:
 
 
 def _round(strict: bool, count: int, log: Path) -> Sample:
+    from richdoc_tools.local.settings import StackSettings
     from richdoc_tools.local.stack import EmbeddedStack
 
-    with EmbeddedStack(log_path=log, schedules=False, strict=strict) as stack:
+    with EmbeddedStack(StackSettings(log_path=log, schedules=False, strict=strict)) as stack:
         if strict:
             assert stack.access is not None, "a strict stack assumes the roles"
         return _requests(stack, count)

@@ -29,6 +29,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "layers" / "docling"), str(ROOT / "tools")
 
 
 def measure(pages: int, shard_pages: int) -> dict[str, Any]:
+    from richdoc_tools.local.settings import StackSettings
     from richdoc_tools.local.stack import EmbeddedStack
     from richdoc_tools.run import run_files
 
@@ -37,7 +38,7 @@ def measure(pages: int, shard_pages: int) -> dict[str, Any]:
 
     with tempfile.TemporaryDirectory(prefix="richdoc-large-") as tmp:
         pdf = long_pdf(Path(tmp) / f"long-{pages}.pdf", pages=pages, seed=7)
-        with EmbeddedStack(log_path=Path(tmp) / "functions.log") as stack:
+        with EmbeddedStack(StackSettings(log_path=Path(tmp) / "functions.log")) as stack:
             os.environ["RICHDOC_SHARD_PAGES"] = str(shard_pages)
             started = time.perf_counter()
             [result] = run_files(stack, [pdf], clarify=True, timeout_s=3600)

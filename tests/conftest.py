@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from richdoc.jobs import JobStore
 from richdoc.wiring import wiring
 from tests.support.aws import provision_one
 from tests.support.paths import DEFINITION_PATH
+from tests.support.stack_settings import TEST_STACK
 
 REGION = "us-east-1"
 LANES = ("unit", "aws", "parse", "e2e", "browser")
@@ -170,9 +172,7 @@ def embedded_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from richdoc_tools.local.stack import EmbeddedStack
 
     log_path = tmp_path_factory.mktemp("lambda-logs") / "functions.log"
-    with EmbeddedStack(
-        retry_delay_scale=0.0, retry_visibility_s=0, log_path=log_path, schedules=False
-    ) as stack:
+    with EmbeddedStack(replace(TEST_STACK, log_path=log_path)) as stack:
         yield stack
 
 

@@ -1,6 +1,6 @@
 """Lambda's asynchronous invocation, as the embedded stack runs it
-(richdoc_tools.local.runtime.events.AsyncInvoker): a throttled event stays in Lambda's queue and
-is tried again, and only function errors spend the retries."""
+(richdoc_tools.local.runtime.async_invocations.AsyncInvoker): a throttled event stays in
+Lambda's queue and is tried again, and only function errors spend the retries."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from types import SimpleNamespace
 from typing import Any, cast
 
 from botocore.exceptions import ClientError
-from richdoc_tools.local.runtime.events import AsyncInvoker
+from richdoc_tools.local.runtime.async_invocations import AsyncInvoker
 
 FUNCTION = "arn:aws:lambda:us-east-1:123456789012:function:records"
 

@@ -10,7 +10,7 @@ from typing import Any
 import boto3
 import pytest
 from botocore.exceptions import ClientError
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 
 from tests.support.aws import executing_state_machines, state_machine
 

@@ -14,7 +14,7 @@ import boto3
 import pytest
 from richdoc_tools.local.moto_fixes.fidelity import s3_notifications
 from richdoc_tools.local.runtime.clock import StackClock
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 from richdoc_tools.local.runtime.s3_lifecycle import Expired, Lifecycle, LifecycleLoop, due
 
 ACCOUNT = "123456789012"

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 from richdoc_tools.ops.operator import Operator
 
 from richdoc.contracts import ParseInput
@@ -39,8 +39,9 @@ HOSTILE_REASON = '<img src=x onerror=window.__pwned=1>"><script>window.__pwned=2
 
 @pytest.fixture(scope="module")
 def served(embedded_stack: Any) -> Iterator[ServedConsole]:
-    operator = Operator.connect(embedded_stack.stack_name)
-    with console_thread(operator, f"embedded stack {embedded_stack.stack_name!r}") as console:
+    name = embedded_stack.settings.stack_name
+    operator = Operator.connect(name)
+    with console_thread(operator, f"embedded stack {name!r}") as console:
         yield console
 
 

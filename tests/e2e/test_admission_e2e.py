@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -18,7 +19,7 @@ import pytest
 from richdoc_tools.cli import main
 from richdoc_tools.local.faults.scripted import PlatformError
 from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import IndexLag
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 
 from richdoc.admission.backlog import Backlog
 from richdoc.admission.slots import SlotLedger
@@ -32,6 +33,7 @@ from tests.support.consumer_docs import subscribe
 from tests.support.gates import Gate
 from tests.support.published_schemas import schema_errors
 from tests.support.stack_runs import job_of, upload
+from tests.support.stack_settings import TEST_STACK
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling, pytest.mark.xdist_group("stack")]
 
@@ -49,12 +51,10 @@ def two_slots(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from richdoc_tools.local.stack import EmbeddedStack
 
     log_path = tmp_path_factory.mktemp("lambda-logs") / "functions.log"
-    with EmbeddedStack(
+    settings = replace(
+        TEST_STACK,
         parameters={"MaxRunningJobs": str(CAPACITY)},
-        retry_delay_scale=0.0,
-        retry_visibility_s=0,
         log_path=log_path,
-        schedules=False,
         # Every handler shares this process: on a loaded machine a records or dispatcher
         # invocation can outlive its 60 s, which is not what these tests are about.
         timeout_override_s=dict.fromkeys(UNHURRIED, 900.0),
@@ -64,7 +64,8 @@ def two_slots(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         # lag drawn for each write lets jobs queued within it of one another overtake
         # each other: docs/architecture.md; the chaos runs draw it).
         index_lag=IndexLag(delay_s=0.5),
-    ) as stack:
+    )
+    with EmbeddedStack(settings) as stack:
         yield stack
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 from richdoc_tools.local.patches.dynamodb_transactions import SINGLE_WRITES
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 
 from richdoc.contracts import ParseInput
 from richdoc.deletion import Deletion

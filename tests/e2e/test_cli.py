@@ -364,7 +364,7 @@ def test_run_in_a_pipe_prints_tab_separated_rows_with_every_value_whole(tmp_path
 def test_jobs_and_dlq_commands_against_the_embedded_stack(
     stack: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from richdoc_tools.local.runtime.events import wait_until
+    from richdoc_tools.local.runtime.loops import wait_until
     from richdoc_tools.ops.dead_letter_queue.reading import peek
 
     upload = stack.upload(tmp_path / "ops.dwg", key="ops/ops.dwg", body=b"AC1032" + bytes(9))

@@ -24,7 +24,7 @@ from botocore.handlers import validate_ascii_metadata
 from richdoc_tools.cli import main
 from richdoc_tools.local.faults.scripted import PlatformError
 from richdoc_tools.local.requests import callers
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 from richdoc_tools.local.strict.policies import AuthorizationRequest, PolicyDocument, evaluate
 
 from richdoc.contracts import ParseInput

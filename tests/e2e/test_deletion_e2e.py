@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from richdoc_tools.cli import main
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 
 from richdoc.contracts import ParseInput
 from richdoc.document_results import kept_keys

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from richdoc_tools.local.faults.scripted import PlatformError
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 
 from richdoc.jobs import JobStatus
 from tests.support.admission import slots_back

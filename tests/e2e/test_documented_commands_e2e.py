@@ -83,7 +83,7 @@ class Inbox:
                 sqs.delete_message(QueueUrl=self.url, ReceiptHandle=message["ReceiptHandle"])
 
     def wait_for(self, job_ids: list[str]) -> list[dict[str, Any]]:
-        from richdoc_tools.local.runtime.events import wait_until
+        from richdoc_tools.local.runtime.loops import wait_until
 
         def arrived() -> bool:
             self.drain()

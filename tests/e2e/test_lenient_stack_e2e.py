@@ -3,6 +3,7 @@ debugging. A module of its own: it starts its own stack (moto mocks nest)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from richdoc_tools.local.stack import EmbeddedStack
 
 from richdoc.jobs import JobStatus
 from tests.support.stack_runs import run_one
+from tests.support.stack_settings import TEST_STACK
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling]
 
@@ -18,11 +20,7 @@ NOTE = b"# lenient\n\nOn 2024-03-01 the policy took effect.\n"
 
 def test_a_lenient_stack_enforces_none_of_it(tmp_path: Path) -> None:
     with EmbeddedStack(
-        retry_delay_scale=0.0,
-        retry_visibility_s=0,
-        log_path=tmp_path / "functions.log",
-        schedules=False,
-        strict=False,
+        replace(TEST_STACK, log_path=tmp_path / "functions.log", strict=False)
     ) as lenient:
         assert lenient.access is None  # no role assumed: every call is an operator's
         sqs = lenient.client("sqs")

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from richdoc_tools.cli import main
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 from richdoc_tools.ops.watch import watch_job
 from richdoc_tools.run import run_files
 

@@ -14,12 +14,9 @@ import pytest
 from botocore.exceptions import ClientError
 from richdoc_tools.local.faults.scripted import PlatformError, ServiceError
 from richdoc_tools.local.moto_fixes.speed.definition_parse import DefinitionParses
-from richdoc_tools.local.runtime.events import (
-    TERMINAL_STATUSES,
-    ExecutionStatusEvents,
-    schedule_period_s,
-    wait_until,
-)
+from richdoc_tools.local.runtime.loops import wait_until
+from richdoc_tools.local.runtime.scheduled_events import schedule_period_s
+from richdoc_tools.local.runtime.status_events import TERMINAL_STATUSES, ExecutionStatusEvents
 from richdoc_tools.local.stack import EventLoopFailed
 
 from richdoc.jobs import JobStatus
@@ -385,7 +382,7 @@ def test_concurrent_jobs_log_with_their_own_job_as_correlation_id(
     job_of_request = {
         a.request_id: a.job_id for job_id in job_ids for a in stack.jobs.attempts.of_job(job_id)
     }
-    lines = [json.loads(line) for line in stack.log_path.read_text().splitlines()]
+    lines = [json.loads(line) for line in stack.settings.log_path.read_text().splitlines()]
     ours = [line for line in lines if line.get("function_request_id") in job_of_request]
     for line in ours:
         assert line["correlation_id"] == job_of_request[line["function_request_id"]], line
@@ -405,6 +402,7 @@ def test_concurrent_jobs_log_with_their_own_job_as_correlation_id(
 LATE_HANDLER = """
 import threading
 from aws_lambda_powertools import Metrics
+from richdoc_tools.local.settings import StackSettings
 from richdoc_tools.local.stack import EmbeddedStack
 
 stopped = threading.Event()
@@ -415,7 +413,7 @@ def handler_still_running():  # as the stack stops, a handler whose thread outli
     Metrics(namespace="richdoc").flush_metrics()  # it added no metric: Powertools warns
 
 
-with EmbeddedStack(schedules=False):
+with EmbeddedStack(StackSettings(schedules=False)):
     late = threading.Thread(target=handler_still_running, name="lambda-Late")
     late.start()
 stopped.set()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from tests.support.ocr_runs import (
     words,
 )
 from tests.support.stack_runs import upload
+from tests.support.stack_settings import TEST_STACK
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling, pytest.mark.xdist_group("stack")]
 
@@ -34,11 +36,7 @@ def ocr_off_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
     log_path = tmp_path_factory.mktemp("lambda-logs") / "functions.log"
     with EmbeddedStack(
-        parameters={"OcrMode": "off"},
-        retry_delay_scale=0.0,
-        retry_visibility_s=0,
-        log_path=log_path,
-        schedules=False,
+        replace(TEST_STACK, parameters={"OcrMode": "off"}, log_path=log_path)
     ) as stack:
         yield stack
 

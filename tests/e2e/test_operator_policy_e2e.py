@@ -22,8 +22,8 @@ from botocore.client import BaseClient
 from richdoc_tools.cli import main
 from richdoc_tools.console.app import create_app
 from richdoc_tools.console.settings import ConsoleSettings
-from richdoc_tools.local.runtime.events import wait_until
 from richdoc_tools.local.runtime.lambdas import FUNCTION_THREAD_PREFIX
+from richdoc_tools.local.runtime.loops import wait_until
 from richdoc_tools.ops.operator import Operator
 
 from richdoc.contracts import ParseInput
@@ -216,7 +216,7 @@ def test_the_operator_policy_allows_every_call_the_operator_tools_make(
     assert wait_until(
         lambda: (job := stack.jobs.get(held.job_id)) is not None and job.stage == "parse", 60
     ), admission_state(stack, held.job_id)
-    operator = Operator.connect(stack.stack_name)
+    operator = Operator.connect(stack.settings.stack_name)
     settings = ConsoleSettings(operator=operator, port=PORT, stack_label="embedded stack")
     console = create_app(settings).test_client()
 

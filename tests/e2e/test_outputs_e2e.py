@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 
 from richdoc.document_results import job_results_prefix, written_keys
 from richdoc_client.projection import (

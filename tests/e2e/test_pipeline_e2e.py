@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 from richdoc_tools.local.faults.scripted import PlatformError
-from richdoc_tools.local.runtime.events import wait_until
 from richdoc_tools.local.runtime.lambdas import FUNCTION_THREAD_PREFIX
+from richdoc_tools.local.runtime.loops import wait_until
 
 from richdoc.contracts import ParseInput
 from richdoc.jobs import DeadLetterMark, JobStatus

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from richdoc_tools.local.faults.scripted import PlatformError, ServiceError
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 
 from richdoc.contracts import ParseInput
 from richdoc.jobs import DeadLetterMark, JobStatus

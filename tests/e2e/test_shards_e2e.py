@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from richdoc_tools.local.faults.scripted import PlatformError
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 
 from richdoc.artifacts import docling_key, merged_key
 from richdoc.contracts import PageSpan, ParseInput

@@ -7,6 +7,7 @@ concurrency too low to reserve any) reserves nothing, keeps every function withi
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from richdoc.taxonomy import ResourceLimit
 from tests.support import parse_inputs
 from tests.support.parse_inputs import docx_bytes
 from tests.support.stack_runs import dead_letters_for, execution, run_one, run_pdf
+from tests.support.stack_settings import TEST_STACK
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling, pytest.mark.xdist_group("stack")]
 
@@ -28,14 +30,13 @@ def small_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     from richdoc_tools.local.stack import EmbeddedStack
 
     log_path = tmp_path_factory.mktemp("lambda-logs") / "functions.log"
-    with EmbeddedStack(
+    settings = replace(
+        TEST_STACK,
         # Tier 1 at the cap too (whatever the parameter's default): every tier 3008 MB.
         parameters={"AccountProfile": "small", "ParseTier1MemoryMB": "3008"},
-        retry_delay_scale=0.0,
-        retry_visibility_s=0,
         log_path=log_path,
-        schedules=False,
-    ) as stack:
+    )
+    with EmbeddedStack(settings) as stack:
         yield stack
 
 

@@ -18,6 +18,7 @@ import boto3
 import pytest
 from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import WITHIN_A_SECOND
 from richdoc_tools.local.patches.target import original
+from richdoc_tools.local.settings import StackSettings
 from richdoc_tools.local.stack import REPLACED, WRAPPED, EmbeddedStack, PortInUse
 
 pytestmark = [pytest.mark.e2e]
@@ -60,7 +61,9 @@ def callers_aws_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
 def test_a_stack_ignores_the_callers_aws_settings_and_restores_everything(tmp_path: Path) -> None:
     before = _process_state()
     # Given an index lag, a stack installs every change it has (fidelity.CONFIGURED too).
-    with EmbeddedStack(log_path=tmp_path / "functions.log", index_lag=WITHIN_A_SECOND) as stack:
+    with EmbeddedStack(
+        StackSettings(log_path=tmp_path / "functions.log", index_lag=WITHIN_A_SECOND)
+    ) as stack:
         assert "AWS_PROFILE" not in os.environ and "AWS_ENDPOINT_URL" not in os.environ
         assert os.environ["AWS_CONFIG_FILE"] == os.devnull
         # Deployed and usable although the caller's settings point elsewhere.
@@ -97,7 +100,7 @@ def test_a_served_stack_on_port_0_listens_on_a_free_port_and_restores_everything
     tmp_path: Path,
 ) -> None:
     before = _process_state()
-    with EmbeddedStack(server_port=0, log_path=tmp_path / "functions.log") as stack:
+    with EmbeddedStack(StackSettings(server_port=0, log_path=tmp_path / "functions.log")) as stack:
         assert stack.server_port
         with socket.create_connection(("127.0.0.1", stack.server_port), timeout=10):
             pass
@@ -112,5 +115,5 @@ def test_a_port_in_use_fails_at_once_and_restores_everything() -> None:
         port = taken.getsockname()[1]
         before = _process_state()
         with pytest.raises(PortInUse, match=f"127.0.0.1:{port}"):
-            EmbeddedStack(server_port=port).start()
+            EmbeddedStack(StackSettings(server_port=port)).start()
         assert _process_state() == before

@@ -13,6 +13,7 @@ only: each page costs a few CPU seconds here.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from tests.support.stack_runs import (
     shard_attempts,
     states_entered,
 )
+from tests.support.stack_settings import TEST_STACK
 from tests.support.tiers import smallest_tier_mb, zygote_memory
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling, pytest.mark.slow]
@@ -65,13 +67,7 @@ def standard_stack(
             "ParseTier3MemoryMB": "4096",
         }
         log_path = tmp_path_factory.mktemp("lambda-logs") / "functions.log"
-        with EmbeddedStack(
-            parameters=parameters,
-            retry_delay_scale=0.0,
-            retry_visibility_s=0,
-            log_path=log_path,
-            schedules=False,
-        ) as stack:
+        with EmbeddedStack(replace(TEST_STACK, parameters=parameters, log_path=log_path)) as stack:
             yield stack, tier1
             assert stack.loop_errors == []
 

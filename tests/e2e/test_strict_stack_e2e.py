@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from richdoc_tools.cli.root import main
 from richdoc_tools.local.faults.injected import FaultSettings
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
+from richdoc_tools.local.settings import StackSettings
 from richdoc_tools.local.stack import EmbeddedStack
 
 from richdoc.jobs import JobStatus
@@ -144,16 +145,17 @@ def test_lenient_and_faults_reach_the_embedded_stack_of_every_command(
 ) -> None:
     import signal
 
-    seen: dict[str, Any] = {}
+    seen: list[StackSettings] = []
 
-    def recording(*args: Any, **kwargs: Any) -> EmbeddedStack:
-        seen.update(kwargs)
+    def recording(settings: StackSettings) -> EmbeddedStack:
+        seen.append(settings)
         raise Refused
 
     monkeypatch.setattr("richdoc_tools.local.stack.EmbeddedStack", recording)
     monkeypatch.setattr(signal, "signal", lambda *args: None)  # leave pytest's handlers
     with pytest.raises(Refused):
         main(argv)
-    assert seen["strict"] is strict
+    [settings] = seen
+    assert settings.strict is strict
     expected = FaultSettings(rate=faults[0], seed=faults[1]) if faults else None
-    assert seen["injected_faults"] == expected
+    assert settings.injected_faults == expected

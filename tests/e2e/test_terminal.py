@@ -152,7 +152,7 @@ if patch == "parse-blocks":
         return wait_for_jobs(self, *args, **kwargs)
     EmbeddedStack.wait_for_jobs = wait_from_the_blocked_parse_on
 elif patch == "poller-fails":
-    from richdoc_tools.local.runtime.events import SqsPoller
+    from richdoc_tools.local.runtime.sqs_messages import SqsPoller
     def tick(self):
         raise RuntimeError("receive failed: injected")
     SqsPoller.tick = tick
@@ -370,7 +370,7 @@ def test_in_a_pipe_jobs_show_prints_the_record_and_every_attempt_as_tab_separate
 def test_in_a_pipe_dlq_list_prints_every_message_whole(
     served: Served, uploaded: dict[str, str]
 ) -> None:
-    from richdoc_tools.local.runtime.events import wait_until
+    from richdoc_tools.local.runtime.loops import wait_until
 
     def listed() -> subprocess.CompletedProcess[str]:
         return served.richdoc("dlq", "list", "--peek")  # the malformed one has no job record
@@ -415,7 +415,7 @@ def test_jobs_show_takes_the_prefix_run_prints_and_lists_an_ambiguous_prefixs_jo
 def test_dlq_list_names_malformed_messages_and_redrive_says_what_each_kind_will_do(
     served: Served, uploaded: dict[str, str]
 ) -> None:
-    from richdoc_tools.local.runtime.events import wait_until
+    from richdoc_tools.local.runtime.loops import wait_until
 
     def kinds() -> list[str]:
         listed = served.richdoc("dlq", "list", "--peek", "--json")

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 
 from richdoc.contracts import ExecutionInput, JobOptions, ParseInput, SourceObject
 from richdoc.jobs import JobStatus
@@ -25,6 +26,7 @@ from richdoc.taxonomy import FailureKind
 from tests.support.gates import Gate
 from tests.support.parse_inputs import docx_bytes
 from tests.support.stack_runs import history, upload
+from tests.support.stack_settings import TEST_STACK
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling, pytest.mark.xdist_group("stack")]
 
@@ -37,11 +39,7 @@ def narrow_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
     log_path = tmp_path_factory.mktemp("lambda-logs") / "functions.log"
     with EmbeddedStack(
-        parameters={"ParseTier1ReservedConcurrency": "1"},
-        retry_delay_scale=0.0,
-        retry_visibility_s=0,
-        log_path=log_path,
-        schedules=False,
+        replace(TEST_STACK, parameters={"ParseTier1ReservedConcurrency": "1"}, log_path=log_path)
     ) as stack:
         yield stack
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +31,14 @@ import pytest
 from boto3.dynamodb.conditions import Attr
 from richdoc_tools.local.cloudformation.provisioners.dynamodb import MORE_THAN_ONE_GSI
 from richdoc_tools.local.cloudformation.update import StackUpdateFailed
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 
 from richdoc.jobs import JobStatus
 from tests.support.admission import most_at_once, slots_back
 from tests.support.gates import Gate
 from tests.support.releases import BEFORE_ADMISSION, PREVIOUS_RELEASE, checkout_at
 from tests.support.stack_runs import job_of, upload
+from tests.support.stack_settings import TEST_STACK
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling, pytest.mark.xdist_group("stack")]
 
@@ -65,13 +67,7 @@ def deployed(root: Path, log: Path, **parameters: str) -> Iterator[Any]:
     from richdoc_tools.local.stack import EmbeddedStack
 
     with EmbeddedStack(
-        root=root,
-        parameters=parameters,
-        server_port=0,
-        retry_delay_scale=0.0,
-        retry_visibility_s=0,
-        log_path=log,
-        schedules=False,
+        replace(TEST_STACK, root=root, parameters=parameters, server_port=0, log_path=log)
     ) as stack:
         yield stack
         assert stack.loop_errors == []
@@ -89,7 +85,7 @@ def check(stack: Any, capsys: pytest.CaptureFixture[str], *overrides: str) -> di
             "deploy",
             "check",
             "--stack",
-            stack.stack_name,
+            stack.settings.stack_name,
             "--endpoint-url",
             stack.endpoint_url,
             "--region",
@@ -232,12 +228,7 @@ def test_admission_paused_keeps_uploads_waiting_until_it_runs_again(tmp_path: Pa
     often the schedules fire; running again admits it."""
     from richdoc_tools.local.stack import EmbeddedStack
 
-    with EmbeddedStack(
-        retry_delay_scale=0.0,
-        retry_visibility_s=0,
-        log_path=tmp_path / "functions.log",
-        schedules=False,
-    ) as stack:
+    with EmbeddedStack(replace(TEST_STACK, log_path=tmp_path / "functions.log")) as stack:
         assert stack.delivery is not None
         pollers = len(stack.delivery.pollers)
         result = stack.update(parameters={"Admission": "paused"})

@@ -18,18 +18,20 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from richdoc_tools.local.cloudformation.deploy import NO_ECHO_MASK
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 
 from richdoc.jobs import JobStatus
 from richdoc_client.events import CompletionEvent, TerminalStatus
 from tests.support.consumer_docs import documented
 from tests.support.gates import Gate
 from tests.support.stack_runs import job_of, upload
+from tests.support.stack_settings import TEST_STACK
 from tests.support.webhook_receiver import Authority, Receiver, Request, receiving
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling]
@@ -67,12 +69,9 @@ def webhook_stack(receiver: Receiver, tmp_path_factory: pytest.TempPathFactory) 
         "WebhookMaximumRetryAttempts": str(RETRIES),
     }
     with EmbeddedStack(
-        parameters=parameters,
-        retry_delay_scale=0.0,
-        retry_visibility_s=0,
-        log_path=log_path,
-        schedules=False,
-        webhook_ca_file=receiver.ca_file,
+        replace(
+            TEST_STACK, parameters=parameters, log_path=log_path, webhook_ca_file=receiver.ca_file
+        )
     ) as stack:
         yield stack
 
@@ -218,7 +217,7 @@ def test_the_secret_never_shows(stack: Any) -> None:
     assert described["AuthParameters"]["ApiKeyAuthParameters"] == {"ApiKeyName": HEADER}
     assert SECRET not in json.dumps(described, default=str)
     cfn = stack.client("cloudformation")
-    [deployed] = cfn.describe_stacks(StackName=stack.stack_name)["Stacks"]
+    [deployed] = cfn.describe_stacks(StackName=stack.settings.stack_name)["Stacks"]
     shown = {p["ParameterKey"]: p["ParameterValue"] for p in deployed["Parameters"]}
     assert shown["WebhookAuthSecret"] == NO_ECHO_MASK
     assert SECRET not in json.dumps(deployed, default=str)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import WITHIN_A_SECOND
+from richdoc_tools.local.settings import StackSettings
 from richdoc_tools.local.stack import EmbeddedStack
 
 from bench.documents import write_documents
@@ -270,13 +271,15 @@ def stack(log: Path, *, faults: Any = None, retry_delay_scale: float = 0.0) -> E
     """A strict stack for chaos runs: schedules fired by the run, shards of SHARD_PAGES,
     indexes that lag their table as AWS's do (within a second; faults widen it)."""
     return EmbeddedStack(
-        retry_delay_scale=retry_delay_scale,
-        retry_visibility_s=0,
-        log_path=log,
-        schedules=False,
-        parameters={"ShardPages": str(SHARD_PAGES)},
-        injected_faults=faults,
-        index_lag=WITHIN_A_SECOND,
+        StackSettings(
+            retry_delay_scale=retry_delay_scale,
+            retry_visibility_s=0,
+            log_path=log,
+            schedules=False,
+            parameters={"ShardPages": str(SHARD_PAGES)},
+            injected_faults=faults,
+            index_lag=WITHIN_A_SECOND,
+        )
     )
 
 

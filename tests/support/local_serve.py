@@ -63,7 +63,7 @@ class Served:
         )
 
     def wait_for(self, job_ids: list[str]) -> dict[str, Any]:
-        from richdoc_tools.local.runtime.events import wait_until
+        from richdoc_tools.local.runtime.loops import wait_until
 
         def terminal() -> bool:
             statuses = self.jobs.statuses(job_ids)

@@ -61,7 +61,7 @@ class Subscription:
         )
 
     def of(self, job_id: str) -> list[CompletionEvent]:
-        from richdoc_tools.local.runtime.events import wait_until
+        from richdoc_tools.local.runtime.loops import wait_until
 
         assert wait_until(self.stack.notifications_delivered, 60)
         sqs, received = self.stack.client("sqs"), []

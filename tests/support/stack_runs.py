@@ -7,8 +7,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from richdoc_tools.local.runtime.events import wait_until
 from richdoc_tools.local.runtime.lambdas import FUNCTION_THREAD_PREFIX
+from richdoc_tools.local.runtime.loops import wait_until
 
 from richdoc.contracts import PageSpan
 from richdoc.jobs import Attempt, Job

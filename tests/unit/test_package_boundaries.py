@@ -408,6 +408,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("runtime",),  # the Lambda runtime and the event loops
     ("patches",),  # the stack's seams: where all of the above enter moto, boto3 and Powertools
     ("moto_fixes",),  # moto's own behaviour made AWS's, and made faster (debts to moto)
+    ("settings",),  # how a stack is started
     ("stack",),  # EmbeddedStack
 )
 

@@ -28,7 +28,7 @@ from richdoc.jobs import Attempt, Job, JobStatus, Progress
 from richdoc_client.reader import ResultsReader
 from richdoc_client.tables import table_csv_name
 from richdoc_client.wire import AbsentOmitted
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 from richdoc_tools.local.stack import EmbeddedStack
 from richdoc_tools.ops.job_document import JobDocument
 from richdoc_tools.ops.uploads import Upload, clarify_metadata

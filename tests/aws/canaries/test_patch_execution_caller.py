@@ -12,7 +12,7 @@ import boto3
 import pytest
 from richdoc_tools.local.patches import execution_caller
 from richdoc_tools.local.requests import callers
-from richdoc_tools.local.runtime.events import wait_until
+from richdoc_tools.local.runtime.loops import wait_until
 
 from tests.support.aws import executing_state_machines, state_machine
 

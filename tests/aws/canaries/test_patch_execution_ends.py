@@ -17,7 +17,7 @@ from moto import mock_aws
 from richdoc_tools.local.emulation import MOTO_CONFIG
 from richdoc_tools.local.moto_fixes.fidelity import stop_execution
 from richdoc_tools.local.patches import execution_ends
-from richdoc_tools.local.runtime.events import executions_ended
+from richdoc_tools.local.runtime.status_events import executions_ended
 
 ROLE = "arn:aws:iam::123456789012:role/sfn"
 WAIT = {"StartAt": "Wait", "States": {"Wait": {"Type": "Wait", "Seconds": 600, "End": True}}}

@@ -10,7 +10,7 @@ import json
 import boto3
 from moto import mock_aws
 from richdoc_tools.local.patches import sqs_message_arrivals
-from richdoc_tools.local.runtime.events import messages_sent
+from richdoc_tools.local.runtime.sqs_messages import messages_sent
 
 
 def test_every_message_that_arrives_on_a_queue_wakes_the_pollers() -> None:

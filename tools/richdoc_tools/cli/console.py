@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from richdoc_tools.cli.errors import Failed, UsageError
-from richdoc_tools.cli.local import stack_parameters, webhook_ca_file
+from richdoc_tools.cli.local import stack_settings
 from richdoc_tools.cli.options import embedded_stack_options, example, stack_options
 
 if TYPE_CHECKING:
@@ -90,24 +90,22 @@ def console(
         if stack is None and endpoint_url is None:
             from richdoc_tools.local.stack import EmbeddedStack, StackError
 
-            parameters = stack_parameters(parameter_overrides)
             log_path = (
                 Path(log) if log else Path(tempfile.mkdtemp(prefix="richdoc-")) / "functions.log"
             )
+            settings = stack_settings(
+                lenient=lenient,
+                faults=faults,
+                parameter_overrides=parameter_overrides,
+                log_path=log_path,
+            )
             print("deploying template.yaml into the embedded AWS stack ...", flush=True)
             try:
-                with EmbeddedStack(
-                    parameters=parameters,
-                    log_path=log_path,
-                    capture_process_output=True,
-                    strict=not lenient,
-                    injected_faults=faults,
-                    webhook_ca_file=webhook_ca_file(),
-                ) as embedded:
+                with EmbeddedStack(settings):
                     print(f"function logs: {visible(log_path)}", flush=True)
                     _serve(
-                        _connect(embedded.stack_name, None, None, None),
-                        f"embedded stack {embedded.stack_name!r}",
+                        _connect(settings.stack_name, None, None, None),
+                        f"embedded stack {settings.stack_name!r}",
                         files,
                         clarify=clarify,
                         listener=listener,

@@ -1,5 +1,6 @@
 """``richdoc local``: the embedded stack as a local AWS endpoint (``local serve``), and the
-template parameters every embedded stack of the command line takes from the shell."""
+settings every embedded stack of the command line starts with (``stack_settings``: its
+options, the template parameters it takes from the shell)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from types import FrameType
 
     from richdoc_tools.local.faults.injected import FaultSettings
+    from richdoc_tools.local.settings import StackSettings
     from richdoc_tools.local.stack import EmbeddedStack
 
 # How long `local serve` may take to notice Ctrl-C or SIGTERM (see its wait loop).
@@ -90,6 +92,35 @@ def webhook_ca_file() -> Path | None:
     return path
 
 
+def stack_settings(
+    *,
+    lenient: bool,
+    faults: FaultSettings | None,
+    parameter_overrides: Sequence[str],
+    log_path: Path | None,
+    stack_name: str | None = None,
+    server_port: int | None = None,
+    lifecycle_day_s: float | None = None,
+) -> StackSettings:
+    """The settings of a command's embedded stack: its options (``embedded_stack_options``,
+    ``--log``, and those of ``local serve``), the parameters and webhook authority from the
+    shell; a usage error for a bad one. Function output goes to ``log_path`` whole, the
+    descriptors' too (none: to this terminal)."""
+    from richdoc_tools.local.settings import DEFAULT_STACK_NAME, StackSettings
+
+    return StackSettings(
+        stack_name=stack_name or DEFAULT_STACK_NAME,
+        parameters=stack_parameters(parameter_overrides),
+        server_port=server_port,
+        log_path=log_path,
+        capture_process_output=log_path is not None,
+        strict=not lenient,
+        injected_faults=faults,
+        lifecycle_day_s=lifecycle_day_s,
+        webhook_ca_file=webhook_ca_file(),
+    )
+
+
 @click.group(short_help="the embedded stack as a local AWS endpoint")
 def local() -> None:
     """The embedded stack as a local AWS endpoint."""
@@ -142,18 +173,16 @@ def serve(
 
     signal.signal(signal.SIGTERM, terminate)
     log_path = Path(log) if log else None
-    parameters = stack_parameters(parameter_overrides)
-    embedded = EmbeddedStack(
-        stack_name=stack,
-        parameters=parameters,
-        server_port=port,
+    settings = stack_settings(
+        lenient=lenient,
+        faults=faults,
+        parameter_overrides=parameter_overrides,
         log_path=log_path,
-        capture_process_output=log_path is not None,
-        strict=not lenient,
-        injected_faults=faults,
+        stack_name=stack,
+        server_port=port,
         lifecycle_day_s=lifecycle_day,
-        webhook_ca_file=webhook_ca_file(),
     )
+    embedded = EmbeddedStack(settings)
     try:
         with embedded:
             print(_banner(embedded, log_path), flush=True)
@@ -176,17 +205,18 @@ def _banner(stack: EmbeddedStack, log: Path | None) -> str:
 
     endpoint = stack.endpoint_url
     options = f"--endpoint-url {endpoint}"
-    if stack.stack_name != "richdoc":
-        options += f" --stack {stack.stack_name}"
+    name = stack.settings.stack_name
+    if name != "richdoc":
+        options += f" --stack {name}"
     bucket = stack.outputs["IngestBucketName"]
     assert stack.template is not None
     prefix = stack.parameters.get(
         "ConsumerRulePrefix", stack.template.parameter_defaults()["ConsumerRulePrefix"]
     )
-    lines = [f"richdoc embedded stack {stack.stack_name!r} listening on {endpoint}"]
+    lines = [f"richdoc embedded stack {name!r} listening on {endpoint}"]
     lines += [
         "enforced as on AWS: IAM per function, transaction conflicts, validations"
-        if stack.strict
+        if stack.settings.strict
         else "lenient: IAM, transaction conflicts and validations NOT enforced (--lenient)"
     ]
     if stack.injector.settings is not None:

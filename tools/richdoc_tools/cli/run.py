@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from richdoc_tools.cli.errors import EXIT_FAILED, Failed, UsageError
-from richdoc_tools.cli.local import stack_parameters, webhook_ca_file
+from richdoc_tools.cli.local import stack_settings
 from richdoc_tools.cli.options import (
     PositiveSeconds,
     embedded_stack_options,
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from richdoc.jobs import Job
     from richdoc.jobs import Progress as JobProgress
     from richdoc_tools.local.faults.injected import FaultSettings
+    from richdoc_tools.local.settings import StackSettings
     from richdoc_tools.run import RunResult
 
 
@@ -78,19 +79,15 @@ def run(
     from richdoc_tools.terminal import markup
 
     files, out_dir = _checked_inputs(paths, out)
-    parameters = stack_parameters(parameter_overrides)
     log_path = Path(log) if log else Path(tempfile.mkdtemp(prefix="richdoc-")) / "functions.log"
+    # Function output (JSON logs, metrics, the parse worker's diagnostics) goes to the log
+    # file, as it would go to CloudWatch: the terminal shows progress and results.
+    settings = stack_settings(
+        lenient=lenient, faults=faults, parameter_overrides=parameter_overrides, log_path=log_path
+    )
     err = Console(stderr=True, quiet=as_json)
     results, injected = _run_on_stack(
-        files,
-        clarify=clarify,
-        timeout_s=timeout,
-        out_dir=out_dir,
-        parameters=parameters,
-        log_path=log_path,
-        err=err,
-        strict=not lenient,
-        faults=faults,
+        files, settings, clarify=clarify, timeout_s=timeout, out_dir=out_dir, err=err
     )
     render.run_results(results, as_json=as_json)
     for note in render.unread_notes(results):
@@ -125,35 +122,23 @@ def _checked_inputs(paths: Sequence[str], out: str | None) -> tuple[list[Path], 
 
 def _run_on_stack(
     files: list[Path],
+    settings: StackSettings,
     *,
     clarify: bool,
     timeout_s: float,
     out_dir: Path | None,
-    parameters: dict[str, str],
-    log_path: Path,
     err: Console,
-    strict: bool = True,
-    faults: FaultSettings | None = None,
 ) -> tuple[list[RunResult], str | None]:
     """Deploy the stack, run the files through it, write --out, stop the stack; the
-    results, and what was injected (with ``faults``)."""
+    results, and what was injected (when the settings inject faults)."""
     from richdoc_tools.local.stack import EmbeddedStack, EventLoopFailed, StackError
     from richdoc_tools.run import run_files, write_outputs
     from richdoc_tools.terminal import markup, visible
 
-    mode = "" if strict else " (lenient: AWS's rules not enforced)"
+    mode = "" if settings.strict else " (lenient: AWS's rules not enforced)"
     err.print(f"[dim]deploying template.yaml into the embedded AWS stack{mode} ...[/]")
     try:
-        # Function output (JSON logs, metrics, the parse worker's diagnostics) goes to the
-        # log file, as it would go to CloudWatch: the terminal shows progress and results.
-        with EmbeddedStack(
-            parameters=parameters,
-            log_path=log_path,
-            capture_process_output=True,
-            strict=strict,
-            injected_faults=faults,
-            webhook_ca_file=webhook_ca_file(),
-        ) as stack:
+        with EmbeddedStack(settings) as stack:
             bucket = stack.outputs["IngestBucketName"]
             err.print(f"[dim]uploading {len(files)} file(s) to s3://{markup(bucket)}/ ...[/]")
             with _progress(err, len(files)) as (finished, still_open):
@@ -167,12 +152,12 @@ def _run_on_stack(
                 )
             if out_dir:
                 write_outputs(results, stack, out_dir)
-            injected = stack.injector.report() if faults is not None else None
+            injected = stack.injector.report() if settings.injected_faults is not None else None
     except EventLoopFailed as exc:
         details = "".join(f"\n  {type(e).__name__}: {visible(e)}" for e in exc.errors)
         raise Failed(
             f"the embedded stack stopped delivering events:{details}\n"
-            f"function logs: {visible(log_path)}"
+            f"function logs: {visible(settings.log_path)}"
         ) from exc
     except StackError as exc:
         raise Failed(visible(exc)) from exc

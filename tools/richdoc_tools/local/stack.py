@@ -51,20 +51,19 @@ from richdoc_tools.local.cloudformation.provisioners import NotEmulated
 from richdoc_tools.local.cloudformation.template import Template, load_template
 from richdoc_tools.local.cloudformation.update import UpdateResult, update_stack
 from richdoc_tools.local.emulation import ACCOUNT, REGION
-from richdoc_tools.local.faults.injected import STATE_MACHINE_STAGE, FaultInjector, FaultSettings
-from richdoc_tools.local.faults.invocations import InvocationFaults
+from richdoc_tools.local.faults.injected import STATE_MACHINE_STAGE, FaultInjector
+from richdoc_tools.local.faults.invocations import InvocationFailures
 from richdoc_tools.local.faults.scripted import FailureScript, ServiceError
 from richdoc_tools.local.moto_fixes import fidelity, speed
 from richdoc_tools.local.moto_fixes.fidelity import dynamodb_index_lag
 from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import (
     WITHIN_A_SECOND,
-    IndexLag,
     IndexPropagation,
 )
 from richdoc_tools.local.requests import callers
 from richdoc_tools.local.requests.service_request import ServiceRequest
 from richdoc_tools.local.runtime.clock import StackClock
-from richdoc_tools.local.runtime.events import EventDelivery
+from richdoc_tools.local.runtime.event_delivery import EventDelivery
 from richdoc_tools.local.runtime.job_writes import JobWrites
 from richdoc_tools.local.runtime.lambdas import (
     LambdaRuntime,
@@ -78,6 +77,7 @@ from richdoc_tools.local.runtime.sandboxes import Sandboxes
 from richdoc_tools.local.runtime.shard_reader import ShardReader
 from richdoc_tools.local.runtime.streams import appended
 from richdoc_tools.local.runtime.webhooks import WebhookDelivery
+from richdoc_tools.local.settings import StackSettings
 from richdoc_tools.local.strict.access import AccessControl, assume_all, assume_target_roles
 from richdoc_tools.local.strict.transactions import Transactions
 from richdoc_tools.ops.uploads import Upload, put_source
@@ -153,62 +153,28 @@ class EventLoopFailed(StackError):
 
 
 class EmbeddedStack:
-    def __init__(
-        self,
-        *,
-        root: Path | None = None,
-        stack_name: str = DEFAULT_STACK_NAME,
-        parameters: Mapping[str, str] | None = None,
-        retry_delay_scale: float = 0.01,
-        retry_visibility_s: int = 1,
-        script: FailureScript | None = None,
-        timeout_override_s: Mapping[str, float] | None = None,
-        log_path: Path | None = None,
-        capture_process_output: bool = False,
-        server_port: int | None = None,
-        schedules: bool = True,
-        strict: bool = True,
-        injected_faults: FaultSettings | None = None,
-        lifecycle_day_s: float | None = None,
-        webhook_ca_file: Path | None = None,
-        index_lag: IndexLag | None = None,
-    ) -> None:
-        """``log_path``: function output goes there (see ``output.FunctionLog``);
-        ``capture_process_output``: descriptor-level output too (for a command line, never
-        under pytest's own capture); ``server_port``: serve on 127.0.0.1 (0 picks a free
-        port); ``strict``: enforce what AWS does (False: moto's leniency, for debugging);
-        ``script``: a test's scripted failures (kept as ``script``, and can be added to
-        while the stack runs); ``injected_faults``: fail at a rate (``faults.injected``);
-        ``lifecycle_day_s``: how long a day lasts on the stack's clock (``runtime.clock``:
-        S3 lifecycle days, stream record ages); ``webhook_ca_file``: an authority the
-        webhook delivery trusts beside the system's (a local receiver's certificate:
-        ``runtime.webhooks``); ``index_lag``: how long a write takes to show in a global
-        secondary index (strict stacks; ``indexes`` holds it)."""
-        self.root = root
-        self.stack_name = stack_name
-        self.parameters = dict(parameters or {})
-        self.retry_delay_scale = retry_delay_scale
-        self.retry_visibility_s = retry_visibility_s
-        self.script = script or FailureScript()
-        self.timeout_override_s = dict(timeout_override_s or {})
-        self.log_path = log_path
-        self.capture_process_output = capture_process_output
-        self.server_port = server_port
-        # Scheduled rules fire on their own schedule (the sweep: every SweepIntervalMinutes)
-        # and the lifecycle loop runs; with False only fire_schedules() fires them and
-        # apply_lifecycle() applies the rules (tests choose when, and the time).
-        self.schedules = schedules
-        self.strict = strict
-        self.injector = FaultInjector(injected_faults)
-        if injected_faults is not None and self.injector.enabled:
-            index_lag = (index_lag or WITHIN_A_SECOND).under_faults(injected_faults.seed)
+    def __init__(self, settings: StackSettings | None = None) -> None:
+        """A stack started as ``settings`` say (``StackSettings``' defaults without)."""
+        self.settings = settings = settings or StackSettings()
+        # The checkout and parameters deployed (``update`` deploys others) and the port a
+        # served stack listens on (when 0, the one it bound as it started).
+        self.root = settings.root
+        self.parameters = dict(settings.parameters)
+        self.server_port = settings.server_port
+        # A test's scripted failures: can be added to while the stack runs.
+        self.script = FailureScript()
+        self.injector = FaultInjector(settings.injected_faults)
+        index_lag = settings.index_lag
+        if settings.injected_faults is not None and self.injector.enabled:
+            index_lag = (index_lag or WITHIN_A_SECOND).under_faults(settings.injected_faults.seed)
         # The indexes' propagation (tests hold it: ``stack.indexes.held()``).
-        self.indexes = IndexPropagation(index_lag) if index_lag is not None and strict else None
+        strict_lag = index_lag if settings.strict else None
+        self.indexes = IndexPropagation(strict_lag) if strict_lag is not None else None
         # The clock S3 lifecycle rules and stream record ages read; a day lasts
         # lifecycle_day_s seconds (default: a day). Tests advance it.
-        self.clock = StackClock.with_day(lifecycle_day_s) if lifecycle_day_s else StackClock()
+        day_s = settings.lifecycle_day_s
+        self.clock = StackClock.with_day(day_s) if day_s else StackClock()
         self.lifecycle = Lifecycle(self.clock, account=ACCOUNT)
-        self.webhook_ca_file = webhook_ca_file
         self.transactions = Transactions()
         self.access: AccessControl | None = None
         self.template: Template | None = None
@@ -323,17 +289,18 @@ class EmbeddedStack:
         """The patch points and the changes to moto the deployment already needs (the rest
         wait for what it creates: the roles, the queues, the functions). The changes to
         moto go in first, the stack's seams over them (``WRAPPED``)."""
-        patches.retry_sleep.install(exit_stack, self.retry_delay_scale)
+        patches.retry_sleep.install(exit_stack, self.settings.retry_delay_scale)
         speed.install(exit_stack)
         fidelity.install(exit_stack, fidelity.EVERY_STACK)
         patches.install(exit_stack, patches.EMULATION)
         patches.install(exit_stack, patches.CALLERS)
         patches.execution_caller.install(exit_stack, self._enter_execution, self._leave_execution)
-        patches.sdk_retry_sleep.install(exit_stack, self.retry_delay_scale)
-        if self.strict:
+        patches.sdk_retry_sleep.install(exit_stack, self.settings.retry_delay_scale)
+        if self.settings.strict:
             fidelity.install(exit_stack, fidelity.STRICT)
             if self.indexes is not None:
                 dynamodb_index_lag.install(exit_stack, self.indexes)
+            # After dynamodb_lock: transactions are held outside the backend's lock.
             patches.dynamodb_transactions.install(
                 exit_stack, self.transactions, self.injector.running
             )
@@ -350,7 +317,7 @@ class EmbeddedStack:
         deployment = self._deployment = Deployment(
             clients,
             self.template,
-            stack_name=self.stack_name,
+            stack_name=self.settings.stack_name,
             region=REGION,
             account=ACCOUNT,
             parameters=self.parameters,
@@ -364,9 +331,8 @@ class EmbeddedStack:
 
     def _deployed_template(self, name_or_stack_id: str) -> str | None:
         """The template the stack runs, as submitted (GetTemplate's answer for it)."""
-        if name_or_stack_id != self.stack_name and f":stack/{self.stack_name}/" not in (
-            name_or_stack_id
-        ):
+        name = self.settings.stack_name
+        if name_or_stack_id != name and f":stack/{name}/" not in name_or_stack_id:
             return None
         assert self.template is not None
         return (self.template.root / "template.yaml").read_text()
@@ -397,7 +363,7 @@ class EmbeddedStack:
     def _enforce(self, exit_stack: contextlib.ExitStack, deployed: Deployed) -> None:
         """Each role assumed and every request through the gate (strict stacks: IAM; any
         stack: the injected faults), the scripted SendMessage failures in place."""
-        if self.strict:
+        if self.settings.strict:
             self.access = AccessControl(account=ACCOUNT, region=REGION)
             self._assume(deployed)
             patches.s3_missing_key.install(exit_stack, self.access.missing_key_denial)
@@ -425,10 +391,10 @@ class EmbeddedStack:
         """The function log, the Lambda runtime and the event loops."""
         assert self.template is not None
         function_log = None
-        if self.log_path is not None:
+        if self.settings.log_path is not None:
             # Before any handler module is imported (see output.FunctionLog).
             function_log = FunctionLog(
-                self.log_path, capture_descriptors=self.capture_process_output
+                self.settings.log_path, capture_descriptors=self.settings.capture_process_output
             )
             function_log.open(exit_stack)
             self.function_log = function_log
@@ -443,14 +409,14 @@ class EmbeddedStack:
 
         # Another release's code (a stack deployed from an earlier template) runs in
         # sandboxes that reach the emulation by its URL: only a served stack has them.
-        sandboxes = Sandboxes(log=self.log_path) if self.server_port is not None else None
+        sandboxes = Sandboxes(log=self.settings.log_path) if self.server_port is not None else None
         if sandboxes is not None:
             exit_stack.callback(sandboxes.stop)
         self.runtime = LambdaRuntime(
             self.template.handlers,
             functions=functions,
-            faults=InvocationFaults(self.script, self.injector),
-            timeout_override_s=self.timeout_override_s,
+            failures=InvocationFailures(self.script, self.injector),
+            timeout_override_s=self.settings.timeout_override_s,
             on_import=initialised,
             reserved_concurrency=reserved_concurrency(self.client("lambda"), functions),
             principals=self.access.principals if self.access else None,
@@ -463,8 +429,8 @@ class EmbeddedStack:
             state_machine_arn=self.outputs["StateMachineArn"],
             region=REGION,
             account=ACCOUNT,
-            retry_visibility_s=self.retry_visibility_s,
-            schedules=self.schedules,
+            retry_visibility_s=self.settings.retry_visibility_s,
+            schedules=self.settings.schedules,
             roles=self._roles_by_arn(deployed.attributes, functions),
             access=self.access,
             injector=self.injector,
@@ -476,9 +442,9 @@ class EmbeddedStack:
         self.delivery.start()
         webhooks = self.webhooks = WebhookDelivery(
             self.client,
-            delay_scale=self.retry_delay_scale,
+            delay_scale=self.settings.retry_delay_scale,
             access=self.access,
-            trusted_ca_file=self.webhook_ca_file,
+            trusted_ca_file=self.settings.webhook_ca_file,
         )
         patches.api_destinations.install(exit_stack, webhooks.enqueue)
         exit_stack.callback(_stopped, webhooks)

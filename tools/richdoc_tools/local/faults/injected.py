@@ -1,6 +1,6 @@
 """Injected faults: the embedded stack failing at a rate, the way AWS fails, reproducibly.
 
-``richdoc run --faults RATE[,seed=N]`` (``EmbeddedStack(injected_faults=FaultSettings(...))``)
+``richdoc run --faults RATE[,seed=N]`` (``StackSettings(injected_faults=FaultSettings(...))``)
 makes two kinds of draws, each a fault with probability RATE:
 
 * **Every AWS call** of a function or of a state machine task (the request gate,

@@ -29,8 +29,10 @@ class Crash:
     error: PlatformError
 
 
-class InvocationFaults:
-    """A stack's scripted failures and injected faults, as its invocations meet them."""
+class InvocationFailures:
+    """Both kinds of failure a stack makes on purpose, as its invocations meet them: a
+    test's scripted failures (``script``) and the faults injected at a rate
+    (``injector``)."""
 
     def __init__(
         self, script: FailureScript | None = None, injector: FaultInjector | None = None

@@ -1,5 +1,5 @@
 """Every end of an execution announced to the status events' loop
-(``runtime.events.executions_ended``), which then sends its status change event at once,
+(``runtime.status_events.executions_ended``), which then sends its status change event at once,
 as Step Functions does, rather than finding the end by listing executions.
 
 An execution ends where moto's interpreter reflects its program's end on it
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from richdoc_tools.local.patches.target import original, replace
-from richdoc_tools.local.runtime.events import executions_ended
+from richdoc_tools.local.runtime.status_events import executions_ended
 
 if TYPE_CHECKING:
     from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication

@@ -2,7 +2,7 @@
 
 moto's interpreter really sleeps a Retry's ``IntervalSeconds`` (with backoff) through the
 ``time`` module of its retrier; the stack replaces that module's ``time`` with one whose
-``sleep`` is scaled (``EmbeddedStack(retry_delay_scale=...)``: 0.01 by default, 0 in tests),
+``sleep`` is scaled (``StackSettings(retry_delay_scale=...)``: 0.01 by default, 0 in tests),
 so retry-heavy runs take a fraction of a second instead of minutes.
 """
 

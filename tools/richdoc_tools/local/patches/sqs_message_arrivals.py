@@ -1,5 +1,5 @@
 """Every message that arrives on a queue wakes the queues' pollers
-(``runtime.events.messages_sent``).
+(``runtime.sqs_messages.messages_sent``).
 
 Lambda's SQS event source long-polls its queue on AWS; here a poller that found nothing
 sleeps until a message arrives (or, at the latest, its interval), instead of receiving 20
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from richdoc_tools.local.patches.target import original, replace
-from richdoc_tools.local.runtime.events import messages_sent
+from richdoc_tools.local.runtime.sqs_messages import messages_sent
 
 if TYPE_CHECKING:
     from moto.sqs.models import Message, Queue

@@ -9,7 +9,7 @@ runtime's error envelope, so Step Functions sees the same error names as on AWS
 timeout).
 
 Whether an invocation fails before or while its handler runs (a test's scripted failure,
-an injected fault) is asked in one place, ``faults.invocations.InvocationFaults``; errors
+an injected fault) is asked in one place, ``faults.invocations.InvocationFailures``; errors
 raised by handlers come from running the real handlers.
 
 Each handler runs on a thread of its own that acts as the function's execution role
@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 import richdoc
 from richdoc_tools.local.cloudformation.template import HandlerSource
 from richdoc_tools.local.faults.injected import SandboxCrashed
-from richdoc_tools.local.faults.invocations import Crash, InvocationFaults
+from richdoc_tools.local.faults.invocations import Crash, InvocationFailures
 from richdoc_tools.local.faults.scripted import PlatformError
 from richdoc_tools.local.requests import callers
 from richdoc_tools.local.runtime.concurrency import ReservedConcurrency
@@ -110,7 +110,7 @@ class LambdaRuntime:
         handlers: Mapping[str, HandlerSource],
         *,
         functions: Mapping[str, str],
-        faults: InvocationFaults | None = None,
+        failures: InvocationFailures | None = None,
         timeout_override_s: Mapping[str, float] | None = None,
         on_import: Callable[[], None] | None = None,
         reserved_concurrency: Mapping[str, int] | None = None,
@@ -130,7 +130,7 @@ class LambdaRuntime:
         self.on_invoke: Callable[[str, Any], None] | None = None
         # What each invocation meets (scripted failures, injected faults); it also numbers
         # the invocations.
-        self.faults = faults or InvocationFaults()
+        self.failures = failures or InvocationFailures()
         # Each function's handler acts as its execution role (strict stacks; none: as an
         # operator).
         self.principals = dict(principals or {})
@@ -214,7 +214,7 @@ class LambdaRuntime:
         source = self.handlers[logical_id]  # the code as it is when the invocation starts
         # A throttled invocation never starts: it is not an attempt of its work.
         with self.reserved.invocation(logical_id):
-            invocation = self.faults.begin(logical_id, event)
+            invocation = self.failures.begin(logical_id, event)
             if self.on_invoke is not None:
                 self.on_invoke(logical_id, event)
             with self._slots[logical_id]:
@@ -245,10 +245,11 @@ class LambdaRuntime:
         invocation: callers.Invocation,
     ) -> tuple[str, str | None]:
         answered = threading.Event()  # the handler returned, or its sandbox crashed
-        fault = self.faults.before_run(invocation, logical_id, event, wake=answered)
-        if isinstance(fault, PlatformError):
-            self.faults.end(invocation)  # refused, or lost: the handler never runs
-            return error_envelope(fault.error_type, fault.message, request_id), fault.error_type
+        failure = self.failures.before_run(invocation, logical_id, event, wake=answered)
+        if isinstance(failure, PlatformError):
+            self.failures.end(invocation)  # refused, or lost: the handler never runs
+            envelope = error_envelope(failure.error_type, failure.message, request_id)
+            return envelope, failure.error_type
 
         context = LocalContext(
             function_name=fn.function_name,
@@ -265,7 +266,7 @@ class LambdaRuntime:
             # failure is the runtime's init error, reported on every invocation.
             handler = self.handler(logical_id)
         except Exception as exc:
-            self.faults.end(invocation)
+            self.failures.end(invocation)
             message = f"Unable to import module '{self.handlers[logical_id].module_path}': {exc}"
             return error_envelope("Runtime.ImportModuleError", message, request_id), (
                 "Runtime.ImportModuleError"
@@ -282,7 +283,7 @@ class LambdaRuntime:
             except SandboxCrashed:  # its sandbox is gone: nothing to report
                 pass
             finally:
-                self.faults.end(invocation)
+                self.failures.end(invocation)
                 answered.set()
 
         # The handler runs on its own thread so the function timeout can be enforced the
@@ -292,9 +293,9 @@ class LambdaRuntime:
         )
         worker.start()
         answered.wait(timeout_s)
-        if isinstance(fault, Crash) and answered.is_set():
-            fault.happened.set()  # at its k-th call, or as it returns if it made fewer
-            crash = fault.error
+        if isinstance(failure, Crash) and answered.is_set():
+            failure.happened.set()  # at its k-th call, or as it returns if it made fewer
+            crash = failure.error
             return error_envelope(crash.error_type, crash.message, request_id), crash.error_type
         if not answered.is_set():
             stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -321,10 +322,12 @@ class LambdaRuntime:
         failure before it runs as for any invocation (injected crashes are in-process
         only)."""
         assert self.sandboxes is not None, "another checkout's code needs the stack's sandboxes"
-        fault = self.faults.before_run(invocation, source.logical_id, event, wake=threading.Event())
+        wake = threading.Event()
+        failure = self.failures.before_run(invocation, source.logical_id, event, wake=wake)
         try:
-            if isinstance(fault, PlatformError):
-                return error_envelope(fault.error_type, fault.message, request_id), fault.error_type
+            if isinstance(failure, PlatformError):
+                envelope = error_envelope(failure.error_type, failure.message, request_id)
+                return envelope, failure.error_type
             environment = {
                 **self.sandbox_environment,
                 **fn.environment_vars,
@@ -340,7 +343,7 @@ class LambdaRuntime:
             }
             answer = self.sandboxes.invoke(source, environment, event, context, timeout_s)
         finally:
-            self.faults.end(invocation)
+            self.failures.end(invocation)
         if "errorType" in answer:
             error_type = str(answer["errorType"])
             message = str(answer.get("errorMessage", ""))

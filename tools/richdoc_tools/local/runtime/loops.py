@@ -6,11 +6,16 @@ ended) or, at the latest, for its interval. Waking on the event instead of polli
 short interval keeps the loops' cost proportional to the work, not to the time a run
 takes: polling made every request the loops sent cost more the longer a loaded machine
 took (bench/, item 5).
+
+Their users (``richdoc run``, the tests) await what the deliveries have done on its
+observable condition: ``wait_until``.
 """
 
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 
 
 class Signal:
@@ -79,3 +84,13 @@ class EventLoop(threading.Thread):
     def tick(self) -> bool:
         """Deliver what there is; whether there was anything."""
         raise NotImplementedError
+
+
+def wait_until(predicate: Callable[[], bool], timeout_s: float, interval_s: float = 0.05) -> bool:
+    """Whether ``predicate`` held within ``timeout_s`` (asked every ``interval_s``)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval_s)
+    return predicate()

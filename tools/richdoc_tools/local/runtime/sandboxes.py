@@ -9,7 +9,7 @@ release's ``layers/docling`` and the function's folder, with the function's envi
 its configuration holds it, the Lambda variables, and the credentials of its execution
 role's session (a strict stack's IAM decides its requests as it decides the in-process
 ones'); it reaches the emulation by its URL, so the stack must be served
-(``EmbeddedStack(server_port=...)``). A sandbox serves one invocation at a time and is
+(``StackSettings(server_port=...)``). A sandbox serves one invocation at a time and is
 kept for the next of the same code and configuration; one that outlives the function's
 timeout is killed (``Sandbox.Timedout``), as Lambda stops it.
 """

@@ -198,8 +198,9 @@ def _delete_function(deployment: Deployment, resource: Physical, props: dict[str
 def _lambda_event_source(deployment: Deployment, logical_id: str, props: dict[str, Any]) -> None:
     # Created disabled: moto delivers SQS messages synchronously inside SendMessage and
     # ignores batchItemFailures (and stream records inside the write:
-    # patches.dynamodb_streams); richdoc_tools.local.runtime.events polls with the mapping's
-    # settings, the mappings the template enables (Deployed.disabled_mappings: the others).
+    # patches.dynamodb_streams); richdoc_tools.local.runtime.event_delivery polls with the
+    # mapping's settings, the mappings the template enables (Deployed.disabled_mappings: the
+    # others).
     kwargs: dict[str, Any] = {
         "EventSourceArn": props["EventSourceArn"],
         **_mapping_settings(props),
@@ -296,8 +297,8 @@ def _delete_permission(deployment: Deployment, resource: Physical, props: dict[s
 def _lambda_event_invoke_config(
     deployment: Deployment, logical_id: str, props: dict[str, Any]
 ) -> None:
-    # Read back by richdoc_tools.local.runtime.events, which invokes asynchronously the way Lambda
-    # does: the retries, then the OnFailure destination.
+    # Read back by richdoc_tools.local.runtime.async_invocations, which invokes asynchronously
+    # the way Lambda does: the retries, then the OnFailure destination.
     config = {
         key: props[key]
         for key in ("MaximumRetryAttempts", "MaximumEventAgeInSeconds", "DestinationConfig")

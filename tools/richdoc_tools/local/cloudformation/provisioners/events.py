@@ -1,7 +1,7 @@
 """EventBridge: event buses, their archives, rules with their targets, and the connections
 and API destinations of webhooks (moto delivers what is put on a bus to its rules' SQS,
 log group and archive targets; status changes and schedules are delivered by
-``richdoc_tools.local.runtime.events``, API destinations by
+``richdoc_tools.local.runtime.status_events`` and ``scheduled_events``, API destinations by
 ``richdoc_tools.local.runtime.webhooks``)."""
 
 from __future__ import annotations
@@ -89,8 +89,8 @@ def _delete_archive(deployment: Deployment, resource: Physical, props: dict[str,
     inert=("Description",),
 )
 def _events_rule(deployment: Deployment, logical_id: str, props: dict[str, Any]) -> None:
-    # moto stores the rules; richdoc_tools.local.runtime.events delivers to their targets (status
-    # changes, schedules) the way EventBridge would.
+    # moto stores the rules; richdoc_tools.local.runtime.status_events and scheduled_events
+    # deliver to their targets (status changes, schedules) the way EventBridge would.
     events = deployment.client("events")
     name = props.get("Name") or deployment.physical_name(logical_id, 64)
     trigger = (

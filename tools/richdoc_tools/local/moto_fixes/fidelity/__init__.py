@@ -6,7 +6,7 @@ and ``install(exit_stack, ...)``. Three groups, installed in order on the stack'
 ``ExitStack``: ``EVERY_STACK`` (what the pipeline's behaviour depends on, lenient stacks
 included), ``STRICT`` (AWS's refusals and guarantees, the strict stack's rules:
 docs/embedded-stack.md) and ``CONFIGURED`` (installed by a strict stack given what they
-need: ``dynamodb_index_lag``, with ``EmbeddedStack(index_lag=...)``, which injected faults
+need: ``dynamodb_index_lag``, with ``StackSettings(index_lag=...)``, which injected faults
 turn on). ``FIXES`` is every fix.
 """
 
