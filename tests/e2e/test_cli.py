@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +77,9 @@ def test_models_synthesize_writes_the_weights_the_tests_use_byte_for_byte(
     assert not (tmp_path / "other").exists()
 
 
-def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_usage_errors_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["run"])
     assert exit_info.value.code == 2
@@ -90,10 +93,14 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path)
     assert "\\x1b[2Jgone.pdf" in err and "\x1b" not in err  # spelled out, never raw
     # Template parameters the template does not have, or values it refuses, before any start.
     notes = str(SAMPLES / "team-notes.md")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     assert main(["run", notes, "--parameter-overrides", "NoSuchParameter=1"]) == 2
     assert "NoSuchParameter is not a parameter of template.yaml" in capsys.readouterr().err
     assert main(["run", notes, "--parameter-overrides", "MaxRunningJobs=-1"]) == 2
     assert "MaxRunningJobs=-1: at least 0" in capsys.readouterr().err
+    assert list(scratch.iterdir()) == []  # no folder left for a log never written
     assert main(["local", "serve", "--parameter-overrides", "MaxRunningJobs"]) == 2
     assert "not Key=Value" in capsys.readouterr().err
 

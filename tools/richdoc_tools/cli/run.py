@@ -79,12 +79,21 @@ def run(
     from richdoc_tools.terminal import markup
 
     files, out_dir = _checked_inputs(paths, out)
-    log_path = Path(log) if log else Path(tempfile.mkdtemp(prefix="richdoc-")) / "functions.log"
+    log_dir = None if log else Path(tempfile.mkdtemp(prefix="richdoc-"))
+    log_path = Path(log) if log else Path(log_dir or ".") / "functions.log"
     # Function output (JSON logs, metrics, the parse worker's diagnostics) goes to the log
     # file, as it would go to CloudWatch: the terminal shows progress and results.
-    settings = stack_settings(
-        lenient=lenient, faults=faults, parameter_overrides=parameter_overrides, log_path=log_path
-    )
+    try:
+        settings = stack_settings(
+            lenient=lenient,
+            faults=faults,
+            parameter_overrides=parameter_overrides,
+            log_path=log_path,
+        )
+    except Exception:
+        if log_dir is not None:  # refused before anything ran: leave no empty folder
+            log_dir.rmdir()
+        raise
     err = Console(stderr=True, quiet=as_json)
     results, injected = _run_on_stack(
         files, settings, clarify=clarify, timeout_s=timeout, out_dir=out_dir, err=err
