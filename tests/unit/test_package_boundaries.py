@@ -42,7 +42,12 @@ NOT_IN_LAMBDA = ("moto", "samtranslator", "rich", "pytest", "richdoc_tools", "do
 # Modules of the isolated worker that extend docling's own classes (an OCR engine, a
 # pipeline), so import it at the top: only the worker's child imports them, lazily
 # (richdoc.parse.convert), and the parse image has docling.
-WORKER_ONLY = ("richdoc.parse.ocr_engine",)
+WORKER_ONLY = (
+    "richdoc.parse.ocr_engine",
+    "richdoc.parse.light_pipeline",
+    "richdoc.parse.cdla_layout",
+    "richdoc.parse.slanet_tables",
+)
 # Type stubs for mypy: installed for development only.
 STUB_PREFIX = "types_boto3"
 

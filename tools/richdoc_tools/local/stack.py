@@ -104,6 +104,14 @@ class EventLoopFailed(StackError):
         super().__init__(f"the emulation's event loops failed: {described}")
 
 
+# What the embedded stack deploys differently from the template's defaults: the parse
+# image carries docling's layout weights and the template asks for them (PdfPipeline
+# standard, so that a deploy without them fails rather than reads PDFs another way); this
+# machine has no model hub, so PDFs are read by the light pipeline, whose models come
+# with its packages, unless DOCLING_ARTIFACTS_PATH points at docling's weights.
+LOCAL_PARAMETERS = {"PdfPipeline": "auto"}
+
+
 class EmbeddedStack:
     def __init__(
         self,
@@ -133,7 +141,7 @@ class EmbeddedStack:
         S3 lifecycle days, stream record ages)."""
         self.root = root
         self.stack_name = stack_name
-        self.parameters = dict(parameters or {})
+        self.parameters = {**LOCAL_PARAMETERS, **(parameters or {})}
         self.retry_delay_scale = retry_delay_scale
         self.retry_visibility_s = retry_visibility_s
         self.script = script or FailureScript()

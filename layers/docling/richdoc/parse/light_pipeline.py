@@ -1,0 +1,181 @@
+"""The light PDF pipeline: docling's standard pipeline with trained models that install
+with pip, their weights inside the wheels (nothing is downloaded, no model hub).
+
+* Layout: CDLA (``richdoc.parse.cdla_layout``); tables: SLANet-plus
+  (``richdoc.parse.slanet_tables``); OCR: the stage every pipeline shares
+  (``richdoc.parse.ocr_engine``) on the pages without a text layer, before the layout
+  post-processing, so a scanned page gets its regions, reading order, headings and
+  tables as a typeset one does.
+* Before docling's own layout post-processing (cell assignment, overlaps, orphans),
+  ``LightLayoutPostprocessing`` applies the light pipeline's rules to the model's
+  regions: a figure text covers is text, and a grid in it a table
+  (``richdoc.parse.light_rules``); then the lines no region holds, which docling would
+  make one text block each, are grouped into paragraphs (``richdoc.parse.paragraphs``).
+* Everything after is docling's: reading order, captions, a paragraph continued over a
+  page break; and the heading levels richdoc gives (``richdoc.parse.headings``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from docling.datamodel.base_models import Cluster, LayoutPrediction
+from docling.models.stages.layout.layout_postprocessing_model import LayoutPostprocessingModel
+from docling.utils.font_style import parse_font_style
+from docling_core.types.doc import BoundingBox, CoordOrigin, DocItemLabel
+
+from richdoc.parse.light_rules import (
+    BOLD_WEIGHT,
+    heading_first_row,
+    heading_row,
+    lines_inside,
+    reads_as_contents,
+    reads_as_heading,
+    tabular_blocks,
+    text_covers_figure,
+)
+from richdoc.parse.ocr_engine import StandardOcrPdfPipeline
+from richdoc.parse.paragraphs import Line, paragraphs, rows_of
+
+if TYPE_CHECKING:
+    from docling.datamodel.base_models import Page
+    from docling.datamodel.document import ConversionResult
+    from docling_core.types.doc.page import TextCell
+
+# docling's own rule for a cell held by a region: more than this share of its area inside.
+HELD_OVERLAP = 0.2
+
+
+def _box(box: BoundingBox) -> tuple[float, float, float, float]:
+    return (box.l, box.t, box.r, box.b)
+
+
+def _region(box: tuple[float, float, float, float]) -> BoundingBox:
+    return BoundingBox(l=box[0], t=box[1], r=box[2], b=box[3], coord_origin=CoordOrigin.TOPLEFT)
+
+
+def _line(cell: TextCell) -> Line:
+    box = cell.rect.to_bounding_box()
+    return Line(box.l, box.t, box.r, box.b, cell.text, emphasised(cell))
+
+
+def emphasised(cell: TextCell) -> bool:
+    """Whether a text-layer cell is set in a bold or italic font (docling reads the style
+    from the font's name); OCR'd text has no font, so none is."""
+    font = getattr(cell, "font_name", None)
+    if font is None:
+        return False
+    style = parse_font_style(font)
+    return style.weight >= BOLD_WEIGHT or style.italic
+
+
+class _Regions:
+    """The regions of one page being rebuilt: new ids follow the model's."""
+
+    def __init__(self, clusters: Sequence[Cluster]) -> None:
+        self.kept: list[Cluster] = []
+        self.next_id = max((cluster.id for cluster in clusters), default=-1) + 1
+
+    def add(self, label: DocItemLabel, box: BoundingBox, confidence: float) -> None:
+        self.kept.append(Cluster(id=self.next_id, label=label, bbox=box, confidence=confidence))
+        self.next_id += 1
+
+    def paragraphs_of(
+        self, lines: Sequence[Line], confidence: float, page_lines: Sequence[Line]
+    ) -> None:
+        """Text regions for ``lines``, a paragraph each. A first row, or a one-line
+        paragraph, that reads as a heading of what follows it (of the page's text, when
+        nothing follows) is a heading region."""
+        rows = rows_of(lines)
+        if len(rows) > 1 and heading_first_row(rows[0].rows[0], [r.rows[0] for r in rows[1:]]):
+            self.add(DocItemLabel.SECTION_HEADER, self._box(lines, rows[0].lines), confidence)
+            lines = [lines[i] for row in rows[1:] for i in row.lines]
+        found = paragraphs(lines)
+        for index, paragraph in enumerate(found):
+            label = DocItemLabel.TEXT
+            below = found[index + 1].rows if index + 1 < len(found) else page_lines
+            if len(paragraph.rows) == 1 and heading_row(paragraph.rows[0], below):
+                label = DocItemLabel.SECTION_HEADER
+            self.add(label, self._box(lines, paragraph.lines), confidence)
+
+    @staticmethod
+    def _box(lines: Sequence[Line], indices: Sequence[int]) -> BoundingBox:
+        return BoundingBox.enclosing_bbox([_box_of(lines[i]) for i in indices])
+
+
+def _box_of(line: Line) -> BoundingBox:
+    return BoundingBox(
+        l=line.left, t=line.top, r=line.right, b=line.bottom, coord_origin=CoordOrigin.TOPLEFT
+    )
+
+
+def _table_label(region: tuple[float, float, float, float], lines: Sequence[Line]) -> DocItemLabel:
+    return DocItemLabel.DOCUMENT_INDEX if reads_as_contents(region, lines) else DocItemLabel.TABLE
+
+
+def light_clusters(page: Page, clusters: list[Cluster]) -> list[Cluster]:
+    """The layout model's regions of a page after the light pipeline's rules."""
+    cells = [cell for cell in page.cells if cell.text.strip()]
+    lines = [_line(cell) for cell in cells]
+    regions = _Regions(clusters)
+    # Lines another kind of region holds (a heading, a caption, a table) stay its own.
+    claimed = {
+        id(line)
+        for cluster in clusters
+        if cluster.label not in (DocItemLabel.TEXT, DocItemLabel.PICTURE)
+        for line in lines_inside(_box(cluster.bbox), lines)
+    }
+    for cluster in clusters:
+        region = _box(cluster.bbox)
+        if cluster.label is DocItemLabel.TEXT:
+            inside = [line for line in lines_inside(region, lines) if id(line) not in claimed]
+            if inside:
+                regions.paragraphs_of(inside, cluster.confidence, lines)
+            continue
+        if cluster.label is DocItemLabel.SECTION_HEADER:
+            text = " ".join(line.text for line in lines_inside(region, lines))
+            if text and not reads_as_heading(text):
+                cluster = cluster.model_copy(update={"label": DocItemLabel.TEXT})
+        if cluster.label is DocItemLabel.PICTURE and text_covers_figure(region, lines):
+            for table in tabular_blocks(region, lines):
+                regions.add(_table_label(table, lines), _region(table), cluster.confidence)
+            continue
+        if cluster.label is DocItemLabel.TABLE:
+            cluster = cluster.model_copy(update={"label": _table_label(region, lines)})
+        regions.kept.append(cluster)
+    loose = [
+        line
+        for line in lines
+        if not any(
+            _box_of(line).intersection_over_self(c.bbox) > HELD_OVERLAP for c in regions.kept
+        )
+    ]
+    regions.paragraphs_of(loose, 1.0, lines)
+    return regions.kept
+
+
+class LightLayoutPostprocessing(LayoutPostprocessingModel):
+    """docling's layout post-processing after the light pipeline's rules."""
+
+    def postprocess_layout(
+        self, conv_res: ConversionResult, pages: Sequence[Page]
+    ) -> Sequence[LayoutPrediction]:
+        for page in pages:
+            layout = page.predictions.layout
+            if page._backend is not None and page._backend.is_valid() and layout is not None:
+                page.predictions.layout = LayoutPrediction(
+                    clusters=light_clusters(page, list(layout.clusters))
+                )
+        return super().postprocess_layout(conv_res, pages)
+
+
+class LightOcrPdfPipeline(StandardOcrPdfPipeline):
+    """docling's standard pipeline on the light models (its options name them), with the
+    light pipeline's layout rules."""
+
+    def _init_models(self) -> None:
+        super()._init_models()
+        self.layout_postprocessing_model = LightLayoutPostprocessing(
+            options=self.layout_postprocessing_model.options
+        )

@@ -1,0 +1,233 @@
+"""The light pipeline's rules over its layout model's figure regions, where the model
+(CDLA) is known to be wrong: it reads boxed text, forms and wide tables as figures, and
+docling then files their text under the picture, out of the body.
+
+Pure geometry, no docling (``richdoc.parse.light_pipeline`` applies them to docling's
+regions; the processor contract names their parameters). Boxes are page points with a
+top-left origin; text lines are ``richdoc.parse.paragraphs.Line``.
+
+* **A figure text covers is text**: a figure region whose text lines cover at least
+  ``FIGURE_TEXT_COVER`` of its area, or that holds at least ``FIGURE_TEXT_LINES`` lines
+  of at least ``FIGURE_LINE_WORDS`` words, is no figure: its lines are read as text.
+* **A grid in such a region is a table**: within it, a run of at least ``TABLE_ROWS``
+  consecutive rows of two or more cells apart (``paragraphs.grid_rows``), with no gap
+  wider than ``TABLE_ROW_GAP`` line heights between two rows, is a table region.
+* **A heading is not the paragraph below it**: CDLA often makes one text region of a
+  heading and the paragraph it heads. A text region's lines are grouped into paragraphs
+  (``paragraphs.paragraphs``); a paragraph of one line before another paragraph of the
+  region is a heading when it reads like one (``heading_row``): at most
+  ``HEADING_WORDS`` words, more letters than other characters, no closing punctuation,
+  no bullet, not starting in lower case, and set apart by its type: bold or italic above
+  text that
+  is not, or at least ``HEADING_SIZE`` times the height of the lines below (of the
+  page's lines, when nothing follows it in its region).
+* **A table's first row names its columns** when SLANet-plus puts it in a header block,
+  or when it reads as a header (``first_row_is_header``): its non-empty cells all bold
+  or italic
+  above cells that are not, or at least two non-empty cells, none with a digit, above
+  rows with a digit in a column the first row names.
+* **A table of contents is not a table**: a table region of at least ``TABLE_ROWS``
+  rows, at least ``CONTENTS_SHARE`` of which are entries (words, then a page number
+  after a space or dot leaders), whose page numbers never decrease down the table, and
+  half of whose entries have dot leaders or which has at least ``CONTENTS_ROWS``
+  entries, is a table of contents (docling's ``document_index``), whose entries the
+  projection gives as list items (``reads_as_contents``).
+* **A heading region that reads like no heading is text**: more than
+  ``HEADING_MAX_WORDS`` words (a footnote, a paragraph in large type), or fewer letters
+  than other characters (a formula, a number).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from richdoc.parse.paragraphs import (
+    FIRST_LINE_INDENT,
+    SHORT_LINE,
+    Line,
+    grid_rows,
+    starts_with_bullet,
+)
+
+FIGURE_TEXT_COVER = 0.25
+FIGURE_TEXT_LINES = 4
+FIGURE_LINE_WORDS = 5
+TABLE_ROWS = 3
+TABLE_ROW_GAP = 2.0
+HEADING_WORDS = 12
+HEADING_SIZE = 1.05
+HEADING_MAX_WORDS = 24
+CONTENTS_SHARE = 0.6
+CONTENTS_ROWS = 5
+_PAGE_NUMBER_END = re.compile(
+    r"(?P<leader>\s|[.\u2026\s]{2,})(?P<page>\d{1,4}|[ivxlcdm]{1,7})\s*$", re.I
+)
+# A font at least this heavy (CSS weights; 600 is semibold) is bold.
+BOLD_WEIGHT = 600
+_CLOSING = ".,;:!?\u2026"
+# A line belongs to a region when more than half of its box lies inside it.
+INSIDE = 0.5
+
+Box = tuple[float, float, float, float]  # left, top, right, bottom
+
+
+def _area(box: Box) -> float:
+    return max(0.0, box[2] - box[0]) * max(0.0, box[3] - box[1])
+
+
+def _intersection(a: Box, b: Box) -> float:
+    return _area((max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])))
+
+
+def lines_inside(region: Box, lines: Sequence[Line]) -> list[Line]:
+    """The lines more than half of whose box lies in ``region``."""
+    inside = []
+    for line in lines:
+        box = (line.left, line.top, line.right, line.bottom)
+        area = _area(box)
+        if area > 0 and _intersection(box, region) > INSIDE * area:
+            inside.append(line)
+    return inside
+
+
+def text_covers_figure(figure: Box, lines: Sequence[Line]) -> bool:
+    """Whether text covers a figure region (the first rule above)."""
+    area = _area(figure)
+    if area <= 0:
+        return False
+    inside = lines_inside(figure, lines)
+    covered = sum(_intersection((ln.left, ln.top, ln.right, ln.bottom), figure) for ln in inside)
+    wordy = sum(1 for line in inside if len(line.text.split()) >= FIGURE_LINE_WORDS)
+    return covered >= FIGURE_TEXT_COVER * area or wordy >= FIGURE_TEXT_LINES
+
+
+def tabular_blocks(figure: Box, lines: Sequence[Line]) -> list[Box]:
+    """The table regions inside a figure region (the second rule above), top to bottom."""
+    blocks: list[Box] = []
+    run: list[list[Line]] = []
+    for row in [*grid_rows(lines_inside(figure, lines)), []]:
+        if len(row) >= 2 and (not run or _next_row(run[-1], row)):
+            run.append(row)
+            continue
+        if len(run) >= TABLE_ROWS:
+            cells = [cell for cells in run for cell in cells]
+            blocks.append(
+                (
+                    min(c.left for c in cells),
+                    min(c.top for c in cells),
+                    max(c.right for c in cells),
+                    max(c.bottom for c in cells),
+                )
+            )
+        run = [row] if len(row) >= 2 else []
+    return blocks
+
+
+def _next_row(above: list[Line], below: list[Line]) -> bool:
+    height = max(cell.height for cell in above)
+    return min(c.top for c in below) - max(c.bottom for c in above) <= TABLE_ROW_GAP * height
+
+
+def heading_row(row: Line, below: Sequence[Line]) -> bool:
+    """Whether a one-line paragraph above ``below`` (the next paragraph's rows) is a
+    heading (the third rule above)."""
+    text = row.text.strip()
+    if not text or not below or len(text.split()) > HEADING_WORDS:
+        return False
+    if text[-1] in _CLOSING or text[0].islower() or not reads_as_heading(text):
+        return False
+    if starts_with_bullet(text):
+        return False  # a list item
+    emphasised_apart = row.emphasis and not all(line.emphasis for line in below)
+    larger = row.height >= HEADING_SIZE * statistics.median(line.height for line in below)
+    return emphasised_apart or larger
+
+
+def heading_first_row(row: Line, below: Sequence[Line]) -> bool:
+    """Whether the first row of a text region, above the rest of its rows, is a heading:
+    it reads like one (``heading_row``) and stands apart from the row below: it ends
+    short (before ``SHORT_LINE`` of the region's width from its right edge), the row
+    below is indented, or a wider gap than the one between the rows below lies between
+    them."""
+    if not below or not heading_row(row, below):
+        return False
+    right = max(line.right for line in [row, *below])
+    left = min(line.left for line in [row, *below])
+    short = right - row.right > SHORT_LINE * (right - left)
+    indented = below[0].left - row.left > FIRST_LINE_INDENT * row.height
+    gaps = [b.top - a.bottom for a, b in itertools.pairwise(below)]
+    apart = bool(gaps) and below[0].top - row.bottom > max(gaps) + 0.25 * row.height
+    return short or indented or apart
+
+
+def reads_as_heading(text: str) -> bool:
+    """Whether a heading region's text can be a heading (the fourth rule above)."""
+    letters = sum(1 for char in text if char.isalpha())
+    others = sum(1 for char in text if not char.isalpha() and not char.isspace())
+    return len(text.split()) <= HEADING_MAX_WORDS and letters >= others
+
+
+@dataclass(frozen=True)
+class CellText:
+    """A table cell's text and whether all of it is set in a bold or italic font."""
+
+    text: str
+    emphasis: bool = False
+
+
+def first_row_is_header(rows: Sequence[Sequence[CellText]]) -> bool:
+    """Whether a table's first row (rows of cells by column, empty text where no cell)
+    reads as its header (the rule above; the model's header block aside)."""
+    if len(rows) < 2:
+        return False
+    first, below = rows[0], [cell for row in rows[1:] for cell in row if cell.text]
+    named = [cell for cell in first if cell.text]
+    if not named or not below:
+        return False
+    if all(cell.emphasis for cell in named) and not all(cell.emphasis for cell in below):
+        return True
+    if len(named) < 2 or any(_has_digit(cell.text) for cell in named):
+        return False
+    return any(
+        index < len(first) and first[index].text and _has_digit(cell.text)
+        for row in rows[1:]
+        for index, cell in enumerate(row)
+    )
+
+
+def _has_digit(text: str) -> bool:
+    return any(char.isdigit() for char in text)
+
+
+def reads_as_contents(region: Box, lines: Sequence[Line]) -> bool:
+    """Whether a table region holds a table of contents (the rule above)."""
+    rows = [" ".join(c.text for c in row) for row in grid_rows(lines_inside(region, lines))]
+    if len(rows) < TABLE_ROWS:
+        return False
+    entries = [
+        match
+        for text in rows
+        if (match := _PAGE_NUMBER_END.search(text))
+        and any(char.isalpha() for char in text[: match.start()])
+    ]
+    if len(entries) < CONTENTS_SHARE * len(rows):
+        return False
+    pages = [_page_number(match.group("page")) for match in entries]
+    if any(later < earlier for earlier, later in itertools.pairwise(pages)):
+        return False  # page numbers only grow down a table of contents
+    leaders = sum(1 for match in entries if match.group("leader").strip())
+    return 2 * leaders >= len(entries) or len(entries) >= CONTENTS_ROWS
+
+
+def _page_number(text: str) -> int:
+    """An Arabic or Roman page number's value."""
+    if text.isdigit():
+        return int(text)
+    values = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100, "d": 500, "m": 1000}
+    numerals = [values[char] for char in text.lower()]
+    following = [*numerals[1:], 0]
+    return sum(-n if n < after else n for n, after in zip(numerals, following, strict=True))
