@@ -214,7 +214,7 @@ def match_tables(
     for table in tables(reference):
         where = _box(reference, table)
         best, best_iou = None, TABLE_IOU
-        for index, (other, other_where) in enumerate(found):
+        for index, (_, other_where) in enumerate(found):
             if index in used or where is None or other_where is None:
                 continue
             if other_where[0] != where[0]:

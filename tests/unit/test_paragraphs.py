@@ -119,6 +119,25 @@ def test_a_bullet_glyph_and_a_hyphen_boxed_apart_are_part_of_their_row():
     assert [p.lines for p in paragraphs([glyph, text, hyphen, rest])] == [[0, 1, 2, 3]]
 
 
+def test_each_entry_of_a_table_of_contents_is_a_block_of_its_own():
+    lines = _lines(
+        (LEFT, RIGHT, "1. Scope ........................................ 1"),
+        (LEFT, RIGHT, "2. Findings ..................................... 2"),
+        (LEFT, RIGHT, "Annex ........................................... 7"),
+    )
+    assert len(paragraphs(lines)) == 3
+
+
+def test_a_typewriter_underline_under_a_word_breaks_nothing():
+    text = _lines(
+        (LEFT, RIGHT, 'the Patent License Agreement (the "Patent License") shall'),
+        (LEFT, 320, "apply from that date."),
+    )
+    underline = Line(LEFT + 150, 108, LEFT + 260, 112, "--------------")
+    lines = [text[0], underline, text[1]]
+    assert [p.lines for p in paragraphs(lines)] == [[0, 1, 2]]
+
+
 def test_two_columns_read_column_by_column_are_two_paragraphs():
     left = _lines(*[(LEFT, 290, f"left column line {i} of the text") for i in range(4)])
     right = _lines(*[(310, RIGHT, f"right column line {i} of the text") for i in range(4)])

@@ -295,15 +295,13 @@ def test_the_standard_pipeline_is_docling_s_layout_pipeline_with_page_ocr(tmp_pa
 @pytest.mark.docling
 def test_the_light_pipeline_is_docling_s_layout_pipeline_on_the_bundled_models():
     from docling.datamodel.base_models import InputFormat
-    from docling.datamodel.pipeline_options import OcrMode
+    from docling.datamodel.pipeline_options import OcrMode, ThreadedPdfPipelineOptions
     from docling.document_converter import DocumentConverter
 
     from richdoc.parse.cdla_layout import CdlaLayoutModel, CdlaLayoutOptions
     from richdoc.parse.light_pipeline import LightLayoutPostprocessing, LightOcrPdfPipeline
     from richdoc.parse.ocr_engine import PageOcrModel, StandardOcrPdfPipeline
     from richdoc.parse.slanet_tables import SlanetTableModel, SlanetTableOptions
-
-    from docling.datamodel.pipeline_options import ThreadedPdfPipelineOptions
 
     option = paged_format_option(ParserSettings(Pipeline.LIGHT), DocFormat.PDF)
     options = option.pipeline_options

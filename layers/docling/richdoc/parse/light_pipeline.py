@@ -29,9 +29,11 @@ from richdoc.parse.light_rules import (
     BOLD_WEIGHT,
     heading_first_row,
     heading_row,
+    larger_heading,
     lines_inside,
     reads_as_contents,
     reads_as_heading,
+    same_region,
     tabular_blocks,
     text_covers_figure,
 )
@@ -114,10 +116,23 @@ def _table_label(region: tuple[float, float, float, float], lines: Sequence[Line
     return DocItemLabel.DOCUMENT_INDEX if reads_as_contents(region, lines) else DocItemLabel.TABLE
 
 
+def _furniture_over_heading(cluster: Cluster, clusters: Sequence[Cluster]) -> bool:
+    """Whether a page header or footer region is also read as a heading (the same box):
+    the heading is kept, so its text stays in the body (``light_rules``)."""
+    if cluster.label not in (DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER):
+        return False
+    return any(
+        other.label is DocItemLabel.SECTION_HEADER
+        and same_region(_box(cluster.bbox), _box(other.bbox))
+        for other in clusters
+    )
+
+
 def light_clusters(page: Page, clusters: list[Cluster]) -> list[Cluster]:
     """The layout model's regions of a page after the light pipeline's rules."""
     cells = [cell for cell in page.cells if cell.text.strip()]
     lines = [_line(cell) for cell in cells]
+    clusters = [c for c in clusters if not _furniture_over_heading(c, clusters)]
     regions = _Regions(clusters)
     # Lines another kind of region holds (a heading, a caption, a table) stay its own.
     claimed = {
@@ -133,6 +148,10 @@ def light_clusters(page: Page, clusters: list[Cluster]) -> list[Cluster]:
             if inside:
                 regions.paragraphs_of(inside, cluster.confidence, lines)
             continue
+        if cluster.label in (DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER):
+            rows = [row.rows[0] for row in rows_of(lines_inside(region, lines))]
+            if larger_heading(rows, lines):
+                cluster = cluster.model_copy(update={"label": DocItemLabel.SECTION_HEADER})
         if cluster.label is DocItemLabel.SECTION_HEADER:
             text = " ".join(line.text for line in lines_inside(region, lines))
             if text and not reads_as_heading(text):

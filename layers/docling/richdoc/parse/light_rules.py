@@ -32,6 +32,11 @@ top-left origin; text lines are ``richdoc.parse.paragraphs.Line``.
   half of whose entries have dot leaders or which has at least ``CONTENTS_ROWS``
   entries, is a table of contents (docling's ``document_index``), whose entries the
   projection gives as list items (``reads_as_contents``).
+* **A heading is not furniture**: where CDLA reads one box both as a page header (or
+  footer) and as a heading (``same_region``: intersection over union at least
+  ``SAME_REGION``), the heading stands, so its text stays in the body; and a page header
+  or footer of one line that reads as a heading in a larger type than the page's text
+  (``larger_heading``) is a heading.
 * **A heading region that reads like no heading is text**: more than
   ``HEADING_MAX_WORDS`` words (a footnote, a paragraph in large type), or fewer letters
   than other characters (a formula, a number).
@@ -71,6 +76,7 @@ BOLD_WEIGHT = 600
 _CLOSING = ".,;:!?\u2026"
 # A line belongs to a region when more than half of its box lies inside it.
 INSIDE = 0.5
+SAME_REGION = 0.5
 
 Box = tuple[float, float, float, float]  # left, top, right, bottom
 
@@ -81,6 +87,13 @@ def _area(box: Box) -> float:
 
 def _intersection(a: Box, b: Box) -> float:
     return _area((max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])))
+
+
+def same_region(a: Box, b: Box) -> bool:
+    """Whether two regions are one box (intersection over union at least ``SAME_REGION``)."""
+    overlap = _intersection(a, b)
+    union = _area(a) + _area(b) - overlap
+    return union > 0 and overlap >= SAME_REGION * union
 
 
 def lines_inside(region: Box, lines: Sequence[Line]) -> list[Line]:
@@ -162,6 +175,15 @@ def heading_first_row(row: Line, below: Sequence[Line]) -> bool:
     gaps = [b.top - a.bottom for a, b in itertools.pairwise(below)]
     apart = bool(gaps) and below[0].top - row.bottom > max(gaps) + 0.25 * row.height
     return short or indented or apart
+
+
+def larger_heading(rows: Sequence[Line], page: Sequence[Line]) -> bool:
+    """Whether a page header or footer region's rows are one heading set larger than the
+    page's text (the fifth rule above)."""
+    if len(rows) != 1 or not page:
+        return False
+    body = statistics.median(line.height for line in page)
+    return heading_row(rows[0], page) and rows[0].height >= HEADING_SIZE * body
 
 
 def reads_as_heading(text: str) -> bool:

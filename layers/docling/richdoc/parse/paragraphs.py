@@ -19,13 +19,16 @@ height, the median of its lines' box heights):
    it, unless that line starts a list item whose continuation hangs indented (an
    indented line under a flush one starts the next paragraph);
 4. **the previous line runs on**: it ends within ``SHORT_LINE`` of the paragraph's width
-   from its right edge (a short line ends a paragraph: a heading, a sentence's end);
+   from its right edge (a short line ends a paragraph: a heading, a sentence's end), and
+   not with dot leaders and a page number (an entry of a table of contents);
 5. **no new item**: the line does not start with a bullet, nor (when the previous line
    ends a clause: ``.``, ``:`` or ``;``) with an enumerator such as ``(a)``, ``1.``,
    ``2.3``, ``iv.``, ``Section 4`` or ``Article IV``.
 
-So a sentence or a date broken over a line end stays in one paragraph, and a heading, a
-list item or a paragraph after a blank line starts a block of its own.
+A line of dashes or underscores right under a line (a typewriter's underline) belongs to
+the paragraph above it and breaks nothing. So a sentence or a date broken over a line end
+stays in one paragraph, and a heading, a list item or a paragraph after a blank line
+starts a block of its own.
 """
 
 from __future__ import annotations
@@ -57,6 +60,8 @@ _ENUMERATOR = re.compile(
     re.IGNORECASE,
 )
 _CLAUSE_END = re.compile(r"[.:;]\s*$")
+# Dot leaders and a page number: an entry of a table of contents.
+_LEADERS_END = re.compile(r"(?:[.\u2026]\s*){4,}\S{1,6}\s*$")
 
 
 @dataclass(frozen=True)
@@ -116,15 +121,31 @@ def paragraphs(lines: Sequence[Line]) -> list[Paragraph]:
     """``lines`` grouped into paragraphs, in order, by the rules above (which compare
     rows: ``rows_of``)."""
     rows = rows_of(lines)
-    usual = line_gap([row.rows[0] for row in rows])
+    usual = line_gap([row.rows[0] for row in rows if not _is_rule(row.rows[0].text)])
     found: list[Paragraph] = []
     for row in rows:
-        if found and _continues(found[-1].rows, row.rows[0], usual):
-            found[-1].rows.append(row.rows[0])
+        line = row.rows[0]
+        if found and _is_rule(line.text) and _under(found[-1].rows[-1], line):
+            found[-1].lines.extend(row.lines)  # an underline: part of the text above
+        elif found and _continues(found[-1].rows, line, usual):
+            found[-1].rows.append(line)
             found[-1].lines.extend(row.lines)
         else:
             found.append(Paragraph(list(row.rows), list(row.lines)))
     return found
+
+
+def _is_rule(text: str) -> bool:
+    """A line of dashes, underscores or equals signs: a typewriter's underline or rule."""
+    stripped = text.strip()
+    return bool(stripped) and not stripped.strip("-_=\u2013\u2014 ")
+
+
+def _under(above: Line, rule: Line) -> bool:
+    """Whether a rule lies right under a line (within a line height)."""
+    return above.top < rule.top <= above.bottom + above.height and _overlap(
+        above.left, above.right, rule.left, rule.right
+    )
 
 
 def grid_rows(lines: Sequence[Line]) -> list[list[Line]]:
@@ -191,8 +212,8 @@ def _continues(members: list[Line], line: Line, usual: float | None) -> bool:
         len(members) == 1 and _item_start(previous.text)
     ):
         return False  # a first-line indent under a flush line: the next paragraph
-    if right - previous.right > SHORT_LINE * (right - left):
-        return False
+    if right - previous.right > SHORT_LINE * (right - left) or _LEADERS_END.search(previous.text):
+        return False  # a short line, or an entry of a table of contents, ends its block
     if _BULLET.match(line.text):
         return False
     return not (_CLAUSE_END.search(previous.text) and _ENUMERATOR.match(line.text))

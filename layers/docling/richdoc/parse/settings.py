@@ -99,9 +99,11 @@ LAYOUT_PIPELINES = frozenset({Pipeline.STANDARD, Pipeline.LIGHT})
 
 # What a child needs above the zygote's anonymous pages to convert a one-page document,
 # with some room (measured: standard pipeline 470 MB at one torch thread, 560 MB at two;
-# the others under 40 MB). A tier whose ceiling is smaller is refused before a child starts.
+# native and simple under 40 MB). A tier whose ceiling is smaller is refused before a child starts.
 ONE_PAGE_MB: dict[Pipeline, int] = {
     Pipeline.STANDARD: 640,
+    # Measured 316 MB for a two-page report (the models' sessions, the page images).
+    Pipeline.LIGHT: 384,
     Pipeline.NATIVE: 64,
     Pipeline.SIMPLE: 64,
 }
@@ -112,6 +114,8 @@ ONE_PAGE_MB: dict[Pipeline, int] = {
 # model; docs/parse.md, "OCR").
 ONE_OCR_PAGE_MB: dict[Pipeline, int] = {
     Pipeline.STANDARD: 760,
+    # Measured 830 MB above the zygote's anonymous pages for an A4 scan, 514 above typeset.
+    Pipeline.LIGHT: 640,
     Pipeline.NATIVE: 960,
 }
 
@@ -443,6 +447,17 @@ PIPELINE_OPTIONS: dict[Pipeline, dict[str, Any]] = {
             "line_words": light_rules.FIGURE_LINE_WORDS,
             "table_rows": light_rules.TABLE_ROWS,
             "table_row_gap": light_rules.TABLE_ROW_GAP,
+        },
+        "heading_rule": {
+            "words": light_rules.HEADING_WORDS,
+            "size": light_rules.HEADING_SIZE,
+            "max_words": light_rules.HEADING_MAX_WORDS,
+            "bold_weight": light_rules.BOLD_WEIGHT,
+            "same_region": light_rules.SAME_REGION,
+        },
+        "contents_rule": {
+            "share": light_rules.CONTENTS_SHARE,
+            "rows": light_rules.CONTENTS_ROWS,
         },
         "paragraphs": PARAGRAPH_RULE,
         "heading_levels": HEADING_RULE,
