@@ -34,6 +34,7 @@ ITEMS: dict[str, str] = {
     "strict_stack": "bench.strict_bench",
     "admission": "bench.admission_bench",
     "ocr": "bench.ocr_bench",
+    "structure": "bench.structure_bench",
 }
 
 

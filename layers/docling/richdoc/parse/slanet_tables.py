@@ -32,6 +32,7 @@ from docling.models.factories import get_table_structure_factory
 from docling_core.types.doc import BoundingBox, CoordOrigin, DocItemLabel, TableCell
 from docling_core.types.doc.page import TextCellUnit
 
+from richdoc.parse.cdla_layout import calm_session
 from richdoc.parse.light_pipeline import emphasised
 from richdoc.parse.light_rules import CellText, first_row_is_header
 
@@ -304,6 +305,7 @@ def _slanet_plus(threads: int) -> Any:
     )
     reader.table_matcher = TableMatch()
     reader.ocr_engine = None
+    reader.table_structure.session.session = calm_session(bundled_model(), threads)
     return reader
 
 
