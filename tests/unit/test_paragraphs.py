@@ -138,6 +138,19 @@ def test_a_typewriter_underline_under_a_word_breaks_nothing():
     assert [p.lines for p in paragraphs(lines)] == [[0, 1, 2]]
 
 
+def test_a_typewriter_underline_on_a_line_of_its_own_breaks_nothing_either():
+    # Monospaced exhibits: the dashes take a line of the text's pitch of their own.
+    text = _lines(
+        (LEFT, RIGHT, '"Licensed Products" shall mean, in respect of each Party, any'),
+        (LEFT, RIGHT, "products which are"),
+        (LEFT, 300, "within its Field of Activity."),
+        pitch=2 * PITCH,
+    )
+    rule = Line(LEFT + 8, text[0].bottom + 4, LEFT + 80, text[0].bottom + 8, "--------")
+    lines = [text[0], rule, Line(LEFT, text[0].bottom + 11, 300, text[0].bottom + 21, "x y")]
+    assert [p.lines for p in paragraphs(lines)] == [[0, 1, 2]]
+
+
 def test_two_columns_read_column_by_column_are_two_paragraphs():
     left = _lines(*[(LEFT, 290, f"left column line {i} of the text") for i in range(4)])
     right = _lines(*[(310, RIGHT, f"right column line {i} of the text") for i in range(4)])

@@ -29,6 +29,7 @@ from richdoc.parse.light_rules import (
     BOLD_WEIGHT,
     heading_first_row,
     heading_row,
+    heads,
     larger_heading,
     lines_inside,
     reads_as_contents,
@@ -79,27 +80,32 @@ class _Regions:
         self.kept: list[Cluster] = []
         self.next_id = max((cluster.id for cluster in clusters), default=-1) + 1
 
-    def add(self, label: DocItemLabel, box: BoundingBox, confidence: float) -> None:
+    def add(self, label: DocItemLabel, box: BoundingBox, confidence: float = 1.0) -> None:
         self.kept.append(Cluster(id=self.next_id, label=label, bbox=box, confidence=confidence))
         self.next_id += 1
 
-    def paragraphs_of(
-        self, lines: Sequence[Line], confidence: float, page_lines: Sequence[Line]
-    ) -> None:
-        """Text regions for ``lines``, a paragraph each. A first row, or a one-line
-        paragraph, that reads as a heading of what follows it (of the page's text, when
-        nothing follows) is a heading region."""
-        rows = rows_of(lines)
-        if len(rows) > 1 and heading_first_row(rows[0].rows[0], [r.rows[0] for r in rows[1:]]):
-            self.add(DocItemLabel.SECTION_HEADER, self._box(lines, rows[0].lines), confidence)
-            lines = [lines[i] for row in rows[1:] for i in row.lines]
+    def paragraphs_of(self, lines: Sequence[Line], page_lines: Sequence[Line]) -> None:
+        """Text regions for ``lines`` (in the page's order), a paragraph each. A
+        paragraph's first row that reads as a heading of the rows below it, or a
+        one-line paragraph that reads as a heading of the next paragraph right below it
+        (or, with none there, as a heading set larger than the page's text), is a heading
+        region."""
         found = paragraphs(lines)
         for index, paragraph in enumerate(found):
+            rows, members = paragraph.rows, paragraph.lines
+            if len(rows) > 1 and heading_first_row(rows[0], rows[1:]):
+                self.add(DocItemLabel.SECTION_HEADER, self._box(lines, paragraph.row_lines[0]))
+                rows = rows[1:]
+                members = [i for row in paragraph.row_lines[1:] for i in row]
             label = DocItemLabel.TEXT
-            below = found[index + 1].rows if index + 1 < len(found) else page_lines
-            if len(paragraph.rows) == 1 and heading_row(paragraph.rows[0], below):
+            after = found[index + 1].rows if index + 1 < len(found) else []
+            if len(rows) == 1 and (
+                heading_row(rows[0], after)
+                if after and heads(rows[0], after[0])
+                else larger_heading(rows, page_lines)
+            ):
                 label = DocItemLabel.SECTION_HEADER
-            self.add(label, self._box(lines, paragraph.lines), confidence)
+            self.add(label, self._box(lines, members))
 
     @staticmethod
     def _box(lines: Sequence[Line], indices: Sequence[int]) -> BoundingBox:
@@ -129,25 +135,17 @@ def _furniture_over_heading(cluster: Cluster, clusters: Sequence[Cluster]) -> bo
 
 
 def light_clusters(page: Page, clusters: list[Cluster]) -> list[Cluster]:
-    """The layout model's regions of a page after the light pipeline's rules."""
+    """The layout model's regions of a page after the light pipeline's rules: its other
+    regions kept or relabelled, and every line none of them holds (inside the model's
+    text regions or outside every region) grouped into paragraphs and headings."""
     cells = [cell for cell in page.cells if cell.text.strip()]
     lines = [_line(cell) for cell in cells]
     clusters = [c for c in clusters if not _furniture_over_heading(c, clusters)]
     regions = _Regions(clusters)
-    # Lines another kind of region holds (a heading, a caption, a table) stay its own.
-    claimed = {
-        id(line)
-        for cluster in clusters
-        if cluster.label not in (DocItemLabel.TEXT, DocItemLabel.PICTURE)
-        for line in lines_inside(_box(cluster.bbox), lines)
-    }
     for cluster in clusters:
         region = _box(cluster.bbox)
         if cluster.label is DocItemLabel.TEXT:
-            inside = [line for line in lines_inside(region, lines) if id(line) not in claimed]
-            if inside:
-                regions.paragraphs_of(inside, cluster.confidence, lines)
-            continue
+            continue  # its lines are read with the page's other text lines, below
         if cluster.label in (DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER):
             rows = [row.rows[0] for row in rows_of(lines_inside(region, lines))]
             if larger_heading(rows, lines):
@@ -155,7 +153,7 @@ def light_clusters(page: Page, clusters: list[Cluster]) -> list[Cluster]:
         if cluster.label is DocItemLabel.SECTION_HEADER:
             text = " ".join(line.text for line in lines_inside(region, lines))
             if text and not reads_as_heading(text):
-                cluster = cluster.model_copy(update={"label": DocItemLabel.TEXT})
+                continue  # text after all: its lines are read below
         if cluster.label is DocItemLabel.PICTURE and text_covers_figure(region, lines):
             for table in tabular_blocks(region, lines):
                 regions.add(_table_label(table, lines), _region(table), cluster.confidence)
@@ -163,14 +161,8 @@ def light_clusters(page: Page, clusters: list[Cluster]) -> list[Cluster]:
         if cluster.label is DocItemLabel.TABLE:
             cluster = cluster.model_copy(update={"label": _table_label(region, lines)})
         regions.kept.append(cluster)
-    loose = [
-        line
-        for line in lines
-        if not any(
-            _box_of(line).intersection_over_self(c.bbox) > HELD_OVERLAP for c in regions.kept
-        )
-    ]
-    regions.paragraphs_of(loose, 1.0, lines)
+    held = {id(line) for c in regions.kept for line in lines_inside(_box(c.bbox), lines)}
+    regions.paragraphs_of([line for line in lines if id(line) not in held], lines)
     return regions.kept
 
 

@@ -18,9 +18,10 @@ top-left origin; text lines are ``richdoc.parse.paragraphs.Line``.
   region is a heading when it reads like one (``heading_row``): at most
   ``HEADING_WORDS`` words, more letters than other characters, no closing punctuation,
   no bullet, not starting in lower case, and set apart by its type: bold or italic above
-  text that
-  is not, or at least ``HEADING_SIZE`` times the height of the lines below (of the
-  page's lines, when nothing follows it in its region).
+  text that is not, or at least ``HEADING_SIZE`` times the height of the lines below; the
+  paragraph it heads starts right below it (``heads``: within ``HEADING_GAP`` of its
+  height, overlapping it across). A one-line paragraph with no paragraph right below it
+  is a heading only when it is set larger than the page's text (``larger_heading``).
 * **A table's first row names its columns** when SLANet-plus puts it in a header block,
   or when it reads as a header (``first_row_is_header``): its non-empty cells all bold
   or italic
@@ -66,6 +67,7 @@ TABLE_ROW_GAP = 2.0
 HEADING_WORDS = 12
 HEADING_SIZE = 1.05
 HEADING_MAX_WORDS = 24
+HEADING_GAP = 3.0
 CONTENTS_SHARE = 0.6
 CONTENTS_ROWS = 5
 _PAGE_NUMBER_END = re.compile(
@@ -175,6 +177,15 @@ def heading_first_row(row: Line, below: Sequence[Line]) -> bool:
     gaps = [b.top - a.bottom for a, b in itertools.pairwise(below)]
     apart = bool(gaps) and below[0].top - row.bottom > max(gaps) + 0.25 * row.height
     return short or indented or apart
+
+
+def heads(row: Line, below: Line) -> bool:
+    """Whether ``below`` starts right under ``row`` in its column (no more than
+    ``HEADING_GAP`` of the row's heights below, overlapping it across): what a heading
+    heads; a label beside its value, or above another label, heads nothing."""
+    gap = below.top - row.bottom
+    overlap = min(row.right, below.right) > max(row.left, below.left)
+    return overlap and 0 <= gap <= HEADING_GAP * row.height
 
 
 def larger_heading(rows: Sequence[Line], page: Sequence[Line]) -> bool:

@@ -33,6 +33,7 @@ starts a block of its own.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 import statistics
@@ -97,23 +98,29 @@ def line_gap(rows: Sequence[Line]) -> float | None:
 
 @dataclass(frozen=True)
 class Paragraph:
-    """A paragraph: its rows (lines on one row joined) and the indices of its lines."""
+    """A paragraph: its rows (lines on one row joined), and each row's line indices."""
 
     rows: list[Line]
-    lines: list[int]
+    row_lines: list[list[int]]
+
+    @property
+    def lines(self) -> list[int]:
+        return [index for row in self.row_lines for index in row]
 
 
 def rows_of(lines: Sequence[Line]) -> list[Paragraph]:
     """``lines`` as rows, in order, each a one-row ``Paragraph``: a line on the row of the
     line before it and next to it (a bullet's glyph and its text, a hyphen the parser
-    gave a box of its own) is part of that row."""
+    gave a box of its own) is part of that row; a rule (a line of dashes) is a row of its
+    own."""
     rows: list[Paragraph] = []
     for index, line in enumerate(lines):
-        if rows and _same_row(rows[-1].rows[0], line):
-            rows[-1].rows[0] = _joined(rows[-1].rows[0], line)
-            rows[-1].lines.append(index)
+        last = rows[-1] if rows else None
+        if last is not None and not _is_rule(line.text) and _same_row(last.rows[0], line):
+            last.rows[0] = _joined(last.rows[0], line)
+            last.row_lines[0].append(index)
         else:
-            rows.append(Paragraph([line], [index]))
+            rows.append(Paragraph([line], [[index]]))
     return rows
 
 
@@ -123,15 +130,29 @@ def paragraphs(lines: Sequence[Line]) -> list[Paragraph]:
     rows = rows_of(lines)
     usual = line_gap([row.rows[0] for row in rows if not _is_rule(row.rows[0].text)])
     found: list[Paragraph] = []
+    underline: Line | None = None  # under the last row of the last paragraph
     for row in rows:
         line = row.rows[0]
         if found and _is_rule(line.text) and _under(found[-1].rows[-1], line):
-            found[-1].lines.extend(row.lines)  # an underline: part of the text above
-        elif found and _continues(found[-1].rows, line, usual):
+            found[-1].row_lines[-1].extend(row.lines)  # an underline: part of the text above
+            underline = line
+            continue
+        members = found[-1].rows if found else []
+        if members and underline is not None:
+            # A typewriter's underline takes the space of a line: the next line is as far
+            # below it as it would be below the underlined one.
+            last = members[-1]
+            shift = underline.bottom - last.bottom
+            members = [
+                *members[:-1],
+                dataclasses.replace(last, top=last.top + shift, bottom=underline.bottom),
+            ]
+        underline = None
+        if members and _continues(members, line, usual):
             found[-1].rows.append(line)
-            found[-1].lines.extend(row.lines)
+            found[-1].row_lines.append(row.lines)
         else:
-            found.append(Paragraph(list(row.rows), list(row.lines)))
+            found.append(Paragraph([line], [row.lines]))
     return found
 
 

@@ -452,6 +452,7 @@ PIPELINE_OPTIONS: dict[Pipeline, dict[str, Any]] = {
             "words": light_rules.HEADING_WORDS,
             "size": light_rules.HEADING_SIZE,
             "max_words": light_rules.HEADING_MAX_WORDS,
+            "gap": light_rules.HEADING_GAP,
             "bold_weight": light_rules.BOLD_WEIGHT,
             "same_region": light_rules.SAME_REGION,
         },
