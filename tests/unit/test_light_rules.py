@@ -9,6 +9,7 @@ from richdoc.parse.light_rules import (
     first_row_is_header,
     heading_first_row,
     heading_row,
+    heads,
     reads_as_contents,
     reads_as_heading,
     tabular_blocks,
@@ -72,6 +73,14 @@ def test_a_short_emphasised_or_larger_line_above_a_paragraph_is_a_heading():
         Line(72, 100, 200, 113, "12"),  # a number, no words
     ):
         assert not heading_row(not_a_heading, body), not_a_heading
+
+
+def test_a_heading_heads_what_starts_right_below_it_not_a_value_beside_it():
+    heading = Line(72, 100, 200, 110, "Scope of works", emphasis=True)
+    assert heads(heading, Line(72, 116, 540, 126, "The works are"))
+    assert not heads(heading, Line(300, 100, 540, 110, "value beside the label"))
+    assert not heads(heading, Line(72, 160, 540, 170, "far below, after a gap"))
+    assert not heads(heading, Line(320, 116, 540, 126, "below, in another column"))
 
 
 def test_a_first_row_is_split_off_as_a_heading_only_when_it_stands_apart():

@@ -7,12 +7,14 @@ with pip, their weights inside the wheels (nothing is downloaded, no model hub).
   post-processing, so a scanned page gets its regions, reading order, headings and
   tables as a typeset one does.
 * Before docling's own layout post-processing (cell assignment, overlaps, orphans),
-  ``LightLayoutPostprocessing`` applies the light pipeline's rules to the model's
-  regions: a figure text covers is text, and a grid in it a table
-  (``richdoc.parse.light_rules``); then the lines no region holds, which docling would
-  make one text block each, are grouped into paragraphs (``richdoc.parse.paragraphs``).
+  ``LightLayoutPostprocessing`` rebuilds each page's regions by the light pipeline's
+  rules (``richdoc.parse.light_rules``): the model's headings, tables, pictures, captions
+  and page furniture are kept or relabelled, figures that text covers give way to their
+  text (and the grids in them to tables), and every text line none of those regions
+  holds, in the model's text regions or in none, is grouped into paragraphs
+  (``richdoc.parse.paragraphs``) and headings.
 * Everything after is docling's: reading order, captions, a paragraph continued over a
-  page break; and the heading levels richdoc gives (``richdoc.parse.headings``).
+  page break; then the heading levels richdoc gives (``richdoc.parse.headings``).
 """
 
 from __future__ import annotations

@@ -1,46 +1,49 @@
-"""The light pipeline's rules over its layout model's figure regions, where the model
-(CDLA) is known to be wrong: it reads boxed text, forms and wide tables as figures, and
-docling then files their text under the picture, out of the body.
+"""The light pipeline's rules over its layout model's regions, where the model (CDLA,
+trained on Chinese academic pages) is known to be wrong.
 
-Pure geometry, no docling (``richdoc.parse.light_pipeline`` applies them to docling's
-regions; the processor contract names their parameters). Boxes are page points with a
-top-left origin; text lines are ``richdoc.parse.paragraphs.Line``.
+Pure geometry and text, no docling (``richdoc.parse.light_pipeline`` applies them to
+docling's regions; the processor contract names their parameters). Boxes are page points
+with a top-left origin; text lines are ``richdoc.parse.paragraphs.Line``.
 
-* **A figure text covers is text**: a figure region whose text lines cover at least
-  ``FIGURE_TEXT_COVER`` of its area, or that holds at least ``FIGURE_TEXT_LINES`` lines
-  of at least ``FIGURE_LINE_WORDS`` words, is no figure: its lines are read as text.
-* **A grid in such a region is a table**: within it, a run of at least ``TABLE_ROWS``
-  consecutive rows of two or more cells apart (``paragraphs.grid_rows``), with no gap
-  wider than ``TABLE_ROW_GAP`` line heights between two rows, is a table region.
-* **A heading is not the paragraph below it**: CDLA often makes one text region of a
-  heading and the paragraph it heads. A text region's lines are grouped into paragraphs
-  (``paragraphs.paragraphs``); a paragraph of one line before another paragraph of the
-  region is a heading when it reads like one (``heading_row``): at most
-  ``HEADING_WORDS`` words, more letters than other characters, no closing punctuation,
-  no bullet, not starting in lower case, and set apart by its type: bold or italic above
-  text that is not, or at least ``HEADING_SIZE`` times the height of the lines below; the
-  paragraph it heads starts right below it (``heads``: within ``HEADING_GAP`` of its
-  height, overlapping it across). A one-line paragraph with no paragraph right below it
-  is a heading only when it is set larger than the page's text (``larger_heading``).
-* **A table's first row names its columns** when SLANet-plus puts it in a header block,
-  or when it reads as a header (``first_row_is_header``): its non-empty cells all bold
-  or italic
-  above cells that are not, or at least two non-empty cells, none with a digit, above
-  rows with a digit in a column the first row names.
-* **A table of contents is not a table**: a table region of at least ``TABLE_ROWS``
-  rows, at least ``CONTENTS_SHARE`` of which are entries (words, then a page number
-  after a space or dot leaders), whose page numbers never decrease down the table, and
-  half of whose entries have dot leaders or which has at least ``CONTENTS_ROWS``
-  entries, is a table of contents (docling's ``document_index``), whose entries the
-  projection gives as list items (``reads_as_contents``).
-* **A heading is not furniture**: where CDLA reads one box both as a page header (or
-  footer) and as a heading (``same_region``: intersection over union at least
-  ``SAME_REGION``), the heading stands, so its text stays in the body; and a page header
-  or footer of one line that reads as a heading in a larger type than the page's text
-  (``larger_heading``) is a heading.
-* **A heading region that reads like no heading is text**: more than
-  ``HEADING_MAX_WORDS`` words (a footnote, a paragraph in large type), or fewer letters
-  than other characters (a formula, a number).
+1. **A figure text covers is text** (``text_covers_figure``): CDLA reads boxed text,
+   forms and wide tables as figures, and docling then files their text under the picture,
+   out of the body. A figure region whose text lines cover at least
+   ``FIGURE_TEXT_COVER`` of its area, or that holds at least ``FIGURE_TEXT_LINES`` lines
+   of at least ``FIGURE_LINE_WORDS`` words, is no figure: its lines are read as text.
+2. **A grid in such a region is a table** (``tabular_blocks``): a run of at least
+   ``TABLE_ROWS`` consecutive rows of two or more cells apart (``paragraphs.grid_rows``),
+   with no gap wider than ``TABLE_ROW_GAP`` line heights between two rows.
+3. **A heading stands apart from what it heads** (``heading_row``, ``heading_first_row``,
+   ``heads``): the page's text lines are grouped into paragraphs
+   (``paragraphs.paragraphs``; CDLA's text boxes break paragraphs where the page does
+   not, and often hold a heading with the paragraph it heads). A paragraph's first row,
+   or a one-line paragraph, is a heading when it reads like one: at most ``HEADING_WORDS``
+   words, more letters than other characters, no closing punctuation, no bullet, not
+   starting in lower case; set apart by its type (bold or italic above text that is not,
+   or at least ``HEADING_SIZE`` times the height of the lines below); and what it heads
+   starts right below it (within ``HEADING_GAP`` of its height, overlapping it across: a
+   label beside its value heads nothing). A first row must also stand apart from the rows
+   below it (it ends short, the row below is indented, or a wider gap than between them).
+   A one-line paragraph with nothing right below it is a heading only when it is set
+   larger than the page's text (``larger_heading``).
+4. **A heading is not furniture** (``same_region``, ``larger_heading``): where CDLA
+   reads one box both as a page header (or footer) and as a heading (intersection over
+   union at least ``SAME_REGION``), the heading stands, so its text stays in the body; a
+   page header or footer of one line that reads as a heading set larger than the page's
+   text is a heading.
+5. **A heading region that reads like no heading is text** (``reads_as_heading``): more
+   than ``HEADING_MAX_WORDS`` words (a footnote, a paragraph in large type), or fewer
+   letters than other characters (a formula, a number).
+6. **A table of contents is not a table** (``reads_as_contents``): a table region of at
+   least ``TABLE_ROWS`` rows, at least ``CONTENTS_SHARE`` of which are entries (words,
+   then a page number after a space or dot leaders), whose page numbers never decrease
+   down the table, and half of whose entries have dot leaders or which has at least
+   ``CONTENTS_ROWS`` entries, is a table of contents (docling's ``document_index``),
+   whose entries the projection gives as list items.
+7. **A table's first row names its columns** (``first_row_is_header``) when SLANet-plus
+   puts it in a header block, or when it reads as a header: its non-empty cells all bold
+   or italic above cells that are not, or at least two non-empty cells, none with a
+   digit, above rows with a digit in a column the first row names.
 """
 
 from __future__ import annotations
@@ -110,7 +113,7 @@ def lines_inside(region: Box, lines: Sequence[Line]) -> list[Line]:
 
 
 def text_covers_figure(figure: Box, lines: Sequence[Line]) -> bool:
-    """Whether text covers a figure region (the first rule above)."""
+    """Whether text covers a figure region (rule 1)."""
     area = _area(figure)
     if area <= 0:
         return False
@@ -121,7 +124,7 @@ def text_covers_figure(figure: Box, lines: Sequence[Line]) -> bool:
 
 
 def tabular_blocks(figure: Box, lines: Sequence[Line]) -> list[Box]:
-    """The table regions inside a figure region (the second rule above), top to bottom."""
+    """The table regions inside a figure region (rule 2), top to bottom."""
     blocks: list[Box] = []
     run: list[list[Line]] = []
     for row in [*grid_rows(lines_inside(figure, lines)), []]:
@@ -149,7 +152,7 @@ def _next_row(above: list[Line], below: list[Line]) -> bool:
 
 def heading_row(row: Line, below: Sequence[Line]) -> bool:
     """Whether a one-line paragraph above ``below`` (the next paragraph's rows) is a
-    heading (the third rule above)."""
+    heading (rule 3)."""
     text = row.text.strip()
     if not text or not below or len(text.split()) > HEADING_WORDS:
         return False
@@ -189,8 +192,7 @@ def heads(row: Line, below: Line) -> bool:
 
 
 def larger_heading(rows: Sequence[Line], page: Sequence[Line]) -> bool:
-    """Whether a page header or footer region's rows are one heading set larger than the
-    page's text (the fifth rule above)."""
+    """Whether rows are one heading set larger than the page's text (rules 3 and 4)."""
     if len(rows) != 1 or not page:
         return False
     body = statistics.median(line.height for line in page)
@@ -198,7 +200,7 @@ def larger_heading(rows: Sequence[Line], page: Sequence[Line]) -> bool:
 
 
 def reads_as_heading(text: str) -> bool:
-    """Whether a heading region's text can be a heading (the fourth rule above)."""
+    """Whether a heading region's text can be a heading (rule 5)."""
     letters = sum(1 for char in text if char.isalpha())
     others = sum(1 for char in text if not char.isalpha() and not char.isspace())
     return len(text.split()) <= HEADING_MAX_WORDS and letters >= others
@@ -214,7 +216,7 @@ class CellText:
 
 def first_row_is_header(rows: Sequence[Sequence[CellText]]) -> bool:
     """Whether a table's first row (rows of cells by column, empty text where no cell)
-    reads as its header (the rule above; the model's header block aside)."""
+    reads as its header (rule 7; the model's header block aside)."""
     if len(rows) < 2:
         return False
     first, below = rows[0], [cell for row in rows[1:] for cell in row if cell.text]
@@ -237,7 +239,7 @@ def _has_digit(text: str) -> bool:
 
 
 def reads_as_contents(region: Box, lines: Sequence[Line]) -> bool:
-    """Whether a table region holds a table of contents (the rule above)."""
+    """Whether a table region holds a table of contents (rule 6)."""
     rows = [" ".join(c.text for c in row) for row in grid_rows(lines_inside(region, lines))]
     if len(rows) < TABLE_ROWS:
         return False
