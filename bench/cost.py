@@ -443,6 +443,28 @@ def sharded_standard_parse_attempts(
     return attempts, shards, f"{shards} shards, each " + ", ".join(sorted(outcomes))
 
 
+def priced(
+    doc: dict[str, Any],
+    per_job: dict[str, Any],
+    coldstart: dict[str, Any] | None,
+    a: Assumptions,
+    pipeline: str,
+    outcome: str,
+    attempts: list[tuple[int, float]],
+    shards: int = 1,
+) -> dict[str, Any]:
+    """A scenario of the cost table: a document parsed by ``attempts`` on ``pipeline``."""
+    lines = document_cost(doc, per_job, coldstart, a, parse_attempts=attempts, shards=shards)
+    return {
+        "document": doc["label"],
+        "pipeline": pipeline,
+        "pages": doc["pages"],
+        "parse_outcome": outcome,
+        "parse_attempts": attempts,
+        "lines": [asdict(x) for x in lines],
+    }
+
+
 def compute(
     parse: dict[str, Any] | None, e2e: dict[str, Any] | None, coldstart: dict[str, Any] | None
 ) -> ItemResult:
@@ -465,63 +487,24 @@ def compute(
                 "lines": [asdict(x) for x in lines],
             }
         )
-        if doc["format"] == "pdf":
-            attempts, outcome = standard_parse_attempts(doc["pages"], a)
-            lines = document_cost(
-                doc, per_job, coldstart and coldstart["measurements"], a, parse_attempts=attempts
-            )
-            longer = doc["pages"] > SHARD_PAGES
-            scenarios.append(
-                {
-                    "document": doc["label"],
-                    "pipeline": "standard (measured)"
-                    + (", whole (ShardPages 0)" if longer else ""),
-                    "pages": doc["pages"],
-                    "parse_outcome": outcome,
-                    "parse_attempts": attempts,
-                    "lines": [asdict(x) for x in lines],
-                }
-            )
-            attempts, shards = light_parse_attempts(doc["pages"], a)
-            lines = document_cost(
-                doc,
-                per_job,
-                coldstart and coldstart["measurements"],
-                a,
-                parse_attempts=attempts,
-                shards=shards,
-            )
-            scenarios.append(
-                {
-                    "document": doc["label"],
-                    "pipeline": "light (measured per page)"
-                    + (f", {shards} shards" if shards > 1 else ""),
-                    "pages": doc["pages"],
-                    "parse_outcome": f"tier 1 (4,096 MB), {shards} parse(s)",
-                    "parse_attempts": attempts,
-                    "lines": [asdict(x) for x in lines],
-                }
-            )
-            if longer:  # what the default template does with it
-                attempts, shards, outcome = sharded_standard_parse_attempts(doc["pages"], a)
-                lines = document_cost(
-                    doc,
-                    per_job,
-                    coldstart and coldstart["measurements"],
-                    a,
-                    parse_attempts=attempts,
-                    shards=shards,
-                )
-                scenarios.append(
-                    {
-                        "document": doc["label"],
-                        "pipeline": f"standard (measured), {shards} shards",
-                        "pages": doc["pages"],
-                        "parse_outcome": outcome,
-                        "parse_attempts": attempts,
-                        "lines": [asdict(x) for x in lines],
-                    }
-                )
+        if doc["format"] != "pdf":
+            continue
+
+        measured = coldstart and coldstart["measurements"]
+        longer = doc["pages"] > SHARD_PAGES
+        attempts, outcome = standard_parse_attempts(doc["pages"], a)
+        whole = ", whole (ShardPages 0)" if longer else ""
+        scenarios.append(
+            priced(doc, per_job, measured, a, f"standard (measured){whole}", outcome, attempts)
+        )
+        if longer:  # what the default template does with it
+            attempts, shards, outcome = sharded_standard_parse_attempts(doc["pages"], a)
+            label = f"standard (measured), {shards} shards"
+            scenarios.append(priced(doc, per_job, measured, a, label, outcome, attempts, shards))
+        attempts, shards = light_parse_attempts(doc["pages"], a)
+        label = "light (measured per page)" + (f", {shards} shards" if shards > 1 else "")
+        outcome = f"tier 1 (4,096 MB), {shards} parse(s)"
+        scenarios.append(priced(doc, per_job, measured, a, label, outcome, attempts, shards))
     for s in scenarios:
         total = sum(line["usd"] for line in s["lines"])
         s["usd_per_1000_documents"] = round(total * 1000, 4)

