@@ -10,6 +10,7 @@ from richdoc.parse.light_rules import (
     heading_first_row,
     heading_row,
     heads,
+    only_furniture,
     reads_as_contents,
     reads_as_heading,
     tabular_blocks,
@@ -93,6 +94,15 @@ def test_a_first_row_is_split_off_as_a_heading_only_when_it_stands_apart():
     flush = [Line(72, b.top, b.right, b.bottom, b.text) for b in below]
     full_width = Line(72, 100, 540, 113, "The spring keeps the locking and load-carrying")
     assert not heading_first_row(full_width, flush)
+
+
+def test_a_page_whose_only_text_is_in_its_header_keeps_it_as_text():
+    header = (60.0, 40.0, 540.0, 60.0)
+    alone = [Line(72, 44, 400, 56, "A native text page: its text layer is kept as it is.")]
+    assert only_furniture([header], alone)
+    body = [*alone, Line(72, 100, 540, 110, "and the body of the page below it")]
+    assert not only_furniture([header], body)
+    assert not only_furniture([], [])
 
 
 def test_a_heading_region_that_reads_like_no_heading_is_text():

@@ -34,6 +34,7 @@ from richdoc.parse.light_rules import (
     heads,
     larger_heading,
     lines_inside,
+    only_furniture,
     reads_as_contents,
     reads_as_heading,
     same_region,
@@ -48,8 +49,7 @@ if TYPE_CHECKING:
     from docling.datamodel.document import ConversionResult
     from docling_core.types.doc.page import TextCell
 
-# docling's own rule for a cell held by a region: more than this share of its area inside.
-HELD_OVERLAP = 0.2
+_FURNITURE = (DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER)
 
 
 def _box(box: BoundingBox) -> tuple[float, float, float, float]:
@@ -127,7 +127,7 @@ def _table_label(region: tuple[float, float, float, float], lines: Sequence[Line
 def _furniture_over_heading(cluster: Cluster, clusters: Sequence[Cluster]) -> bool:
     """Whether a page header or footer region is also read as a heading (the same box):
     the heading is kept, so its text stays in the body (``light_rules``)."""
-    if cluster.label not in (DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER):
+    if cluster.label not in _FURNITURE:
         return False
     return any(
         other.label is DocItemLabel.SECTION_HEADER
@@ -143,12 +143,14 @@ def light_clusters(page: Page, clusters: list[Cluster]) -> list[Cluster]:
     cells = [cell for cell in page.cells if cell.text.strip()]
     lines = [_line(cell) for cell in cells]
     clusters = [c for c in clusters if not _furniture_over_heading(c, clusters)]
+    if lines and only_furniture([_box(c.bbox) for c in clusters if c.label in _FURNITURE], lines):
+        clusters = [c for c in clusters if c.label not in _FURNITURE]
     regions = _Regions(clusters)
     for cluster in clusters:
         region = _box(cluster.bbox)
         if cluster.label is DocItemLabel.TEXT:
             continue  # its lines are read with the page's other text lines, below
-        if cluster.label in (DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER):
+        if cluster.label in _FURNITURE:
             rows = [row.rows[0] for row in rows_of(lines_inside(region, lines))]
             if larger_heading(rows, lines):
                 cluster = cluster.model_copy(update={"label": DocItemLabel.SECTION_HEADER})

@@ -26,11 +26,13 @@ with a top-left origin; text lines are ``richdoc.parse.paragraphs.Line``.
    below it (it ends short, the row below is indented, or a wider gap than between them).
    A one-line paragraph with nothing right below it is a heading only when it is set
    larger than the page's text (``larger_heading``).
-4. **A heading is not furniture** (``same_region``, ``larger_heading``): where CDLA
-   reads one box both as a page header (or footer) and as a heading (intersection over
-   union at least ``SAME_REGION``), the heading stands, so its text stays in the body; a
-   page header or footer of one line that reads as a heading set larger than the page's
-   text is a heading.
+4. **A heading is not furniture, nor is a page's only text** (``same_region``,
+   ``larger_heading``, ``only_furniture``): where CDLA reads one box both as a page header
+   (or footer) and as a heading (intersection over union at least ``SAME_REGION``), the
+   heading stands, so its text stays in the body; a page header or footer of one line
+   that reads as a heading set larger than the page's text is a heading; and on a page
+   all of whose text lies in page header or footer regions (a page of one line at its
+   top, say), those regions are text.
 5. **A heading region that reads like no heading is text** (``reads_as_heading``): more
    than ``HEADING_MAX_WORDS`` words (a footnote, a paragraph in large type), or fewer
    letters than other characters (a formula, a number).
@@ -197,6 +199,12 @@ def larger_heading(rows: Sequence[Line], page: Sequence[Line]) -> bool:
         return False
     body = statistics.median(line.height for line in page)
     return heading_row(rows[0], page) and rows[0].height >= HEADING_SIZE * body
+
+
+def only_furniture(furniture: Sequence[Box], lines: Sequence[Line]) -> bool:
+    """Whether every line of a page lies in its page header and footer regions (rule 4)."""
+    held = {id(line) for region in furniture for line in lines_inside(region, lines)}
+    return bool(lines) and all(id(line) in held for line in lines)
 
 
 def reads_as_heading(text: str) -> bool:
