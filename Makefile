@@ -7,6 +7,9 @@ SAM_VENV := .venv-sam
 SAM := $(SAM_VENV)/bin/sam
 # The template's security scanner, in its own environment (its pins clash with docling's).
 CHECKOV_VENV := .venv-checkov
+# The AWS CLI the docs' commands are run with by the tests (awscli v1 pins its own
+# botocore), in its own environment.
+AWSCLI_VENV := .venv-awscli
 PARSE_IMAGES := -x PlanFunction -x ParseTier1Function -x ParseTier2Function -x ParseTier3Function
 export SAM_CLI_TELEMETRY := 0
 export AWS_DEFAULT_REGION ?= us-east-1
@@ -37,6 +40,11 @@ $(SAM_VENV)/.installed:
 $(CHECKOV_VENV)/.installed:
 	$(PYTHON) -m venv $(CHECKOV_VENV)
 	$(CHECKOV_VENV)/bin/pip install --quiet checkov==3.3.30
+	touch $@
+
+$(AWSCLI_VENV)/.installed:
+	$(PYTHON) -m venv $(AWSCLI_VENV)
+	$(AWSCLI_VENV)/bin/pip install --quiet awscli==1.46.3
 	touch $@
 
 # The browser tests drive Debian's Chromium through Playwright (whose own browser builds
@@ -99,7 +107,7 @@ lock: setup $(SAM_VENV)/.installed
 	$(VENV)/bin/python scripts/lock_layer.py --python $(SAM_VENV)/bin/python
 
 # Every lane (tests/unit, aws, parse, e2e, browser).
-pytest: setup system-packages node_modules/.installed chromium
+pytest: setup system-packages node_modules/.installed chromium $(AWSCLI_VENV)/.installed
 	$(VENV)/bin/pytest -n 2 --dist loadfile
 
 test: chromium lint typecheck static pytest
@@ -122,4 +130,4 @@ screenshots: setup chromium
 	$(VENV)/bin/python scripts/console_screenshots.py
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) node_modules .aws-sam
+	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) $(AWSCLI_VENV) node_modules .aws-sam

@@ -11,8 +11,12 @@ the cost model from their results and writes ``latest.json`` and ``latest.md``:
 Items: projection, detection, scaling, coldstart, parse, e2e, shards, the standard
 pipeline's standard_isolation, standard_shards and standard_coldstart, chunking,
 strict_stack (the strict embedded stack's cost per request), admission (a burst of two
-tenants at two slots, and under injected faults), ocr (OCR's accuracy and cost), structure
-(each PDF pipeline's headings, tables and text against docling's references), and cost
+tenants at two slots, and under injected faults), admission_reprocess (a tenant's fresh
+uploads beside its reprocess of 1,000 documents), admission_sweep (the sweep with 10,000
+jobs waiting), ocr (OCR's accuracy and cost), drain (the backlog's drain estimate against
+the drain), contracts (detection's precision and recall on real contracts, per rule set),
+contracts_pdf (the same contracts as PDF and as TXT through richdoc run), structure (each
+PDF pipeline's headings, tables and text against docling's references), and cost
 (computed from the parse, e2e and coldstart results; with ``--only cost`` they come from
 the committed report).
 """

@@ -14,10 +14,11 @@ time); the reported ratio is the median of the per-run ratios:
 
 * baseline: one ``re.finditer`` pass of ``richdoc.temporal.DATE_PATTERN`` over the whole
   canonical text;
-* detection: ``richdoc.detection.detect(projection, clarify=True)`` end to end.
+* detection: ``richdoc.detection.detect(projection, clarify=True)`` end to end, under the
+  default rule set (contracts-v2), and under spec-v1 for comparison.
 
-The budget (docs/detection.md) is detection within 3x of the
-baseline, on CPU time. ``python -m bench`` runs this as item 2; alone it prints one JSON
+The budget (docs/detection.md) is contracts-v2's detection within 3x of the baseline, on
+CPU time. ``python -m bench`` runs this as item 2; alone it prints one JSON
 report and exits 1 when any scenario misses the budget.
 
     python -m bench.detection_bench [--mb 10] [--runs 5] [--quick]
@@ -38,6 +39,7 @@ if __package__ in (None, ""):  # run as a file: python bench/detection_bench.py
 
 from bench.common import ItemResult, Mode, Table, Target, interleaved, median_s, ratio
 from richdoc.detection import Detection, detect
+from richdoc.detection.ruleset import DetectionRules
 from richdoc.graph import Node, Projection, Span, SpanKind
 from richdoc.temporal import DATE_PATTERN
 from richdoc_client.projection import (
@@ -188,9 +190,13 @@ def measure(scenario: str, target_bytes: int, seed: int, runs: int) -> dict[str,
     def detection() -> Detection:
         return detect(projection, clarify=True)
 
+    def spec_v1() -> Detection:
+        return detect(projection, clarify=True, rules=DetectionRules.SPEC_V1)
+
     result = detection()  # warm-up, and the result to report
+    spec_v1()
     # Baseline and detection alternate; each run's ratio is taken within the pair.
-    samples = interleaved({"baseline": baseline, "detection": detection}, runs)
+    samples = interleaved({"baseline": baseline, "detection": detection, "spec-v1": spec_v1}, runs)
     return {
         "text_bytes": len(text.encode("utf-8")),
         "blocks": len(projection.spans),
@@ -198,7 +204,10 @@ def measure(scenario: str, target_bytes: int, seed: int, runs: int) -> dict[str,
         "baseline_finditer_s": median_s(samples["baseline"]),
         "detection_s": median_s(samples["detection"]),
         "ratio": ratio(samples["detection"], samples["baseline"]),
+        "spec_v1_s": median_s(samples["spec-v1"]),
+        "spec_v1_ratio": ratio(samples["spec-v1"], samples["baseline"]),
         "detection": {
+            "rules": result.rules,
             "kinds": [a.kind.value for a in result.ambiguities],
             "stats": result.stats.model_dump(),
         },
@@ -215,7 +224,8 @@ def run(mode: Mode, megabytes: float | None = None, runs: int | None = None) -> 
         result.targets.append(
             Target(
                 f"detect_vs_finditer[{name}]",
-                f"detect(clarify=True) / one DATE_PATTERN.finditer pass, {size:g} MB {name}",
+                f"contracts-v2 detect(clarify=True) / one DATE_PATTERN.finditer pass, "
+                f"{size:g} MB {name}",
                 m["ratio"]["cpu"],
                 BUDGET,
                 "x",
@@ -233,6 +243,7 @@ def run(mode: Mode, megabytes: float | None = None, runs: int | None = None) -> 
                 "detect CPU s",
                 "ratio CPU",
                 "ratio wall",
+                "spec-v1 ratio CPU",
             ],
             [
                 [
@@ -243,6 +254,7 @@ def run(mode: Mode, megabytes: float | None = None, runs: int | None = None) -> 
                     m["detection_s"]["cpu"],
                     m["ratio"]["cpu"],
                     m["ratio"]["wall"],
+                    m["spec_v1_ratio"]["cpu"],
                 ]
                 for name, m in scenarios.items()
             ],

@@ -33,7 +33,12 @@ ITEMS: dict[str, str] = {
     "chunking": "bench.chunking_bench",
     "strict_stack": "bench.strict_bench",
     "admission": "bench.admission_bench",
+    "admission_reprocess": "bench.reprocess_bench",
+    "admission_sweep": "bench.sweep_bench",
     "ocr": "bench.ocr_bench",
+    "drain": "bench.drain_bench",
+    "contracts": "bench.contracts_bench",
+    "contracts_pdf": "bench.contracts_bench:run_pdf_parity",
     "structure": "bench.structure_bench",
 }
 

@@ -30,9 +30,14 @@ BEGIN, END = "<!-- chaos:begin -->", "<!-- chaos:end -->"
 
 def _table(runs: list[dict[str, Any]], documents: int, rate: float) -> str:
     kinds = sorted({kind for run in runs for kind in run["injected"]})
+    from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import WITHIN_A_SECOND
+
+    lag = WITHIN_A_SECOND
     lines = [
         f"Measured by `make chaos` ({documents} documents, rate {rate:g}, "
-        f"{platform.machine()} {platform.system()}, {len(runs)} seeds):",
+        f"{platform.machine()} {platform.system()}, {len(runs)} seeds; the jobs table's "
+        f"indexes lagging it by up to {lag.spread_s:g} s a write in the fault-free run and "
+        f"{lag.under_faults(0).spread_s:g} s under faults):",
         "",
         "| seed | documents | faults injected | invocations run again | terminal | lost | "
         "ended otherwise (transient) | completion events (repeats) | events lost | "

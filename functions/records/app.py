@@ -23,6 +23,7 @@ from richdoc.records.backstops import (
     ExecutionStatusChangeEvent,
 )
 from richdoc.records.requests import parse_request
+from richdoc.records.sweep_walk import TimeBudget
 from richdoc.tracing import handler_tracer
 from richdoc.wiring import wiring
 
@@ -49,8 +50,12 @@ def backstops() -> Backstops:
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     request = parse_request(event)
-    if isinstance(request, ExecutionStatusChangeEvent | ScheduledSweep):
-        return backstops().answer(request).model_dump(mode="json")
+    if isinstance(request, ScheduledSweep):
+        # The sweep's walk stops in time to save where it stopped (the next sweep goes on).
+        budget = TimeBudget.of_invocation(context.get_remaining_time_in_millis)
+        return backstops().sweep(request, budget).model_dump(mode="json")
+    if isinstance(request, ExecutionStatusChangeEvent):
+        return backstops().reconcile(request).model_dump(mode="json")
     logger.thread_safe_append_keys(run=request.run, action=request.action)
     actions = Actions(jobs=wiring.jobs, logger=logger, metrics=metrics, ledger=wiring.ledger)
     return actions.answer(request).model_dump(mode="json")

@@ -5,6 +5,7 @@ tests/e2e/test_admission_e2e.py."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -14,6 +15,11 @@ from typing import Any
 import boto3
 import pytest
 from aws_lambda_powertools import Logger
+from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import IndexLag, IndexPropagation
+from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import (
+    install as install_index_lag,
+)
+from richdoc_tools.local.patches import dynamodb_all_items, dynamodb_transaction_rollback
 
 from richdoc.admission.backlog import Backlog
 from richdoc.admission.dispatcher import Dispatcher
@@ -23,7 +29,7 @@ from richdoc.admission.slots import Admission, SlotLedger
 from richdoc.admission.tenants import ROOT_TENANT, tenant_of
 from richdoc.contracts import JobOptions, SourceObject
 from richdoc.jobs import Job, JobStatus, JobStore, execution_name, timestamp
-from richdoc.jobs.keys import share_key, tenant_key
+from richdoc.jobs.keys import QueueKind, share_key, tenant_key
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -83,13 +89,16 @@ def test_a_tenant_is_the_named_metadata_or_tag_else_the_keys_first_segment() -> 
         "acme/a.pdf", metadata={"richdoc-tenant": " "}, tenant_key="richdoc-tenant"
     ) == ("acme")
     assert len(tenant_of("x" * 1000 + "/a.pdf")) == 256
+    # As S3 returns a non-ASCII metadata value: RFC 2047-encoded.
+    encoded = {"richdoc-tenant": "=?UTF-8?B?Q2Fmw6k=?="}
+    assert tenant_of("acme/a.pdf", metadata=encoded, tenant_key="richdoc-tenant") == "Café"
 
 
 def test_the_settings_refuse_a_capacity_of_nothing_and_bound_the_share() -> None:
     assert AdmissionSettings.of(4) == AdmissionSettings(capacity=4, per_tenant=4)
     assert AdmissionSettings.of(4, 9) == AdmissionSettings(capacity=4, per_tenant=4)
     assert AdmissionSettings.of(4, 2).per_tenant == 2
-    with pytest.raises(ValueError, match="at least 1"):
+    with pytest.raises(ValueError, match="1 to 350 slots"):
         AdmissionSettings.of(0)
 
 
@@ -111,7 +120,7 @@ def test_admission_stops_at_the_capacity_and_a_release_makes_room_once(
     admitted = jobs.get(first.job_id)
     assert admitted is not None and not admitted.waiting
     assert (admitted.slots, admitted.slots_run, admitted.status) == (1, 1, JobStatus.QUEUED)
-    assert backlog.oldest("acme", 10) == [third.job_id]  # it left the backlog when admitted
+    assert backlog.oldest("acme", 10).job_ids == [third.job_id]  # it left the backlog when admitted
     # The same job again (a second dispatcher with an old read): no second slot.
     assert ledger.admit(first) is Admission.GONE
     holder = state.holders[first.job_id]
@@ -139,7 +148,7 @@ def test_a_job_cancelled_while_it_waits_leaves_the_backlog_and_is_never_admitted
     backlog, ledger = Backlog(jobs.table, clock), _ledger(jobs, capacity=2)
     job = _queue(jobs, backlog, "acme", "a")
     jobs.cancel(job.job_id, 1, by="ops")
-    assert backlog.oldest("acme", 10) == []
+    assert backlog.oldest("acme", 10).job_ids == []
     assert ledger.admit(job) is Admission.GONE  # with the record read before the cancel
     assert ledger.read().running == 0
 
@@ -174,8 +183,9 @@ def test_a_waiting_job_knows_its_place_and_the_tenants_queue_its_depth(
     backlog, ledger = Backlog(jobs.table, clock), _ledger(jobs, capacity=1)
     queued = [_queue(jobs, backlog, "acme", str(n)) for n in range(4)]
     assert [backlog.position(job) for job in queued] == [1, 2, 3, 4]
-    assert backlog.depth("acme") == 4
-    assert backlog.oldest_queued_at("acme") == queued[0].queued_at
+    [acme] = backlog.census().queues
+    assert (acme.tenant, acme.queue, acme.waiting) == ("acme", QueueKind.UPLOADS, 4)
+    assert acme.oldest_queued_at == queued[0].queued_at
     ledger.admit(queued[0])
     current = [jobs.get(job.job_id) for job in queued]
     assert [backlog.position(job) for job in current if job is not None] == [None, 1, 2, 3]
@@ -186,10 +196,10 @@ def test_a_tenant_leaves_the_lane_when_its_queue_is_empty_after_the_grace(
 ) -> None:
     backlog = Backlog(jobs.table, clock)
     backlog.mark("acme")
-    [tenant] = backlog.tenants()
+    [tenant] = backlog.entries()
     assert not backlog.clear(tenant, START)  # just marked: a job may not show yet
     assert backlog.clear(tenant, START + timedelta(minutes=2))
-    assert backlog.tenants() == []
+    assert backlog.entries() == []
 
 
 # ---- the dispatcher ----------------------------------------------------------------------------
@@ -304,16 +314,22 @@ def test_the_audit_releases_what_the_stream_missed_and_sets_the_counts_right(
     assert audit.audit() == type(findings)(open_runs=findings.open_runs)  # nothing left
 
 
-def test_the_audit_puts_tenants_with_waiting_jobs_back_in_the_lane(
-    jobs: JobStore, clock: Any
+def test_the_minutely_schedule_puts_queues_with_waiting_jobs_back_in_the_lane(
+    jobs: JobStore, clock: Any, machine: str
 ) -> None:
-    backlog, ledger = Backlog(jobs.table, clock), _ledger(jobs, capacity=1)
-    job = _queue(jobs, backlog, "acme", "a")
+    ledger = _ledger(jobs, capacity=1)
+    dispatcher = _dispatcher(jobs, ledger, machine)
+    running = _queue(jobs, dispatcher.backlog, "globex", "a")
+    assert dispatcher.admit() == [running.job_id]  # the only slot is held
+    job = _queue(jobs, dispatcher.backlog, "acme", "a")
     jobs.table.update_item(Key=tenant_key("acme"), UpdateExpression="REMOVE lane")
-    assert backlog.tenants() == []
-    assert SlotAudit(ledger=ledger, backlog=backlog, jobs=jobs).audit().lanes == ["acme"]
-    assert [t.tenant for t in backlog.tenants()] == ["acme"]
-    assert backlog.oldest("acme", 1) == [job.job_id]
+    assert [entry.tenant for entry in dispatcher.backlog.entries()] == ["globex"]
+    done = dispatcher.schedule()
+    # Counted from the queue index, not the lane, and put back in the lane.
+    assert (done.waiting, done.lanes) == (1, ["acme"])
+    assert {entry.tenant for entry in dispatcher.backlog.entries()} == {"acme", "globex"}
+    assert dispatcher.backlog.oldest("acme", 1).job_ids == [job.job_id]
+    assert dispatcher.schedule().lanes == []
 
 
 def test_a_run_that_ends_hands_its_slot_over_to_the_next_waiting_job_in_one_write(
@@ -341,3 +357,118 @@ def test_a_run_that_ends_hands_its_slot_over_to_the_next_waiting_job_in_one_writ
     done = dispatcher.changes([ended])
     assert (done.released, done.admitted) == ([], [])
     assert jobs.get(second.job_id).waiting  # type: ignore[union-attr]
+
+
+# ---- under an index that lags the table ------------------------------------------------------
+
+
+@pytest.fixture
+def indexes(jobs_table: Any) -> Iterator[IndexPropagation]:
+    """The tables' global secondary indexes lag as DynamoDB's do (a test holds them), on
+    moto as the embedded stack runs it (a transaction's rollback point is its items, not
+    the whole table: hundreds of jobs here)."""
+    propagation = IndexPropagation(IndexLag())
+    with contextlib.ExitStack() as exit_stack:
+        dynamodb_transaction_rollback.install(exit_stack)
+        dynamodb_all_items.install(exit_stack)
+        install_index_lag(exit_stack, propagation)
+        yield propagation
+
+
+def _end_admitted(jobs: JobStore, dispatcher: Dispatcher) -> list[Job]:
+    """Every admitted run ends; their records, as the stream shows them."""
+    ended = []
+    for job_id in dispatcher.ledger.read().holders:
+        job = jobs.get(job_id)
+        assert job is not None
+        _end(jobs, job)
+        ended.append(jobs.get(job_id))
+    return [job for job in ended if job is not None]
+
+
+def test_an_index_still_listing_jobs_just_admitted_empties_no_lane_and_hides_no_backlog(
+    jobs: JobStore, clock: Any, machine: str, indexes: IndexPropagation
+) -> None:
+    ledger = _ledger(jobs, capacity=5)
+    dispatcher = _dispatcher(jobs, ledger, machine)  # its clock is an hour on: no grace
+    waiting = [_queue(jobs, dispatcher.backlog, "acme", f"{n:04d}") for n in range(100)]
+    truth = len(waiting)
+    with indexes.held():
+        # The first five are admitted; the index lists them first still. A dispatcher that
+        # read "the five oldest" as "none waiting" emptied the lane here, and the metrics
+        # lost the hundred jobs behind them (a thousand, or a hundred thousand, alike).
+        first = dispatcher.admit()
+        truth -= len(first)
+        assert first == [job.job_id for job in waiting[:5]]
+        done = dispatcher.changes(_end_admitted(jobs, dispatcher))
+        truth -= len(done.admitted)
+        assert done.admitted == [job.job_id for job in waiting[5:10]]
+        assert [entry.tenant for entry in dispatcher.backlog.entries()] == ["acme"]
+        # Another wake (a second dispatcher, the next run's end) reads the same stale
+        # entries: it pages past them too.
+        done = dispatcher.changes(_end_admitted(jobs, dispatcher))
+        truth -= len(done.admitted)
+        assert done.admitted == [job.job_id for job in waiting[10:15]]
+        assert [entry.tenant for entry in dispatcher.backlog.entries()] == ["acme"]
+    # The index caught up: the metrics count what waits, from the index itself.
+    assert dispatcher.schedule().waiting == truth == 85
+    while truth:
+        done = dispatcher.changes(_end_admitted(jobs, dispatcher))
+        assert done.admitted, "a wake with waiting jobs and free slots admits"
+        truth -= len(done.admitted)
+    assert all(not job.waiting for job in jobs.get_many(j.job_id for j in waiting).values())
+    _end_admitted(jobs, dispatcher)
+    final = dispatcher.schedule()
+    assert (final.waiting, final.oldest_waiting_s, ledger.read().running) == (0, 0.0, 0)
+    # Only now, its queue read empty, does the tenant leave the lane.
+    assert dispatcher.backlog.entries() == []
+
+
+def test_a_wake_admits_the_job_that_woke_it_before_the_index_lists_it(
+    jobs: JobStore, clock: Any, machine: str, indexes: IndexPropagation
+) -> None:
+    ledger = _ledger(jobs, capacity=2)
+    dispatcher = _dispatcher(jobs, ledger, machine)
+    with indexes.held():
+        job = _queue(jobs, dispatcher.backlog, "acme", "lone")
+        assert dispatcher.backlog.entries() == []  # neither its lane nor it shows yet
+        done = dispatcher.changes([job])  # the stream's image of its write
+    assert done.admitted == [job.job_id]
+    assert _started(machine) == [execution_name(job.job_id, 1)]
+
+
+def test_the_minutely_schedules_requests_do_not_grow_with_the_tenants_in_the_lane(
+    jobs: JobStore, clock: Any, machine: str
+) -> None:
+    """Counting the backlog reads the queue index in pages, not queue by queue; admitting
+    reads the lane only as far as the turns it gives out."""
+    ledger = _ledger(jobs, capacity=2)
+    dispatcher = _dispatcher(jobs, ledger, machine)
+    calls: list[str] = []
+
+    def count(model: Any, **_: Any) -> None:
+        calls.append(model.name)
+
+    def requests_of_a_schedule() -> int:
+        calls.clear()
+        events = jobs.table.meta.client.meta.events
+        events.register("before-call.dynamodb", count)
+        try:
+            done = dispatcher.schedule()
+        finally:
+            events.unregister("before-call.dynamodb", count)
+        assert len(done.admitted) == 2  # the two slots, freed again below
+        for job_id in done.admitted:
+            _end(jobs, jobs.get(job_id))  # type: ignore[arg-type]
+        dispatcher.release(done.admitted)
+        return len(calls)
+
+    for n in range(20):
+        _queue(jobs, dispatcher.backlog, f"tenant-{n:03d}", "a")
+    few = requests_of_a_schedule()
+    for n in range(20, 200):
+        _queue(jobs, dispatcher.backlog, f"tenant-{n:03d}", "a")
+    many = requests_of_a_schedule()
+    # Ten times the tenants: a few requests more (the lane items the census checks,
+    # a hundred to a request), not two or more a tenant.
+    assert many - few <= 4, (few, many)

@@ -14,7 +14,14 @@ from richdoc_tools.ops import executions as step_functions
 from richdoc_tools.ops.jobs import show_job
 
 from richdoc.deadletter import failure_attributes
-from richdoc.detection import Ambiguity, AmbiguityKind, Candidate, Detection, DetectionStats
+from richdoc.detection import (
+    Ambiguity,
+    AmbiguityKind,
+    Candidate,
+    Detection,
+    DetectionStats,
+    detect,
+)
 from richdoc.graph import Projection
 from richdoc.jobs import (
     Attempt,
@@ -33,6 +40,7 @@ from tests.support.console import (
     make_console,
     outputs_for,
 )
+from tests.support.detection_layout import layout
 from tests.support.outline_projection import Heading, Paragraph, outline
 from tests.support.paths import DEFINITION_PATH, SAMPLES
 
@@ -494,6 +502,34 @@ def test_other_formats_get_the_structure_tree(console: Console) -> None:
     assert console.get(f"/jobs/{job_id}/document/pages/1.png").status_code == 404
     console.put_job(job(2, source))
     assert console.get(f"/jobs/{2:032x}/document").status_code == 404  # no graph yet
+
+
+def test_the_document_page_explains_the_ambiguity_beside_it(console: Console) -> None:
+    source = console.put_source("lease.md", b"# Lease\n")
+    job_id = f"{3:032x}"
+    outputs = outputs_for(job_id)
+    console.put_job(job(3, source, outputs=outputs))
+    projection = layout(
+        "LEASE AGREEMENT",
+        "This Lease is made this 5th day of May, 2004 by <b>Landlord</b> and Tenant.",
+        "The Term commences upon the <img src=x onerror=alert(1)> Closing.",
+        "Source: ACME, 10-Q, 11/14/2019",
+    )
+    console.put_artifact(outputs.projection_key, projection.to_json_bytes())
+    console.put_artifact(outputs.detection_key, detect(projection, clarify=True).to_json_bytes())
+    data = console.json(f"/jobs/{job_id}/document.json")
+    why = data["explanation"]
+    assert (why["rules"], why["fired"]) == ("contracts-v2", ["relative_date"])
+    assert [(row["node"], row["mention"]["role"]) for row in why["mentions"]] == [
+        (2, "agreement date"),
+        (4, "none"),  # the filing stamp's date: no date of the document's
+    ]
+    [event] = why["events"]
+    assert event["node"] == 3 and "Closing" in event["event"]["clause"]
+    html = console.get(f"/jobs/{job_id}/document").get_data(as_text=True)
+    assert 'id="explanation"' in html and "contracts-v2" in html
+    assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert 'data-role="agreement date" data-kept="no"' in html
 
 
 # ---- the dead-letter queue -----------------------------------------------------------------------

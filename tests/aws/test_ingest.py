@@ -96,7 +96,7 @@ def _upload(
 
 def _waiting(world: dict[str, Any], tenant: str) -> list[str]:
     """The ids of the jobs waiting for ``tenant``, oldest first."""
-    ids: list[str] = world["backlog"].oldest(tenant, 100)
+    ids: list[str] = world["backlog"].oldest(tenant, 100).job_ids
     return ids
 
 
@@ -116,7 +116,7 @@ def test_a_notification_queues_run_1_in_its_tenants_backlog_and_starts_nothing(
     )
     assert job.options == JobOptions(clarify=False)
     assert _waiting(world, "acme") == [result.job_id]
-    assert [t.tenant for t in world["backlog"].tenants()] == ["acme"]
+    assert [t.tenant for t in world["backlog"].entries()] == ["acme"]
     # What the dispatcher starts the run with, and what the sweep needs to close it.
     assert job.message == body
     assert job.execution_arn == (
@@ -136,6 +136,32 @@ def test_a_tenant_is_named_by_metadata_or_tag_else_by_the_keys_first_segment(
     assert tenant_of_upload("a/c.docx", tags="richdoc-tenant=Tagged") == "Tagged"
     assert tenant_of_upload("a/d.docx") == "a"
     assert tenant_of_upload("top.docx") == "/"
+
+
+def test_a_tenant_named_in_non_ascii_metadata_is_the_one_a_tag_of_that_name_names(
+    world: dict[str, Any],
+) -> None:
+    """S3 returns a metadata value with a non-ASCII character RFC 2047-encoded (the
+    strict stack's S3 does too): the tenant is the decoded name."""
+    import contextlib
+
+    from botocore.handlers import validate_ascii_metadata
+    from richdoc_tools.local.patches import s3_metadata_encoding
+
+    s3 = world["s3"]  # botocore refuses non-ASCII metadata; other clients send it raw
+    s3.meta.events.unregister("before-parameter-build.s3.PutObject", validate_ascii_metadata)
+    tenants = []
+    with contextlib.ExitStack() as exit_stack:
+        s3_metadata_encoding.install(exit_stack)
+        for key, upload in (
+            ("x/meta.docx", {"metadata": {"richdoc-tenant": "Café"}}),
+            ("x/tag.docx", {"tags": "richdoc-tenant=Caf%C3%A9"}),
+        ):
+            version = _upload(world, key, **upload)
+            [result] = world["starter"].handle_message(s3_notification(key, version))
+            tenants.append(world["jobs"].get(result.job_id).tenant)
+    assert tenants == ["Café", "Café"]
+    assert [entry.tenant for entry in world["backlog"].entries()] == ["Café"]
 
 
 def test_each_tenants_uploads_wait_in_the_order_they_were_made(world: dict[str, Any]) -> None:
@@ -256,7 +282,7 @@ def test_a_jobs_tenant_is_in_the_lane_before_the_job_waits(
 
     def seeing_the_lane(write: Any) -> Any:
         def write_seeing_the_lane(*args: Any, **kwargs: Any) -> Any:
-            lane_at_write.append((write.__name__, [t.tenant for t in backlog.tenants()]))
+            lane_at_write.append((write.__name__, [t.tenant for t in backlog.entries()]))
             return write(*args, **kwargs)
 
         return write_seeing_the_lane
@@ -267,7 +293,7 @@ def test_a_jobs_tenant_is_in_the_lane_before_the_job_waits(
     body = s3_notification("newcomer/a.docx", version)
     [first] = world["starter"].handle_message(body)
     attributes = {k: v["StringValue"] for k, v in _dead_letter(world, first.job_id).items()}
-    [tenant] = backlog.tenants()
+    [tenant] = backlog.entries()
     assert backlog.clear(tenant, datetime.now(UTC) + timedelta(days=1))  # its queue emptied
     [again] = world["starter"].handle_message(body, attributes)
     assert (first.outcome, again.outcome, again.run) == (StartOutcome.QUEUED,) * 2 + (2,)

@@ -80,6 +80,7 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
         "tier": None,
         "shards": None,
         "pipeline": None,
+        "detection_rules": None,
         "source": {"bucket": "ingest", "key": "contract.docx", "version_id": "v1", "size": 10},
         "options": {"clarify": True},
         "metadata": {},
@@ -95,6 +96,7 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
         "pages": None,
         "cancel": None,
         "redrive": None,
+        "last_end": None,
         "progress": {
             "phase": "queued",
             "tier": None,
@@ -130,6 +132,7 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
         counts=COUNTS,
         pipeline="simple",
         page_count=12,
+        detection_rules="contracts-v2",
     )
     job = store.get("job-1")
     assert job is not None
@@ -141,6 +144,7 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
         "tier": 2,
         "shards": 1,
         "pipeline": "simple",
+        "detection_rules": "contracts-v2",
         "source": {
             "bucket": "ingest",
             "key": "contract.docx",
@@ -177,6 +181,7 @@ def test_a_succeeded_job_and_its_attempts_print_the_same_json(jobs_table: Any) -
         "pages": 12,
         "cancel": None,
         "redrive": None,
+        "last_end": {"run": 1, "status": "SUCCEEDED"},
         "progress": {
             "phase": "succeeded",
             "tier": None,

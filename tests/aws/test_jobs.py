@@ -292,11 +292,29 @@ def test_jobs_unchanged_since_a_moment_are_found_by_status_and_time(jobs_table: 
     _running(store, "old")
     now[0] = start + timedelta(hours=4)
     _running(store, "new")
-    assert [
-        j.job_id for j in store.unchanged_since(JobStatus.RUNNING, start + timedelta(hours=1))
-    ] == ["old"]
-    assert store.unchanged_since(JobStatus.QUEUED, now[0]) == []
-    assert store.unchanged_since(JobStatus.RUNNING, start) == []  # strictly before
+
+    def unchanged(status: JobStatus, moment: datetime) -> list[str]:
+        return [job.job_id for job, _ in store.unchanged_page(status, moment).jobs]
+
+    assert unchanged(JobStatus.RUNNING, start + timedelta(hours=1)) == ["old"]
+    assert unchanged(JobStatus.QUEUED, now[0]) == []
+    assert unchanged(JobStatus.RUNNING, start) == []  # strictly before
+
+
+def test_a_page_of_unchanged_jobs_leaves_out_the_jobs_waiting_for_a_slot(
+    jobs_table: Any,
+) -> None:
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    store = JobStore(jobs_table, clock=lambda: timestamp(start))
+    assert store.create("waiting", SOURCE, JobOptions(), tenant="acme")
+    assert store.create("admitted", SOURCE, JobOptions())  # no tenant: not in a backlog
+    later = start + timedelta(hours=4)
+    page = store.unchanged_page(JobStatus.QUEUED, later)
+    assert [job.job_id for job, _ in page.jobs] == ["admitted"]
+    assert page.after is None
+    # Its index key is where a walk resumes: nothing after it.
+    [(_, key)] = page.jobs
+    assert store.unchanged_page(JobStatus.QUEUED, later, key).jobs == []
 
 
 # ---- the attempt write ---------------------------------------------------------------------

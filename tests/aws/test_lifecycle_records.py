@@ -362,18 +362,20 @@ def test_the_starter_queues_nothing_for_a_cancelled_job_until_it_is_redriven(
 
     job_id = job_id_for(BUCKET, "contract.docx", "v1")
     starter.jobs.create(job_id, SOURCE, JobOptions(), message=MESSAGE, tenant="/")
-    assert starter.backlog.oldest("/", 10) == [job_id]
+    assert starter.backlog.oldest("/", 10).job_ids == [job_id]
     cancelled = starter.jobs.cancel(job_id, 1, by="ops")
-    assert not cancelled.waiting and starter.backlog.oldest("/", 10) == []  # it left at once
+    assert (
+        not cancelled.waiting and starter.backlog.oldest("/", 10).job_ids == []
+    )  # it left at once
     [late] = starter.handle_message(MESSAGE)  # a redelivery of the notification
     assert late.outcome is StartOutcome.DUPLICATE_IGNORED
-    assert starter.backlog.oldest("/", 10) == []
+    assert starter.backlog.oldest("/", 10).job_ids == []
     attributes = {
         name: value["StringValue"] for name, value in redrive_attributes(job_id, 1).items()
     }
     [redriven] = starter.handle_message(MESSAGE, attributes)
     assert (redriven.run, redriven.outcome) == (2, StartOutcome.QUEUED)
-    assert starter.backlog.oldest("/", 10) == [job_id]
+    assert starter.backlog.oldest("/", 10).job_ids == [job_id]
     [again] = starter.handle_message(MESSAGE, attributes)  # the same redrive, twice
     assert again.outcome is StartOutcome.DUPLICATE_IGNORED
     assert _job(starter.jobs, job_id).run == 2

@@ -9,21 +9,25 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterable, Iterator
+from itertools import count
 from typing import Any
 
 import boto3
 import pytest
 from botocore.stub import Stubber
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from richdoc_tools.local.clients import CLIENT_CONFIG
 from richdoc_tools.local.patches import dynamodb_streams, events_delivery
 
-from richdoc.contracts import JobOptions, SourceObject
-from richdoc.document_results import kept_keys
-from richdoc.jobs import Job, JobStatus, JobStore, job_id_for
+from richdoc import artifacts
+from richdoc.contracts import JobOptions, JobOutputs, SourceObject
+from richdoc.document_results import job_results_prefix, kept_keys
+from richdoc.jobs import ENDED_STATUSES, Job, JobStatus, JobStore, job_id_for
 from richdoc.manifests import ManifestKeeper
 from richdoc.notifier import Notifier
 from richdoc.taxonomy import Failure, FailureKind, Transient
-from richdoc_client.events import CompletionEvent, TerminalStatus
+from richdoc_client.events import CompletionDetail, CompletionEvent, TerminalStatus
 from richdoc_client.identity import document_id
 from richdoc_client.manifest import Manifest, manifest_key
 from richdoc_client.reader import ResultsReader
@@ -249,7 +253,8 @@ def test_a_refresh_reads_the_newest_versions_job_first_and_stops_there(
     assert manifest is not None and manifest.source.version_id == versions[-1]
     assert [len(ids) for ids in asked] == [1, 1]  # the refresh, then its check
     asked.clear()
-    record_job(world, versions[-1], JobStatus.RUNNING)  # redriven: passed over while open
+    newest = upload(world, b"newest")
+    record_job(world, newest, JobStatus.RUNNING)  # its first run: passed over while open
     keeper.refresh(INGEST, KEY)
     assert [len(ids) for ids in asked][:2] == [1, 4]  # newest first, in growing batches
 
@@ -388,3 +393,154 @@ def test_the_handler_turns_the_streams_terminal_writes_into_one_event_each(
     assert event.detail.failure is not None and event.detail.failure.kind == "corrupt_input"
     manifest = stored_manifest(world)
     assert manifest is not None and manifest.status is TerminalStatus.DEAD_LETTERED
+
+
+# ---- later runs of one job (a reprocess, a redrive) ----------------------------------------
+
+
+def _working_outputs(world: dict[str, Any], job_id: str, run: int) -> JobOutputs:
+    """Run ``run``'s outputs, written where the project and detect steps write them."""
+    outputs = JobOutputs(
+        docling_key=f"docling/{job_id}/contract.json",
+        projection_key=artifacts.projection_key(job_id, run),
+        detection_key=artifacts.detection_key(job_id, run),
+        chunks_key=artifacts.chunks_key(job_id, run),
+        markdown_key=artifacts.markdown_key(job_id, run),
+        tables_prefix=artifacts.tables_prefix(job_id, run),
+    )
+    for key in outputs.files().values():
+        world["s3"].put_object(Bucket=RESULTS, Key=key, Body=f"run {run}".encode())
+    table = f"{outputs.tables_prefix}{table_csv_name(1)}"
+    world["s3"].put_object(Bucket=RESULTS, Key=table, Body=f"Run\r\n{run}\r\n".encode())
+    return outputs
+
+
+def _kept_runs(world: dict[str, Any], job: Job) -> set[str]:
+    """The run folders kept with the job's document (``run-NNN``)."""
+    prefix = job_results_prefix(job)
+    listed = world["s3"].list_objects_v2(Bucket=RESULTS, Prefix=prefix, Delimiter="/")
+    return {p["Prefix"].removeprefix(prefix).rstrip("/") for p in listed.get("CommonPrefixes", [])}
+
+
+class OneJob:
+    """A job of one version of ``key`` driven through the store's own transitions, each
+    terminal one handed to the notifier as the jobs table's stream would hand it."""
+
+    def __init__(self, world: dict[str, Any], key: str) -> None:
+        self.world, self.store, self.key = world, world["jobs"], key
+        version = world["s3"].put_object(Bucket=INGEST, Key=key, Body=key.encode())["VersionId"]
+        self.job_id = job_id_for(INGEST, key, version)
+        source = SourceObject(bucket=INGEST, key=key, version_id=version)
+        assert self.store.create(self.job_id, source, JobOptions(), message="{}", tenant="t")
+        self.run = 1
+        self.store.mark_running(self.job_id, 1, "arn:execution")
+
+    @property
+    def job(self) -> Job:
+        found = self.store.get(self.job_id)
+        assert found is not None
+        return found
+
+    def end(self, status: JobStatus) -> CompletionDetail:
+        before = self.job
+        if status is JobStatus.SUCCEEDED:
+            outputs = _working_outputs(self.world, self.job_id, self.run)
+            self.store.succeed(self.job_id, self.run, outputs=outputs, counts=COUNTS, pipeline=None)
+        elif status is JobStatus.DEAD_LETTERED:
+            failure = Failure(kind=FailureKind.CORRUPT_INPUT, reason="damaged")
+            self.store.record_failure(self.job_id, self.run, failure)
+            self.store.mark_dead_lettered(self.job_id, self.run, f"m-{self.run}", sent_by="sweep")
+        else:
+            self.store.cancel(self.job_id, self.run, by="test")
+        detail = self.world["notifier"].job_changed(before, self.job)
+        assert detail is not None
+        return detail
+
+    def again(self) -> None:
+        """A reprocess: the next run waits, then runs."""
+        self.store.start_next_run(self.job_id, self.run, allowed=ENDED_STATUSES)
+        self.run += 1
+
+    def manifest(self) -> Manifest | None:
+        key = manifest_key(document_id(INGEST, self.key))
+        try:
+            body = self.world["s3"].get_object(Bucket=RESULTS, Key=key)["Body"].read()
+        except self.world["s3"].exceptions.NoSuchKey:
+            return None
+        return Manifest.model_validate_json(body)
+
+
+def test_a_failed_rerun_keeps_the_documents_result_and_its_event_says_so(
+    world: dict[str, Any],
+) -> None:
+    one = OneJob(world, KEY)
+    first = one.end(JobStatus.SUCCEEDED)
+    assert first.current is True
+    one.again()
+    # While run 2 waits, and while it runs, a refresh (another version's change, a
+    # republish) leaves the manifest as it was.
+    manifest = one.manifest()
+    assert manifest is not None and world["keeper"].refresh(INGEST, KEY) == manifest
+    one.store.mark_running(one.job_id, 2, "arn:execution")
+    assert world["keeper"].refresh(INGEST, KEY) == manifest == one.manifest()
+    failed = one.end(JobStatus.DEAD_LETTERED)
+    manifest = one.manifest()
+    assert manifest is not None and (manifest.run, manifest.status) == (2, "DEAD_LETTERED")
+    assert manifest.result is not None and manifest.result.run == 1
+    assert manifest.result.outputs == first.outputs
+    # The event is not the result, and says which one is.
+    assert (failed.current, failed.outputs) == (False, None)
+    assert failed.manifest is not None and failed.manifest.result == manifest.result_ref
+    reader = ResultsReader.s3(RESULTS, client=world["s3"])
+    assert reader.markdown(manifest) == "run 1"
+    assert _kept_runs(world, one.job) == {"run-001"}
+
+
+def test_a_newer_success_of_a_job_removes_its_older_kept_runs(world: dict[str, Any]) -> None:
+    one = OneJob(world, KEY)
+    one.end(JobStatus.SUCCEEDED)
+    first = one.job  # the stream's image of run 1's success
+    one.again()
+    one.store.mark_running(one.job_id, 2, "arn:execution")
+    second = one.end(JobStatus.SUCCEEDED)
+    assert second.current is True
+    manifest = one.manifest()
+    assert manifest is not None and manifest.result is not None and manifest.result.run == 2
+    assert _kept_runs(world, one.job) == {"run-002"}
+    reader = ResultsReader.s3(RESULTS, client=world["s3"])
+    assert reader.markdown(manifest) == "run 2"
+    # Run 1's success handled again (a stream retry, a republish): it is kept for no
+    # longer than it takes to see that run 2 is the job's result.
+    again = world["notifier"].job_changed(None, first)
+    assert again is not None and again.current is False
+    assert _kept_runs(world, one.job) == {"run-002"}
+    assert one.manifest() == manifest
+
+
+ENDINGS = st.sampled_from([JobStatus.SUCCEEDED, JobStatus.DEAD_LETTERED, JobStatus.CANCELLED])
+documents = count()
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(ENDINGS, min_size=1, max_size=5))
+def test_over_any_runs_the_manifest_names_the_latest_success_and_one_copy_is_kept(
+    world: dict[str, Any], endings: list[JobStatus]
+) -> None:
+    one = OneJob(world, f"history/{next(documents)}.pdf")
+    success: int | None = None
+    for n, ending in enumerate(endings, start=1):
+        if n > 1:
+            before = one.manifest()
+            one.again()
+            assert world["keeper"].refresh(INGEST, one.key) == before  # waiting
+            one.store.mark_running(one.job_id, n, "arn:execution")
+            assert world["keeper"].refresh(INGEST, one.key) == before  # running
+        detail = one.end(ending)
+        success = n if ending is JobStatus.SUCCEEDED else success
+        manifest = one.manifest()
+        assert manifest is not None and (manifest.run, manifest.status) == (n, ending.value)
+        assert (manifest.result.run if manifest.result else None) == success
+        assert detail.current is (ending is JobStatus.SUCCEEDED)
+        assert detail.manifest is not None and detail.manifest.result == manifest.result_ref
+        kept = {f"run-{success:03d}"} if success is not None else set()
+        assert _kept_runs(world, one.job) == kept

@@ -58,6 +58,7 @@ from richdoc.records.backstops import (
     SweepIncomplete,
 )
 from richdoc.records.requests import parse_request
+from richdoc.records.sweep_walk import WALK
 from richdoc.taxonomy import Failure, FailureKind
 from tests.support.lambda_context import FakeLambdaContext
 
@@ -87,6 +88,7 @@ RESULTS = StepResults(
     detect=DetectOutput(
         detection_key="jobs/job-1/run-001/detection.json",
         counts=DetectCounts(ambiguities=1, ambiguities_suppressed=2),
+        rules="contracts-v2",
     ),
 )
 
@@ -350,6 +352,7 @@ def test_success_records_outputs_counts_and_pipeline(world: World) -> None:
         nodes=5, edges=4, spans=3, ambiguities=1, ambiguities_suppressed=2, chunks=2, tables=1
     )
     assert job.pipeline == "simple"
+    assert job.detection_rules == "contracts-v2"  # what reprocess --contract-changed compares
     assert "JobsSucceeded" in _metric_names(world)
 
 
@@ -723,6 +726,12 @@ def scheduled(at: datetime) -> dict[str, Any]:
     }
 
 
+def walked(stuck: int, read: int) -> Swept:
+    """A sweep's answer that found ``stuck`` jobs and closed them, its walk over the open
+    jobs one index page a status (``read``: the jobs it received)."""
+    return Swept(stuck=stuck, closed=stuck, index_pages=len(WALK), read=read)
+
+
 def _sweep(world: World, at: datetime) -> Swept:
     request = parse_request(scheduled(at))
     assert isinstance(request, ScheduledSweep)
@@ -763,7 +772,7 @@ def test_the_sweep_closes_a_queued_job_whose_execution_never_started(
     world, _ = clocked
     _queue(world, started=False)
     swept = _sweep(world, CREATED + WORKFLOW_TIMEOUT + timedelta(minutes=15))
-    assert swept == Swept(stuck=1, closed=1)
+    assert swept == walked(stuck=1, read=1)
     job = world.job()
     assert job.status is JobStatus.DEAD_LETTERED
     assert job.failure is not None
@@ -780,7 +789,7 @@ def test_the_sweep_leaves_jobs_younger_than_the_workflow_timeout(
 ) -> None:
     world, _ = clocked
     _queue(world, started=False)
-    assert _sweep(world, CREATED + WORKFLOW_TIMEOUT) == Swept(stuck=0, closed=0)
+    assert _sweep(world, CREATED + WORKFLOW_TIMEOUT) == walked(stuck=0, read=0)
     assert world.job().status is JobStatus.QUEUED
     [stuck] = _emitted(capsys, "StuckJobs")  # emitted every sweep, zero too
     assert stuck["StuckJobs"] == [0.0]
@@ -792,7 +801,7 @@ def test_the_sweep_leaves_a_job_whose_execution_still_runs(
     world, _ = clocked
     _queue(world, started=True)  # (not interpreted: it runs until stopped)
     world.jobs.mark_running(JOB, 1, world.execution_arn())
-    assert _sweep(world, CREATED + 2 * WORKFLOW_TIMEOUT) == Swept(stuck=0, closed=0)
+    assert _sweep(world, CREATED + 2 * WORKFLOW_TIMEOUT) == walked(stuck=0, read=1)
     assert world.job().status is JobStatus.RUNNING
     assert world.dead_letters() == []
 
@@ -806,9 +815,7 @@ def test_the_sweep_closes_a_running_job_whose_execution_ended_unreported(
     move_to(CREATED + timedelta(minutes=5))
     killed = world.jobs.attempts.open(JOB, 1, "parse", tier=1)
     world.sfn.stop_execution(executionArn=world.execution_arn())  # its status event is lost
-    assert _sweep(world, CREATED + WORKFLOW_TIMEOUT + timedelta(hours=1)) == Swept(
-        stuck=1, closed=1
-    )
+    assert _sweep(world, CREATED + WORKFLOW_TIMEOUT + timedelta(hours=1)) == walked(1, read=1)
     job = world.job()
     assert job.failure is not None
     assert (job.status, job.failure.error) == (JobStatus.DEAD_LETTERED, "Execution.ABORTED")
@@ -824,9 +831,7 @@ def test_the_sweep_finishes_a_failed_job_with_its_recorded_failure(
     _queue(world, started=False)
     world.jobs.mark_running(JOB, 1, world.execution_arn())
     _fail(world)  # then the dead-letter send and the reconciler both failed
-    assert _sweep(world, CREATED + WORKFLOW_TIMEOUT + timedelta(seconds=1)) == Swept(
-        stuck=1, closed=1
-    )
+    assert _sweep(world, CREATED + WORKFLOW_TIMEOUT + timedelta(seconds=1)) == walked(1, read=1)
     job = world.job()
     assert job.failure is not None
     assert (job.status, job.failure.kind) == (JobStatus.DEAD_LETTERED, "corrupt_input")
@@ -918,4 +923,7 @@ def test_the_handler_answers_each_request_as_json(
         "released": 0,
         "holders_closed": 0,
         "recounted": False,
+        "index_pages": len(WALK),
+        "read": 0,
+        "walked": True,
     }

@@ -110,10 +110,11 @@ def test_a_file_dropped_by_drag_and_drop_uploads_too(session: tuple[Page, Watch]
     row = page.locator("#jobs-body tr", has_text="dropped.md")
     expect(row.locator(".status")).to_have_text("SUCCEEDED", timeout=JOB_S)
     # The backlog above the list: the slots of the capacity, the throughput measured on
-    # the runs that succeeded, and (as the page refreshes itself) nothing waiting.
+    # the recent runs' slot cycles, and (as the page refreshes itself) nothing waiting.
     summary = page.locator("#backlog-summary")
     expect(summary).to_contain_text("of 20 slots held")
     expect(summary).to_contain_text("documents an hour")
+    expect(summary).to_contain_text("Nothing waits.")
     expect(page.locator("#backlog-body tr.empty")).to_have_text("Nothing waits.")
 
 
@@ -191,6 +192,58 @@ def test_hostile_names_and_texts_render_inert(session: tuple[Page, Watch], tmp_p
     expect(page.locator("h1.key")).to_have_text(HOSTILE_NAME)
     assert not watch.dialogs and not watch.errors
     assert not [u for u in watch.requests if urlsplit(u).path.endswith("/x")]
+
+
+CONTRACT = """# LEASE AGREEMENT
+
+This Lease is made this 5th day of May, 2004 by <b>Landlord</b> and Tenant.
+
+"Effective Date" means June 1, 2004.
+
+The Term ends on May 31, 2009 <img src=x onerror=window.__pwned=7>.
+"""
+
+
+def test_the_document_page_explains_the_ambiguity_with_every_date_it_read(
+    session: tuple[Page, Watch], tmp_path: Path
+) -> None:
+    page, watch = session
+    contract = tmp_path / "lease-explained.md"
+    contract.write_text(CONTRACT)
+    page.goto(origin(page.url) + "/jobs")
+    page.locator("#clarify").check()
+    page.locator("#file-input").set_input_files(str(contract))
+    row = page.locator("#jobs-body tr", has_text=contract.name)
+    expect(row.locator(".status")).to_have_text("SUCCEEDED", timeout=JOB_S)
+    job_url = _job_url(page, contract.name)
+    page.goto(origin(page.url) + job_url + "/document")
+    ambiguity = page.locator("section.ambiguities")
+    expect(ambiguity).to_contain_text("conflicting_dates")
+    expect(ambiguity).to_contain_text("2004-06-01 (effective date)")
+    why = page.locator("#explanation")
+    expect(why.locator("#rules")).to_have_text("contracts-v2")
+    rows = why.locator("#explanation-mentions tr")
+    expect(rows).to_have_count(3)
+    expect(rows.nth(0).locator(".role")).to_have_text("agreement date")
+    expect(rows.nth(0).locator(".kept")).to_have_text("yes")
+    expect(rows.nth(2).locator(".role")).to_have_text("term or deadline")
+    expect(rows.nth(2).locator(".kept")).to_have_text("no")
+    expect(rows.nth(2).locator(".why")).to_contain_text("ends on")
+    # The link of a date's block leads to its node, as the ambiguity's own links do.
+    link = rows.nth(1).locator("a")
+    target = link.get_attribute("href")
+    link.click()
+    expect(page.locator(f"section{target}")).to_be_visible()
+    expect(page.locator(f"section{target} .node-text")).to_contain_text("Effective Date")
+    explained = twin(page, job_url + "/document.json")["explanation"]
+    assert [r["mention"]["written"] for r in explained["mentions"]] == [
+        "5th day of May, 2004",
+        "June 1, 2004",
+        "May 31, 2009",
+    ]
+    assert page.evaluate("() => window.__pwned") is None
+    assert page.locator("main img, main b").count() == 0
+    assert not watch.errors and not watch.dialogs
 
 
 def test_the_dead_letter_workbench_counts_then_redrives(session: tuple[Page, Watch]) -> None:

@@ -23,6 +23,7 @@ import pytest
 from botocore.handlers import validate_ascii_metadata
 from richdoc_tools.cli import main
 from richdoc_tools.local.faults.scripted import PlatformError
+from richdoc_tools.local.requests import callers
 from richdoc_tools.local.runtime.events import wait_until
 from richdoc_tools.local.strict.policies import AuthorizationRequest, PolicyDocument, evaluate
 
@@ -104,6 +105,20 @@ class Consumer:
 @pytest.fixture
 def consumer(stack: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[Consumer]:
     yield Consumer(stack, monkeypatch)
+
+
+def consumer_role(stack: Any) -> callers.Caller:
+    """A role of the consumer's own with ConsumerPolicy attached, as its application
+    acts: its calls are decided by that policy on the strict stack, as on AWS."""
+    iam = stack.client("iam")
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole"}],
+    }
+    role = iam.create_role(RoleName="consumer-app", AssumeRolePolicyDocument=json.dumps(trust))
+    iam.attach_role_policy(RoleName="consumer-app", PolicyArn=stack.outputs["ConsumerPolicyArn"])
+    arn = role["Role"]["Arn"]
+    return callers.Caller(stack.access.assume(stack.client, "consumer-app", arn, "consumer-app"))
 
 
 def reader(stack: Any) -> ResultsReader:
@@ -238,16 +253,23 @@ def test_the_documented_handler_keeps_an_index_equal_to_the_manifests(
     consumer.handle(later)
     assert assert_index_equals_the_manifests(stack, consumer) == {}
 
-    # A replay of the archive to this consumer's rule: every event again, no change.
+    # A replay of the archive to this consumer's rule, started with the consumer's own
+    # credentials (ConsumerPolicy, decided by the strict stack's IAM): every event again,
+    # no change.
     originally = len(consumer.handled)
     events_client = stack.client("events")
-    events_client.start_replay(
-        ReplayName="consumer-index-catch-up",
-        EventSourceArn=stack.outputs["EventArchiveArn"],
-        EventStartTime=started,
-        EventEndTime=datetime.now(UTC) + timedelta(minutes=1),
-        Destination={"Arn": stack.outputs["EventBusArn"], "FilterArns": [consumer.rule_arn]},
-    )
+    with callers.acting_as(consumer_role(stack)):
+        events_client.start_replay(
+            ReplayName="consumer-index-catch-up",
+            EventSourceArn=stack.outputs["EventArchiveArn"],
+            EventStartTime=started,
+            EventEndTime=datetime.now(UTC) + timedelta(minutes=1),
+            Destination={"Arn": stack.outputs["EventBusArn"], "FilterArns": [consumer.rule_arn]},
+        )
+        state = events_client.describe_replay(ReplayName="consumer-index-catch-up")["State"]
+        assert state in ("STARTING", "RUNNING", "COMPLETED")
+        listed = events_client.list_rules(EventBusName=stack.outputs["EventBusName"])["Rules"]
+        assert "consumer-index" in {r["Name"] for r in listed}
     replayed = consumer.deliver()
     assert replayed and all(e.replay_name == "consumer-index-catch-up" for e in replayed)
     assert len({e.detail.event_id for e in replayed}) == len(replayed) <= originally
@@ -337,7 +359,11 @@ def test_the_consumer_policy_allows_the_documented_calls_and_no_forgery(stack: A
     assert may("s3:ListBucket", results)
     assert may("events:PutRule", f"{rules}/consumer-my-app")
     assert may("events:PutTargets", f"{rules}/consumer-my-app")
+    # StartReplay needs the archive, the bus it replays into and the replay: all three.
     assert may("events:StartReplay", stack.outputs["EventArchiveArn"])
+    assert may("events:StartReplay", bus)
+    assert may("events:StartReplay", bus.split(":event-bus/")[0] + ":replay/catch-up")
+    assert may("events:ListRules", "*")  # ListRules is authorized on no resource
     assert not may("events:PutEvents", bus)  # no forged DELETED for the others
     assert not may("events:PutTargets", f"{rules}/{log_rule}")  # the stack's own rule
     assert not may("events:DeleteRule", f"{rules}/{log_rule}")

@@ -44,14 +44,14 @@ CASES: dict[str, tuple[Callable[[Path], Path], str, str | None, tuple[str, int |
         ("plan", None),
         "cross-reference table is missing or broken",
     ),
-    # A fax: OCR finds no line in its CCITT image, so the document is one picture, which
-    # projection v1 does not support.
+    # A fax: OCR finds no line in its CCITT image, so nothing readable is in the document:
+    # its parse says so, as for a picture or a drawing (tests/e2e/test_ocr_e2e.py).
     "damaged/fax.pdf": (
         lambda p: damaged_inputs.ccitt_pdf(p / "fax.pdf"),
         "unsupported_feature",
         "pictures",
-        ("project", None),
-        "projection v1 does not support",
+        ("parse", 1),
+        "nothing readable: OCR read page(s) 1 and found no text",
     ),
     # Which sheet1.xml docling read depended on the library: it succeeded.
     "damaged/book.xlsx": (

@@ -101,6 +101,7 @@ def test_a_new_account_is_told_to_deploy_the_small_profile(
         "concurrency": "ok",
         # Deployable, but with every slot busy the 10 executions would not do: what to set.
         "capacity": "warn",
+        "ledger": "ok",
         "memory": "ok",
         "alarms": "warn",
     }
@@ -178,6 +179,7 @@ def test_without_docker_the_build_is_said_to_fail(monkeypatch: pytest.MonkeyPatc
         "docker": preflight.Status.FAIL,
         "concurrency": preflight.Status.CHECK,
         "capacity": preflight.Status.CHECK,
+        "ledger": preflight.Status.OK,
         "memory": preflight.Status.OK,
         "alarms": preflight.Status.OK,
     }
@@ -227,6 +229,24 @@ def test_a_capacity_above_a_functions_reservation_is_warned() -> None:
     assert _found(_readings(1000, 1000))["capacity"].status is preflight.Status.OK
 
 
+def test_a_capacity_the_slot_ledger_cannot_hold_or_take_is_refused_or_warned() -> None:
+    from richdoc.admission.settings import MAX_CAPACITY
+
+    useful = preflight.ledger_slots()
+    assert 100 < useful < MAX_CAPACITY  # about 125 with documents of 4 s
+    assert preflight.ledger_write_units(useful) <= preflight.PARTITION_WRITE_UNITS
+    assert preflight.ledger_write_units(useful + 1) > preflight.PARTITION_WRITE_UNITS
+    ok = _found(_readings(1000, 1000), MaxRunningJobs=str(useful))["ledger"]
+    assert ok.status is preflight.Status.OK, ok
+    slow = _found(_readings(1000, 1000), MaxRunningJobs=str(useful + 1))["ledger"]
+    assert slow.status is preflight.Status.WARN and "write units a second" in slow.says
+    assert slow.fix is not None and f"MaxRunningJobs to {useful} or less" in slow.fix
+    # Derived from a tier 1 reservation the template does not bound: refused.
+    big = _found(_readings(5000, 5000), ParseTier1ReservedConcurrency="400")["ledger"]
+    assert big.status is preflight.Status.FAIL and "400 KB" in big.says
+    assert big.fix is not None and f"MaxRunningJobs to {MAX_CAPACITY} or less" in big.fix
+
+
 def _template() -> Any:
     from richdoc_tools.local.cloudformation.template import load_template
 
@@ -241,3 +261,31 @@ def test_an_empty_alarm_email_is_warned_but_deploys() -> None:
     assert all(f.status is not preflight.Status.FAIL for f in found.values())
     given = _found(_readings(1000, 1000), AlarmEmail="ops@example.com")["alarms"]
     assert given.status is preflight.Status.OK
+
+
+def test_an_upgrade_from_before_admission_names_the_two_indexes_and_the_steps(
+    account: Account, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Given the template the stack runs now (--previous-template), the check names the
+    table update CloudFormation would refuse, and the steps that make it; given the first
+    step, it finds nothing refused."""
+    from tests.support.releases import BEFORE_ADMISSION, template_at
+
+    account(1000, 1000)
+    previous = tmp_path / "template.yaml"
+    previous.write_text(template_at(BEFORE_ADMISSION))
+    code, report = _check(capsys, "--previous-template", str(previous))
+    upgrade = _finding(report, "upgrade")
+    assert (code, upgrade["status"], report["deployable"]) == (1, "fail", False)
+    assert "creates by-queue, tenants-by-service" in upgrade["says"]
+    assert "AdmissionIndexes=by-queue Admission=paused" in upgrade["fix"]
+    # The embedded stack's indexes (moto builds them at once) are every one ACTIVE.
+    assert _finding(report, "indexes")["status"] == "ok"
+    code, report = _check(
+        capsys,
+        "--previous-template",
+        str(previous),
+        "--parameter-overrides",
+        "AdmissionIndexes=by-queue Admission=paused",
+    )
+    assert _finding(report, "upgrade")["status"] == "ok"

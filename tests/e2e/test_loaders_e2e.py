@@ -145,8 +145,14 @@ def test_the_loaders_turn_every_current_result_into_framework_documents(
         assert metadata["bboxes"] == [b.model_dump(mode="json") for b in chunk.boxes]
         assert metadata["table_node"] == (chunk.table.node if chunk.table else None)
         assert "ocr_confidence" not in metadata  # no sample was read by OCR
-        # The location stays out of what the embedding model reads.
-        assert "bboxes" not in node["embedded"] and chunk.text in node["embedded"]
+        # Identifiers and locations stay out of what the embedding model reads (they are
+        # metadata all the same); the key and the heading path are in it, with the text.
+        embedded = node["embedded"]
+        for key in ("document_id", "source_bucket", "version_id", "sha256", "bboxes", "nodes"):
+            assert f"{key}: " not in embedded, key
+        for value in (manifest.document_id, manifest.source.version_id, manifest.source.bucket):
+            assert value is None or value not in embedded
+        assert f"source_key: {manifest.source.key}" in embedded and chunk.text in embedded
     # Within one document the nodes link in order.
     first = [n for n in llamaindex if n["source"] == llamaindex[0]["source"]]
     assert [n["previous"] for n in first[1:]] == [n["id"] for n in first[:-1]]

@@ -390,3 +390,48 @@ def test_concurrent_jobs_log_with_their_own_job_as_correlation_id(
         for key in ("projection_key", "detection_key"):
             if key in line.get("result", {}):
                 assert line["result"][key].startswith(f"jobs/{line['correlation_id']}/")
+
+
+LATE_HANDLER = """
+import threading
+from aws_lambda_powertools import Metrics
+from richdoc_tools.local.stack import EmbeddedStack
+
+stopped = threading.Event()
+
+
+def handler_still_running():  # as the stack stops, a handler whose thread outlives it
+    stopped.wait()
+    Metrics(namespace="richdoc").flush_metrics()  # it added no metric: Powertools warns
+
+
+with EmbeddedStack(schedules=False):
+    late = threading.Thread(target=handler_still_running, name="lambda-Late")
+    late.start()
+stopped.set()
+late.join()
+print("stopped")
+"""
+
+
+def test_a_handler_that_outlives_the_stack_adds_no_metrics_warning_to_the_terminal() -> None:
+    """The end of every `richdoc run` and every Ctrl-C of `local serve` printed
+    Powertools' 'No application metrics to publish' from a handler still running."""
+    import subprocess
+    import sys
+
+    from tests.support.cli_process import ROOT, environment
+
+    done = subprocess.run(
+        [sys.executable, "-c", LATE_HANDLER],
+        cwd=ROOT,
+        env=environment(
+            {"PYTHONPATH": os.pathsep.join(str(ROOT / p) for p in ("layers/docling", "tools", "."))}
+        ),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stdout == "stopped\n", done.stderr[-3000:]
+    assert "No application metrics" not in done.stderr

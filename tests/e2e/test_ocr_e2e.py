@@ -19,6 +19,7 @@ from richdoc.jobs import JobStatus
 from richdoc_client.chunks import Chunk
 from richdoc_client.detection import AmbiguityKind, Detection
 from richdoc_client.projection import DocumentNode, block_text
+from richdoc_client.reader import ResultsReader
 from tests.support import scans
 from tests.support.ocr_runs import (
     NATIVE_LINE,
@@ -92,7 +93,10 @@ def test_a_scanned_contract_succeeds_with_its_conflicting_dates_found_in_the_ocr
         assert not isinstance(evidence, DocumentNode)
         sentence = text[span.start : span.end].decode()
         found[candidate.label] = (sentence, evidence.props.page, span.ocr_confidence)
-    effective, signed = found["2024-03-01 (effective)"], found["2025-02-14 (signed)"]
+    # contracts-v2's roles: the preamble's effective date, and the date the agreement says
+    # it was signed on (which, stated, makes the preamble's date the effective date alone).
+    effective = found["2024-03-01 (effective date)"]
+    signed = found["2025-02-14 (agreement date)"]
     assert _holds(effective[0], scans.CONTRACT_PAGES[0][1])
     assert _holds(signed[0], scans.CONTRACT_PAGES[1][1])
     assert (effective[1], signed[1]) == (1, 2)
@@ -113,6 +117,14 @@ def test_a_scanned_contract_succeeds_with_its_conflicting_dates_found_in_the_ocr
     assert manifest.result.counts == detail.counts
     kept = f"documents/{detail.document_id}/{job.job_id}/run-001/"
     assert detail.outputs.projection_key == f"{kept}projection.json"
+    # The document as Markdown, as the reader serves it: the text OCR read, and nothing
+    # of the parse's records (the confidences, the engine).
+    reader = ResultsReader.s3(stack.outputs["ArtifactBucketName"], client=stack.client("s3"))
+    markdown = reader.markdown(manifest)
+    assert words(markdown.replace("<!-- page break -->", "").replace("<!-- image -->", "")) == (
+        words(read_text)
+    )
+    assert "confidence" not in markdown and "rapidocr" not in markdown
 
 
 def test_a_mixed_pdf_reads_its_scanned_page_and_keeps_the_native_one(stack: Any) -> None:
@@ -159,6 +171,31 @@ def test_every_image_format_succeeds_through_the_state_machine(stack: Any) -> No
         assert words(projection.canonical_text) == words(line), ext
         for node in nodes:
             assert node.props.ocr is not None and node.props.page == 1 and node.props.bbox
+
+
+def test_a_document_with_nothing_readable_is_dead_lettered_as_pictures_at_its_parse(
+    stack: Any, tmp_path: Path
+) -> None:
+    """A picture, a drawing and a fax OCR cannot read: one outcome, whatever the engine
+    found in each (nothing, or noise it dropped), never an empty or noise success."""
+    from tests.support import damaged_inputs
+
+    uploads = {
+        "picture": upload(stack, "nothing/picture.png", scans.picture_png()),
+        "drawing": upload(stack, "nothing/drawing.pdf", scans.drawing_pdf()),
+        "fax": upload(
+            stack, "nothing/fax.pdf", damaged_inputs.ccitt_pdf(tmp_path / "fax.pdf").read_bytes()
+        ),
+    }
+    jobs = ended(stack, list(uploads.values()))
+    for case, job_id in uploads.items():
+        job = jobs[job_id]
+        assert job.status is JobStatus.DEAD_LETTERED, (case, job.status)
+        assert job.failure is not None
+        assert (job.failure.kind, job.failure.feature) == ("unsupported_feature", "pictures")
+        assert job.failure.reason.startswith("nothing readable"), (case, job.failure.reason)
+        attempts = stack.jobs.attempts.of_job(job_id)
+        assert [(a.stage, a.outcome) for a in attempts][-1] == ("parse", "UnsupportedFeature")
 
 
 def test_hostile_images_are_dead_lettered_with_their_kinds(stack: Any, tmp_path: Any) -> None:

@@ -5,7 +5,9 @@ and the document's manifest; a scan and an image are dead-lettered as unsupporte
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -68,3 +70,35 @@ def test_with_ocr_off_a_scan_is_dead_lettered_as_needing_ocr(ocr_off_stack: Any)
         assert job.status is JobStatus.DEAD_LETTERED
         assert job.failure is not None
         assert (job.failure.kind, job.failure.feature) == ("unsupported_feature", "ocr")
+
+
+def test_richdoc_run_says_which_pages_of_a_mixed_pdf_it_left_unread(
+    ocr_off_stack: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With OCR off, a mixed PDF succeeds without its scanned page's text: the table's
+    row and a note say so, and --json's counts have the pages OCR read and left unread."""
+    from richdoc_tools.cli.render.run import RUN_COLUMNS, run_results, unread_notes
+    from richdoc_tools.run import run_files
+
+    path = tmp_path / "mixed.pdf"
+    path.write_bytes(scans.mixed_pdf([("text", [NATIVE_LINE]), ("scan", SCANNED_LINES)]))
+    [result] = run_files(ocr_off_stack, [path], clarify=False, timeout_s=600)
+    assert result.status == "SUCCEEDED"
+
+    # The stack's functions print to the same stdout meanwhile: the table is the line
+    # under its header (printed in one write), the JSON the array printed whole.
+    run_results([result], as_json=False)  # not a terminal: tab-separated rows
+    lines = capsys.readouterr().out.splitlines()
+    header = "\t".join(RUN_COLUMNS)
+    row = lines[lines.index(header) + 1]
+    cells = dict(zip(RUN_COLUMNS, row.split("\t"), strict=True))
+    assert (cells["status"], cells["ocr pages"]) == ("SUCCEEDED", "unread 2")
+    assert unread_notes([result]) == [
+        "mixed.pdf: page(s) 2 have no text layer and were not read (OcrMode off): "
+        "their text is not in the results"
+    ]
+
+    run_results([result], as_json=True)
+    out = capsys.readouterr().out
+    [record], _ = json.JSONDecoder().raw_decode(out, out.index("[\n  {"))
+    assert (record["counts"]["ocr_page_count"], record["counts"]["unread_pages"]) == (0, [2])

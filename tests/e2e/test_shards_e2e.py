@@ -279,7 +279,7 @@ def test_a_redrive_after_a_transient_shard_failure_parses_only_the_missing_shard
     capsys.readouterr()
     assert main(["jobs", "show", job.job_id]) == 0
     shown = capsys.readouterr().out
-    # Not a terminal: the JSON, then each table as tab-separated rows under its header.
+    # Not a terminal: the record, then each table, as tab-separated rows under headers.
     [shard_table] = [block for block in shown.split("\n\n") if "\tshard pages\t" in block]
     header, *shard_rows = shard_table.splitlines()
     assert header.split("\t") == ["run", "shard pages", "attempts", "tier", "outcome", "cached"]

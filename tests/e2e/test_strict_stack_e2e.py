@@ -98,6 +98,27 @@ def test_a_function_reading_a_missing_key_without_list_bucket_gets_403(stack: An
     assert not_allowed.value.response["Error"]["Code"] == "AccessDenied"
 
 
+def test_a_transaction_sent_again_with_its_token_changes_nothing_again(stack: Any) -> None:
+    # As the dispatcher's retry of an admission whose answer was lost: DynamoDB answers
+    # the same request with the same ClientRequestToken as it answered the first.
+    dynamodb, table = stack.client("dynamodb"), stack.outputs["JobsTableName"]
+    key = {"pk": {"S": "TEST#tokens"}, "sk": {"S": "COUNTER"}}
+    counted = [
+        {
+            "Update": {
+                "TableName": table,
+                "Key": key,
+                "UpdateExpression": "ADD #n :one",
+                "ExpressionAttributeNames": {"#n": "n"},
+                "ExpressionAttributeValues": {":one": {"N": "1"}},
+            }
+        }
+    ]
+    for _ in range(2):
+        dynamodb.transact_write_items(TransactItems=counted, ClientRequestToken="retried")
+    assert dynamodb.get_item(TableName=table, Key=key)["Item"]["n"] == {"N": "1"}
+
+
 class Refused(Exception):
     """Raised where the command would have started its stack."""
 

@@ -13,16 +13,15 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 from richdoc_tools.terminal import visible
 
-from richdoc.jobs import JobStatus, JobStore, job_id_for
+from richdoc.jobs import JobStatus, job_id_for
 from tests.support.cli_process import RICHDOC, ROOT, environment, in_terminal, readable
+from tests.support.local_serve import Served, serving
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling, pytest.mark.xdist_group("terminal")]
 
@@ -222,86 +221,14 @@ def test_ctrl_c_stops_a_run_quietly_with_exit_130(note: Path) -> None:
 # ---- richdoc local serve and the operator commands ----------------------------------------------
 
 
-@dataclass
-class Served:
-    process: subprocess.Popen[str]
-    banner: str
-    endpoint: str
-    port: int
-    log: Path
-    session: boto3.Session
-
-    @property
-    def outputs(self) -> dict[str, str]:
-        cfn = self.session.client("cloudformation", endpoint_url=self.endpoint)
-        [stack] = cfn.describe_stacks(StackName="richdoc")["Stacks"]
-        return {o["OutputKey"]: o["OutputValue"] for o in stack["Outputs"]}
-
-    def client(self, service: str) -> Any:
-        # The service is named at run time: an untyped client.
-        return self.session.client(service, endpoint_url=self.endpoint)  # type: ignore[call-overload]
-
-    @property
-    def jobs(self) -> JobStore:
-        resource = self.session.resource("dynamodb", endpoint_url=self.endpoint)
-        return JobStore(resource.Table(self.outputs["JobsTableName"]))
-
-    def richdoc(self, *argv: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*RICHDOC, *argv, "--endpoint-url", self.endpoint],
-            cwd=ROOT,
-            env=environment(drop=("AWS_PROFILE",)),
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-            **kwargs,
-        )
-
-    def wait_for(self, job_ids: list[str]) -> dict[str, Any]:
-        from richdoc_tools.local.runtime.events import wait_until
-
-        def terminal() -> bool:
-            statuses = self.jobs.statuses(job_ids)
-            return len(statuses) == len(job_ids) and all(s.terminal for s in statuses.values())
-
-        assert wait_until(terminal, timeout_s=300, interval_s=0.5), self.jobs.statuses(job_ids)
-        return self.jobs.get_many(job_ids)
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    log = tmp_path_factory.mktemp("serve") / "functions.log"
-    process = subprocess.Popen(
-        [*RICHDOC, "local", "serve", "--port", "0", "--log", str(log)],
-        cwd=ROOT,
-        env=environment(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert process.stdout is not None
-    banner = []
-    for line in process.stdout:
-        banner.append(line)
-        if line.startswith("Ctrl-C stops the stack."):
-            break
-    text = "".join(banner)
-    assert "listening on http://127.0.0.1:" in text, text
-    endpoint = text.split("listening on ", 1)[1].split()[0]
-    session = boto3.Session(
-        aws_access_key_id="any", aws_secret_access_key="any", region_name="us-east-1"
-    )
-    served = Served(process, text, endpoint, int(endpoint.rsplit(":", 1)[1]), log, session)
-    try:
-        yield served
-    finally:
-        process.send_signal(signal.SIGTERM)  # as a service manager stops it
-        rest, _ = process.communicate(timeout=120)
-    assert process.returncode == 0, rest
-    assert rest.strip().endswith("stopped")
+    with serving(tmp_path_factory.mktemp("serve") / "functions.log") as running:
+        yield running
+    assert running.process.returncode == 0, running.stopped
+    assert running.stopped.strip().endswith("stopped")
     # Neither the idle polling nor the tests' requests print werkzeug's access log.
-    assert "HTTP/1.1" not in text + rest
+    assert "HTTP/1.1" not in running.banner + running.stopped
 
 
 @pytest.fixture(scope="module")
@@ -334,6 +261,12 @@ def test_serve_prints_every_output_and_the_commands_the_docs_promise(served: Ser
         f"richdoc dlq redrive --endpoint-url {served.endpoint}",
     ):
         assert command in served.banner, command
+    # The subscription it suggests is one the consumer policy allows (ConsumerRulePrefix),
+    # and a consumer's code is told how to reach the stack.
+    assert "events put-rule --event-bus-name richdoc-richdoc --name consumer-mine " in (
+        served.banner
+    )
+    assert f"export AWS_ENDPOINT_URL={served.endpoint}" in served.banner
     assert "not emulated here" in served.banner
     assert "statement DenyInsecureTransport of " in served.banner
     assert f"function logs: {served.log}" in served.banner
@@ -411,13 +344,21 @@ def test_in_a_pipe_jobs_list_prints_every_value_whole_as_tab_separated_rows(
     assert "\x1b" not in listed.stdout and "…" not in listed.stdout
 
 
-def test_in_a_pipe_jobs_show_prints_the_record_then_every_attempt_whole(
+def test_in_a_pipe_jobs_show_prints_the_record_and_every_attempt_as_tab_separated_rows(
     served: Served, uploaded: dict[str, str]
 ) -> None:
     shown = served.richdoc("jobs", "show", uploaded["drawing.dwg"])
     assert shown.returncode == 0, shown.stderr
     record, attempts = shown.stdout.split("\n\n")
-    assert json.loads(record)["job_id"] == uploaded["drawing.dwg"]
+    header, fields = _rows(record)  # one format in a pipe: rows, not JSON and rows
+    assert header == ["field", "value"] and all(len(row) == 2 for row in fields)
+    values = dict(fields)
+    assert values["job_id"] == uploaded["drawing.dwg"]
+    assert values["status"] == "DEAD_LETTERED"
+    assert (values["failure.kind"], values["failure.feature"]) == (
+        "unsupported_feature",
+        "format:dwg",
+    )
     header, rows = _rows(attempts)
     assert header[:3] == ["run", "#", "stage"] and header[-1] == "reason"
     [plan] = [row for row in rows if row[2] == "plan"]

@@ -1,9 +1,11 @@
 """Webhooks end to end: a stack deployed with ``WebhookUrl`` delivers every completion event
-through its EventBridge API destination to a real HTTP receiver on 127.0.0.1, with the
+through its EventBridge API destination to a real HTTPS receiver on 127.0.0.1, with the
 connection's authorization: exactly one delivery per terminal change; a receiver that is
 down for a while gets the events once it is back (EventBridge's retries, compressed); an
 answer EventBridge does not retry, and retries running out, put the event on the
-webhook's dead-letter queue with EventBridge's attributes. The secret never shows.
+webhook's dead-letter queue with EventBridge's attributes. The secret never shows. The
+receiver docs/consumers.md prints, run as printed, answers before its work and marks an
+event handled only after it.
 
 Waits are on observable conditions: a job's terminal record, the notifier having handled
 every change (``notifications_delivered``), the webhook delivery having nothing left in
@@ -12,8 +14,11 @@ flight (``webhooks_delivered``)."""
 from __future__ import annotations
 
 import json
+import threading
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,8 +27,10 @@ from richdoc_tools.local.runtime.events import wait_until
 
 from richdoc.jobs import JobStatus
 from richdoc_client.events import CompletionEvent, TerminalStatus
+from tests.support.consumer_docs import documented
+from tests.support.gates import Gate
 from tests.support.stack_runs import job_of, upload
-from tests.support.webhook_receiver import Receiver, Request, receiving
+from tests.support.webhook_receiver import Authority, Receiver, Request, receiving
 
 pytestmark = [pytest.mark.e2e, pytest.mark.docling]
 
@@ -35,8 +42,14 @@ RETRIES = 3
 
 
 @pytest.fixture(scope="module")
-def receiver() -> Iterator[Receiver]:
-    with receiving(HEADER, SECRET) as receiver:
+def authority(tmp_path_factory: pytest.TempPathFactory) -> Authority:
+    """The authority that issues every receiver's certificate; the stack trusts it."""
+    return Authority.made_in(tmp_path_factory.mktemp("webhook-ca"))
+
+
+@pytest.fixture(scope="module")
+def receiver(authority: Authority) -> Iterator[Receiver]:
+    with receiving(HEADER, SECRET, authority) as receiver:
         yield receiver
 
 
@@ -59,6 +72,7 @@ def webhook_stack(receiver: Receiver, tmp_path_factory: pytest.TempPathFactory) 
         retry_visibility_s=0,
         log_path=log_path,
         schedules=False,
+        webhook_ca_file=receiver.ca_file,
     ) as stack:
         yield stack
 
@@ -208,3 +222,82 @@ def test_the_secret_never_shows(stack: Any) -> None:
     shown = {p["ParameterKey"]: p["ParameterValue"] for p in deployed["Parameters"]}
     assert shown["WebhookAuthSecret"] == NO_ECHO_MASK
     assert SECRET not in json.dumps(deployed, default=str)
+
+
+@contextmanager
+def documented_receiver(
+    stack: Any, authority: Authority, directory: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[dict[str, Any]]:
+    """docs/consumers.md's receiver as printed, beside the page's index and handler,
+    serving on 127.0.0.1 with a certificate of the stack's trusted authority; the
+    stack's API destination points at it while the block runs. Its namespace."""
+    certificate, key = authority.certificate_files(directory)
+    for name, value in {
+        "RICHDOC_WEBHOOK_KEY": SECRET,
+        "RICHDOC_WEBHOOK_INBOX": str(directory / "inbox.sqlite3"),
+        "RICHDOC_WEBHOOK_CERT": str(certificate),
+        "RICHDOC_WEBHOOK_CERT_KEY": str(key),
+        "RESULTS_BUCKET": stack.outputs["ArtifactBucketName"],
+    }.items():
+        monkeypatch.setenv(name, value)
+    app: dict[str, Any] = {"__name__": "webhook_receiver"}
+    for block in ("index", "handler", "webhook-receiver"):
+        exec(documented(block), app)
+    server = app["start"]("127.0.0.1", 0)
+    serving = threading.Thread(target=server.serve_forever, name="documented-receiver")
+    serving.start()
+    events = stack.client("events")
+    name = stack.outputs["WebhookDestinationArn"].split(":api-destination/")[1].split("/")[0]
+    before = events.describe_api_destination(Name=name)["InvocationEndpoint"]
+    url = f"https://127.0.0.1:{server.server_address[1]}/richdoc"
+    events.update_api_destination(Name=name, InvocationEndpoint=url)
+    try:
+        yield app
+    finally:
+        events.update_api_destination(Name=name, InvocationEndpoint=before)
+        server.shutdown()
+        server.server_close()
+        serving.join(timeout=10)
+
+
+def test_the_documented_receiver_answers_before_the_work_and_marks_an_event_handled_after_it(
+    stack: Any, authority: Authority, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The receiver docs/consumers.md prints: EventBridge's request is answered as soon as
+    the event is in the inbox, while the work is still held back (a slow work never runs
+    into the 5-second timeout); the event is marked handled only once its work succeeded,
+    a work that failed is tried again, and a repeat is answered without being handled
+    twice. Its index then equals the manifest."""
+    with documented_receiver(stack, authority, tmp_path, monkeypatch) as app:
+        handle, gate, failures, calls = app["handler"], Gate(), [RuntimeError("down")], []
+
+        def held_then_failing_once(event: Any, context: Any) -> Any:
+            calls.append(event["detail"]["event_id"])
+            gate.wait_here()
+            if failures:
+                raise failures.pop()
+            return handle(event, context)
+
+        app["handler"] = held_then_failing_once
+        job_id = upload(stack, "webhooks/documented.md", b"# Documented\n\nReceived.\n")
+        assert ended(stack, job_id).status is JobStatus.SUCCEEDED
+        settled(stack)  # EventBridge has its 200 while the work waits at the gate
+        assert gate.reached()
+        [(event_id, handled)] = app["inbox"]("SELECT event_id, handled FROM inbox")
+        assert handled == 0 and calls == [event_id]
+
+        gate.open()  # the work goes on, and fails once: the event stays unhandled
+        assert wait_until(lambda: not failures and len(calls) == 1, TIMEOUT_S)
+        assert app["inbox"]("SELECT handled FROM inbox") == [(0,)]
+        # A repeat of the event (a republish): answered, not stored twice; the pass it
+        # wakes tries the failed work again, which succeeds.
+        from richdoc_tools.cli import main
+
+        assert main(["events", "republish", job_id]) == 0
+        settled(stack)
+        assert wait_until(lambda: app["inbox"]("SELECT handled FROM inbox") == [(1,)], TIMEOUT_S)
+        assert calls == [event_id, event_id]
+        index = app["index"].documents
+        [document] = index
+        assert index[document][0].job_id == job_id
+        assert dead_letters(stack) == []

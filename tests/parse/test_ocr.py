@@ -8,15 +8,24 @@ a page); the accuracy sweep is bench item ocr."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from docling_core.types.doc import DoclingDocument, PictureItem, TextItem
 
-from richdoc.parse.ocr import OcrMode, document_record, item_transcription
+from richdoc.parse.ocr import (
+    MIN_LINE_CONFIDENCE,
+    RENDER_SCALE,
+    OcrMode,
+    document_record,
+    item_transcription,
+)
+from richdoc.parse.ocr_engine import EngineLines, page_ocr_options, spaced_line
 from richdoc.parse.reports import ParseReport
 from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
 from richdoc.parse.step import ParseWorker, parse_file, shared_worker
@@ -186,3 +195,105 @@ def test_ocr_downloads_nothing_it_runs_with_the_network_unreachable(mixed, tmp_p
     assert done.returncode == 0, done.stderr[-4000:]
     doc = DoclingDocument.model_validate_json(out.read_bytes())
     assert _words(" ".join(t.text for t in _texts(doc, 2))) == _words(" ".join(SCANNED_LINES))
+
+
+# What the engine returns, and what is kept ------------------------------------------------
+
+
+def _engine_output(lines: list[tuple[str, float, float, list[str]]]) -> Any:
+    """A RapidOCR answer: per line its text, score, box height (pixels) and words."""
+    import numpy as np
+    from rapidocr.utils.output import RapidOCROutput
+
+    boxes, words = [], []
+    for n, (_, _, height, line_words) in enumerate(lines):
+        top = 100.0 * n
+        boxes.append([[10.0, top], [400.0, top], [400.0, top + height], [10.0, top + height]])
+        words.append(tuple((word, 0.9, [[0, 0], [1, 0], [1, 1], [0, 1]]) for word in line_words))
+    return RapidOCROutput(
+        boxes=np.array(boxes),
+        txts=tuple(line[0] for line in lines),  # type: ignore[arg-type]
+        scores=tuple(line[1] for line in lines),  # type: ignore[arg-type]
+        word_results=tuple(words),  # type: ignore[arg-type]
+    )
+
+
+def test_lines_too_small_to_be_text_are_dropped_and_words_are_spaced_as_the_engine_parts_them():
+    answer = _engine_output(
+        [
+            ("1.Term of the agreement", 0.99, 40.0, ["1.", "Term", "of", "the", "agreement"]),
+            ("a", 0.9, 6.0, ["a"]),  # 2 points tall at 3 pixels a point: noise
+            ("February15, 2025", 0.98, 40.0, ["February", "15,", "2025"]),
+        ]
+    )
+    kept = EngineLines(lambda image, **options: answer, lambda: RENDER_SCALE)(None)
+    assert kept.txts == ("1. Term of the agreement", "February 15, 2025")
+    assert len(kept.boxes) == len(kept.scores) == len(kept.word_results) == 2
+    # Nothing left is what the engine answers when it finds nothing.
+    only_noise = _engine_output([("a", 0.9, 6.0, ["a"])])
+    empty = EngineLines(lambda image, **options: only_noise, lambda: RENDER_SCALE)(None)
+    assert empty.txts is None and empty.boxes is None
+
+
+def test_the_engine_drops_unsure_lines_itself():
+    options = page_ocr_options()
+    assert options.text_score == MIN_LINE_CONFIDENCE  # RapidOCR's own filter
+    assert options.rapidocr_params == {"Global.return_word_box": True}
+
+
+@pytest.mark.parametrize(
+    ("text", "words", "spaced"),
+    [
+        (
+            "3.Notices to12 Main St",
+            ["3.", "Notices", "to", "12", "Main", "St"],
+            "3. Notices to 12 Main St",
+        ),
+        ("already spaced", ["already", "spaced"], "already spaced"),
+        # Wide characters are set without spaces; the engine parts a script change too.
+        ("价格100元", ["价格", "100", "元"], "价格100元"),
+        ("Term", [], "Term"),  # no words: the text as it is
+        ("Teim", ["Term"], "Teim"),  # words that are not the text's: the text
+    ],
+)
+def test_a_space_goes_where_the_engines_words_part_and_the_text_has_none(text, words, spaced):
+    assert spaced_line(text, [(word, 0.9, []) for word in words]) == spaced
+
+
+def test_ocr_keeps_the_space_the_recogniser_drops_where_the_engines_boxes_show_it(tmp_path):
+    # Courier at 11 points scanned at 150 dpi: the recogniser reads "2024until"; the
+    # engine's word boxes part the two words.
+    line = "Effective 1 March 2024 until 28 February 2026."
+    path = tmp_path / "scan.pdf"
+    path.write_bytes(scans.scanned_pdf([[line]], dpi=150, font="Courier", font_size=11))
+    _, doc = _parse(path, tmp_path)
+    assert [t.text for t in doc.texts] == [line]
+
+
+NOTHING_READABLE = {
+    "a picture": ("picture.png", scans.picture_png),
+    "a drawing": ("drawing.pdf", scans.drawing_pdf),
+    "a fax OCR cannot read": ("fax.pdf", None),
+}
+
+
+@pytest.mark.parametrize("case", NOTHING_READABLE)
+def test_a_document_with_nothing_readable_is_unsupported_pictures_in_richdoc_parse(
+    tmp_path, capsys, case
+):
+    from richdoc_tools.cli import main
+
+    from tests.support import damaged_inputs
+
+    name, make = NOTHING_READABLE[case]
+    path = tmp_path / name
+    if make is None:
+        damaged_inputs.ccitt_pdf(path)
+    else:
+        path.write_bytes(make())
+    assert main(["parse", str(path), "-o", str(tmp_path / "out.json")]) == 20
+    [line] = capsys.readouterr().err.splitlines()
+    failure = json.loads(line)
+    assert (failure["kind"], failure["feature"]) == ("unsupported_feature", "pictures")
+    assert failure["reason"].startswith("nothing readable: OCR read page(s) 1 and found no text")
+    assert not (tmp_path / "out.json").exists()

@@ -18,7 +18,13 @@ import pytest
 
 from richdoc.projection import load_docling, project
 from richdoc_client.projection import ProjectionSource
-from tests.support.gen_fixtures import CONSTRUCTED, CONVERTED, GOLDEN, docling_json
+from tests.support.gen_fixtures import (
+    CONSTRUCTED,
+    CONVERTED,
+    GOLDEN,
+    OCR_CONVERTED,
+    docling_json,
+)
 from tests.support.paths import ROOT
 from tests.support.projection_invariants import assert_graph_invariants, span_slice_audit
 
@@ -33,7 +39,7 @@ def _project_fixture(name: str) -> bytes:
 
 
 def test_corpus_has_every_fixture_the_generator_builds():
-    assert set(FIXTURES) == set(CONSTRUCTED) | set(CONVERTED)
+    assert set(FIXTURES) == set(CONSTRUCTED) | set(CONVERTED) | set(OCR_CONVERTED)
     assert len(FIXTURES) >= 8 + 4
 
 
@@ -153,6 +159,28 @@ def test_regenerated_office_file_converts_to_the_committed_docling_json(name, tm
     path = tmp_path / file_name
     path.write_bytes(raw)
     assert docling_json(convert(path)) == (GOLDEN / name / "docling.json").read_bytes()
+
+
+@pytest.mark.docling
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(OCR_CONVERTED))
+def test_a_regenerated_scan_reads_as_the_committed_docling_json(name, tmp_path):
+    """The same text on the same pages, with the same OCR record: the engine's boxes and
+    confidences are floats its kernels compute, so bytes are not compared."""
+    from richdoc.parse.ocr import document_record
+    from tests.support.gen_fixtures import convert_with_ocr
+
+    file_name, make, _ = OCR_CONVERTED[name]
+    raw = make()
+    assert raw == (GOLDEN / name / file_name).read_bytes(), "the generator is not reproducible"
+    path = tmp_path / file_name
+    path.write_bytes(raw)
+    fresh = convert_with_ocr(path)
+    committed = load_docling((GOLDEN / name / "docling.json").read_bytes())
+    assert [(t.text, t.prov[0].page_no) for t in fresh.texts] == [
+        (t.text, t.prov[0].page_no) for t in committed.texts
+    ]
+    assert document_record(fresh) == document_record(committed)
 
 
 def test_the_worked_example_in_the_docs_is_the_real_output():

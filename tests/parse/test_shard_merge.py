@@ -32,9 +32,10 @@ from hypothesis import strategies as st
 
 from richdoc.contracts import PageSpan
 from richdoc.parse.merge import Shard, dump_document, merge_shard_json, merge_shards
+from richdoc.parse.ocr import OcrMode, OcrRecord, with_record_json
 from richdoc.parse.settings import Pipeline
 from richdoc.projection import project
-from richdoc.taxonomy import CorruptInput, PipelineError
+from richdoc.taxonomy import CorruptInput, PipelineError, UnsupportedFeature
 from richdoc_client.projection import ProjectionSource
 
 ORIGIN = DocumentOrigin(mimetype="application/pdf", filename="document.pdf", binary_hash=42)
@@ -119,6 +120,37 @@ def test_a_document_of_which_no_page_converted_is_corrupt_as_it_is_unsharded() -
     ]
     with pytest.raises(CorruptInput, match="any page"):
         merge_shards(shards, pipeline=Pipeline.NATIVE)
+
+
+def _blank_shard(pages: PageSpan) -> Shard:
+    """A shard whose pages converted and held nothing: scans OCR found no text in."""
+    doc = DoclingDocument(name="document", origin=ORIGIN)
+    for page_no in range(pages.start, pages.end + 1):
+        doc.add_page(page_no=page_no, size=PAGE)
+    return Shard(pages, doc)
+
+
+def _ocr_read(shard: Shard, pages: list[int]) -> tuple[PageSpan, bytes]:
+    """A shard's artifact JSON whose ``pages`` OCR read (its record on the body)."""
+    record = OcrRecord(engine="rapidocr", mode=OcrMode.AUTO, ocr_pages=pages, unread_pages=[])
+    document = json.loads(dump_document(shard.document))
+    document["body"] = with_record_json(document["body"], record)
+    return shard.pages, json.dumps(document).encode()
+
+
+def test_a_sharded_document_ocr_found_nothing_in_is_unsupported_as_it_is_unsharded() -> None:
+    """Only the whole document decides: the merge refuses it, as a whole parse would."""
+    blank_pages = [
+        _ocr_read(_blank_shard(PageSpan(start=1, end=2)), [1, 2]),
+        _ocr_read(_blank_shard(PageSpan(start=3, end=3)), [3]),
+    ]
+    with pytest.raises(UnsupportedFeature, match="nothing readable") as refused:
+        merge_shard_json(blank_pages, pipeline=Pipeline.NATIVE)
+    assert refused.value.feature == "pictures"
+    # A shard OCR found nothing in, beside one with text, is part of a document with text.
+    mixed = [blank_pages[0], _ocr_read(_native_shard(PageSpan(start=3, end=3), [3]), [3])]
+    merged = DoclingDocument.model_validate_json(merge_shard_json(mixed, pipeline=Pipeline.NATIVE))
+    assert [text.text for text in merged.texts] == ["page 3 line 0", "page 3 line 1"]
 
 
 def test_merging_works_on_the_artifacts_json() -> None:

@@ -1,18 +1,49 @@
 """Reading admission's records back, for the end-to-end tests and the benchmark: how many
 slots were held at every moment (the ledger's own history, from the jobs table's stream,
-and the jobs' admitted and released times), and whether every slot came back."""
+and the jobs' admitted and released times), and whether every slot came back; and a
+backlog written straight to the table (``waiting_job_item``), as uploads leave it."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
+from datetime import datetime, timedelta
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer
 
 from richdoc.admission.backlog import Backlog
 from richdoc.admission.slots import Ledger
-from richdoc.jobs import Job
-from richdoc.jobs.keys import ledger_key
+from richdoc.contracts import JobOptions, SourceObject
+from richdoc.jobs import Job, JobStatus, timestamp
+from richdoc.jobs.keys import backlog_key, job_key, ledger_key
+from richdoc.jobs.phase import JobPhase
+
+# An upload's ingest message as the starter keeps it on its job (about 1 KB).
+INGEST_MESSAGE = json.dumps({"Records": [{"eventSource": "aws:s3", "padding": "x" * 900}]})
+
+
+def waiting_job_item(n: int, queued_at: datetime, tenant: str = "acme") -> dict[str, Any]:
+    """The item of the ``n``-th job waiting in ``tenant``'s backlog since ``queued_at``
+    plus ``n`` milliseconds, as the starter writes it (its id: ``n`` in hexadecimal)."""
+    job_id = f"{n:032x}"
+    queued = timestamp(queued_at + timedelta(milliseconds=n))
+    job = Job(
+        job_id=job_id,
+        status=JobStatus.QUEUED,
+        phase=JobPhase.QUEUED,
+        run=1,
+        source=SourceObject(bucket="ingest", key=f"{tenant}/{n:05d}.pdf", version_id="v1", size=9),
+        options=JobOptions(),
+        message=INGEST_MESSAGE,
+        execution_arn=f"arn:aws:states:us-east-1:123456789012:execution:pipeline:{job_id}-r1",
+        created_at=queued,
+        updated_at=queued,
+        tenant=tenant,
+        queued_at=queued,
+        backlog_key=backlog_key(queued, job_id),
+    )
+    return {**job_key(job_id), **job.to_item(), "attempt_seq": 0, "attempt_counts": {}}
 
 
 def ledger(stack: Any) -> Ledger:
@@ -79,5 +110,5 @@ def admission_state(stack: Any, job_id: str) -> str:
         )
     held = ledger(stack)
     holders = {holder: (h.run, h.slots, h.tenant) for holder, h in held.holders.items()}
-    lane = [t.tenant for t in Backlog(stack.jobs.table, stack.jobs.clock).tenants()]
+    lane = [t.tenant for t in Backlog(stack.jobs.table, stack.jobs.clock).entries()]
     return f"job {job_id}: {where}; ledger running {held.running}, holders {holders}; lane {lane}"

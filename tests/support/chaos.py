@@ -29,6 +29,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import WITHIN_A_SECOND
 from richdoc_tools.local.stack import EmbeddedStack
 
 from bench.documents import write_documents
@@ -266,7 +267,8 @@ def changed(reference: Outcome, faulty: Outcome) -> int:
 
 
 def stack(log: Path, *, faults: Any = None, retry_delay_scale: float = 0.0) -> EmbeddedStack:
-    """A strict stack for chaos runs: schedules fired by the run, shards of SHARD_PAGES."""
+    """A strict stack for chaos runs: schedules fired by the run, shards of SHARD_PAGES,
+    indexes that lag their table as AWS's do (within a second; faults widen it)."""
     return EmbeddedStack(
         retry_delay_scale=retry_delay_scale,
         retry_visibility_s=0,
@@ -274,6 +276,7 @@ def stack(log: Path, *, faults: Any = None, retry_delay_scale: float = 0.0) -> E
         schedules=False,
         parameters={"ShardPages": str(SHARD_PAGES)},
         injected_faults=faults,
+        index_lag=WITHIN_A_SECOND,
     )
 
 

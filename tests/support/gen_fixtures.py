@@ -4,9 +4,11 @@ Two kinds of fixtures, each in ``tests/data/golden/<name>/``:
 
 * constructed: a DoclingDocument built with docling-core's constructors, written as
   ``docling.json`` (the projection's input);
-* converted: a small DOCX, PPTX, HTML, Markdown or PDF file generated here with every
-  timestamp and zip date pinned (``input.<ext>``), converted by docling's
-  ``DocumentConverter`` into ``docling.json``.
+* converted: a small DOCX, PPTX, XLSX, HTML, Markdown or PDF file generated here with
+  every timestamp and zip date pinned (``input.<ext>``), converted by docling's
+  ``DocumentConverter`` into ``docling.json`` (a workbook with richdoc's backend);
+* converted with OCR: a scanned PDF, a PDF with a scanned page and an image, converted by
+  richdoc's parse worker with OCR (``OCR_CONVERTED``).
 
 For both, ``source.json`` holds the ProjectionSource the projection is given and
 ``projection.json`` the expected output. Regenerating must leave ``git status`` clean;
@@ -21,6 +23,7 @@ import datetime as dt
 import hashlib
 import io
 import json
+import re
 import sys
 import zipfile
 from collections.abc import Callable
@@ -386,7 +389,9 @@ def build_large_document(paragraphs: int = 2000, tables: int = 50) -> DoclingDoc
 
 
 def pinned_zip(data: bytes) -> bytes:
-    """Rewrite an OOXML zip with fixed entry dates (python-docx/pptx stamp the clock)."""
+    """Rewrite an OOXML zip with fixed entry dates (python-docx/pptx stamp the clock) and
+    a fixed modification time in its core properties (openpyxl stamps the save time
+    there, whatever the workbook's properties say)."""
     out = io.BytesIO()
     with (
         zipfile.ZipFile(io.BytesIO(data)) as src,
@@ -396,7 +401,14 @@ def pinned_zip(data: bytes) -> bytes:
             pinned = zipfile.ZipInfo(info.filename, date_time=ZIP_EPOCH)
             pinned.compress_type = zipfile.ZIP_DEFLATED
             pinned.external_attr = 0o600 << 16
-            dst.writestr(pinned, src.read(info.filename))
+            content = src.read(info.filename)
+            if info.filename == "docProps/core.xml":
+                content = re.sub(
+                    rb"(<dcterms:modified[^>]*>)[^<]*(</dcterms:modified>)",
+                    rb"\g<1>" + PINNED_TIME.strftime("%Y-%m-%dT%H:%M:%SZ").encode() + rb"\g<2>",
+                    content,
+                )
+            dst.writestr(pinned, content)
     return out.getvalue()
 
 
@@ -632,6 +644,34 @@ def make_pdf() -> bytes:
     return buffer.getvalue()
 
 
+def make_xlsx() -> bytes:
+    """A workbook of two sheets with content and an empty one: suppliers with the dates
+    their contracts were signed (a date cell, a date-time cell) and notes."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    book.properties.created = book.properties.modified = PINNED_TIME.replace(tzinfo=None)
+    book.properties.creator = "richdoc"
+    suppliers = book.active
+    assert suppliers is not None
+    suppliers.title = "Suppliers"
+    for row in (
+        ("Supplier", "Contract signed", "Amount"),
+        ("Acme Corp", dt.date(2024, 3, 1), 1200),
+        ("Beta LLC", dt.date(2024, 5, 2), 800),
+    ):
+        suppliers.append(row)
+    suppliers["D1"] = "Reviewed"
+    suppliers["D2"] = dt.datetime(2024, 6, 3, 14, 30)
+    suppliers["D2"].number_format = "yyyy-mm-dd hh:mm"
+    notes = book.create_sheet("Notes & <remarks>")
+    notes["A1"] = "Renewal is negotiated each spring."
+    book.create_sheet("Empty")
+    buffer = io.BytesIO()
+    book.save(buffer)
+    return pinned_zip(buffer.getvalue())
+
+
 CONVERTED: dict[str, tuple[str, Callable[[], bytes], str]] = {
     # name: (input file name, generator, docling pipeline)
     "docx_real": ("input.docx", make_docx, "SimplePipeline"),
@@ -643,6 +683,43 @@ CONVERTED: dict[str, tuple[str, Callable[[], bytes], str]] = {
     "html_list_numbering": ("input.html", lambda: HTML_LIST_NUMBERING.encode(), "SimplePipeline"),
     "docx_nested_table": ("input.docx", make_docx_nested_table, "SimplePipeline"),
     "html_nested_table": ("input.html", lambda: HTML_NESTED_TABLE.encode(), "SimplePipeline"),
+    "xlsx_sheets": ("input.xlsx", make_xlsx, "SimplePipeline"),
+}
+
+
+def _scanned_contract() -> bytes:
+    from tests.support import scans
+
+    return scans.scanned_pdf(scans.CONTRACT_PAGES, dpi=150)
+
+
+def _mixed_report() -> bytes:
+    from tests.support import scans
+
+    return scans.mixed_pdf(
+        [
+            ("text", ["Field report, page one: typed, with its text layer."]),
+            ("scan", ["Page two is a scan of the signed form.", "Signed on 14 May 2024."]),
+        ]
+    )
+
+
+def _photographed_invoice() -> bytes:
+    from tests.support import scans
+
+    return scans.image_file(
+        [["Invoice 4471, dated March 3, 2024.", "Total due: 1,250 USD."]], "PNG"
+    )
+
+
+# Documents only OCR reads (richdoc's parse worker, the native pipeline, OcrMode auto): a
+# scanned PDF, a PDF with one scanned page, an image. OCR's boxes and confidences are
+# floats an engine computes: the committed docling.json is the input of the goldens made
+# from it, and a fresh conversion is held to the same text, pages and record, not bytes.
+OCR_CONVERTED: dict[str, tuple[str, Callable[[], bytes], str]] = {
+    "ocr_scanned_pdf": ("input.pdf", _scanned_contract, "NativeOcrPdfPipeline"),
+    "ocr_mixed_pdf": ("input.pdf", _mixed_report, "NativeOcrPdfPipeline"),
+    "ocr_image": ("input.png", _photographed_invoice, "NativeOcrPdfPipeline"),
 }
 
 
@@ -652,11 +729,36 @@ def convert(path: Path) -> DoclingDocument:
     from docling.datamodel.pipeline_options import NativePdfPipelineOptions
     from docling.document_converter import DocumentConverter, NativePdfFormatOption
 
+    from richdoc.formats import DocFormat
+    from richdoc.parse.convert import simple_format_option
+
     options = NativePdfPipelineOptions(generate_page_images=False, generate_picture_images=False)
+    workbook = simple_format_option(DocFormat.XLSX)
+    assert workbook is not None
     converter = DocumentConverter(
-        format_options={InputFormat.PDF: NativePdfFormatOption(pipeline_options=options)}
+        format_options={
+            InputFormat.PDF: NativePdfFormatOption(pipeline_options=options),
+            InputFormat.XLSX: workbook,
+        }
     )
     return converter.convert(path, raises_on_error=True).document
+
+
+def convert_with_ocr(path: Path) -> DoclingDocument:
+    """Convert one generated scan as the parse step does: richdoc's isolated worker, the
+    native pipeline, OCR reading the pages without a text layer."""
+    import tempfile
+
+    from richdoc.parse.ocr import OcrMode
+    from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
+    from richdoc.parse.step import parse_file, shared_worker
+
+    worker = shared_worker(ParserSettings(Pipeline.NATIVE, ocr_mode=OcrMode.AUTO), quiet=True)
+    limits = ParseLimits(max_pages=10, timeout_s=600, mem_ceiling_mb=4096)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "docling.json"
+        parse_file(path, out, limits, worker=worker)
+        return DoclingDocument.model_validate_json(out.read_bytes())
 
 
 # --------------------------------------------------------------------------------------
@@ -700,10 +802,11 @@ def main() -> None:
         doc_bytes = docling_json(build())
         write_expected(GOLDEN / name, doc_bytes, constructed_source(name, doc_bytes))
         print(f"constructed {name}")
-    for name, (file_name, make, pipeline) in CONVERTED.items():
+    for name, (file_name, make, pipeline) in {**CONVERTED, **OCR_CONVERTED}.items():
         raw = make()
         _write(GOLDEN / name / file_name, raw)
-        doc_bytes = docling_json(convert(GOLDEN / name / file_name))
+        converter = convert_with_ocr if name in OCR_CONVERTED else convert
+        doc_bytes = docling_json(converter(GOLDEN / name / file_name))
         source = ProjectionSource(
             name=file_name, sha256=hashlib.sha256(raw).hexdigest(), pipeline=pipeline
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import random
+import time
 from collections.abc import Sequence
 
 from PIL import Image, ImageFilter
@@ -27,16 +28,19 @@ CONTRACT_PAGES: tuple[tuple[str, ...], ...] = (
     ),
 )
 A4 = (595.0, 842.0)  # points
+PINNED_TIME = time.gmtime(1704164645)  # 2024-01-02T03:04:05Z, the golden corpus's moment
 
 
-def typeset(pages: Sequence[Sequence[str]], *, font_size: float = 12) -> bytes:
+def typeset(
+    pages: Sequence[Sequence[str]], *, font: str = "Helvetica", font_size: float = 12
+) -> bytes:
     """A text PDF with ``pages`` of lines (one line each, 28 points apart)."""
     from reportlab.pdfgen import canvas
 
     buffer = io.BytesIO()
     page = canvas.Canvas(buffer, pagesize=A4, invariant=True)
     for lines in pages:
-        page.setFont("Helvetica", font_size)
+        page.setFont(font, font_size)
         for n, line in enumerate(lines):
             page.drawString(72, A4[1] - 90 - 28 * n, line)
         page.showPage()
@@ -77,16 +81,33 @@ def _degraded(image: Image.Image, noise: float, skew: float, seed: int) -> Image
 
 
 def image_pdf(images: Sequence[Image.Image], *, dpi: int = 200) -> bytes:
-    """An image-only PDF: one full-page picture a page, no text layer (a scan)."""
+    """An image-only PDF: one full-page picture a page, no text layer (a scan). Its
+    dates are pinned (Pillow stamps the clock), so the same images give the same bytes."""
     buffer = io.BytesIO()
     first, *rest = images
-    first.save(buffer, "PDF", resolution=dpi, save_all=True, append_images=rest)
+    first.save(
+        buffer,
+        "PDF",
+        resolution=dpi,
+        save_all=True,
+        append_images=rest,
+        creationDate=PINNED_TIME,
+        modDate=PINNED_TIME,
+    )
     return buffer.getvalue()
 
 
-def scanned_pdf(pages: Sequence[Sequence[str]], *, dpi: int = 200, **degrade: float) -> bytes:
+def scanned_pdf(
+    pages: Sequence[Sequence[str]],
+    *,
+    dpi: int = 200,
+    font: str = "Helvetica",
+    font_size: float = 12,
+    **degrade: float,
+) -> bytes:
     """``pages`` of lines, typeset, printed and scanned into an image-only PDF."""
-    return image_pdf(rendered(typeset(pages), dpi=dpi, **degrade), dpi=dpi)  # type: ignore[arg-type]
+    text = typeset(pages, font=font, font_size=font_size)
+    return image_pdf(rendered(text, dpi=dpi, **degrade), dpi=dpi)  # type: ignore[arg-type]
 
 
 def mixed_pdf(parts: Sequence[tuple[str, Sequence[str]]], *, dpi: int = 200) -> bytes:
@@ -139,3 +160,30 @@ def _cropped(image: Image.Image, dpi: int) -> Image.Image:
     return image.crop(
         (max(0, left - margin), max(0, top - margin), right + margin, bottom + margin)
     )
+
+
+def picture_png() -> bytes:
+    """A page that is only a picture: red, with a pattern of light dots, no text."""
+    from PIL import ImageDraw
+
+    image = Image.new("RGB", (1200, 900), (200, 30, 30))
+    draw = ImageDraw.Draw(image)
+    for x in range(0, 1200, 12):
+        for y in range(0, 900, 12):
+            draw.ellipse((x, y, x + 3, y + 3), fill=(255, 230, 230))
+    buffer = io.BytesIO()
+    image.save(buffer, "PNG", dpi=(150, 150))
+    return buffer.getvalue()
+
+
+def drawing_pdf() -> bytes:
+    """A page that holds only vector shapes: a filled rectangle, no text, no image."""
+    from reportlab.pdfgen import canvas
+
+    buffer = io.BytesIO()
+    page = canvas.Canvas(buffer, pagesize=A4, invariant=True)
+    page.setFillColorRGB(0.2, 0.4, 0.8)
+    page.rect(100, 400, 300, 200, fill=1, stroke=0)
+    page.showPage()
+    page.save()
+    return buffer.getvalue()

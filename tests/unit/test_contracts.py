@@ -609,3 +609,27 @@ def test_a_records_output_rename_is_caught(definition: dict[str, Any], template:
 
     result = walk(definition, Contracts(template, records_outputs={"fail": FailureRecordedRenamed}))
     assert any("nothing at 'reason'" in p for p in result.problems), _report(result)
+
+
+def test_the_project_step_takes_what_an_earlier_definition_sends() -> None:
+    """A run started before an upgrade keeps its definition, which passed the project step
+    the key as source.name and the bucket beside it: the same input, said the old way."""
+    from richdoc.contracts import ProjectInput
+
+    common = {"job_id": "j" * 32, "run": 1, "execution": "e", "docling_key": "docling/x.json"}
+    earlier = ProjectInput.model_validate(
+        {
+            **common,
+            "source": {"name": "contracts/lease.pdf", "sha256": "ab" * 32, "pipeline": "standard"},
+            "bucket": "ingest",
+        }
+    )
+    now = ProjectInput.model_validate(
+        {
+            **common,
+            "source": {"bucket": "ingest", "key": "contracts/lease.pdf"},
+            "sha256": "ab" * 32,
+            "pipeline": "standard",
+        }
+    )
+    assert earlier == now

@@ -1,4 +1,5 @@
-"""richdoc.detection: every rule of docs/detection.md, one behaviour per test."""
+"""richdoc.detection under the spec-v1 rule set: every rule of docs/detection.md, one
+behaviour per test."""
 
 from __future__ import annotations
 
@@ -7,22 +8,20 @@ from datetime import date
 
 import pytest
 
-from richdoc.detection import (
-    EFFECTIVENESS_MARKERS,
-    ROLES,
-    Ambiguity,
-    AmbiguityKind,
-    Detection,
-    detect,
-    fired_rules,
-    gather,
-)
-from richdoc.graph import Span, SpanKind
+from richdoc.detection import Ambiguity, AmbiguityKind, Detection
+from richdoc.detection import detect as detect_with
+from richdoc.detection.ruleset import DetectionRules
+from richdoc.detection.spec_v1 import EFFECTIVENESS_MARKERS, ROLES, fired_rules, gather
+from richdoc.graph import Projection, Span, SpanKind
 from richdoc.taxonomy import CorruptInput
 from richdoc.temporal import epoch_micros
 from tests.support.detection_layout import layout
 
 FILLER = "The parties agree to the terms below."  # no date, keyword or marker
+
+
+def detect(projection: Projection, *, clarify: bool) -> Detection:
+    return detect_with(projection, clarify=clarify, rules=DetectionRules.SPEC_V1)
 
 
 def detected(*blocks: str, clarify: bool = True, separator: str = "\n\n") -> Detection:
@@ -593,6 +592,7 @@ def test_detection_json_is_sorted_utf8_with_a_trailing_newline_and_no_severity()
     assert raw == (json.dumps(data, sort_keys=True, ensure_ascii=False, indent=1) + "\n").encode()
     assert data["schema"] == "richdoc.detection/v1"
     (ambiguity,) = data["ambiguities"]
+    assert data["rules"] == "spec-v1"
     assert set(ambiguity) == {
         "kind",
         "nodeRef",
@@ -613,7 +613,8 @@ def test_detection_without_clarify_serializes_an_empty_list_and_the_stats():
     data = json.loads(detected("a" * 300, clarify=False).to_json_bytes())
     assert data == {
         "schema": "richdoc.detection/v1",
-        "schema_version": "1.1",
+        "schema_version": "1.2",
+        "rules": "spec-v1",
         "ambiguities": [],
         "stats": {"ambiguities": 0, "ambiguities_suppressed": 1},
     }

@@ -1,4 +1,5 @@
-"""Golden detection.json files, reproduced byte for byte through ``richdoc detect``.
+"""Golden detection.json files of the spec-v1 rule set, reproduced byte for byte through
+``richdoc detect --rules spec-v1``.
 
 Each ``<case>.projection.json`` under golden_detection/ has two expected outputs:
 ``<case>.detection.json`` (with --clarify) and ``<case>.no-clarify.detection.json``.
@@ -36,7 +37,7 @@ def test_the_golden_corpus_covers_every_kind_and_a_suppression():
 @pytest.mark.parametrize("case", CASES)
 def test_cli_detect_reproduces_the_golden_file_byte_for_byte(case, clarify, tmp_path):
     out = tmp_path / "detection.json"
-    argv = ["detect", str(GOLDEN / f"{case}.projection.json"), "-o", str(out)]
+    argv = ["detect", str(GOLDEN / f"{case}.projection.json"), "--rules", "spec-v1", "-o", str(out)]
     assert main([*argv, "--clarify"] if clarify else argv) == 0
     expected = GOLDEN / f"{case}{'' if clarify else '.no-clarify'}.detection.json"
     assert out.read_bytes() == expected.read_bytes()
@@ -67,5 +68,6 @@ def test_the_detect_step_reads_a_projection_the_next_deploy_wrote(tmp_path):
     source = tmp_path / "projection.json"
     source.write_text(json.dumps(projection))
     out = tmp_path / "detection.json"
-    assert main(["detect", str(source), "--clarify", "-o", str(out)]) == 0
+    argv = ["detect", str(source), "--clarify", "--rules", "spec-v1", "-o", str(out)]
+    assert main(argv) == 0
     assert out.read_bytes() == (GOLDEN / "supply-agreement.detection.json").read_bytes()

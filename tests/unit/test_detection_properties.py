@@ -1,4 +1,5 @@
-"""Invariants of detection on arbitrary text with dates, keywords and phrases sprinkled in."""
+"""Invariants of spec-v1 detection on arbitrary text with dates, keywords and phrases
+sprinkled in."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ from datetime import date
 from hypothesis import given
 from hypothesis import strategies as st
 
-from richdoc.detection import (
+from richdoc.detection import AmbiguityKind, Detection
+from richdoc.detection import detect as detect_with
+from richdoc.detection.ruleset import DetectionRules
+from richdoc.detection.spec_v1 import (
     _MARKER_PATTERN,
     _RELATIVE_PATTERN,
     _ROLE_PATTERN,
@@ -15,15 +19,19 @@ from richdoc.detection import (
     MARKER_WINDOW,
     ROLE_WINDOW,
     ROLES,
-    AmbiguityKind,
     DateMention,
     RelativePhrase,
-    detect,
     fired_rules,
     gather,
 )
+from richdoc.graph import Projection
 from richdoc.temporal import CalendarUnit, epoch_micros, find_dates
 from tests.support.detection_layout import layout
+
+
+def detect(projection: Projection, *, clarify: bool) -> Detection:
+    return detect_with(projection, clarify=clarify, rules=DetectionRules.SPEC_V1)
+
 
 MONTHS = [  # mixed spellings and cases on purpose
     "January",

@@ -148,3 +148,43 @@ def test_an_operation_it_does_not_model_is_on_every_resource_never_allowed_by_a_
 ):
     assert pairs(request("kms", "Decrypt")) == [("kms:Decrypt", "*")]
     assert pairs(request("sts", "GetCallerIdentity")) == []
+
+
+EVENTS = f"arn:aws:events:us-east-1:{ACCOUNT}"
+
+
+def test_a_replay_needs_the_archive_the_bus_and_the_replay_all_three() -> None:
+    """The authorization reference lists archive*, event-bus* and replay* for
+    StartReplay: a grant on the archive alone does not let anyone replay."""
+    start = request(
+        "events",
+        "StartReplay",
+        body={
+            "ReplayName": "catch-up",
+            "EventSourceArn": f"{EVENTS}:archive/richdoc",
+            "Destination": {"Arn": f"{EVENTS}:event-bus/richdoc-bus"},
+        },
+    )
+    assert pairs(start) == [
+        ("events:StartReplay", f"{EVENTS}:archive/richdoc"),
+        ("events:StartReplay", f"{EVENTS}:event-bus/richdoc-bus"),
+        ("events:StartReplay", f"{EVENTS}:replay/catch-up"),
+    ]
+    assert pairs(request("events", "DescribeReplay", body={"ReplayName": "catch-up"})) == [
+        ("events:DescribeReplay", f"{EVENTS}:replay/catch-up")
+    ]
+
+
+def test_rule_operations_are_on_the_rule_of_its_bus_and_listings_on_no_resource() -> None:
+    custom = request("events", "PutTargets", body={"Rule": "mine", "EventBusName": "bus"})
+    assert pairs(custom) == [("events:PutTargets", f"{EVENTS}:rule/bus/mine")]
+    default = request("events", "DescribeRule", body={"Name": "mine"})
+    assert pairs(default) == [("events:DescribeRule", f"{EVENTS}:rule/mine")]
+    by_arn = request(
+        "events", "PutRule", body={"Name": "r", "EventBusName": f"{EVENTS}:event-bus/b"}
+    )
+    assert pairs(by_arn) == [("events:PutRule", f"{EVENTS}:rule/b/r")]
+    # ListRules takes no resource: only a grant of "*" covers it.
+    assert pairs(request("events", "ListRules", body={"EventBusName": "bus"})) == [
+        ("events:ListRules", "*")
+    ]

@@ -3,11 +3,12 @@ version whose job finished, and that job's success or nothing; never a stale res
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from richdoc.contracts import SourceObject
-from richdoc.jobs import Job, JobStatus, job_id_for
+from richdoc.jobs import Job, JobStatus, RunEnd, job_id_for
 from richdoc.manifests import ObjectVersion, ObjectVersions, current_manifest
 from richdoc_client.events import TerminalStatus
 from richdoc_client.identity import document_id
@@ -81,6 +82,67 @@ def test_a_newer_version_that_failed_has_no_result_rather_than_a_stale_one() -> 
     assert manifest is not None
     assert (manifest.source.version_id, manifest.run, manifest.result) == ("v2", 2, None)
     assert manifest.status is TerminalStatus.DEAD_LETTERED
+
+
+# ---- a later run of the same job (a reprocess, a redrive) -----------------------------------
+
+
+def rerun(status: JobStatus, *, run: int = 2, ended: JobStatus = JobStatus.SUCCEEDED) -> Job:
+    """v2's job as its run ``run`` leaves it, after run ``run - 1`` ended ``ended`` (run 1
+    succeeded: the record keeps its outputs and counts, under ``run-001/``)."""
+    return job(
+        "v2",
+        status,
+        run=run,
+        outputs=OUTPUTS,
+        counts=COUNTS,
+        last_end=RunEnd(run=run - 1, status=ended),
+    )
+
+
+@pytest.mark.parametrize("status", [JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.FAILED])
+def test_a_later_run_that_waits_or_runs_leaves_the_manifest_on_the_last_success(
+    status: JobStatus,
+) -> None:
+    older = job("v1", JobStatus.SUCCEEDED)
+    manifest = current_manifest(versions("v2", "v1"), jobs(rerun(status), older), RESULTS)
+    assert manifest is not None
+    assert (manifest.source.version_id, manifest.run, manifest.status) == (
+        "v2",
+        1,
+        TerminalStatus.SUCCEEDED,
+    )  # not the older version, and not gone
+    assert manifest.result is not None and manifest.result.run == 1
+    assert manifest.result.outputs.projection_key.endswith("/run-001/projection.json")
+
+
+@pytest.mark.parametrize("status", [JobStatus.DEAD_LETTERED, JobStatus.CANCELLED])
+def test_a_later_run_that_fails_keeps_the_result_that_existed(status: JobStatus) -> None:
+    failed = rerun(status)
+    manifest = current_manifest(versions("v2"), jobs(failed), RESULTS)
+    assert manifest is not None
+    assert (manifest.run, manifest.status) == (2, TerminalStatus(status.value))
+    assert manifest.result is not None and manifest.result.run == 1
+    assert manifest.result_ref is not None and manifest.result_ref.run == 1
+    assert schema_errors("manifest", manifest.model_dump(mode="json", by_alias=True)) == []
+
+
+def test_a_run_after_a_failed_rerun_shows_the_failure_and_the_success_before_it() -> None:
+    waiting = rerun(JobStatus.QUEUED, run=3, ended=JobStatus.DEAD_LETTERED)
+    manifest = current_manifest(versions("v2"), jobs(waiting), RESULTS)
+    assert manifest is not None
+    assert (manifest.run, manifest.status) == (2, TerminalStatus.DEAD_LETTERED)
+    assert manifest.result is not None and manifest.result.run == 1
+
+
+def test_a_record_that_does_not_say_how_its_last_run_ended_keeps_the_stored_manifest() -> None:
+    """A rerun queued before records kept ``last_end``: the manifest of the same job
+    stands, as it does for a record that expired."""
+    finished = current_manifest(versions("v2"), jobs(job("v2", JobStatus.SUCCEEDED)), RESULTS)
+    assert finished is not None
+    legacy = job("v2", JobStatus.RUNNING, run=2, outputs=OUTPUTS, counts=COUNTS)
+    assert current_manifest(versions("v2"), jobs(legacy), RESULTS, stored=finished) == finished
+    assert current_manifest(versions("v2"), jobs(legacy), RESULTS) is None
 
 
 def test_a_deleted_version_gives_way_to_the_one_before_it() -> None:

@@ -4,18 +4,24 @@ richdoc.parse.shard_plan, richdoc.contracts.JobCounts)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from richdoc.contracts import JobCounts, PageSpan, SourceObject
 from richdoc.formats import DocFormat, Inspection
+from richdoc.graph import SkippedFeature
 from richdoc.jobs import Job, JobStatus
 from richdoc.parse.ocr import (
+    META_FIELD,
+    NOTHING_READ_FEATURE,
     OcrMode,
     OcrRecord,
     ocr_mode_setting,
     record_of_json,
+    require_text,
     with_record_json,
 )
 from richdoc.parse.ocr_pages import OCR_PAGE_COST, OcrPages, page_costs, pages_to_read
@@ -214,3 +220,30 @@ def test_a_job_names_its_ocr_and_unread_pages_and_says_nothing_of_ocr_without_th
         "unread_pages": [2],
     }
     assert _printed_counts(_NATIVE) == _COUNTS
+
+
+def _document(texts: list[str], *, ocr_pages: list[int] | None) -> Any:
+    from docling_core.types.doc import DocItemLabel, DoclingDocument
+    from docling_core.types.doc.common.meta import BaseMeta
+
+    doc = DoclingDocument(name="scan")
+    for text in texts:
+        doc.add_text(label=DocItemLabel.TEXT, text=text)
+    if ocr_pages is not None:
+        record = OcrRecord(engine="e", mode=OcrMode.AUTO, ocr_pages=ocr_pages, unread_pages=[])
+        doc.body.meta = BaseMeta()
+        setattr(doc.body.meta, META_FIELD, record.model_dump(mode="json"))
+    return doc
+
+
+def test_a_document_ocr_found_no_text_in_is_unsupported_as_pictures() -> None:
+    with pytest.raises(UnsupportedFeature) as refused:
+        require_text(_document([" "], ocr_pages=[1, 2]))
+    assert refused.value.feature == NOTHING_READ_FEATURE == SkippedFeature.PICTURES.value
+    assert "OCR read page(s) 1, 2 and found no text" in refused.value.reason
+
+
+def test_a_document_with_text_or_without_ocr_passes() -> None:
+    require_text(_document(["Signed on 14 May 2024."], ocr_pages=[1]))
+    require_text(_document([], ocr_pages=None))  # an empty document OCR never touched
+    require_text(_document([], ocr_pages=[]))  # OCR off: its unread pages are named apart

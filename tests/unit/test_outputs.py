@@ -10,6 +10,7 @@ import re
 import unicodedata
 
 import pytest
+from docling_core.types.doc import DocItemLabel
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -28,7 +29,7 @@ from richdoc_client.tables import (
     table_csvs,
     table_node_of,
 )
-from tests.support.gen_fixtures import GOLDEN
+from tests.support.gen_fixtures import GOLDEN, OCR_CONVERTED
 from tests.support.outline_projection import Paragraph, Table, outline
 from tests.support.output_goldens import (
     MARKDOWN,
@@ -155,3 +156,33 @@ def test_the_markdown_marks_each_page_break_and_ends_in_one_newline() -> None:
 def test_an_empty_document_is_one_empty_line() -> None:
     doc = load_docling((GOLDEN / "empty" / "docling.json").read_bytes())
     assert render_markdown(doc) == b"\n"
+
+
+def test_the_markdown_holds_no_record_of_the_parse_only_the_text() -> None:
+    """An OCR'd item carries its confidence, and the document the OCR record, in docling's
+    metadata (``meta``): for the projection, not for readers; docling-core's serializer
+    would print each after its item (``{'confidence': 0.995}``)."""
+    from docling_core.types.doc import DoclingDocument
+    from docling_core.types.doc.common.meta import BaseMeta
+
+    from richdoc.parse.ocr import META_FIELD, OcrMode, OcrRecord, Transcription
+
+    doc = DoclingDocument(name="scan")
+    line = doc.add_text(label=DocItemLabel.TEXT, text="Signed on February 14, 2025.")
+    line.meta = BaseMeta()
+    setattr(line.meta, META_FIELD, Transcription(confidence=0.995).model_dump(mode="json"))
+    doc.body.meta = BaseMeta()
+    record = OcrRecord(engine="rapidocr", mode=OcrMode.AUTO, ocr_pages=[1], unread_pages=[])
+    setattr(doc.body.meta, META_FIELD, record.model_dump(mode="json"))
+
+    assert render_markdown(doc) == b"Signed on February 14, 2025.\n"
+
+
+@pytest.mark.parametrize("name", sorted(OCR_CONVERTED))
+def test_the_markdown_of_a_scan_is_the_text_ocr_read_and_nothing_else(name: str) -> None:
+    """A scanned PDF, a PDF with a scanned page, an image: every word of document.md is a
+    word the DoclingDocument's text items hold, or a placeholder's."""
+    doc = load_docling((GOLDEN / name / "docling.json").read_bytes())
+    read = set().union(*(_words(item.text) for item in doc.texts))
+    placeholders = _words(f"{PAGE_BREAK} <!-- image -->")
+    assert read and _words(markdown(name).decode()) <= read | placeholders

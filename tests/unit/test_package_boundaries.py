@@ -40,13 +40,14 @@ FUNCTIONS = ROOT / "functions"
 # itself is only in the parse image, and there only the worker may import it.
 NOT_IN_LAMBDA = ("moto", "samtranslator", "rich", "pytest", "richdoc_tools", "docling")
 # Modules of the isolated worker that extend docling's own classes (an OCR engine, a
-# pipeline), so import it at the top: only the worker's child imports them, lazily
-# (richdoc.parse.convert), and the parse image has docling.
+# pipeline, a backend), so import it at the top: only the worker's child imports them,
+# lazily (richdoc.parse.convert), and the parse image has docling.
 WORKER_ONLY = (
     "richdoc.parse.ocr_engine",
     "richdoc.parse.light_pipeline",
     "richdoc.parse.cdla_layout",
     "richdoc.parse.slanet_tables",
+    "richdoc.parse.workbook",
 )
 # Type stubs for mypy: installed for development only.
 STUB_PREFIX = "types_boto3"
@@ -389,7 +390,8 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     ("requests",),  # who calls; one request; error responses
     ("strict", "faults", "cloudformation"),  # IAM and transactions; failures; deployment
     ("runtime",),  # the Lambda runtime and the event loops
-    ("patches",),  # where all of the above enter moto, boto3 and Powertools
+    # Where all of the above enter moto, boto3 and Powertools; moto made as strict as AWS.
+    ("patches", "moto_fixes"),
     ("stack",),  # EmbeddedStack
 )
 

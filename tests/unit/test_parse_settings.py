@@ -378,3 +378,14 @@ def test_a_lambda_tier_s_threads_follow_its_memory_not_its_visible_cores(
     assert cpu_budget(None) == 6  # the command line: the machine's
     monkeypatch.setattr(parse, "available_cpus", lambda: 1)
     assert cpu_budget(memory_mb) == 1  # never more than the process may run on
+
+
+def test_the_contract_of_a_format_richdoc_converts_its_own_way_changes_with_that_way(
+    monkeypatch,
+):
+    """A workbook parsed before its sheets became sections is parsed again, not reused."""
+    before = processor_contract(DocFormat.XLSX, Pipeline.SIMPLE)
+    docx = processor_contract(DocFormat.DOCX, Pipeline.SIMPLE)
+    monkeypatch.setattr(parse, "BACKENDS", {**parse.BACKENDS, DocFormat.XLSX: "changed"})
+    assert processor_contract(DocFormat.XLSX, Pipeline.SIMPLE) != before
+    assert processor_contract(DocFormat.DOCX, Pipeline.SIMPLE) == docx

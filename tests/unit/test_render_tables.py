@@ -59,3 +59,44 @@ def test_on_a_terminal_the_table_is_rich_and_long_reasons_are_cut(
     out = readable(capsys.readouterr().out)
     assert "┃ message id" in out and "\t" not in out
     assert REASON[:40] in out and "…" in out and "more" not in out
+
+
+def test_run_says_what_ocr_did_to_a_documents_pages_without_a_text_layer() -> None:
+    from richdoc_tools.cli.render.run import ocr_pages_text
+    from richdoc_tools.run import Counts
+
+    assert ocr_pages_text(Counts(nodes=3)) == "-"  # no such pages
+    assert ocr_pages_text(Counts(ocr_page_count=2, unread_pages=[])) == "2 read"
+    assert ocr_pages_text(Counts(ocr_page_count=0, unread_pages=[2, 5])) == "unread 2,5"
+    # In --json the counts name both, as the job's counts do, only where there were such pages.
+    assert Counts(nodes=3).model_dump(mode="json") == {
+        "nodes": 3,
+        "edges": None,
+        "spans": None,
+        "ambiguities": None,
+        "chunks": None,
+        "tables": None,
+    }
+    assert Counts(ocr_page_count=0, unread_pages=[2]).model_dump(mode="json")["unread_pages"] == [2]
+
+
+def test_in_a_pipe_a_job_record_is_rows_of_a_field_and_its_value() -> None:
+    from richdoc_tools.cli.render.jobs import record_rows
+
+    record = {
+        "job_id": "4c7b41c722e6",
+        "status": "DEAD_LETTERED",
+        "failure": {"kind": "unsupported_feature", "feature": "format:dwg"},
+        "counts": {"unread_pages": [2]},
+        "outputs": None,
+        "metadata": {},
+    }
+    assert record_rows(record) == [
+        ["job_id", "4c7b41c722e6"],
+        ["status", "DEAD_LETTERED"],
+        ["failure.kind", "unsupported_feature"],
+        ["failure.feature", "format:dwg"],
+        ["counts.unread_pages", "[2]"],
+        ["outputs", None],
+        ["metadata", "{}"],
+    ]

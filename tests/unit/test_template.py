@@ -259,9 +259,32 @@ def test_the_notifier_reads_every_job_change_and_never_holds_the_stream_up(
     assert set(pattern["dynamodb"]["NewImage"]["job_status"]["S"]) == terminal
 
 
+def test_the_dispatcher_isolates_a_change_it_fails_on_and_records_it_then_moves_on(
+    template: Template,
+) -> None:
+    """A failing batch is halved until the failing change is alone (the others go
+    through), retried, then recorded on a queue that alarms; the minutely run redoes
+    what it would have woken."""
+    mapping = _mappings(template)["DispatcherFunction"]
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": ["JobsTable", "StreamArn"]}
+    assert mapping["BisectBatchOnFunctionError"] is True
+    assert mapping["MaximumRetryAttempts"] == 5
+    queue = {"Fn::GetAtt": ["DispatchFailureQueue", "Arn"]}
+    assert mapping["DestinationConfig"] == {"OnFailure": {"Destination": queue}}
+    alarm = _alarms(template)["DispatchFailuresAlarm"]
+    assert alarm["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    assert alarm["Dimensions"][0]["Value"] == {"Fn::GetAtt": ["DispatchFailureQueue", "QueueName"]}
+    assert template.sam["Outputs"]["DispatchFailureQueueUrl"]["Value"] == {
+        "Ref": "DispatchFailureQueue"
+    }
+
+
 def test_jobs_table_has_status_index_recovery_and_encryption(template: Template) -> None:
     table = template.resources["JobsTable"]["Properties"]
-    index, queue, lane = table["GlobalSecondaryIndexes"]
+    index, queue, stepped = table["GlobalSecondaryIndexes"]
+    # The lane's index is left out of an upgrade's first step (one index per update).
+    condition, lane, absent = stepped["Fn::If"]
+    assert (condition, absent) == ("AdmissionIndexesInPlace", {"Ref": "AWS::NoValue"})
     assert index["IndexName"] == "by-status"
     assert index["KeySchema"][0] == {"AttributeName": "job_status", "KeyType": "HASH"}
     # Admission's sparse indexes: waiting jobs by tenant in upload order, keys only; the
@@ -279,6 +302,24 @@ def test_jobs_table_has_status_index_recovery_and_encryption(template: Template)
     # key. The security scan's skip says which the table has.
     [skip] = template.sam["Resources"]["JobsTable"]["Metadata"]["checkov"]["skip"]
     assert "AWS managed key" in skip["comment"] and "AWS-owned" not in skip["comment"]
+
+
+def test_the_capacity_is_bounded_by_what_the_slot_ledger_item_holds(template: Template) -> None:
+    from richdoc.admission.settings import MAX_CAPACITY, AdmissionSettings
+    from richdoc.admission.slots import Holder, Ledger, ledger_bytes
+
+    parameter = template.sam["Parameters"]["MaxRunningJobs"]
+    assert int(parameter["MaxValue"]) == MAX_CAPACITY
+    with pytest.raises(ValueError, match=f"1 to {MAX_CAPACITY} slots"):
+        AdmissionSettings.of(MAX_CAPACITY + 1)
+
+    def full(slots: int) -> Ledger:
+        # The worst entry: the longest tenant name in four-byte characters.
+        holder = Holder(run=9999, slots=99, tenant="\U0001d11e" * 256, admitted_at="0" * 32)
+        return Ledger(running=slots, holders={f"{n:032x}": holder for n in range(slots)})
+
+    # DynamoDB refuses an item past 400 KB: the full ledger never gets there.
+    assert ledger_bytes(full(MAX_CAPACITY)) < 400 * 1024 < ledger_bytes(full(MAX_CAPACITY + 14))
 
 
 @pytest.mark.parametrize("logical_id", ["JobsTable", "DeadLetterQueue"])
@@ -358,6 +399,7 @@ def test_every_alarm_notifies_the_alarm_topic(template: Template) -> None:
         "BacklogAgeAlarm",
         "TransientDeadLettersAlarm",
         "DispatcherErrorsAlarm",
+        "DispatchFailuresAlarm",
         "WebhookDeadLettersAlarm",
     }
     for name, alarm in alarms.items():
@@ -637,14 +679,18 @@ EXPECTED_ACTIONS = {
         "dynamodb:UpdateItem",
         *PURGE_ACTIONS,
     },
-    # Admission: the ledger, the tenants, the waiting jobs; the admitted runs' executions.
+    # Admission: the ledger, the tenants, the waiting jobs (and their minutely count, a
+    # Scan of the queue index); the admitted runs' executions; the stream mapping's
+    # failure destination.
     "DispatcherFunctionRole": {
         "dynamodb:GetItem",
         "dynamodb:BatchGetItem",
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
         "dynamodb:Query",
+        "dynamodb:Scan",
         "states:StartExecution",
+        "sqs:SendMessage",
     },
     # Reads the source object and records attempts; writes no artifact.
     "PlanFunctionRole": {
@@ -711,15 +757,14 @@ EXPECTED_ACTIONS = {
         "dynamodb:Query",
     },
     # The reconciler also purges a deleted job's artifacts when its execution ends.
-    # The shards' slots and the sweep's audit of them read the ledger's holders' jobs
-    # (BatchGetItem) and scan the waiting jobs' index for their tenants.
+    # The shards' slots and the sweep's audit of them read the ledger's holders' jobs and
+    # the tenants' shares (BatchGetItem) and the tenants in the lane.
     "RecordsFunctionRole": {
         "dynamodb:GetItem",
         "dynamodb:BatchGetItem",
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
         "dynamodb:Query",
-        "dynamodb:Scan",
         "sqs:SendMessage",
         "states:DescribeExecution",
         "states:GetExecutionHistory",
@@ -772,6 +817,7 @@ OPERATOR_ACTIONS = {
         "dynamodb:UpdateItem",
         "dynamodb:DeleteItem",
     },
+    "Backlog": {"dynamodb:Scan"},
     "Sources": {"s3:GetObject", "s3:GetObjectVersion", "s3:PutObject", "s3:DeleteObjectVersion"},
     "ListSources": {"s3:ListBucket", "s3:ListBucketVersions"},
     "Artifacts": {"s3:GetObject", "s3:DeleteObject"},
@@ -817,7 +863,8 @@ CONSUMER_ACTIONS = {
         "events:RemoveTargets",
         "events:ListTargetsByRule",
     },
-    "Bus": {"events:DescribeEventBus", "events:ListRules"},
+    "Bus": {"events:DescribeEventBus"},
+    "ListRules": {"events:ListRules"},
     "Replay": {"events:StartReplay", "events:DescribeReplay", "events:DescribeArchive"},
     "EventLog": {"logs:FilterLogEvents", "logs:GetLogEvents", "logs:DescribeLogStreams"},
     "FindTheStack": {"cloudformation:DescribeStacks"},
@@ -832,7 +879,10 @@ def test_the_stack_ships_a_consumer_policy_that_reads_results_and_receives_event
     statements = policy["Properties"]["PolicyDocument"]["Statement"]
     assert {s["Sid"]: set(_actions(s)) for s in statements} == CONSUMER_ACTIONS
     for statement in statements:
-        assert statement["Effect"] == "Allow" and statement["Resource"] != "*", statement
+        # "*" only where the action is authorized on no resource at all.
+        resource_less = statement["Sid"] == "ListRules"
+        assert statement["Effect"] == "Allow", statement
+        assert (statement["Resource"] == "*") is resource_less, statement
     # Nothing of the pipeline's own: no records, queues, sources or executions; no
     # PutEvents (a replay is put on the bus by EventBridge): no forged event reaches the
     # other consumers.
@@ -844,6 +894,11 @@ def test_the_stack_ships_a_consumer_policy_that_reads_results_and_receives_event
     # Rules of the consumers' own prefix only: never the stack's event-log rule.
     rules = by_sid["Subscribe"]["Resource"]["Fn::Sub"]
     assert rules.endswith(":rule/${EventBus}/${ConsumerRulePrefix}*")
+    # StartReplay is authorized on the archive, the bus replayed into and the replay.
+    replay = by_sid["Replay"]["Resource"]
+    assert {"Fn::GetAtt": ["EventArchive", "Arn"]} in replay
+    assert {"Fn::GetAtt": ["EventBus", "Arn"]} in replay
+    assert any(":replay/*" in r.get("Fn::Sub", "") for r in replay)
     assert template.sam["Outputs"]["ConsumerPolicyArn"]["Value"] == {"Ref": "ConsumerPolicy"}
 
 
@@ -879,7 +934,10 @@ def test_the_records_function_sends_only_to_the_dead_letter_and_failure_queues(
         {"Fn::GetAtt": ["ReconcileFailureQueue", "Arn"]},
     ]
     [queries] = [s for s in statements if _actions(s) == ["dynamodb:Query"]]
-    assert queries["Resource"] == {"Fn::Sub": "${JobsTable.Arn}/index/by-status"}
+    assert queries["Resource"] == [
+        {"Fn::Sub": "${JobsTable.Arn}/index/by-status"},
+        {"Fn::Sub": "${JobsTable.Arn}/index/tenants-by-service"},
+    ]
     [executions] = [s for s in statements if "states:GetExecutionHistory" in _actions(s)]
     assert set(_actions(executions)) == {"states:DescribeExecution", "states:GetExecutionHistory"}
     # Only this state machine's executions (by name: the role cannot reference the machine).

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import base64
 import re
+import urllib.request
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -17,6 +19,8 @@ from richdoc_tools.local.cloudformation.deploy import Deployment
 from richdoc_tools.local.cloudformation.provisioners.events import endpoint_problem
 from richdoc_tools.local.cloudformation.template import Template, TemplateError
 from richdoc_tools.local.runtime.webhooks import authorization_headers
+
+from tests.support.webhook_receiver import Authority, receiving
 
 WEBHOOK_RESOURCES = {
     "WebhookConnection",
@@ -47,6 +51,19 @@ def test_every_webhook_resource_and_output_exists_only_with_a_url(template: Temp
     assert template.cfn["Parameters"]["WebhookUrl"]["Default"] == ""
 
 
+def _undeployed(template: Template, parameters: dict[str, str]) -> Deployment:
+    """A deployment of the template with these parameters, not started: what it checks
+    before creating anything."""
+    return Deployment(
+        Clients(boto3.Session(region_name="us-east-1"), region="us-east-1"),
+        template,
+        stack_name="checks",
+        region="us-east-1",
+        account="123456789012",
+        parameters=parameters,
+    )
+
+
 @pytest.mark.parametrize(
     ("parameters", "refused"),
     [
@@ -58,14 +75,7 @@ def test_every_webhook_resource_and_output_exists_only_with_a_url(template: Temp
 def test_a_url_without_its_secret_is_refused_before_anything_is_created(
     template: Template, parameters: dict[str, str], refused: bool
 ) -> None:
-    deployment = Deployment(
-        Clients(boto3.Session(region_name="us-east-1"), region="us-east-1"),
-        template,
-        stack_name="rules",
-        region="us-east-1",
-        account="123456789012",
-        parameters=parameters,
-    )
+    deployment = _undeployed(template, parameters)
     if refused:
         with pytest.raises(TemplateError, match=r"WebhookNeedsItsSecret.*WebhookAuthSecret"):
             deployment.check_rules()
@@ -83,12 +93,38 @@ def test_the_secret_is_a_no_echo_parameter_kept_by_the_connection(template: Temp
     assert basic["BasicAuthParameters"]["Password"] == {"Ref": "WebhookAuthSecret"}
 
 
-def test_the_url_must_be_https_or_the_local_loopback(template: Template) -> None:
-    pattern = re.compile(template.cfn["Parameters"]["WebhookUrl"]["AllowedPattern"])
-    for url in ("", "https://hooks.example.com/richdoc", "http://127.0.0.1:8080/hook"):
+def test_the_url_is_refused_unless_eventbridge_takes_it(template: Template) -> None:
+    """An https:// URL in the characters CreateApiDestination's InvocationEndpoint takes
+    (botocore's model of it, the HttpsEndpoint shape), or empty: a plain-HTTP URL, even
+    to this machine, is refused before anything is created, as EventBridge refuses it."""
+    import botocore.session
+
+    spec = template.cfn["Parameters"]["WebhookUrl"]
+    endpoint = botocore.session.get_session().get_service_model("events").shape_for("HttpsEndpoint")
+    assert spec["MaxLength"] == endpoint.metadata["max"]
+    pattern = re.compile(spec["AllowedPattern"])
+    for url in ("", "https://hooks.example.com/richdoc", "https://127.0.0.1:8443/hook?a=b%20c"):
         assert pattern.fullmatch(url), url
-    for url in ("http://hooks.example.com/x", "ftp://127.0.0.1/", "http://10.0.0.1/"):
+        assert not url or re.fullmatch(endpoint.metadata["pattern"], url)
+    for url in (
+        "http://127.0.0.1:8080/hook",
+        "http://hooks.example.com/x",
+        "ftp://127.0.0.1/",
+        "https://hooks.example.com/a b",
+        "https://",
+    ):
         assert not pattern.fullmatch(url), url
+
+
+def test_the_embedded_stack_refuses_a_url_aws_refuses_before_creating_anything(
+    template: Template,
+) -> None:
+    parameters = {"WebhookUrl": "http://127.0.0.1:8080/hook", "WebhookAuthSecret": "k"}
+    deployment = _undeployed(template, parameters)
+    with pytest.raises(
+        TemplateError, match=r"WebhookUrl=http://127\.0\.0\.1:8080/hook: an https://"
+    ):
+        deployment.check_parameters()
 
 
 def test_every_completion_event_goes_to_the_destination_with_retries_and_a_dlq(
@@ -137,13 +173,13 @@ def test_eventbridge_may_send_to_the_dlq_and_invoke_the_destination_only(
     ("url", "allowed"),
     [
         ("https://hooks.example.com/richdoc", True),
-        ("http://127.0.0.1:9000/hook", True),
-        ("http://localhost:9000/hook", False),
+        ("https://127.0.0.1:9000/hook", True),
+        ("http://127.0.0.1:9000/hook", False),
         ("http://hooks.example.com/hook", False),
         ("https:///no-host", False),
     ],
 )
-def test_the_embedded_stack_takes_https_and_http_to_127_0_0_1_only(url: str, allowed: bool) -> None:
+def test_the_embedded_stack_takes_https_endpoints_only(url: str, allowed: bool) -> None:
     assert (endpoint_problem(url) is None) is allowed
 
 
@@ -163,7 +199,7 @@ def test_the_command_line_takes_the_webhook_from_the_environment(
     from richdoc_tools.cli.local import STACK_PARAMETERS_FROM_ENV, stack_parameters
 
     environment = {
-        "RICHDOC_WEBHOOK_URL": "http://127.0.0.1:8080/hook",
+        "RICHDOC_WEBHOOK_URL": "https://127.0.0.1:8443/hook",
         "RICHDOC_WEBHOOK_AUTHORIZATION": "BASIC",
         "RICHDOC_WEBHOOK_AUTH_NAME": "ada",
         "RICHDOC_WEBHOOK_SECRET": "s3cret",
@@ -171,9 +207,29 @@ def test_the_command_line_takes_the_webhook_from_the_environment(
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
     assert stack_parameters() == {
-        "WebhookUrl": "http://127.0.0.1:8080/hook",
+        "WebhookUrl": "https://127.0.0.1:8443/hook",
         "WebhookAuthorization": "BASIC",
         "WebhookAuthName": "ada",
         "WebhookAuthSecret": "s3cret",
     }
     assert set(STACK_PARAMETERS_FROM_ENV.values()) <= set(template.cfn["Parameters"])
+
+
+def test_the_delivery_verifies_the_endpoint_s_certificate(tmp_path: Path) -> None:
+    """TLS as EventBridge uses it: a receiver's certificate is verified, against the
+    system's authorities and the one the stack is told to trust, never skipped."""
+    from richdoc_tools.local.runtime.webhooks import endpoint_opener, send
+
+    with receiving("x-key", "the key", Authority.made_in(tmp_path)) as receiver:
+
+        def request() -> urllib.request.Request:
+            headers = {"x-key": "not the key", "Content-Type": "application/json"}
+            return urllib.request.Request(receiver.url, data=b"{}", headers=headers)
+
+        untrusted = send(endpoint_opener(None), request())
+        assert (untrusted.delivered, untrusted.retried) == (False, True)
+        assert "CERTIFICATE_VERIFY_FAILED" in untrusted.message
+        assert receiver.requests == []  # the handshake failed: nothing was sent
+        trusted = send(endpoint_opener(receiver.ca_file), request())
+        assert trusted.code == "401"  # over TLS to the receiver, which refused the key
+        assert [r.status for r in receiver.requests] == [401]

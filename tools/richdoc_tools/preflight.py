@@ -10,12 +10,13 @@ concurrency quota and what is left unreserved). No API shows the function memory
 (new accounts may be held at 3,008 MB until AWS raises it), so that check says how to find
 it unless ``--memory-quota-mb`` states it.
 
-Besides what would fail, two findings warn of what deploys but runs badly: admission's
+Besides what would fail, findings warn of what deploys but runs badly: admission's
 capacity (``MaxRunningJobs``, derived as the template derives it) against what the
 functions can run at once (``peak_demand``: every slot busy, each with one invocation of
 a step, beside the starter's batches, the dispatcher, the notifier and the records
-function's backstops), so admitted work is never throttled; and an empty ``AlarmEmail``,
-which leaves the alarms unheard.
+function's backstops), so admitted work is never throttled; the same capacity against
+what admission's slot ledger, one DynamoDB item, holds and takes (``_ledger``); and an
+empty ``AlarmEmail``, which leaves the alarms unheard.
 
 ``assess`` is pure: the readings in, the findings out.
 """
@@ -32,6 +33,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
+
+from richdoc_tools.local.cloudformation.parameters import ParameterError, check_values
 
 if TYPE_CHECKING:
     import boto3
@@ -94,8 +97,8 @@ class Readings:
     parameters: dict[str, str] = field(default_factory=dict)
 
 
-class BadParameters(ValueError):
-    """Parameter values the template refuses (unknown name, out of range, not allowed)."""
+# Parameter values the template refuses (unknown name, out of range, not allowed).
+BadParameters = ParameterError
 
 
 def parse_overrides(pairs: list[str]) -> dict[str, str]:
@@ -126,23 +129,7 @@ def samconfig(path: Path) -> tuple[dict[str, str], str | None]:
 
 def check_parameters(template: Template, values: Mapping[str, str]) -> None:
     """Refuse what CloudFormation would refuse before creating anything."""
-    specs: dict[str, Any] = template.cfn.get("Parameters", {})
-    for name, value in values.items():
-        spec = specs.get(name)
-        if spec is None:
-            raise BadParameters(f"{name} is not a parameter of template.yaml")
-        allowed = [str(a) for a in spec.get("AllowedValues", [])]
-        if allowed and value not in allowed:
-            raise BadParameters(f"{name}={value}: must be one of {', '.join(allowed)}")
-        if spec.get("Type") == "Number":
-            try:
-                number = float(value)
-            except ValueError:
-                raise BadParameters(f"{name}={value}: not a number") from None
-            if "MinValue" in spec and number < float(spec["MinValue"]):
-                raise BadParameters(f"{name}={value}: at least {spec['MinValue']}")
-            if "MaxValue" in spec and number > float(spec["MaxValue"]):
-                raise BadParameters(f"{name}={value}: at most {spec['MaxValue']}")
+    check_values(template.cfn.get("Parameters", {}), values)
 
 
 def sizing(template: Template, parameters: Mapping[str, str]) -> Sizing:
@@ -211,6 +198,7 @@ def assess(readings: Readings, sizing: Sizing) -> list[Finding]:
         _docker(readings),
         _concurrency(readings, sizing),
         _capacity(readings, sizing),
+        _ledger(sizing),
         _memory(readings, sizing),
         _alarm_email(sizing),
     ]
@@ -399,6 +387,78 @@ def _capacity(readings: Readings, sizing: Sizing) -> Finding:
         "account) would throttle, and throttled steps wait up to a quarter of an hour "
         "before they fail",
         fix,
+    )
+
+
+# The slot ledger is one item, rewritten whole by every admission and release (a slot
+# handed over: one transaction), at two write units a kilobyte (a transaction's); DynamoDB
+# gives one item at most 1,000 write units a second (a partition's). Born-digital
+# documents run for a few seconds, each slot turning over that often.
+PARTITION_WRITE_UNITS = 1000
+SHORT_RUN_S = 4.0
+# A tenant's name as most deployments have them (the ledger's entries grow with it).
+TYPICAL_TENANT = "t" * 16
+
+
+def _full_ledger(slots: int) -> Any:
+    from richdoc.admission.slots import Holder, Ledger
+
+    holder = Holder(run=1, slots=1, tenant=TYPICAL_TENANT, admitted_at="0" * 32)
+    return Ledger(running=slots, holders={f"{n:032x}": holder for n in range(slots)})
+
+
+def ledger_write_units(slots: int) -> float:
+    """Write units a second the slot ledger takes with ``slots`` documents of
+    ``SHORT_RUN_S`` each in flight."""
+    from richdoc.admission.slots import ledger_bytes
+
+    units = 2 * -(-ledger_bytes(_full_ledger(slots)) // 1024)
+    return slots / SHORT_RUN_S * units
+
+
+def ledger_slots() -> int:
+    """The most slots whose short documents' turnover one item can take."""
+    slots = 1
+    while ledger_write_units(slots + 1) <= PARTITION_WRITE_UNITS:
+        slots += 1
+    return slots
+
+
+def _ledger(sizing: Sizing) -> Finding:
+    """Does the slot ledger hold and take this capacity?"""
+    from richdoc.admission.settings import MAX_CAPACITY
+
+    slots = capacity(sizing)
+    if slots > MAX_CAPACITY:
+        return Finding(
+            "ledger",
+            Status.FAIL,
+            f"{CAPACITY}={slots} slots: admission's slot ledger, one DynamoDB item with an "
+            "entry per document in flight, could pass DynamoDB's 400 KB item limit (at "
+            f"most {MAX_CAPACITY} slots, whatever the tenants' names): the dispatcher "
+            "refuses to run",
+            f"set {CAPACITY} to {MAX_CAPACITY} or less",
+        )
+    useful = ledger_slots()
+    units = ledger_write_units(slots)
+    if slots > useful:
+        return Finding(
+            "ledger",
+            Status.WARN,
+            f"{CAPACITY}={slots} slots: documents of about {SHORT_RUN_S:g} s turn every slot "
+            f"over that often, and each turnover rewrites admission's slot ledger (one "
+            f"item): {units:,.0f} write units a second, past the "
+            f"{PARTITION_WRITE_UNITS:,} one DynamoDB item takes; admissions are throttled "
+            f"and retried, so slots past {useful} add no throughput for short documents "
+            "(documents of a minute or more are not held back)",
+            f"set {CAPACITY} to {useful} or less, unless the documents run a minute or more",
+        )
+    return Finding(
+        "ledger",
+        Status.OK,
+        f"{CAPACITY}={slots} slots: admission's slot ledger takes {units:,.0f} of the "
+        f"{PARTITION_WRITE_UNITS:,} write units a second one DynamoDB item takes, with "
+        f"documents of {SHORT_RUN_S:g} s",
     )
 
 

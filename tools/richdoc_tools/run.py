@@ -20,25 +20,31 @@ from datetime import datetime
 from pathlib import Path
 
 from pydantic import BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from richdoc.contracts import OUTPUT_FILES, OUTPUT_FOLDERS
 from richdoc.document_results import written_keys
 from richdoc.jobs import Attempt, Job, JobStatus, Progress
 from richdoc_client.reader import ResultsReader
 from richdoc_client.tables import table_csv_name
+from richdoc_client.wire import AbsentOmitted
 from richdoc_tools.local.runtime.events import wait_until
 from richdoc_tools.local.stack import EmbeddedStack
 from richdoc_tools.ops.job_document import JobDocument
 from richdoc_tools.ops.uploads import Upload, clarify_metadata
 
 
-class Counts(BaseModel):
+class Counts(AbsentOmitted):
     nodes: int | None = None
     edges: int | None = None
     spans: int | None = None
     ambiguities: int | None = None
     chunks: int | None = None  # the retrieval chunks of chunks.jsonl
     tables: int | None = None  # the CSVs under tables/, one per table
+    # As the job's counts say them: the pages OCR read, and the pages without a text
+    # layer left unread because OcrMode is off; absent for a document without such pages.
+    ocr_page_count: int | SkipJsonSchema[None] = None
+    unread_pages: list[int] | SkipJsonSchema[None] = None
 
 
 class RunResult(BaseModel):

@@ -84,6 +84,15 @@ def run_prefix(job_id: str, run: int) -> str:
     return f"jobs/{job_id}/run-{run:03d}/"
 
 
+def run_of(key: str) -> int | None:
+    """The run whose outputs a key of ``run_prefix`` is under; None for other keys."""
+    parts = key.split("/")
+    if len(parts) < 4 or parts[0] != "jobs" or not parts[2].startswith("run-"):
+        return None
+    number = parts[2].removeprefix("run-")
+    return int(number) if number.isdigit() else None
+
+
 def job_prefix(job_id: str) -> str:
     """Every run's outputs of a job."""
     return f"jobs/{job_id}/"

@@ -15,7 +15,7 @@ Pure: no I/O.
 from __future__ import annotations
 
 from richdoc.document_results import kept_keys
-from richdoc.jobs import Job, JobStatus
+from richdoc.jobs import Job
 from richdoc_client.events import (
     CompletionDetail,
     FailureSummary,
@@ -47,7 +47,9 @@ def source_identity(job: Job) -> SourceIdentity:
 
 
 def result_counts(job: Job) -> ResultCounts | None:
-    if job.status is not JobStatus.SUCCEEDED or job.counts is None:
+    """The counts of the job's latest successful run (``Job.result_run``); None before
+    any run succeeded."""
+    if job.result_run is None or job.counts is None:
         return None
     return ResultCounts.model_validate(job.counts.model_dump())
 
@@ -67,6 +69,7 @@ def completion_detail(job: Job, results_bucket: str, manifest: Manifest | None) 
     """The completion event of the terminal status ``job`` is in, as it relates to the
     document's ``manifest`` (None: the document has none)."""
     status = TerminalStatus(job.status.value)
+    succeeded = status is TerminalStatus.SUCCEEDED  # outputs of this run, not an earlier one
     failure = None
     if status is TerminalStatus.DEAD_LETTERED:
         recorded = job.failure  # every dead-lettered run has one; internal if not
@@ -80,8 +83,8 @@ def completion_detail(job: Job, results_bucket: str, manifest: Manifest | None) 
         run=job.run,
         status=status,
         source=source_identity(job),
-        outputs=kept_keys(job, results_bucket),
-        counts=result_counts(job),
+        outputs=kept_keys(job, results_bucket) if succeeded else None,
+        counts=result_counts(job) if succeeded else None,
         failure=failure,
         metadata=job.metadata,
         manifest=manifest_summary(manifest),

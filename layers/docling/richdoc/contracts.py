@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import (
     Annotated,
+    Any,
     ClassVar,
     Generic,
     Literal,
@@ -319,6 +320,24 @@ class ProjectInput(StageInput):
     sha256: str  # of the source's bytes, as the parse read them
     pipeline: str  # the docling pipeline that parsed it
 
+    @model_validator(mode="before")
+    @classmethod
+    def _as_an_earlier_definition_says_it(cls, data: Any) -> Any:
+        """A run an earlier release's definition started (a run in flight across an
+        upgrade) passes the same as the key in ``source.name``, the bucket beside it, and
+        the parse's sha256 and pipeline in ``source``."""
+        if not isinstance(data, dict) or "bucket" not in data:
+            return data
+        earlier = data.get("source")
+        if not isinstance(earlier, dict) or "name" not in earlier:
+            return data
+        return {
+            **data,
+            "source": {"bucket": data["bucket"], "key": earlier["name"]},
+            "sha256": earlier.get("sha256"),
+            "pipeline": earlier.get("pipeline"),
+        }
+
 
 class ProjectCounts(Contract):
     nodes: int
@@ -358,6 +377,9 @@ class DetectCounts(Contract):
 class DetectOutput(StageOutput):
     detection_key: str
     counts: DetectCounts
+    # The rule set detection ran (richdoc.detection.ruleset); an execution begun before
+    # outputs named it ran spec-v1.
+    rules: str = "spec-v1"
 
 
 InputT = TypeVar("InputT", bound=StageInput)
@@ -567,6 +589,12 @@ class Swept(Contract):
     released: int = 0
     holders_closed: int = 0
     recounted: bool = False
+    # The walk over the open jobs (richdoc.records.sweep_walk): the index pages it read,
+    # the jobs it received (waiting ones are left out), whether it reached the end (False:
+    # its budget ran out, the next sweep goes on where it stopped).
+    index_pages: int = 0
+    read: int = 0
+    walked: bool = True
 
 
 class RecordsCall(Contract):

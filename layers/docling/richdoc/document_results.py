@@ -10,6 +10,10 @@ them (``OUTPUT_FILES``, ``OUTPUT_FOLDERS``), before the manifest and the complet
 name them (``kept_keys``): no lifecycle rule touches ``documents/``, and what a manifest
 names lives as long as the manifest.
 
+A job keeps one run there: once a later run of it succeeds and the manifest names that
+one, the notifier deletes the older runs' folders (``ResultCopies.prune``); a later run
+that waits, runs or fails leaves the latest success where it is.
+
 The copies of a job go with the job: when it is DELETED (its version deleted, or expired
 by the ingest bucket's lifecycle, or an operator's ``richdoc jobs delete``), the notifier
 deletes ``documents/<document id>/<job id>/`` once the manifest no longer names it. A
@@ -44,12 +48,19 @@ def job_results_prefix(job: Job) -> str:
     return f"{MANIFEST_PREFIX}{document_id(job.source.bucket, job.source.key)}/{job.job_id}/"
 
 
+def kept_run_prefix(job: Job, run: int) -> str:
+    """``documents/<document id>/<job id>/run-NNN/``: one kept run of the job."""
+    return f"{job_results_prefix(job)}run-{run:03d}/"
+
+
 def kept_keys(job: Job, results_bucket: str) -> ResultKeys | None:
-    """Where a succeeded job's outputs are kept with its document; None before it
+    """Where the job's latest successful run's outputs are kept with its document (while
+    a later run waits, runs or fails too: ``Job.result_run``); None before any run
     succeeded. Pure."""
-    if job.status is not JobStatus.SUCCEEDED or job.outputs is None:
+    run = job.result_run
+    if run is None or job.outputs is None:
         return None
-    prefix = f"{job_results_prefix(job)}run-{job.run:03d}/"
+    prefix = kept_run_prefix(job, run)
     written = job.outputs
     files = {field: f"{prefix}{name}" for field, name in OUTPUT_FILES.items()}
     folders = {field: f"{prefix}{name}/" for field, name in OUTPUT_FOLDERS.items()}
@@ -76,13 +87,13 @@ class ResultCopies:
         self._kept: set[tuple[str, int]] = set()  # runs this instance has copied
 
     def keep(self, job: Job) -> ResultKeys | None:
-        """Copy a succeeded job's outputs to ``kept_keys`` (again, if they are there: a
-        copy is idempotent); None for any other job. If the job was deleted meanwhile,
-        the copies are deleted again and None is returned."""
-        kept = kept_keys(job, self.results_bucket)
-        if kept is None or job.outputs is None:
+        """Copy the outputs of the job's latest success to ``kept_keys`` (again, if they
+        are there: a copy is idempotent); None for a job without one. If the job was
+        deleted meanwhile, the copies are deleted again and None is returned."""
+        kept, run = kept_keys(job, self.results_bucket), job.result_run
+        if kept is None or job.outputs is None or run is None:
             return None
-        if (job.job_id, job.run) in self._kept:
+        if (job.job_id, run) in self._kept:
             return kept
         written = job.outputs
         try:
@@ -101,7 +112,7 @@ class ResultCopies:
         if self._deleted(job):
             self.discard(job)
             return None
-        self._kept.add((job.job_id, job.run))
+        self._kept.add((job.job_id, run))
         return kept
 
     def _deleted(self, job: Job) -> bool:
@@ -111,6 +122,35 @@ class ResultCopies:
     def discard(self, job: Job) -> int:
         """Delete every kept run of the job; how many objects there were."""
         return self.artifacts.delete_prefix(job_results_prefix(job))
+
+    def prune(self, job: Job) -> list[int]:
+        """Delete the job's kept runs older than its latest success as the record says
+        now (read again: the stream's image may be of an older run); which runs went.
+        Called once the manifest no longer names them, so what a consumer reads through
+        the manifest stays."""
+        now = self.jobs.get(job.job_id)
+        current = now.result_run if now is not None else None
+        if now is None or current is None:
+            return []
+        older = [run for run in self._kept_runs(now) if run < current]
+        for run in older:
+            self.artifacts.delete_prefix(kept_run_prefix(now, run))
+            self._kept.discard((now.job_id, run))
+        return older
+
+    def _kept_runs(self, job: Job) -> list[int]:
+        """The runs of the job that have a folder under ``job_results_prefix``."""
+        prefix, runs = job_results_prefix(job), []
+        with aws_errors(f"listing s3://{self.results_bucket}/{prefix}"):
+            for page in self.s3.get_paginator("list_objects_v2").paginate(
+                Bucket=self.results_bucket, Prefix=prefix, Delimiter="/"
+            ):
+                for folder in page.get("CommonPrefixes", []):
+                    name = folder.get("Prefix", "").removeprefix(prefix).rstrip("/")
+                    number = name.removeprefix("run-")
+                    if name.startswith("run-") and number.isdigit():
+                        runs.append(int(number))
+        return runs
 
     def _copy(self, source: str, target: str) -> None:
         bucket = self.results_bucket

@@ -56,6 +56,7 @@ from richdoc.jobs import (
     job_id_for,
     timestamp,
 )
+from richdoc.jobs.keys import QueueKind
 from richdoc.metadata import passed_through
 
 if TYPE_CHECKING:
@@ -381,5 +382,5 @@ class Starter:
         if job.waiting and job.tenant is not None and job.tenant != tenant:
             # An earlier delivery queued the run under another tenant (the object's tags
             # or the deployment's TenantKey changed since): the job waits in that lane.
-            self.backlog.mark(job.tenant)
+            self.backlog.mark(job.tenant, job.queue or QueueKind.UPLOADS)
         return StartResult(job_id, run, execution_name(job_id, run), StartOutcome.ALREADY_QUEUED)

@@ -3,12 +3,16 @@ bucket): the one stable place that says where a document's current results are.
 
 The manifest is derived, never edited: ``current_manifest`` computes it from the object's
 versions in the ingest bucket (newest first) and their jobs. Its source is the newest
-version whose job has finished (SUCCEEDED, DEAD_LETTERED or CANCELLED; a version still
-running, deleted or not yet seen is passed over), and its result that job's successful
-run, or null when the job did not succeed: a newer version that fails leaves no stale
-result behind. When a delete marker hides the key, or no version has a finished job, the
-document has no manifest. A version whose job record has expired (the jobs table's time
-to live) keeps the manifest it had: the stored manifest of that same version stands.
+version whose job has a run that ended (SUCCEEDED, DEAD_LETTERED or CANCELLED; a version
+whose first run is still under way, deleted or not yet seen is passed over); its run and
+status that job's latest ended run (``Job.ended``), and its result that job's latest
+successful run (``Job.result_run``), or null when none of its runs succeeded: a newer
+version that fails leaves no stale result behind. A later run of the same job (a
+reprocess, a redrive) changes nothing while it waits or runs, and a failed one changes
+the run and status, not the result. When a delete marker hides the key, or no version
+has an ended job, the document has no manifest. A version whose job record has expired
+(the jobs table's time to live), or was written before it recorded its ended runs, keeps
+the manifest it had: the stored manifest of that same job stands.
 
 The result's outputs are the copies kept with the document (``richdoc.document_results``),
 which live as long as the version; the refresh makes sure they are there before it writes
@@ -49,8 +53,8 @@ if TYPE_CHECKING:
     from types_boto3_s3 import S3Client
     from types_boto3_s3.type_defs import ListObjectVersionsOutputTypeDef
 
-# The job statuses a manifest shows: how a version's job ended, short of its deletion.
-FINISHED: dict[JobStatus, ManifestStatus] = {
+# How a version's job's run ended, as a manifest shows it (``ENDED_STATUSES``).
+ENDED: dict[JobStatus, ManifestStatus] = {
     JobStatus.SUCCEEDED: TerminalStatus.SUCCEEDED,
     JobStatus.DEAD_LETTERED: TerminalStatus.DEAD_LETTERED,
     JobStatus.CANCELLED: TerminalStatus.CANCELLED,
@@ -99,26 +103,28 @@ def version_manifest(
     stored: Manifest | None = None,
 ) -> Manifest | None:
     """The manifest one version gives the document; None when the version is passed
-    over (its job is not finished, is deleted, or was never recorded)."""
-    if job is None:
-        # Its record expired after the manifest named it: that manifest stands.
+    over (no run of its job has ended, it is deleted, or it was never recorded)."""
+    if job is not None and job.status is JobStatus.DELETED:
+        return None
+    ended = job.ended() if job is not None else None
+    if job is None or ended is None:
+        # Its record expired, or predates ``last_end``, after the manifest named it:
+        # that manifest stands.
         if stored is not None and stored.job_id == job_id_for(bucket, key, version.version):
             return stored
         return None
-    if job.status not in FINISHED:
-        return None
-    outputs, counts = kept_keys(job, results_bucket), result_counts(job)
+    outputs, counts, run = kept_keys(job, results_bucket), result_counts(job), job.result_run
     result = (
-        ManifestResult(run=job.run, outputs=outputs, counts=counts)
-        if outputs is not None and counts is not None
+        ManifestResult(run=run, outputs=outputs, counts=counts)
+        if outputs is not None and counts is not None and run is not None
         else None
     )
     return Manifest(
         document_id=document_id(bucket, key),
         source=source_identity(job),
         job_id=job.job_id,
-        run=job.run,
-        status=FINISHED[job.status],
+        run=ended.run,
+        status=ENDED[ended.status],
         result=result,
         metadata=job.metadata or {},
     )
@@ -187,8 +193,8 @@ class ManifestKeeper:
     def compute(
         self, bucket: str, key: str, stored: Manifest | None = None
     ) -> tuple[Manifest | None, Job | None]:
-        """The document's manifest now, and the job it names (None when the manifest
-        stands from an expired record, or there is none)."""
+        """The document's manifest now, and the job it names (None when the stored
+        manifest stands, or there is none)."""
         deleted, versions = self._listing(bucket, key)
         if deleted:
             return None, None
@@ -199,7 +205,7 @@ class ManifestKeeper:
                 job = jobs.get(job_id)
                 manifest = version_manifest(bucket, key, version, job, self.results_bucket, stored)
                 if manifest is not None:
-                    return manifest, job
+                    return manifest, (None if manifest is stored else job)
         return None, None
 
     def versions(self, bucket: str, key: str) -> ObjectVersions:

@@ -8,11 +8,11 @@ references) is passed over. A write that ends a run (``richdoc.completion.comple
 first copies a success's outputs next to the document's manifest
 (``richdoc.document_results``), then refreshes the manifest of the job's document
 (``richdoc.manifests``), so that a consumer that reads the manifest on hearing the event
-finds it current; a deletion's kept outputs are deleted once the manifest no longer
-names them; then it publishes the event with PutEvents, saying how the change relates to
-the manifest. Any step failing raises: the stream record is retried (every step is
-idempotent), so an event may be published twice but never lost; consumers drop the
-second by its ``event_id``.
+finds it current; a deletion's kept outputs, and a success's older runs of the same job,
+are deleted once the manifest no longer names them; then it publishes the event with
+PutEvents, saying how the change relates to the manifest. Any step failing raises: the
+stream record is retried (every step is idempotent), so an event may be published twice
+but never lost; consumers drop the second by its ``event_id``.
 """
 
 from __future__ import annotations
@@ -70,6 +70,8 @@ class Notifier:
         manifest = self.manifests.refresh(job.source.bucket, job.source.key)
         if job.status is JobStatus.DELETED:
             self.copies.discard(job)
+        elif job.status is JobStatus.SUCCEEDED:
+            self.copies.prune(job)  # the job's older runs, which the manifest no longer names
         detail = completion_detail(job, self.results_bucket, manifest)
         self.publish(detail)
         return detail

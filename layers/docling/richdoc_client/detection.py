@@ -1,7 +1,8 @@
 """The model of ``detection.json`` (schema ``richdoc.detection/v1``).
 
 At most one temporal ambiguity per document, about the DOCUMENT node, with its candidate
-readings; ``richdoc.detection`` implements the rules (docs/detection.md).
+readings; ``richdoc.detection`` implements the rules (docs/detection.md), under the rule
+set the document names (``rules``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from richdoc_client.versions import SchemaVersion, Versioned, since
 from richdoc_client.wire import AbsentOmitted, FrozenWireModel
 
 SCHEMA: Final = "richdoc.detection/v1"
-VERSION: Final = "1.1"  # richdoc_client.versions: how it may change
+VERSION: Final = "1.2"  # richdoc_client.versions: how it may change
+#: The rule set of every detection.json written before documents named theirs (1.0, 1.1).
+FIRST_RULES: Final = "spec-v1"
 Confidence = Annotated[float, Field(ge=0.0, le=1.0)]
 
 
@@ -55,6 +58,9 @@ class DetectionStats(FrozenWireModel):
 class Detection(Versioned, FrozenWireModel):
     schema_: Literal["richdoc.detection/v1"] = Field(default=SCHEMA, alias="schema")
     schema_version: SchemaVersion = Field(default=VERSION, json_schema_extra=since("1.1"))
+    # The rule set that ran ("spec-v1", "contracts-v2"; docs/detection.md). An open
+    # vocabulary: a later rule set is a new value, not a new schema.
+    rules: str = Field(default=FIRST_RULES, json_schema_extra=since("1.2"))
     ambiguities: Annotated[list[Ambiguity], Field(max_length=1)]
     stats: DetectionStats
 

@@ -14,6 +14,8 @@ import boto3
 import pytest
 from richdoc_tools.local.patches import events_replay
 
+from tests.support.queues import drained
+
 BUS = "bus"
 NOW = datetime.now(UTC)
 
@@ -27,15 +29,6 @@ def _queue_rule(name: str) -> tuple[Any, str, str]:
     rule = events.put_rule(Name=name, EventBusName=BUS, EventPattern='{"source": ["richdoc"]}')
     events.put_targets(Rule=name, EventBusName=BUS, Targets=[{"Id": "q", "Arn": arn}])
     return sqs, url, rule["RuleArn"]
-
-
-def _drain(sqs: Any, url: str) -> list[dict[str, Any]]:
-    found = []
-    while batch := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages"):
-        for message in batch:
-            found.append(json.loads(message["Body"]))
-            sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
-    return found
 
 
 @pytest.fixture
@@ -57,7 +50,7 @@ def archived(aws: None) -> dict[str, Any]:
             ]
         )
     for sqs, url, _ in (mine, theirs):
-        assert len(_drain(sqs, url)) == 2  # delivered live
+        assert len(drained(sqs, url)) == 2  # delivered live
     return {"bus": bus, "archive": archive, "mine": mine, "theirs": theirs}
 
 
@@ -74,17 +67,17 @@ def _replay(world: dict[str, Any], name: str, **destination: Any) -> None:
 def test_moto_alone_replays_everything_to_every_rule(archived: dict[str, Any]) -> None:
     _replay(archived, "everything", FilterArns=[archived["mine"][2]])
     for sqs, url, _ in (archived["mine"], archived["theirs"]):
-        assert len(_drain(sqs, url)) == 2  # the day-old event too, and to "theirs"
+        assert len(drained(sqs, url)) == 2  # the day-old event too, and to "theirs"
 
 
 def test_a_replay_sends_its_time_range_to_the_rules_it_names(archived: dict[str, Any]) -> None:
     with contextlib.ExitStack() as exit_stack:
         events_replay.install(exit_stack)
         _replay(archived, "mine-last-2h", FilterArns=[archived["mine"][2]])
-        [replayed] = _drain(*archived["mine"][:2])
+        [replayed] = drained(*archived["mine"][:2])
         assert (replayed["detail"], replayed["replay-name"]) == ({"n": 1}, "mine-last-2h")
-        assert _drain(*archived["theirs"][:2]) == []
+        assert drained(*archived["theirs"][:2]) == []
         _replay(archived, "everyone-last-2h")  # no FilterArns: every rule of the bus
-        assert [e["detail"] for e in _drain(*archived["theirs"][:2])] == [{"n": 1}]
+        assert [e["detail"] for e in drained(*archived["theirs"][:2])] == [{"n": 1}]
         replay = boto3.client("events").describe_replay(ReplayName="everyone-last-2h")
         assert replay["State"] == "COMPLETED"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from richdoc_tools.cli.errors import Failed, UsageError
-from richdoc_tools.cli.local import stack_parameters
+from richdoc_tools.cli.local import stack_parameters, webhook_ca_file
 from richdoc_tools.cli.options import embedded_stack_options, example, stack_options
 
 if TYPE_CHECKING:
@@ -102,6 +102,7 @@ def console(
                     capture_process_output=True,
                     strict=not lenient,
                     injected_faults=faults,
+                    webhook_ca_file=webhook_ca_file(),
                 ) as embedded:
                     print(f"function logs: {visible(log_path)}", flush=True)
                     _serve(

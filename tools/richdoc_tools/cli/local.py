@@ -30,6 +30,7 @@ STACK_PARAMETERS_FROM_ENV = {
     "RICHDOC_SHARD_CONCURRENCY": "ShardMaxConcurrency",
     "RICHDOC_OCR_MODE": "OcrMode",
     "RICHDOC_PDF_PIPELINE": "PdfPipeline",
+    "RICHDOC_DETECTION_RULES": "DetectionRules",
     # A webhook for every completion event (docs/consumers.md, "Webhooks"): the secret
     # from the environment, never the command line (ps shows arguments).
     "RICHDOC_WEBHOOK_URL": "WebhookUrl",
@@ -43,6 +44,7 @@ def stack_parameters(overrides: Sequence[str] = ()) -> dict[str, str]:
     """Template parameters from ``STACK_PARAMETERS_FROM_ENV``, then ``overrides``
     (``--parameter-overrides``: ``KEY=VALUE`` items, several to a value); a bad value, or
     one the template refuses, is a usage error."""
+    from richdoc.detection.ruleset import detection_rules_setting
     from richdoc.parse.ocr import ocr_mode_setting
     from richdoc.parse.settings import (
         ParserSettings,
@@ -58,6 +60,7 @@ def stack_parameters(overrides: Sequence[str] = ()) -> dict[str, str]:
         shard_concurrency_setting()
         ocr_mode_setting()
         ParserSettings.from_env()  # RICHDOC_PDF_PIPELINE, and the weights it may need
+        detection_rules_setting()
     except ValueError as exc:
         raise UsageError(visible(exc)) from exc
     parameters = {
@@ -73,6 +76,24 @@ def stack_parameters(overrides: Sequence[str] = ()) -> dict[str, str]:
             raise UsageError(f"--parameter-overrides: {visible(exc)}") from exc
         parameters.update(given)
     return parameters
+
+
+# An authority the webhook delivery trusts beside the system's: a receiver on this machine
+# with a certificate of its own (docs/consumers.md, "Webhooks").
+WEBHOOK_CA_FILE = "RICHDOC_WEBHOOK_CA_FILE"
+
+
+def webhook_ca_file() -> Path | None:
+    """``RICHDOC_WEBHOOK_CA_FILE``'s certificate file; a usage error when it is missing."""
+    from richdoc_tools.terminal import visible
+
+    named = os.environ.get(WEBHOOK_CA_FILE, "").strip()
+    if not named:
+        return None
+    path = Path(named)
+    if not path.is_file():
+        raise UsageError(f"{WEBHOOK_CA_FILE}: no such file: {visible(path)}")
+    return path
 
 
 @click.group(short_help="the embedded stack as a local AWS endpoint")
@@ -137,6 +158,7 @@ def serve(
         strict=not lenient,
         injected_faults=faults,
         lifecycle_day_s=lifecycle_day,
+        webhook_ca_file=webhook_ca_file(),
     )
     try:
         with embedded:
@@ -163,6 +185,10 @@ def _banner(stack: EmbeddedStack, log: Path | None) -> str:
     if stack.stack_name != "richdoc":
         options += f" --stack {stack.stack_name}"
     bucket = stack.outputs["IngestBucketName"]
+    assert stack.template is not None
+    prefix = stack.parameters.get(
+        "ConsumerRulePrefix", stack.template.parameter_defaults()["ConsumerRulePrefix"]
+    )
     lines = [f"richdoc embedded stack {stack.stack_name!r} listening on {endpoint}"]
     lines += [
         "enforced as on AWS: IAM per function, transaction conflicts, validations"
@@ -197,10 +223,15 @@ def _banner(stack: EmbeddedStack, log: Path | None) -> str:
         f"  richdoc dlq list {options}",
         f"  richdoc dlq redrive {options}",
         f"  richdoc events tail --follow {options}",
-        "completion events: subscribe a rule of your own to the bus EventBusName names",
+        "completion events: subscribe a rule of your own, named with the stack's "
+        f"ConsumerRulePrefix ({prefix}), to the bus EventBusName names",
         f"  aws --endpoint-url {endpoint} events put-rule --event-bus-name "
-        f"{stack.outputs.get('EventBusName', '-')} --name mine "
+        f"{stack.outputs.get('EventBusName', '-')} --name {prefix}mine "
         """--event-pattern '{"source": ["richdoc"]}'""",
+        "a consumer's code (boto3, richdoc-client's reader) reaches this stack with",
+        f"  export AWS_ENDPOINT_URL={endpoint}",
+        "(the AWS CLI v1 sends SQS commands to AWS whatever AWS_ENDPOINT_URL says: give "
+        "each aws command --endpoint-url)",
         "Ctrl-C stops the stack.",
     ]
     return "\n".join(visible(line) for line in lines)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from richdoc_tools.cli.errors import EXIT_FAILED, Failed, UsageError
-from richdoc_tools.cli.local import stack_parameters
+from richdoc_tools.cli.local import stack_parameters, webhook_ca_file
 from richdoc_tools.cli.options import (
     PositiveSeconds,
     embedded_stack_options,
@@ -93,6 +93,8 @@ def run(
         faults=faults,
     )
     render.run_results(results, as_json=as_json)
+    for note in render.unread_notes(results):
+        err.print(f"[yellow]{markup(note)}[/]")
     if injected is not None:
         err.print(f"[dim]{markup(injected)}[/]")
     err.print(f"[dim]function logs: {markup(log_path)}[/]")
@@ -150,6 +152,7 @@ def _run_on_stack(
             capture_process_output=True,
             strict=strict,
             injected_faults=faults,
+            webhook_ca_file=webhook_ca_file(),
         ) as stack:
             bucket = stack.outputs["IngestBucketName"]
             err.print(f"[dim]uploading {len(files)} file(s) to s3://{markup(bucket)}/ ...[/]")

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from richdoc_tools.cli.errors import UsageError
-from richdoc_tools.cli.options import example
+from richdoc_tools.cli.options import example, json_option
 
 
 def _input_file(name: str) -> Path:
@@ -102,24 +102,62 @@ def project(
 
 @click.command(
     short_help="scan a projection for temporal ambiguities",
-    epilog=example("richdoc detect projection.json --clarify -o detection.json"),
+    epilog=example(
+        "richdoc detect projection.json --clarify -o detection.json",
+        "richdoc detect projection.json --explain --rules spec-v1",
+    ),
 )
 @click.argument("projection", metavar="PROJECTION.json")
 @click.option("--clarify", is_flag=True, help="emit ambiguities (options.clarify)")
-@click.option("-o", "--output", required=True, metavar="DETECTION.json")
-def detect(projection: str, clarify: bool, output: str) -> int:
+@click.option("-o", "--output", default=None, metavar="DETECTION.json")
+@click.option(
+    "--rules",
+    type=click.Choice(["spec-v1", "contracts-v2"]),
+    default=None,
+    help="the rule set (default: $RICHDOC_DETECTION_RULES, else contracts-v2)",
+)
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="print every date mention: its form, its role, why, and whether it was kept",
+)
+@json_option("with --explain: print the explanation as JSON")
+def detect(
+    projection: str,
+    clarify: bool,
+    output: str | None,
+    rules: str | None,
+    explain: bool,
+    as_json: bool,
+) -> int:
     """The detection step alone (docs/detection.md). Without --clarify nothing is emitted;
-    the stats are still computed."""
+    the stats are still computed. Give -o, --explain or both."""
     from pydantic import ValidationError
 
     from richdoc.detection import detect as detect_ambiguities
+    from richdoc.detection.ruleset import DetectionRules, detection_rules_setting
     from richdoc.graph import Projection
     from richdoc.taxonomy import CorruptInput
 
+    if output is None and not explain:
+        raise UsageError("say where the detection goes (-o DETECTION.json), or --explain")
+    if as_json and not explain:
+        raise UsageError("--json explains: give --explain with it")
+    try:
+        rule_set = DetectionRules(rules) if rules else detection_rules_setting()
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
     data = _input_file(projection).read_bytes()
     try:
         parsed = Projection.model_validate_json(data)
     except ValidationError as exc:
         raise CorruptInput.not_valid("richdoc.projection/v1", exc) from exc
-    _write_bytes(Path(output), detect_ambiguities(parsed, clarify=clarify).to_json_bytes())
+    detection = detect_ambiguities(parsed, clarify=clarify, rules=rule_set)
+    if output is not None:
+        _write_bytes(Path(output), detection.to_json_bytes())
+    if explain:
+        from richdoc.detection.explain import explain as explain_detection
+        from richdoc_tools.cli.render.detection import explanation
+
+        explanation(explain_detection(parsed, rule_set), as_json=as_json)
     return 0

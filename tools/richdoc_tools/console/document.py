@@ -1,6 +1,8 @@
 """The document with its graph: for a PDF its pages, rendered here, with every node's box
 drawn over them (click one: its text and its span in the canonical text), and the
-temporal ambiguities where their evidence lies; for other formats the structure tree
+temporal ambiguities where their evidence lies, beside why detection found them (every
+date mention with its form, role and reason, as ``richdoc detect --explain`` prints
+them, under the rule set detection.json names); for other formats the structure tree
 beside the canonical text. Read from the job's projection.json and detection.json.
 """
 
@@ -13,6 +15,8 @@ from pydantic import BaseModel
 from werkzeug.wrappers import Response
 
 from richdoc.detection import Detection
+from richdoc.detection.explain import EventExplained, Explanation, MentionExplained, explain
+from richdoc.detection.ruleset import DetectionRules
 from richdoc.formats import DocFormat, format_of
 from richdoc.graph import Projection
 from richdoc.taxonomy import UnsupportedFeature
@@ -29,6 +33,40 @@ blueprint = Blueprint("document", __name__)
 RENDERER = "richdoc_console_pages"
 
 
+class MentionRow(BaseModel):
+    """A date mention of the explanation, with the node whose block holds it."""
+
+    node: int | None
+    mention: MentionExplained
+
+
+class EventRow(BaseModel):
+    node: int | None
+    event: EventExplained
+
+
+class ExplanationView(BaseModel):
+    rules: str
+    fired: list[str]
+    slash_dates: str | None
+    mentions: list[MentionRow]
+    events: list[EventRow]
+
+    @classmethod
+    def of(cls, explained: Explanation, projection: Projection) -> ExplanationView:
+        def node(span_ref: int) -> int | None:
+            spans = projection.spans
+            return spans[span_ref].node if 0 <= span_ref < len(spans) else None
+
+        return cls(
+            rules=explained.rules,
+            fired=explained.fired,
+            slash_dates=explained.slash_dates,
+            mentions=[MentionRow(node=node(m.span_ref), mention=m) for m in explained.mentions],
+            events=[EventRow(node=node(e.span_ref), event=e) for e in explained.events],
+        )
+
+
 class DocumentView(BaseModel):
     job: JobSummary
     name: str
@@ -36,6 +74,8 @@ class DocumentView(BaseModel):
     rendered: bool  # pages drawn (a PDF), or the structure tree only
     job_url: str
     graph: Overlay
+    # Why detection found what it found; None under a rule set this console does not know.
+    explanation: ExplanationView | None
 
 
 def renderer() -> PageRenderer:
@@ -73,7 +113,17 @@ def document_page(job_id: str) -> DocumentView:
         rendered=bool(sizes),
         job_url=url_for("job.job_page", job_id=job.job_id),
         graph=graph,
+        explanation=_explanation(projection, detection),
     )
+
+
+def _explanation(projection: Projection, detection: Detection) -> ExplanationView | None:
+    """The explanation under the rule set that ran (a later rule set: none)."""
+    try:
+        rules = DetectionRules(detection.rules)
+    except ValueError:
+        return None
+    return ExplanationView.of(explain(projection, rules), projection)
 
 
 @blueprint.get("/jobs/<job_id>/document/pages/<int:number>.png")

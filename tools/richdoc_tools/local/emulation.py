@@ -111,6 +111,9 @@ def serve(exit_stack: contextlib.ExitStack, port: int) -> int:
     port = int(server.server_address[1])
     thread = threading.Thread(target=server.serve_forever, name="moto-server", daemon=True)
     thread.start()
+    # Last, once the server has stopped: the emulation's state goes with the stack, as
+    # mock_aws drops it in process (another stack served in this process starts empty).
+    exit_stack.callback(_reset_backends)
     exit_stack.callback(thread.join, 10)
     exit_stack.callback(server.server_close)
     exit_stack.callback(server.shutdown)
@@ -134,6 +137,13 @@ def serve(exit_stack: contextlib.ExitStack, port: int) -> int:
     return port
 
 
+def _reset_backends() -> None:
+    """Every service's state dropped, as moto's own reset (its /moto-api/reset) does."""
+    from moto.moto_api._internal.models import moto_api_backend
+
+    moto_api_backend.reset()
+
+
 def quiet_loggers(exit_stack: contextlib.ExitStack) -> None:
     # Fail states log a long ERROR line each; werkzeug logs every request (the event
     # loops poll many times a second), which would bury the server's own output.
@@ -144,8 +154,10 @@ def quiet_loggers(exit_stack: contextlib.ExitStack) -> None:
         logger = logging.getLogger(name)
         exit_stack.callback(logger.setLevel, logger.level)
         logger.setLevel(level)
-    # Handlers that add no metric in an invocation would warn on every one of them.
-    exit_stack.enter_context(warnings.catch_warnings())
+    # Handlers that add no metric in an invocation would warn on every one of them. Not
+    # undone at the stop: a handler still running then (its thread outlives the stack, as
+    # an execution does) warned on the terminal at the end of every run and every Ctrl-C.
+    # The filter is one entry, whatever the number of stacks (warnings keeps no duplicate).
     warnings.filterwarnings("ignore", "No application metrics to publish", UserWarning)
 
 

@@ -19,7 +19,10 @@ A stack is strict by default: it enforces what AWS enforces and moto does not (e
 function's IAM role, DynamoDB transaction conflicts, the SQS, S3 and Lambda validations;
 docs/embedded-stack.md). ``strict=False`` (``--lenient``) turns that off for debugging.
 ``injected_faults`` makes it fail at a rate, reproducibly (``faults.injected``);
-``script`` holds a test's scripted failures (``faults.scripted``).
+``script`` holds a test's scripted failures (``faults.scripted``). ``index_lag`` makes
+the DynamoDB tables' global secondary indexes show a write some time after the table
+does, as AWS's do (``moto_fixes.fidelity.dynamodb_index_lag``); injected faults widen it
+(and turn it on at AWS's usual lag when none is given).
 """
 
 from __future__ import annotations
@@ -45,10 +48,18 @@ from richdoc_tools.local.cloudformation.deploy import Deployment
 from richdoc_tools.local.cloudformation.intrinsics import Deployed
 from richdoc_tools.local.cloudformation.provisioners import NotEmulated
 from richdoc_tools.local.cloudformation.template import Template, load_template
+from richdoc_tools.local.cloudformation.update import UpdateResult, update_stack
 from richdoc_tools.local.emulation import ACCOUNT, REGION
 from richdoc_tools.local.faults.injected import STATE_MACHINE_STAGE, FaultInjector, FaultSettings
 from richdoc_tools.local.faults.invocations import InvocationFaults
 from richdoc_tools.local.faults.scripted import FailureScript, ServiceError
+from richdoc_tools.local.moto_fixes import fidelity
+from richdoc_tools.local.moto_fixes.fidelity import dynamodb_index_lag
+from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import (
+    WITHIN_A_SECOND,
+    IndexLag,
+    IndexPropagation,
+)
 from richdoc_tools.local.requests import callers
 from richdoc_tools.local.requests.service_request import ServiceRequest
 from richdoc_tools.local.runtime.clock import StackClock
@@ -57,10 +68,12 @@ from richdoc_tools.local.runtime.job_writes import JobWrites
 from richdoc_tools.local.runtime.lambdas import (
     LambdaRuntime,
     reserved_concurrency,
+    runs_in_this_process,
     shared_environment,
 )
 from richdoc_tools.local.runtime.output import FunctionLog
 from richdoc_tools.local.runtime.s3_lifecycle import Expired, Lifecycle
+from richdoc_tools.local.runtime.sandboxes import Sandboxes
 from richdoc_tools.local.runtime.shard_reader import ShardReader
 from richdoc_tools.local.runtime.streams import appended
 from richdoc_tools.local.runtime.webhooks import WebhookDelivery
@@ -130,6 +143,8 @@ class EmbeddedStack:
         strict: bool = True,
         injected_faults: FaultSettings | None = None,
         lifecycle_day_s: float | None = None,
+        webhook_ca_file: Path | None = None,
+        index_lag: IndexLag | None = None,
     ) -> None:
         """``log_path``: function output goes there (see ``output.FunctionLog``);
         ``capture_process_output``: descriptor-level output too (for a command line, never
@@ -138,7 +153,10 @@ class EmbeddedStack:
         ``script``: a test's scripted failures (kept as ``script``, and can be added to
         while the stack runs); ``injected_faults``: fail at a rate (``faults.injected``);
         ``lifecycle_day_s``: how long a day lasts on the stack's clock (``runtime.clock``:
-        S3 lifecycle days, stream record ages)."""
+        S3 lifecycle days, stream record ages); ``webhook_ca_file``: an authority the
+        webhook delivery trusts beside the system's (a local receiver's certificate:
+        ``runtime.webhooks``); ``index_lag``: how long a write takes to show in a global
+        secondary index (strict stacks; ``indexes`` holds it)."""
         self.root = root
         self.stack_name = stack_name
         self.parameters = {**LOCAL_PARAMETERS, **(parameters or {})}
@@ -155,10 +173,15 @@ class EmbeddedStack:
         self.schedules = schedules
         self.strict = strict
         self.injector = FaultInjector(injected_faults)
+        if injected_faults is not None and self.injector.enabled:
+            index_lag = (index_lag or WITHIN_A_SECOND).under_faults(injected_faults.seed)
+        # The indexes' propagation (tests hold it: ``stack.indexes.held()``).
+        self.indexes = IndexPropagation(index_lag) if index_lag is not None and strict else None
         # The clock S3 lifecycle rules and stream record ages read; a day lasts
         # lifecycle_day_s seconds (default: a day). Tests advance it.
         self.clock = StackClock.with_day(lifecycle_day_s) if lifecycle_day_s else StackClock()
         self.lifecycle = Lifecycle(self.clock, account=ACCOUNT)
+        self.webhook_ca_file = webhook_ca_file
         self.transactions = Transactions()
         self.access: AccessControl | None = None
         self.template: Template | None = None
@@ -172,6 +195,9 @@ class EmbeddedStack:
         self._local = threading.local()
         self._queues: dict[str, str] = {}  # queue name -> logical id (scripted send failures)
         self._exit: contextlib.ExitStack | None = None
+        self._deployment: Deployment | None = None
+        self._environment: dict[str, str] = {}  # the functions' variables set in os.environ
+        self._sandbox_environment: dict[str, str] = {}
 
     # ---- lifecycle ---------------------------------------------------------------------
 
@@ -204,6 +230,43 @@ class EmbeddedStack:
         if exit_stack is not None:
             exit_stack.close()
 
+    def update(
+        self, root: Path | None = None, parameters: Mapping[str, str] | None = None
+    ) -> UpdateResult:
+        """Update the running stack to the template of the checkout ``root`` (this
+        one's by default) with ``parameters`` (the template's defaults for the rest), as
+        CloudFormation updates a stack (``cloudformation.update``): every function's code
+        becomes that checkout's (invocations already running finish on the code they
+        started with; executions keep their definition), new resources are created,
+        changed ones updated in place or replaced, removed ones deleted; the runtime, the
+        roles and the event sources follow. Raises ``StackUpdateFailed`` after rolling
+        back (the stack is as it was), ``TemplateError`` for parameters or rules the
+        template refuses."""
+        assert self._deployment is not None and self.runtime is not None, "not started"
+        assert self.delivery is not None
+        template = load_template(root, account=ACCOUNT, region=REGION)
+        result = update_stack(self._deployment, template, parameters or {})
+        self.root, self.template, self.parameters = root, template, dict(parameters or {})
+        deployed = self._deployment.deployed
+        self._publish(self._deployment, updated=True)
+        self._set_environment(deployed)
+        self._local = threading.local()  # a job store per thread, of the table as it is now
+        self.__dict__.pop("jobs_stream_arn", None)  # a changed stream has another ARN
+        if self.access is not None:
+            self._assume(deployed)
+        functions = _functions(deployed)
+        self.runtime.redeploy(
+            template.handlers,
+            functions=functions,
+            reserved_concurrency=reserved_concurrency(self.client("lambda"), functions),
+            principals=self.access.principals if self.access else {},
+        )
+        self.delivery.refresh(
+            self._roles_by_arn(deployed.attributes, functions), deployed.disabled_mappings
+        )
+        self.delivery.status_events.state_machine_arn = self.outputs["StateMachineArn"]
+        return result
+
     def _start(self, exit_stack: contextlib.ExitStack) -> None:
         self._emulate(exit_stack)
         self._patch(exit_stack)
@@ -225,6 +288,9 @@ class EmbeddedStack:
                     f"cannot listen on 127.0.0.1:{self.server_port}: {exc.strerror}"
                 ) from exc
         emulation.quiet_loggers(exit_stack)
+        # What another release's code runs with in its sandboxes, under each function's
+        # own variables (runtime.sandboxes): the environment as the emulation set it.
+        self._sandbox_environment = dict(os.environ)
 
     def _patch(self, exit_stack: contextlib.ExitStack) -> None:
         """The patch points the deployment already needs (the rest wait for what it
@@ -241,6 +307,10 @@ class EmbeddedStack:
             )
             exit_stack.callback(self.transactions.release_all)
             patches.install(exit_stack, patches.VALIDATIONS)
+            fidelity.install(exit_stack)
+        if self.indexes is not None:
+            # After the emulation's own patches of the same methods, which it keeps.
+            dynamodb_index_lag.install(exit_stack, self.indexes)
 
     def _deploy(self, exit_stack: contextlib.ExitStack) -> Deployed:
         """The template's resources created, its outputs published, and the functions'
@@ -250,7 +320,7 @@ class EmbeddedStack:
         clients = self._clients = Clients(
             boto3.Session(region_name=REGION), region=REGION, endpoint_url=self.endpoint_url
         )
-        deployment = Deployment(
+        deployment = self._deployment = Deployment(
             clients,
             self.template,
             stack_name=self.stack_name,
@@ -259,28 +329,50 @@ class EmbeddedStack:
             parameters=self.parameters,
         )
         deployed = deployment.deploy()
-        self.outputs = deployment.outputs()
-        self.not_emulated = list(deployment.not_emulated)
-        deployment.publish(self.outputs)
-        # Set in the environment isolate_environment patched, so stop removes them.
-        os.environ.update(shared_environment(clients("lambda"), _functions(deployed)))
-        # The handlers' clients and stores are built again from it, and forgotten at stop.
-        wiring.reset()
+        self._publish(deployment, updated=False)
+        patches.stack_templates.install(exit_stack, self._deployed_template)
+        self._set_environment(deployed)
         exit_stack.callback(wiring.reset)
         return deployed
+
+    def _deployed_template(self, name_or_stack_id: str) -> str | None:
+        """The template the stack runs, as submitted (GetTemplate's answer for it)."""
+        if name_or_stack_id != self.stack_name and f":stack/{self.stack_name}/" not in (
+            name_or_stack_id
+        ):
+            return None
+        assert self.template is not None
+        return (self.template.root / "template.yaml").read_text()
+
+    def _publish(self, deployment: Deployment, *, updated: bool) -> None:
+        self.outputs = deployment.outputs()
+        self.not_emulated = list(deployment.not_emulated)
+        deployment.publish(self.outputs, updated=updated)
+
+    def _set_environment(self, deployed: Deployed) -> None:
+        """The environment of the functions whose code runs in this process (every
+        function's merged), in place of the last one; the handlers' clients and stores
+        are built again from it (and forgotten at stop). Set in the environment
+        isolate_environment patched, so stop removes it."""
+        assert self.template is not None
+        in_process = {
+            name: lid
+            for name, lid in _functions(deployed).items()
+            if runs_in_this_process(self.template.handlers[lid])
+        }
+        environment = shared_environment(self.client("lambda"), in_process)
+        for gone in self._environment.keys() - environment.keys():
+            os.environ.pop(gone, None)
+        os.environ.update(environment)
+        self._environment = environment
+        wiring.reset()
 
     def _enforce(self, exit_stack: contextlib.ExitStack, deployed: Deployed) -> None:
         """Each role assumed and every request through the gate (strict stacks: IAM; any
         stack: the injected faults), the scripted SendMessage failures in place."""
         if self.strict:
-            state_machines = [
-                (lid, deployed.refs[lid])
-                for lid, kind in deployed.types.items()
-                if kind == "AWS::StepFunctions::StateMachine"
-            ]
             self.access = AccessControl(account=ACCOUNT, region=REGION)
-            assume_all(self.access, self.client, _functions(deployed), state_machines)
-            assume_target_roles(self.access, self.client)
+            self._assume(deployed)
             patches.s3_missing_key.install(exit_stack, self.access.missing_key_denial)
         patches.request_gate.install(exit_stack, self._checks(), self._gated)
         self._queues = {
@@ -289,6 +381,18 @@ class EmbeddedStack:
             if kind == "AWS::SQS::Queue"
         }
         patches.sqs_send_failures.install(exit_stack, self._scripted_send_failure)
+
+    def _assume(self, deployed: Deployed) -> None:
+        """Every function's, state machine's and API destination target's role assumed,
+        and its policies read (again after an update)."""
+        assert self.access is not None
+        state_machines = [
+            (lid, deployed.refs[lid])
+            for lid, kind in deployed.types.items()
+            if kind == "AWS::StepFunctions::StateMachine"
+        ]
+        assume_all(self.access, self.client, _functions(deployed), state_machines)
+        assume_target_roles(self.access, self.client)
 
     def _run(self, exit_stack: contextlib.ExitStack, deployed: Deployed) -> None:
         """The function log, the Lambda runtime and the event loops."""
@@ -310,6 +414,11 @@ class EmbeddedStack:
                 function_log.route_logging()  # the loggers the handler's module made
             emulation.freeze_long_lived()
 
+        # Another release's code (a stack deployed from an earlier template) runs in
+        # sandboxes that reach the emulation by its URL: only a served stack has them.
+        sandboxes = Sandboxes(log=self.log_path) if self.server_port is not None else None
+        if sandboxes is not None:
+            exit_stack.callback(sandboxes.stop)
         self.runtime = LambdaRuntime(
             self.template.handlers,
             functions=functions,
@@ -318,6 +427,8 @@ class EmbeddedStack:
             on_import=initialised,
             reserved_concurrency=reserved_concurrency(self.client("lambda"), functions),
             principals=self.access.principals if self.access else None,
+            sandboxes=sandboxes,
+            sandbox_environment=self._sandbox_environment,
         )
         patches.lambda_invoke.install(exit_stack, self.runtime)
         self.delivery = EventDelivery(
@@ -332,11 +443,15 @@ class EmbeddedStack:
             injector=self.injector,
             clock=self.clock,
             lifecycle=self.lifecycle,
+            disabled_mappings=deployed.disabled_mappings,
         )
         exit_stack.callback(self.delivery.stop)
         self.delivery.start()
         webhooks = self.webhooks = WebhookDelivery(
-            self.client, delay_scale=self.retry_delay_scale, access=self.access
+            self.client,
+            delay_scale=self.retry_delay_scale,
+            access=self.access,
+            trusted_ca_file=self.webhook_ca_file,
         )
         patches.api_destinations.install(exit_stack, webhooks.enqueue)
         exit_stack.callback(_stopped, webhooks)

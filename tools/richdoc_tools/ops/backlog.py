@@ -1,17 +1,15 @@
 """The backlog as operators see it (``richdoc jobs backlog``, ``jobs list``, the console):
 each waiting job's place and age, each tenant's queue, and when it all drains.
 
-Places and depths come from the queue index (``richdoc.admission.backlog``), the slots
-held from the ledger. The deployment's throughput is measured, not assumed: the mean
-time recent successful runs held their slot (admitted to ended, at most
-``RECENT_RUNS`` of them), so capacity / mean run time is documents per second; the drain
-estimate is the waiting jobs at that rate. Before any run has succeeded there is no
-estimate (None), rather than a guess.
+Places and depths come from the queue index itself (``richdoc.admission.backlog``: a
+tenant's uploads and its reprocessed runs are two queues), never from the lane, the
+slots held from the ledger. The deployment's throughput is measured, not assumed: the
+median slot cycle of the recent run records (``richdoc_tools.ops.drain``), and the drain
+estimate is the waiting jobs at that rate.
 """
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -20,13 +18,12 @@ from pydantic import BaseModel, ConfigDict
 
 from richdoc.admission.backlog import Backlog
 from richdoc.admission.slots import SlotLedger
-from richdoc.jobs import Job, JobFilter, JobStatus
+from richdoc.jobs import Job
+from richdoc.jobs.keys import QueueKind
+from richdoc_tools.ops.drain import DrainEstimate, measure
 
 if TYPE_CHECKING:
     from richdoc_tools.ops.operator import Operator
-
-# How many of the latest successful runs the throughput is measured on.
-RECENT_RUNS = 50
 
 
 def duration(seconds: float | None) -> str:
@@ -64,6 +61,7 @@ class TenantBacklog(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     tenant: str
+    queue: QueueKind = QueueKind.UPLOADS
     waiting: int
     oldest_queued_at: str | None
     oldest_waiting_s: float | None
@@ -80,10 +78,7 @@ class BacklogOutlook(BaseModel):
     slots_held: int
     waiting: int
     tenants: list[TenantBacklog]
-    recent_runs: int  # the successful runs measured
-    mean_run_s: float | None
-    throughput_per_hour: float | None
-    drain_s: float | None  # the waiting jobs at that throughput
+    drain: DrainEstimate | None  # None: a stack deployed before admission
 
 
 def _backlog(operator: Operator) -> Backlog:
@@ -102,12 +97,12 @@ def places(
     """The place of each of ``jobs`` that waits in the backlog: one pass over each of
     their tenants' queues, up to the last of them."""
     backlog, moment = _backlog(operator), now or datetime.now(UTC)
-    waiting: dict[str, list[Job]] = {}
+    waiting: dict[tuple[str, QueueKind | None], list[Job]] = {}
     for job in jobs:
         if job.waiting and job.tenant is not None and job.queued_at:
-            waiting.setdefault(job.tenant, []).append(job)
+            waiting.setdefault((job.tenant, job.queue), []).append(job)
     found = {}
-    for tenant, queued in waiting.items():
+    for (tenant, _), queued in waiting.items():
         positions = backlog.positions(tenant, max(j.backlog_key or "" for j in queued))
         for job in queued:
             if job.job_id in positions and job.queued_at:
@@ -116,17 +111,6 @@ def places(
                     position=positions[job.job_id], waiting_s=round(max(waited, 0), 1)
                 )
     return found
-
-
-def mean_run_s(operator: Operator) -> tuple[int, float | None]:
-    """How many recent successful runs were measured, and the mean time they held a slot."""
-    recent = operator.jobs.page(JobFilter(statuses=(JobStatus.SUCCEEDED,)), limit=RECENT_RUNS)
-    times = [
-        seconds
-        for job in recent.jobs
-        if (seconds := _seconds(job.admitted_at, job.ended_at)) is not None and seconds >= 0
-    ]
-    return len(times), (round(statistics.fmean(times), 3) if times else None)
 
 
 def outlook(operator: Operator, now: datetime | None = None) -> BacklogOutlook:
@@ -139,41 +123,53 @@ def outlook(operator: Operator, now: datetime | None = None) -> BacklogOutlook:
         if settings is not None
         else None
     )
-    # Tenants that wait (the lane, least recently served first), then those that only run.
-    names = [t.tenant for t in backlog.tenants()]
+    # The queues the index counts waiting jobs in (the oldest first), then the tenants
+    # that only run.
+    census = backlog.census()
+    counted = sorted(census.queues, key=lambda q: (q.oldest_queued_at, q.tenant, q.queue))
     holding = {h.tenant for h in ledger.holders.values()} if ledger else set()
-    names += sorted(holding - set(names))
+    idle = sorted(holding - {q.tenant for q in counted})
     tenants = []
-    for name in names:
-        waiting = backlog.depth(name)
-        slots = ledger.held_by(name) if ledger else 0
-        if not waiting and not slots:
-            continue  # its lane is only waiting to be cleared
-        oldest = backlog.oldest_queued_at(name)
-        waited = _seconds(oldest, moment.isoformat())
+    for count in counted:
+        waited = _seconds(count.oldest_queued_at, moment.isoformat())
         tenants.append(
             TenantBacklog(
-                tenant=name,
-                waiting=waiting,
-                oldest_queued_at=oldest,
+                tenant=count.tenant,
+                queue=count.queue,
+                waiting=count.waiting,
+                oldest_queued_at=count.oldest_queued_at,
                 oldest_waiting_s=None if waited is None else round(max(waited, 0), 1),
-                slots=slots,
+                slots=ledger.held_by(count.tenant) if ledger else 0,
             )
         )
+    tenants += [
+        TenantBacklog(
+            tenant=name,
+            waiting=0,
+            oldest_queued_at=None,
+            oldest_waiting_s=None,
+            slots=ledger.held_by(name) if ledger else 0,
+        )
+        for name in idle
+    ]
     waiting = sum(t.waiting for t in tenants)
-    runs, mean = mean_run_s(operator)
-    throughput = drain = None
-    if settings is not None and mean:
-        throughput = round(settings.capacity * 3600 / mean, 1)
-        drain = round(waiting * mean / settings.capacity, 1)
+    drain = None
+    if settings is not None:
+        by_tenant: dict[str, int] = {}
+        for t in tenants:  # a tenant's two queues are one tenant's share of the slots
+            by_tenant[t.tenant] = by_tenant.get(t.tenant, 0) + t.waiting
+        drain = measure(
+            operator,
+            now=moment,
+            waiting=list(by_tenant.values()),
+            capacity=settings.capacity,
+            per_tenant=settings.per_tenant,
+        )
     return BacklogOutlook(
         capacity=settings.capacity if settings else None,
         per_tenant=settings.per_tenant if settings else None,
         slots_held=ledger.running if ledger else 0,
         waiting=waiting,
         tenants=tenants,
-        recent_runs=runs,
-        mean_run_s=mean,
-        throughput_per_hour=throughput,
-        drain_s=drain,
+        drain=drain,
     )

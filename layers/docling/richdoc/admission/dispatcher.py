@@ -2,19 +2,29 @@
 
 It is woken by the jobs table's stream (a job that starts waiting; a job holding slots
 whose run ended, whoever ended it) and by a schedule (every minute, a backstop), and each
-time it does the same three things:
+time it does the same things:
 
 1. **release** the slots of holders whose run has ended (terminal, or a newer run): read
    the ledger, check each such holder against its job, ``SlotLedger.release`` (exactly
    once);
-2. **admit** while there is room: the least recently served tenant with waiting jobs and
-   room under its share, its oldest waiting job (FIFO by upload time), ``SlotLedger.admit``
-   (conditional: concurrent dispatchers cannot over-admit), then start the run's
-   execution, named ``<job id>-r<run>`` with the input the job record holds, so a start
-   repeated after a failure or by another dispatcher is the same execution;
+2. **admit** while there is room: the least recently served queue in the lane (a tenant's
+   uploads, or its reprocessed runs) whose tenant has room under its share, its oldest
+   waiting job, ``SlotLedger.admit`` (conditional: concurrent dispatchers cannot
+   over-admit), then start the run's execution, named ``<job id>-r<run>`` with the input
+   the job record holds, so a start repeated after a failure or by another dispatcher is
+   the same execution;
 3. on the schedule, start again the admitted runs whose execution did not start
-   (StartExecution throttled or failed after the admission) and report the backlog's
-   depth, its oldest age and the slots held as metrics.
+   (StartExecution throttled or failed after the admission), count the backlog from the
+   queue index, put back in the lane any queue it counts waiting jobs in, and report the
+   backlog's depth, its oldest age and the slots held as metrics.
+
+Its work does not grow with the number of tenants: the lane is read a page at a time,
+only as far as the turns it gives out, and the backlog is counted in one pass over the
+keys-only queue index (a page holds thousands of waiting jobs), not queue by queue.
+
+The indexes it reads lag the table (``richdoc.admission.backlog``): a look at a queue
+pages past the entries whose jobs no longer wait, and a queue leaves the lane only when
+the index listed no job in it at all.
 
 The run itself goes on as before: its execution's ``RecordStart`` marks the job RUNNING.
 """
@@ -23,19 +33,19 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ConfigDict
 
-from richdoc.admission.backlog import NEVER_SERVED, Backlog, TenantState
+from richdoc.admission.backlog import NEVER_SERVED, Backlog, LaneEntry
 from richdoc.admission.slots import Admission, Handover, Holder, Ledger, SlotLedger
 from richdoc.awserrors import aws_errors
 from richdoc.contracts import ExecutionInput
 from richdoc.jobs import Job, JobStatus, JobStore, execution_name, timestamp
+from richdoc.jobs.keys import QueueKind
 from richdoc.records.actions import emit
 from richdoc.taxonomy import Transient
 
@@ -48,30 +58,108 @@ RESTART_AFTER_S = 60
 # The most jobs one dispatch admits (a Lambda invocation has a timeout; the next trigger
 # goes on).
 MAX_ADMISSIONS = 500
-# How many of a tenant's oldest waiting jobs one look at its queue reads (the index lags:
-# the first may have been admitted or cancelled a moment ago).
+# How many of a queue's oldest entries a look reads first (the index lags: the first may
+# have been admitted or cancelled a moment ago).
 LOOK_AHEAD = 5
+# Past entries whose jobs no longer wait a look reads on, each page twice as long as the
+# last (up to STALE_PAGE_MAX), for at most STALE_PAGES pages; a queue whose index shows
+# only such entries that far passes its turn and keeps its lane (the next look reads an
+# index that has caught up).
+STALE_PAGES = 4
+STALE_PAGE_MAX = 100
+
+QueueName = tuple[str, QueueKind]
 
 
 class Dispatched(BaseModel):
-    """What one wake of the dispatcher did (its answer, and its log line)."""
+    """What one wake of the dispatcher did (its answer, and its log line); the schedule
+    also says what the queue index counts waiting and the queues it put back in the
+    lane."""
 
     model_config = ConfigDict(frozen=True)
 
     released: list[str] = []
     admitted: list[str] = []
     restarted: list[str] = []
+    lanes: list[str] = []
+    waiting: int | None = None
+    oldest_waiting_s: float | None = None
 
 
-@dataclass
+def _name(entry: LaneEntry) -> QueueName:
+    return entry.tenant, entry.queue
+
+
 class Turns:
-    """Whose turn it is (the lane, least recently served first, those under their share),
-    each tenant's next waiting jobs as far as read, and how many tenants the lane held."""
+    """Whose turn it is: the lane's queues, least recently served first, read a page at a
+    time and only as far as the turns given out need (queues whose tenant holds its share
+    passed over), then the queues jobs just arrived in that the lane's index does not list
+    yet, then the queues served in this dispatch again, in the order they were served;
+    each queue's next waiting jobs as far as read, and where its last look ended.
 
-    queue: deque[TenantState]
-    next_jobs: dict[str, deque[Job]]
-    tenants: int
-    free: int | None = None  # slots known free (None: not read; the ledger says when full)
+    ``arrivals`` are the jobs whose write woke this dispatch as they started waiting (the
+    stream's images): a queue's index may not list them yet, so a look that finds no job
+    in their queue takes them instead (the ledger's conditions check they still wait)."""
+
+    def __init__(
+        self,
+        lane: Iterator[list[LaneEntry]] | None,
+        *,
+        held: Callable[[list[str]], Mapping[str, int]] | None = None,
+        share: int = 0,
+        free: int | None = None,
+        arrivals: Iterable[Job] = (),
+    ) -> None:
+        self._lane = lane
+        self._held = held  # a tenant's slots (None: no tenant has a share to hold)
+        self._share = share
+        self._listed: set[QueueName] = set()  # the queues the lane's index listed
+        self.ahead: deque[LaneEntry] = deque()  # read, not served in this dispatch yet
+        self.again: deque[LaneEntry] = deque()  # served in this dispatch, in order
+        self.next_jobs: dict[QueueName, deque[Job]] = {}
+        self.read_to: dict[QueueName, Mapping[str, Any]] = {}
+        self.arrivals: dict[QueueName, deque[Job]] = {}
+        for job in sorted(arrivals, key=lambda job: job.backlog_key or ""):
+            if job.tenant is not None and job.queue is not None:
+                self.arrivals.setdefault((job.tenant, job.queue), deque()).append(job)
+        self.crowded = False  # more than one queue in the lane: turns must be recorded
+        self.free = free  # slots known free (None: not read; the ledger says when full)
+
+    @classmethod
+    def none(cls) -> Turns:
+        """No turns: every slot is held."""
+        return cls(None, free=0)
+
+    def front(self) -> LaneEntry | None:
+        """The queue whose turn it is; None when no queue has one left."""
+        while not self.ahead and self._lane is not None:
+            page = next(self._lane, None)
+            if page is None:
+                self._lane = None
+                page = [
+                    LaneEntry(tenant=tenant, queue=queue)
+                    for tenant, queue in self.arrivals
+                    if (tenant, queue) not in self._listed
+                ]
+            else:
+                self._listed.update(_name(entry) for entry in page)
+                if not self.crowded and not self.again:
+                    self.crowded = len(page) > 1
+            if self._held is not None and page:
+                held = self._held(sorted({entry.tenant for entry in page}))
+                page = [e for e in page if held.get(e.tenant, 0) < self._share]
+            self.ahead.extend(page)
+        if self.ahead:
+            return self.ahead[0]
+        return self.again[0] if self.again else None
+
+    def passed(self) -> None:
+        """The front queue's turn is over for this dispatch (empty, or its tenant full)."""
+        (self.ahead or self.again).popleft()
+
+    def served(self) -> None:
+        """The front queue was just served: it goes behind every queue still to serve."""
+        self.again.append((self.ahead or self.again).popleft())
 
 
 class Dispatcher:
@@ -103,10 +191,10 @@ class Dispatcher:
         says what its run held, so nothing is read first (the transaction's conditions
         check the ledger's record of the holding); one the ledger does not agree with is
         released as the ledger says, after a check of its job."""
-        ended = [job for job in jobs if job.slots is not None and not _holds(job)]
-        # Whose turn it is, and that tenant's next waiting jobs, while the ending runs
-        # still hold their slots.
-        turns = self._turns(room_known=bool(ended))
+        images = list(jobs)
+        ended = [job for job in images if job.slots is not None and not _holds(job)]
+        arrived = [job for job in images if job.waiting]
+        turns = self._turns(room_known=bool(ended), arrivals=arrived)
         released, admitted, unsure = [], [], []
         for job in ended:
             assert job.slots is not None
@@ -132,39 +220,46 @@ class Dispatcher:
         """Hand the ended run's slot to the next waiting job in turn: (released, the job
         admitted). Nobody waiting, or a holding the ledger does not record as the image
         says: nothing done (the caller releases)."""
-        while turns.queue and turns.free != 0:
-            tenant = turns.queue[0]
-            queue = turns.next_jobs.get(tenant.tenant)
-            if not queue:
-                queue = turns.next_jobs[tenant.tenant] = self._waiting(tenant.tenant)
-                if not queue:
-                    self.backlog.clear(tenant, self.now())
-                    turns.queue.popleft()
-                    continue
+        while (entry := turns.front()) is not None and turns.free != 0:
+            queue = self._next_jobs(entry, turns)
+            if queue is None:
+                continue
             job = queue[0]
             outcome = self.ledger.hand_over(ended_id, holding, job)
             if outcome is Handover.GONE:
                 queue.popleft()  # the index lagged: admitted, cancelled or deleted
                 continue
             if outcome is Handover.TENANT_FULL:
-                turns.queue.popleft()  # its share is held: its turn is over
+                turns.passed()  # its tenant holds its share: its turn is over
                 continue
             if outcome is not Handover.HANDED:
                 return False, None
             queue.popleft()
-            turns.queue.popleft()
-            self._admitted(job, tenant, turns)
+            self._admitted(job, entry, turns)
             return True, job
         return False, None
 
     def schedule(self) -> Dispatched:
-        """The minutely backstop: release, admit, start what did not start; metrics."""
+        """The minutely backstop: release, admit, start what did not start; the backlog
+        counted from the queue index, its queues put back in the lane, metrics."""
         ledger = self.ledger.read()
         released = self.release(ledger.holders, ledger)
         admitted = self.admit()
         restarted = self.restart_unstarted()
-        self.report()
-        return Dispatched(released=released, admitted=admitted, restarted=restarted)
+        census = self.backlog.census()
+        lanes = [entry.name for entry in self.backlog.repair(census)]
+        if lanes:
+            self.logger.warning("queues put back in the lane", extra={"queues": lanes})
+        age = round(census.age_s(self.now()), 1)
+        self.report(census.waiting, age)
+        return Dispatched(
+            released=released,
+            admitted=admitted,
+            restarted=restarted,
+            lanes=lanes,
+            waiting=census.waiting,
+            oldest_waiting_s=age,
+        )
 
     # ---- the work ----------------------------------------------------------------------
 
@@ -191,45 +286,49 @@ class Dispatcher:
         )
 
     def admit(self, turns: Turns | None = None) -> list[str]:
-        """Admit waiting jobs while there is room: tenant by tenant, least recently
-        served first, each tenant's oldest job first. The ledger's conditions make every
-        admission safe, so ``turns`` read earlier (``_turns``) may be used as they are;
-        the tenants and their next jobs are read once per dispatch, not per admission."""
+        """Admit waiting jobs while there is room: queue by queue, least recently served
+        first, each queue's oldest job first. The ledger's conditions make every
+        admission safe, so ``turns`` read earlier (``_turns``) may be used as they are."""
         turns = turns if turns is not None else self._turns(room_known=False)
         admitted: list[str] = []
-        while turns.queue and len(admitted) < MAX_ADMISSIONS and turns.free != 0:
-            tenant = turns.queue[0]
-            outcome, job = self._admit_next(tenant, turns.next_jobs)
+        while len(admitted) < MAX_ADMISSIONS and turns.free != 0:
+            entry = turns.front()
+            if entry is None:
+                break
+            outcome, job = self._admit_next(entry, turns)
             if outcome is Admission.FULL:
                 break
             if job is None:
-                turns.queue.popleft()  # its queue is empty, or it holds its share
-                continue
+                continue  # its queue is empty, or its tenant holds its share
             admitted.append(job.job_id)
             if turns.free is not None:
                 turns.free -= 1
-            turns.queue.popleft()
-            self._admitted(job, tenant, turns)
+            self._admitted(job, entry, turns)
         return admitted
 
-    def _admitted(self, job: Job, tenant: TenantState, turns: Turns) -> None:
-        """After an admission: the tenant's turn recorded, the run's execution started,
-        the tenant to the back of the lane."""
+    def _admitted(self, job: Job, entry: LaneEntry, turns: Turns) -> None:
+        """After an admission: the queue's turn recorded, the run's execution started,
+        the queue to the back of the lane."""
         self.logger.info(
-            "job admitted", extra={"job_id": job.job_id, "run": job.run, "tenant": job.tenant}
+            "job admitted",
+            extra={
+                "job_id": job.job_id,
+                "run": job.run,
+                "tenant": job.tenant,
+                "queue": str(entry.queue),
+            },
         )
         emit("JobsAdmitted", 1)
-        # Alone in the lane, a tenant's turns order nobody: its first is recorded (a
-        # tenant never served goes first), the others while it waits alone are not.
-        if turns.tenants > 1 or tenant.last_served == NEVER_SERVED:
-            self.backlog.served(tenant.tenant)
+        # Alone in the lane, a queue's turns order nobody: its first is recorded (a
+        # queue never served goes first), the others while it waits alone are not.
+        if turns.crowded or entry.last_served == NEVER_SERVED:
+            self.backlog.served(entry)
         self.start(job)
-        turns.queue.append(tenant)
+        turns.served()
 
-    def _turns(self, *, room_known: bool) -> Turns:
-        """The tenants whose turn it is, in order, with the first one's next waiting jobs
-        read ahead. Empty when the ledger is full (unless ``room_known``: slots are about
-        to be released)."""
+    def _turns(self, *, room_known: bool, arrivals: Iterable[Job] = ()) -> Turns:
+        """The turns of this dispatch, the lane not read yet. None left when the ledger is
+        full (unless ``room_known``: slots are about to be released)."""
         settings = self.ledger.settings
         free = None
         if not room_known:
@@ -238,42 +337,77 @@ class Dispatcher:
                 self.ledger.ensure()
             free = settings.capacity - ledger.running
             if free <= 0:
-                return Turns(deque(), {}, 0, 0)
-        lane = self.backlog.tenants()
-        held = (
-            self.ledger.shares([t.tenant for t in lane])
-            if settings.per_tenant < settings.capacity
-            else {}
+                return Turns.none()
+        shared = settings.per_tenant < settings.capacity
+        return Turns(
+            self.backlog.lane(),
+            held=self.ledger.shares if shared else None,
+            share=settings.per_tenant,
+            free=free,
+            arrivals=arrivals,
         )
-        queue = deque(t for t in lane if held.get(t.tenant, 0) < settings.per_tenant)
-        turns = Turns(queue, {}, len(lane), free)
+
+    def _next_jobs(self, entry: LaneEntry, turns: Turns) -> deque[Job] | None:
+        """The front queue's next waiting jobs (read when none are left from the last
+        look; the jobs that just arrived in it when the index lists none to admit); None
+        when it has none to give: its turn is then over, and when the index listed no job
+        in it at all, it leaves the lane."""
+        name = _name(entry)
+        queue = turns.next_jobs.get(name)
         if queue:
-            turns.next_jobs[queue[0].tenant] = self._waiting(queue[0].tenant)
-        return turns
+            return queue
+        found = self._waiting(entry, turns)
+        if not found and name in turns.arrivals:
+            found = turns.arrivals.pop(name)  # the index does not list them yet
+        if not found:
+            if found is None:
+                self.backlog.clear(entry, self.now())
+            turns.passed()
+            return None
+        turns.next_jobs[name] = found
+        return found
 
-    def _waiting(self, tenant: str) -> deque[Job]:
-        """The tenant's oldest waiting jobs, in queue order (the index lags the table: a
-        job admitted, cancelled or deleted a moment ago may still be listed)."""
-        waiting = self.backlog.oldest(tenant, LOOK_AHEAD)
-        found = self.jobs.get_many(waiting) if waiting else {}
-        return deque(found[i] for i in waiting if i in found and found[i].waiting)
+    def _waiting(self, entry: LaneEntry, turns: Turns) -> deque[Job] | None:
+        """The queue's next waiting jobs in queue order, read on from where this
+        dispatch's last look at it ended. None when the index lists no job in the queue
+        at all (read from its start): the only time it may leave the lane. Empty when
+        the index lists only jobs that no longer wait, as far as read: the index lags
+        the table (an admission, a cancel a moment ago), so such entries are paged past,
+        never taken for the end of the queue."""
+        name = _name(entry)
+        after = turns.read_to.get(name)
+        limit = LOOK_AHEAD
+        for _ in range(STALE_PAGES):
+            page = self.backlog.oldest(entry.tenant, limit, entry.queue, after)
+            if not page.job_ids:
+                return None if after is None else deque()
+            if page.resume is not None:
+                after = turns.read_to[name] = page.resume
+            found = self.jobs.get_many(page.job_ids)
+            waiting = deque(
+                found[i]
+                for i in page.job_ids
+                if i in found and found[i].waiting and found[i].queue is entry.queue
+            )
+            if waiting or not page.more:
+                return waiting
+            limit = min(2 * limit, STALE_PAGE_MAX)
+        return deque()
 
-    def _admit_next(
-        self, tenant: TenantState, next_jobs: dict[str, deque[Job]]
-    ) -> tuple[Admission | None, Job | None]:
-        """Admit the tenant's oldest waiting job; the outcome and the job admitted."""
+    def _admit_next(self, entry: LaneEntry, turns: Turns) -> tuple[Admission | None, Job | None]:
+        """Admit the queue's oldest waiting job; the outcome and the job admitted."""
         while True:
-            queue = next_jobs.get(tenant.tenant)
-            if not queue:
-                queue = next_jobs[tenant.tenant] = self._waiting(tenant.tenant)
-                if not queue:
-                    self.backlog.clear(tenant, self.now())
-                    return None, None
+            queue = self._next_jobs(entry, turns)
+            if queue is None:
+                return None, None
             job = queue.popleft()
             outcome = self.ledger.admit(job)
             if outcome is Admission.ADMITTED:
                 return outcome, job
-            if outcome in (Admission.FULL, Admission.TENANT_FULL):
+            if outcome is Admission.FULL:
+                return outcome, None
+            if outcome is Admission.TENANT_FULL:
+                turns.passed()
                 return outcome, None
 
     def start(self, job: Job) -> bool:
@@ -319,20 +453,12 @@ class Dispatcher:
                 restarted.append(job_id)
         return restarted
 
-    def report(self) -> None:
-        """The backlog's depth, its oldest job's age and the slots held, as metrics
-        (every minute, zeros too: the alarms see the dispatcher runs)."""
-        depth, oldest = 0, None
-        for tenant in self.backlog.tenants():
-            depth += self.backlog.depth(tenant.tenant)
-            queued_at = self.backlog.oldest_queued_at(tenant.tenant)
-            if queued_at is not None and (oldest is None or queued_at < oldest):
-                oldest = queued_at
-        age = 0.0
-        if oldest is not None:
-            age = max(0.0, (self.now() - datetime.fromisoformat(oldest)).total_seconds())
-        emit("BacklogDepth", depth)
-        emit("OldestQueuedAgeSeconds", round(age, 1))
+    def report(self, waiting: int, oldest_age_s: float) -> None:
+        """The backlog's depth and its oldest job's age, as the queue index counts them,
+        and the slots held, as metrics (every minute, zeros too: the alarms see the
+        dispatcher runs)."""
+        emit("BacklogDepth", waiting)
+        emit("OldestQueuedAgeSeconds", oldest_age_s)
         emit("SlotsHeld", self.ledger.read().running)
 
 

@@ -12,9 +12,10 @@ further, since it can close runs (``richdoc.records.backstops``):
   are released through the stream as for any run that ends. So a lost event holds a slot
   for at most one sweep interval, not the workflow timeout;
 * counts that disagree with the holders (the ledger's ``running``, a tenant's): set to the
-  holders' sum, conditional on nothing having changed since the read (``recounted``);
-* tenants with waiting jobs (the queue index) that are out of the lane: put back
-  (``lanes``).
+  holders' sum, conditional on nothing having changed since the read (``recounted``).
+
+Queues with waiting jobs that are out of the lane are put back by the dispatcher's
+minutely schedule (``Backlog.repair``), not here: the sweep runs every quarter of an hour.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ class AuditFindings:
     released: list[str] = field(default_factory=list)
     open_runs: list[Job] = field(default_factory=list)
     recounted: bool = False
-    lanes: list[str] = field(default_factory=list)
 
 
 class SlotAudit:
@@ -50,18 +50,13 @@ class SlotAudit:
                 open_runs.append(job)
             elif self.ledger.release(job_id, holder):
                 released.append(job_id)
-        in_lane = {t.tenant for t in self.backlog.tenants()}
         recounted = False
         if not released:  # a release changed the ledger: the next sweep recounts
+            in_lane = {entry.tenant for entry in self.backlog.entries()}
             tenants = sorted(in_lane | {h.tenant for h in ledger.holders.values()})
             seen = self.ledger.shares(tenants)
             truth = sum(h.slots for h in ledger.holders.values())
             wrong = {t: n for t, n in seen.items() if n != ledger.held_by(t)}
             if ledger.exists and (ledger.running != truth or wrong):
                 recounted = self.ledger.recount(ledger, wrong)
-        lanes = sorted(self.backlog.waiting_tenants() - in_lane)
-        for tenant in lanes:
-            self.backlog.mark(tenant)
-        return AuditFindings(
-            released=released, open_runs=open_runs, recounted=recounted, lanes=lanes
-        )
+        return AuditFindings(released=released, open_runs=open_runs, recounted=recounted)

@@ -16,6 +16,11 @@ MAX_RUNNING_JOBS_ENV = "RICHDOC_MAX_RUNNING_JOBS"
 MAX_RUNNING_JOBS_PER_TENANT_ENV = "RICHDOC_MAX_RUNNING_JOBS_PER_TENANT"
 # What a deployment without the setting runs at once (the template always sets it).
 DEFAULT_CAPACITY = 20
+# The most slots a deployment may have (template.yaml's MaxValue of MaxRunningJobs): the
+# slot ledger is one item, which DynamoDB refuses past 400 KB, and it holds one entry per
+# document in flight; at this many it fits whatever the tenants' names
+# (``slots.ledger_bytes``: 394,188 bytes at the worst; 363 entries at most would fit).
+MAX_CAPACITY = 350
 
 
 @dataclass(frozen=True)
@@ -24,8 +29,8 @@ class AdmissionSettings:
     per_tenant: int = DEFAULT_CAPACITY
 
     def __post_init__(self) -> None:
-        if self.capacity < 1:
-            raise ValueError(f"the capacity must be at least 1 slot, not {self.capacity}")
+        if not 1 <= self.capacity <= MAX_CAPACITY:
+            raise ValueError(f"the capacity must be 1 to {MAX_CAPACITY} slots, not {self.capacity}")
         if not 1 <= self.per_tenant <= self.capacity:
             raise ValueError(
                 f"a tenant's share must be 1 to {self.capacity} slots, not {self.per_tenant}"

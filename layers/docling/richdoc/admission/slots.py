@@ -24,13 +24,22 @@ release twice:
 
 Since the ledger is one item read with one strongly consistent GetItem, the truth is
 always at hand: ``running`` is the sum of the holders' slots by construction, and the
-sweep checks each holder against its job (``richdoc.admission.reconcile``). A
-deployment's ledger is small: one entry per document in flight (about 100 bytes each,
-so the 400 KB item holds thousands).
+sweep checks each holder against its job (``richdoc.admission.reconcile``).
+
+The ledger holds one entry per document in flight, and DynamoDB refuses an item past
+400 KB. Sized as DynamoDB sizes items (``ledger_bytes``), an entry takes 118 bytes with a
+16-character tenant and 1,126 at the worst (a tenant of 256 four-byte characters), so
+``settings.MAX_CAPACITY`` (350) slots fit whatever the tenants. Every admission and
+release rewrites the whole item, at two write units a kilobyte (a transaction's), and
+one item takes at most 1,000 write units a second (a DynamoDB partition's): with
+documents of a few seconds, slots past about 125 add turnover the ledger cannot take
+(``richdoc deploy check`` warns; its "ledger" finding has the numbers).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -76,6 +85,41 @@ class Ledger(BaseModel):
 
     def held_by(self, tenant: str) -> int:
         return sum(h.slots for h in self.holders.values() if h.tenant == tenant)
+
+
+def client_token(requests: Sequence[TransactWriteItemTypeDef]) -> str:
+    """A transaction's idempotency token: a digest of what it writes (DynamoDB takes 1 to
+    36 characters)."""
+    content = json.dumps(requests, sort_keys=True, default=str)
+    return hashlib.sha256(content.encode()).hexdigest()[:36]
+
+
+def ledger_bytes(ledger: Ledger) -> int:
+    """The ledger item's size as DynamoDB counts it (its keys included): what must stay
+    under the 400 KB item limit."""
+    from richdoc.jobs.keys import ledger_key
+
+    item = {
+        **ledger_key(),
+        "running": ledger.running,
+        "holders": {job_id: h.model_dump() for job_id, h in ledger.holders.items()},
+        "version": ledger.version,
+        "updated_at": ledger.updated_at or "",
+    }
+    return sum(_attribute_bytes(name, value) for name, value in item.items())
+
+
+def _attribute_bytes(name: str, value: object) -> int:
+    """An attribute's size by DynamoDB's rules ("DynamoDB item sizes and formats"): its
+    name's UTF-8 bytes, and a string's UTF-8 bytes, a number 1 byte per two significant
+    digits and 1 more, a map 3 bytes and 1 more a member."""
+    size = len(name.encode())
+    if isinstance(value, dict):
+        return size + 3 + sum(1 + _attribute_bytes(k, v) for k, v in value.items())
+    if isinstance(value, int):
+        digits = len(str(abs(value)).strip("0")) or 1
+        return size + (digits + 1) // 2 + 1
+    return size + len(str(value).encode())
 
 
 class Handover(StrEnum):
@@ -415,11 +459,21 @@ class SlotLedger:
     def _transact(self, items: Sequence[_Item], what: str) -> list[str]:
         """Write ``items`` in one transaction: [] when it committed, else the reason of
         each item (``ConditionalCheckFailed`` where a condition did not hold). Conflicts
-        with other transactions are retried; what keeps conflicting is ``Transient``."""
+        with other transactions are retried; what keeps conflicting is ``Transient``.
+
+        The transaction carries a ``ClientRequestToken`` made of its content (every
+        change holds the clock's moment, so no two changes share one): the same request
+        sent again within ten minutes, after an answer that was lost, changes nothing
+        again, and DynamoDB answers it as it answered the first."""
         requests = [item.request(self.table.name) for item in items]
+        token = client_token(requests)
         try:
             with aws_errors(what):
-                retry_conflicts(self.table.meta.client.transact_write_items, TransactItems=requests)
+                retry_conflicts(
+                    self.table.meta.client.transact_write_items,
+                    TransactItems=requests,
+                    ClientRequestToken=token,
+                )
         except ClientError as exc:
             reasons = cancellation_reasons(exc)
             if CONDITION_FAILED in reasons:

@@ -7,6 +7,11 @@ parameter, e.g. ``richdoc-tenant``; metadata wins over a tag of the same name), 
 root tenant, ``/``, which no path segment can be. Admission serves tenants in turn, and
 each tenant's uploads in the order they arrived (``richdoc.admission``).
 
+S3 returns a metadata value that holds a non-ASCII character RFC 2047-encoded
+(``=?UTF-8?B?...?=``); the value is decoded as ``richdoc.metadata`` decodes the metadata
+that travels with the results, so an upload whose metadata names ``Café`` runs for the
+same tenant as one whose tag does.
+
 A tenant is user data: stored as it is (cut to ``MAX_TENANT_CHARS``), escaped wherever it
 is shown, never interpreted.
 """
@@ -15,6 +20,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+
+from richdoc.metadata import decoded_value
 
 TENANT_KEY_ENV = "RICHDOC_TENANT_KEY"
 ROOT_TENANT = "/"
@@ -37,7 +44,9 @@ def tenant_of(
     """The tenant of an upload at ``key`` with this user metadata and these tags."""
     if tenant_key:
         named = (metadata or {}).get(tenant_key)
-        if not named:
+        if named:
+            named = decoded_value(named)  # as S3 returns it: a non-ASCII value encoded
+        else:
             named = next((value for name, value in tags if name == tenant_key), None)
         if named and named.strip():
             return named.strip()[:MAX_TENANT_CHARS]

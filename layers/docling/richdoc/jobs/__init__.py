@@ -10,8 +10,10 @@ Items (``pk`` = ``JOB#<job id>``, ``keys``):
 
 * ``sk = "JOB"``: the job (``model.Job``): status, run, stage, source, options, the number
   of page-range shards its parse runs as, failure, outputs, counts, the original ingest
-  message and, once dead-lettered, the dead-letter message's id; and the attempt
-  counters. Only job items carry ``job_status``, so the ``by-status`` index is sparse.
+  message and, once dead-lettered, the dead-letter message's id; the latest run that
+  ended and how (kept while a later run waits, runs or fails, as are the outputs and
+  counts of its latest success); and the attempt counters. Only job items carry
+  ``job_status``, so the ``by-status`` index is sparse.
 * ``sk = "ATTEMPT#r<run>#<seq>"``: one per Lambda attempt (``model.Attempt``): stage,
   tier, the shard's pages, outcome, whether the artifact cache answered, timings.
 
@@ -41,6 +43,7 @@ from richdoc.jobs.keys import (
 from richdoc.jobs.listing import JobFilter, JobPage, Position
 from richdoc.jobs.model import (
     CANCELLED_OUTCOME,
+    ENDED_STATUSES,
     FAILED_STATUSES,
     OK_OUTCOME,
     OPEN_STATUSES,
@@ -56,6 +59,7 @@ from richdoc.jobs.model import (
     Job,
     JobStatus,
     RedriveRequest,
+    RunEnd,
     timestamp,
 )
 from richdoc.jobs.phase import JobPhase, Progress
@@ -64,6 +68,7 @@ from richdoc.jobs.table import JobCancelled, StaleRun
 
 __all__ = [
     "CANCELLED_OUTCOME",
+    "ENDED_STATUSES",
     "FAILED_STATUSES",
     "JOBS_TABLE_ENV",
     "JOB_RETENTION_ENV",
@@ -89,6 +94,7 @@ __all__ = [
     "Position",
     "Progress",
     "RedriveRequest",
+    "RunEnd",
     "StaleRun",
     "attempt_key",
     "attempts_prefix",

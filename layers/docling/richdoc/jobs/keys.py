@@ -4,14 +4,17 @@ Every item of a job shares its partition, ``pk = JOB#<job id>``; the job itself 
 ``sk = JOB`` and each attempt ``sk = ATTEMPT#r<run>#<seq>`` (zero-padded, so a run's
 attempts sort in the order they were opened). The jobs using one document's bytes are
 listed apart, ``pk = DOC#<sha256>``, ``sk = REFS``. Admission keeps the deployment's slot
-ledger at ``pk = ADMISSION``, ``sk = SLOTS``, and two items per tenant: its place in the
-lane at ``pk = TENANT#<tenant>``, ``sk = TENANT``, and its slots held at ``sk = SLOTS``
-(``richdoc.admission``). These functions are the only spelling of those keys.
+ledger at ``pk = ADMISSION``, ``sk = SLOTS``, and per tenant: the places of its two
+queues in the lane at ``pk = TENANT#<tenant>``, ``sk = TENANT`` (its uploads) and ``sk =
+TENANT#reprocess`` (its reprocessed runs), and its slots held at ``sk = SLOTS``
+(``richdoc.admission``); the sweep's cursor at ``pk = SWEEP``, ``sk = CURSOR``. These
+functions are the only spelling of those keys.
 """
 
 from __future__ import annotations
 
 import hashlib
+from enum import StrEnum
 
 from richdoc.contracts import PageSpan
 
@@ -31,6 +34,18 @@ LANE_INDEX = "tenants-by-service"
 _TENANT_PREFIX = "TENANT#"
 _TENANT_SK = "TENANT"
 _SHARE_SK = "SLOTS"
+# A reprocessed run's place in its tenant's reprocess queue sorts after every upload time
+# (an ISO time begins with a digit): one prefix of the sort key tells the two queues apart.
+REPROCESS_PREFIX = "reprocess#"
+
+
+class QueueKind(StrEnum):
+    """Which of its tenant's two queues a waiting run is in: a tenant's uploads (and their
+    redrives) and its reprocessed runs wait apart, each queue taking its own turns."""
+
+    UPLOADS = "uploads"
+    REPROCESS = "reprocess"
+
 
 # The primary key of an item (``pk``, ``sk``).
 ItemKey = dict[str, str]
@@ -92,10 +107,12 @@ def ledger_key() -> ItemKey:
     return {"pk": "ADMISSION", "sk": "SLOTS"}
 
 
-def tenant_key(tenant: str) -> ItemKey:
-    """A tenant's place in the lane: whether it has a backlog, when it was last served
-    (single writes only: the starter marks it while uploads arrive)."""
-    return {"pk": f"{_TENANT_PREFIX}{tenant}", "sk": _TENANT_SK}
+def tenant_key(tenant: str, queue: QueueKind = QueueKind.UPLOADS) -> ItemKey:
+    """The place of one of a tenant's queues in the lane: whether it may have waiting
+    jobs, when it was last served (single writes only: the starter marks it while uploads
+    arrive)."""
+    sk = _TENANT_SK if queue is QueueKind.UPLOADS else f"{_TENANT_SK}#{queue}"
+    return {"pk": f"{_TENANT_PREFIX}{tenant}", "sk": sk}
 
 
 def share_key(tenant: str) -> ItemKey:
@@ -103,6 +120,23 @@ def share_key(tenant: str) -> ItemKey:
     return {"pk": f"{_TENANT_PREFIX}{tenant}", "sk": _SHARE_SK}
 
 
-def backlog_key(queued_at: str, job_id: str) -> str:
-    """A waiting job's place in its tenant's queue: upload (or queue) time, then its id."""
-    return f"{queued_at}#{job_id}"
+def backlog_key(queued_at: str, job_id: str, queue: QueueKind = QueueKind.UPLOADS) -> str:
+    """A waiting job's place in one of its tenant's queues: upload (or queue) time, then
+    its id; a reprocessed run's after the prefix of its queue."""
+    place = f"{queued_at}#{job_id}"
+    return place if queue is QueueKind.UPLOADS else f"{REPROCESS_PREFIX}{place}"
+
+
+def queue_of(key: str) -> QueueKind:
+    """The queue a ``backlog_key`` places its job in."""
+    return QueueKind.REPROCESS if key.startswith(REPROCESS_PREFIX) else QueueKind.UPLOADS
+
+
+def queued_at_of(key: str) -> str:
+    """When the job a ``backlog_key`` places was queued."""
+    return key.removeprefix(REPROCESS_PREFIX).rsplit("#", 1)[0]
+
+
+def sweep_cursor_key() -> ItemKey:
+    """Where the sweep left its walk over the open jobs (it resumes there)."""
+    return {"pk": "SWEEP", "sk": "CURSOR"}

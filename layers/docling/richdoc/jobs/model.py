@@ -27,6 +27,7 @@ from pydantic import (
     field_serializer,
 )
 
+from richdoc.artifacts import run_of
 from richdoc.contracts import (
     FailedStage,
     JobCounts,
@@ -36,6 +37,7 @@ from richdoc.contracts import (
     SourceObject,
     StepName,
 )
+from richdoc.jobs.keys import QueueKind, queue_of
 from richdoc.jobs.phase import JobPhase, Progress
 from richdoc.taxonomy import Failure
 
@@ -93,6 +95,8 @@ OPEN_STATUSES = (JobStatus.QUEUED, JobStatus.RUNNING, JobStatus.FAILED)
 # A run failed (FAILED: its dead-letter message is on its way): what an operator triages
 # (``richdoc jobs failures``, the console's failure count). CANCELLED is not a failure.
 FAILED_STATUSES = (JobStatus.DEAD_LETTERED, JobStatus.FAILED)
+# How a run ends, short of its job's deletion: what a document's manifest shows of a job.
+ENDED_STATUSES = (JobStatus.SUCCEEDED, JobStatus.DEAD_LETTERED, JobStatus.CANCELLED)
 # What ``richdoc jobs redrive`` starts the next run of (FAILED: the dead-letter message
 # of the run is not confirmed yet; the starter accepts the next run all the same). A
 # DELETED job has no source left to run again.
@@ -165,6 +169,17 @@ class RedriveRequest(BaseModel):
     by: str
 
 
+class RunEnd(BaseModel):
+    """A run of the job that ended, and how (one of ``ENDED_STATUSES``). Written with each
+    end, and kept while a later run waits, runs or fails: the document's manifest goes on
+    showing it meanwhile (``richdoc.manifests``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run: int
+    status: JobStatus
+
+
 class DeletionMark(BaseModel):
     """Why and when a job was deleted."""
 
@@ -195,6 +210,9 @@ class Job(BaseModel):
     tier: int | None = None
     shards: int | None = None  # page-range shards the parse ran as (the plan's; 1: whole)
     pipeline: str | None = None
+    # The rule set the successful run's detection ran (DetectionRules); None in the
+    # records of runs made before it was recorded, which ran spec-v1.
+    detection_rules: str | None = None
     source: Annotated[SourceObject, _Sparse]
     options: JobOptions = JobOptions()
     # The source's user metadata and tags that travel with its results (richdoc.metadata).
@@ -220,6 +238,7 @@ class Job(BaseModel):
     cancel: CancelRecord | None = None
     redrive: RedriveRequest | None = None
     deletion: DeletionMark | None = None  # a DELETED job's (printed only then)
+    last_end: RunEnd | None = None  # the latest run that ended (``ended``)
     message: str | None = None  # the ingest message body that created the job (not printed)
     # Admission (richdoc.admission; printed together as ``admission``): whom the job runs
     # for, when its run entered the backlog (its upload, or the redrive), its place there
@@ -256,10 +275,38 @@ class Job(BaseModel):
             self.phase, tier=self.tier, shards=self.shards, finished_ranges=self.shards_done
         )
 
+    def ended(self) -> RunEnd | None:
+        """The job's latest run that ended SUCCEEDED, DEAD_LETTERED or CANCELLED: the
+        current run once it has ended, else the one before it; None when none has (or a
+        record written before ``last_end`` existed does not say) and for a deleted job."""
+        if self.status in ENDED_STATUSES:
+            return RunEnd(run=self.run, status=self.status)
+        if self.status is JobStatus.DELETED:
+            return None
+        return self.last_end
+
+    @property
+    def result_run(self) -> int | None:
+        """The run ``outputs`` and ``counts`` are of: the job's latest successful run,
+        whatever the current run is doing (a later run replaces them only when it
+        succeeds; a deletion drops them). The project step writes each run's outputs
+        under ``jobs/<job id>/run-NNN/``, so the keys say which run (in records of every
+        release)."""
+        if self.outputs is None or self.status is JobStatus.DELETED:
+            return None
+        if self.status is JobStatus.SUCCEEDED:
+            return self.run  # written with its outputs, in one write
+        return run_of(self.outputs.projection_key)
+
     @property
     def waiting(self) -> bool:
         """The run waits in the backlog for a slot (QUEUED, not admitted yet)."""
         return self.status is JobStatus.QUEUED and self.backlog_key is not None
+
+    @property
+    def queue(self) -> QueueKind | None:
+        """Which of its tenant's queues the run waits in; None when it does not wait."""
+        return queue_of(self.backlog_key) if self.waiting and self.backlog_key else None
 
     def to_dict(self) -> dict[str, object]:
         """The job as the command line prints it (``status``; nulls shown; no message; the

@@ -29,7 +29,7 @@ from richdoc.contracts import (
     SourceObject,
 )
 from richdoc.jobs.attempts import ATTEMPT_COUNTS, ATTEMPT_SEQ, AttemptRecords
-from richdoc.jobs.keys import STATUS_INDEX, backlog_key, job_key
+from richdoc.jobs.keys import STATUS_INDEX, QueueKind, backlog_key, job_key
 from richdoc.jobs.listing import JobFilter, JobPage, Position, count_jobs, page_jobs
 from richdoc.jobs.model import (
     MAX_REASON_CHARS,
@@ -43,6 +43,7 @@ from richdoc.jobs.model import (
     Job,
     JobStatus,
     RedriveRequest,
+    RunEnd,
     expires_at,
     stored,
     timestamp,
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
     from types_boto3_dynamodb.type_defs import (
         KeysAndAttributesTypeDef,
         KeysAndAttributesUnionTypeDef,
+        QueryInputTableQueryTypeDef,
     )
 
 JOBS_TABLE_ENV = "JOBS_TABLE"
@@ -74,6 +76,19 @@ BATCH_GET_LIMIT = 100
 
 def _now() -> str:
     return timestamp(datetime.now(UTC))
+
+
+# An item's key in the by-status index: where a walk over it may resume.
+_STATUS_INDEX_KEY = ("job_status", "updated_at", "pk", "sk")
+
+
+@dataclasses.dataclass(frozen=True)
+class UnchangedPage:
+    """``JobStore.unchanged_page``: each job with its index key, and where the next page
+    begins (None: the index holds no more)."""
+
+    jobs: list[tuple[Job, dict[str, object]]]
+    after: Mapping[str, object] | None
 
 
 class _JobState(BaseModel):
@@ -196,29 +211,33 @@ class JobStore:
         """How many jobs are in these statuses (changed at or after ``since``)."""
         return count_jobs(self.table, statuses, since=since)
 
-    def unchanged_since(self, status: JobStatus, moment: datetime) -> list[Job]:
-        """Jobs in ``status`` whose record has not changed since ``moment`` (by-status
-        index: the status and an ``updated_at`` range, no scan). The index is eventually
+    def unchanged_page(
+        self, status: JobStatus, moment: datetime, after: Mapping[str, object] | None = None
+    ) -> UnchangedPage:
+        """One page (DynamoDB's, at most 1 MB read) of the jobs in ``status`` whose record
+        has not changed since ``moment``, oldest first, after the index key ``after``:
+        the by-status index, a status and an ``updated_at`` range, no scan. Left out by a
+        filter (DynamoDB reads them; the caller gets none): QUEUED jobs still waiting for
+        a slot, and CANCELLED runs a backstop has closed already. The index is eventually
         consistent: callers re-read a job before acting on it."""
-        items = query_all(
-            self.table,
-            IndexName=STATUS_INDEX,
-            KeyConditionExpression=Key("job_status").eq(status)
+        query: QueryInputTableQueryTypeDef = {
+            "IndexName": STATUS_INDEX,
+            "KeyConditionExpression": Key("job_status").eq(status)
             & Key("updated_at").lt(timestamp(moment)),
-        )
-        return [Job.from_item(i) for i in items]
-
-    def cancelled_unclosed_since(self, moment: datetime) -> list[Job]:
-        """CANCELLED jobs unchanged since ``moment`` whose stopped run no backstop has
-        closed yet (the index's range, and a filter on ``cancel.closed_at``)."""
-        items = query_all(
-            self.table,
-            IndexName=STATUS_INDEX,
-            KeyConditionExpression=Key("job_status").eq(JobStatus.CANCELLED)
-            & Key("updated_at").lt(timestamp(moment)),
-            FilterExpression=Attr("cancel.closed_at").not_exists(),
-        )
-        return [Job.from_item(i) for i in items]
+        }
+        if status is JobStatus.QUEUED:
+            query["FilterExpression"] = Attr("backlog_key").not_exists()
+        elif status is JobStatus.CANCELLED:
+            query["FilterExpression"] = Attr("cancel.closed_at").not_exists()
+        if after is not None:
+            query["ExclusiveStartKey"] = dict(after)  # type: ignore[arg-type]
+        with aws_errors("querying jobs"):
+            page = self.table.query(**query)
+        found: list[tuple[Job, dict[str, object]]] = [
+            (Job.from_item(item), {name: item[name] for name in _STATUS_INDEX_KEY})
+            for item in page.get("Items", [])
+        ]
+        return UnchangedPage(found, page.get("LastEvaluatedKey"))
 
     # ---- job transitions ---------------------------------------------------------------
 
@@ -280,9 +299,11 @@ class JobStore:
         execution_arn: str | None = None,
         tenant: str | None = None,
         allowed: tuple[JobStatus, ...] = REDRIVABLE_STATUSES,
+        queue: QueueKind = QueueKind.UPLOADS,
     ) -> int:
         """Redrive: a dead-lettered (or cancelled) run N becomes QUEUED run N+1, exactly
-        once, waiting at the end of ``tenant``'s backlog (the job's own tenant when None).
+        once, waiting at the end of ``tenant``'s backlog (the job's own tenant when None),
+        in its ``queue`` (a reprocess waits in the tenant's reprocess queue).
 
         FAILED is accepted too: the redriven message of run N is the proof that its
         dead-letter send succeeded, even if marking the job DEAD_LETTERED has not
@@ -303,7 +324,7 @@ class JobStore:
             .set("execution_arn", execution_arn)
             .set("phase", JobPhase.QUEUED)
             .set("queued_at", now)
-            .set("backlog_key", backlog_key(now, job_id))
+            .set("backlog_key", backlog_key(now, job_id, queue))
             .set(ATTEMPT_COUNTS, {})  # attempts are numbered per run
             .remove(
                 "admitted_at",
@@ -376,6 +397,7 @@ class JobStore:
         counts: JobCounts,
         pipeline: str | None,
         page_count: int | None = None,
+        detection_rules: str | None = None,
     ) -> None:
         """The run succeeded. The shard count and the source's digest are not written
         here: the plan recorded the one (``richdoc.stage.record_decision``), and the plan,
@@ -386,9 +408,11 @@ class JobStore:
             .set("outputs", stored(outputs))
             .set("counts", stored(counts))
             .set("pipeline", pipeline)
+            .set("detection_rules", detection_rules)
             .set("pages", page_count)
             .set("ended_at", self.clock())
             .set("phase", JobPhase.SUCCEEDED)
+            .set("last_end", stored(RunEnd(run=run, status=JobStatus.SUCCEEDED)))
             .remove("stage")
         )
         self._transition(
@@ -439,6 +463,7 @@ class JobStore:
                 .set("dead_letter", stored(dead_letter))
                 .set("ended_at", self.clock())
                 .set("phase", JobPhase.DEAD_LETTERED)
+                .set("last_end", stored(RunEnd(run=run, status=JobStatus.DEAD_LETTERED)))
                 .remove("stage"),
             )
         except StaleRun:
@@ -490,7 +515,8 @@ class JobStore:
             update=Update()
             .set("cancel", stored(record))
             .set("ended_at", now)
-            .set("phase", JobPhase.CANCELLED),
+            .set("phase", JobPhase.CANCELLED)
+            .set("last_end", stored(RunEnd(run=run, status=JobStatus.CANCELLED))),
         )
 
     def mark_cancel_closed(self, job_id: str, run: int) -> Job:

@@ -17,7 +17,7 @@ from richdoc.formats import ArchiveLimits, DocFormat, Inspection, inspect_file
 from richdoc.parse.classify import conversion_error
 from richdoc.parse.headings import assign_levels
 from richdoc.parse.merge import dump_document
-from richdoc.parse.ocr import OcrMode
+from richdoc.parse.ocr import OcrMode, require_text
 from richdoc.parse.ocr_pages import OcrPages, pages_to_read
 from richdoc.parse.reports import ChildReport, Inspected
 from richdoc.parse.settings import (
@@ -123,6 +123,19 @@ def paged_format_option(settings: ParserSettings, fmt: DocFormat) -> FormatOptio
     return NativePdfFormatOption(pipeline_cls=NativeOcrPdfPipeline, pipeline_options=native)
 
 
+def simple_format_option(fmt: DocFormat) -> FormatOption | None:
+    """How a format of the simple pipeline is converted where richdoc changes docling's
+    default: a workbook by ``richdoc.parse.workbook`` (its sheets as sections, its dates
+    as dates); None for docling's own."""
+    if fmt is not DocFormat.XLSX:
+        return None
+    from docling.document_converter import ExcelFormatOption
+
+    from richdoc.parse.workbook import WorkbookBackend
+
+    return ExcelFormatOption(backend=WorkbookBackend)
+
+
 def build_converters(settings: ParserSettings) -> dict[DocFormat, DocumentConverter]:
     """One converter per format, each allowing only its format: a file whose content
     docling recognises as something else is refused instead of parsed as that."""
@@ -133,7 +146,8 @@ def build_converters(settings: ParserSettings) -> dict[DocFormat, DocumentConver
     for fmt in DocFormat:
         input_format = InputFormat(fmt.value)
         paged = settings.pipeline_for(fmt) is not Pipeline.SIMPLE
-        options = {input_format: paged_format_option(settings, fmt)} if paged else None
+        option = paged_format_option(settings, fmt) if paged else simple_format_option(fmt)
+        options = {input_format: option} if option is not None else None
         converter = DocumentConverter(allowed_formats=[input_format], format_options=options)
         converter.initialize_pipeline(input_format)
         converters[fmt] = converter
@@ -357,9 +371,12 @@ def convert_document(task: ConvertTask) -> ChildReport:
             "a bigger tier may finish it"
         )
     _record_ocr(result, reading, ocr, settings.ocr_mode)
-    if pipeline in LAYOUT_PIPELINES and pages is None:
-        # A shard's levels are given by the merge, which sees every heading.
-        assign_levels(result.document)
+    if pages is None:
+        # A shard is part of a document: the merge judges the whole, and gives its
+        # headings' levels, seeing every heading.
+        require_text(result.document)
+        if pipeline in LAYOUT_PIPELINES:
+            assign_levels(result.document)
     task.output.write_bytes(document_json(result))
     return ChildReport(
         pipeline=pipeline,

@@ -58,7 +58,7 @@ from docling_core.types.doc import (
 
 from richdoc.contracts import PageSpan
 from richdoc.parse.headings import assign_levels
-from richdoc.parse.ocr import OcrRecord, record_of_json, with_record_json
+from richdoc.parse.ocr import OcrRecord, record_of_json, require_text, with_record_json
 from richdoc.parse.settings import LAYOUT_PIPELINES, Pipeline
 from richdoc.parse.shard_plan import check_partition
 from richdoc.taxonomy import CorruptInput
@@ -94,7 +94,8 @@ class Shard:
 
 def merge_shard_json(parts: Sequence[tuple[PageSpan, bytes]], *, pipeline: Pipeline) -> bytes:
     """The whole document's DoclingDocument JSON from its shards' (the artifacts' form:
-    ``dump_document``), in page order; raises as ``merge_shards``."""
+    ``dump_document``), in page order; raises as ``merge_shards``, and as a whole
+    document's parse does when OCR found nothing readable in it (``require_text``)."""
     docs = [(pages, json.loads(data)) for pages, data in parts]
     # The same top-level fields in every shard (docling-core leaves some out when empty):
     # then the joined tree has the field order a DoclingDocument dumps in.
@@ -103,7 +104,9 @@ def merge_shard_json(parts: Sequence[tuple[PageSpan, bytes]], *, pipeline: Pipel
     # Validated and dumped again where the body changes (its OCR record joined): the
     # body's members then come in the order a DoclingDocument dumps them.
     if pipeline in LAYOUT_PIPELINES or not same_fields or ocr:
-        return dump_document(_merge(docs, pipeline))
+        document = _merge(docs, pipeline)
+        require_text(document)  # the whole document, which no shard alone could judge
+        return dump_document(document)
     return pydantic_core.to_json(_join(docs))
 
 

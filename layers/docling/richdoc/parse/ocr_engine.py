@@ -9,7 +9,9 @@ conversion names, and the provenance it leaves in the DoclingDocument.
   zygote must stay single-threaded to fork. It keeps each page's lines (box and score).
   The model files are the trained PP-OCRv6 ones the ``rapidocr`` wheel bundles, pinned
   by path: nothing is downloaded, whatever ``DOCLING_ARTIFACTS_PATH`` says. A PDF page is
-  rendered at 216 dpi, an image's page read at its own pixels.
+  rendered at 216 dpi, an image's page read at its own pixels. What the engine returns
+  is kept as ``EngineLines`` says: noise dropped, words spaced as the engine's word boxes
+  show them.
 * ``NativeOcrPdfPipeline`` is docling's native pipeline with that stage: a named page
   is rendered by docling's pdfium page backend (the native pipeline's docling-parse
   backend renders no images) and its lines become text items as native lines do.
@@ -20,9 +22,11 @@ conversion names, and the provenance it leaves in the DoclingDocument.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import statistics
-from collections.abc import Iterable, Iterator
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
@@ -60,6 +64,8 @@ from docling_core.types.doc.page import SegmentedPdfPage
 from richdoc.parse.headings import record_size
 from richdoc.parse.ocr import (
     META_FIELD,
+    MIN_LINE_CONFIDENCE,
+    MIN_TEXT_HEIGHT_PT,
     MODEL_FILES,
     ORIENTATION_CLASSIFIER,
     RENDER_SCALE,
@@ -101,7 +107,8 @@ class PageOcrOptions(RapidOcrOptions):
 def page_ocr_options() -> PageOcrOptions:
     """Full-page OCR with the bundled PP-OCRv6 detection and recognition models, at
     docling's 216 dpi, without the line orientation classifier (``ORIENTATION_CLASSIFIER``
-    says why)."""
+    says why), keeping lines the engine scores at least ``MIN_LINE_CONFIDENCE`` (its own
+    filter) and returning each line's word boxes (``EngineLines`` spaces the words)."""
     det, rec, cls = (str(bundled_models() / name) for name in MODEL_FILES)
     return PageOcrOptions(
         mode=OcrMode.FULL_PAGE,
@@ -110,7 +117,102 @@ def page_ocr_options() -> PageOcrOptions:
         cls_model_path=cls,
         scale=RENDER_SCALE,
         use_cls=ORIENTATION_CLASSIFIER,
+        text_score=MIN_LINE_CONFIDENCE,
+        rapidocr_params={"Global.return_word_box": True},
     )
+
+
+# One word of a line as RapidOCR returns it: its text, score and box (four corners).
+EngineWord = tuple[str, float, Sequence[Sequence[float]]]
+
+
+class EngineLines:
+    """RapidOCR as docling's model calls it, keeping of what the engine returns what is
+    text: a line whose box is less than ``MIN_TEXT_HEIGHT_PT`` points tall is dropped
+    (the engine's pixels over ``scale()``, the model's pixels per point), and a line's
+    text gets a space between two of the engine's words where it has none
+    (``spaced_line``). Lines the engine scores below ``MIN_LINE_CONFIDENCE`` it drops
+    itself (``page_ocr_options``)."""
+
+    def __init__(self, engine: Callable[..., Any], scale: Callable[[], float]) -> None:
+        self.engine = engine
+        self.scale = scale
+
+    def __call__(self, image: Any, **options: Any) -> Any:
+        from rapidocr.utils.output import RapidOCROutput
+
+        read = self.engine(image, **options)
+        if not isinstance(read, RapidOCROutput):
+            return read  # detection or recognition alone: nothing docling asks for
+        if not read.txts or read.boxes is None or read.scores is None:
+            return read
+        words = _words_per_line(read.word_results, len(read.txts))
+        min_height = MIN_TEXT_HEIGHT_PT * self.scale()
+        kept = [n for n, box in enumerate(read.boxes.tolist()) if _box_height(box) >= min_height]
+        if not kept:
+            return RapidOCROutput()  # what the engine answers when it finds nothing
+        # rapidocr annotates its tuples of any length as 1-tuples.
+        kept_lines: dict[str, Any] = {
+            "boxes": read.boxes[kept],
+            "txts": tuple(spaced_line(read.txts[n], words[n]) for n in kept),
+            "scores": tuple(read.scores[n] for n in kept),
+            "word_results": tuple(words[n] for n in kept),
+        }
+        return dataclasses.replace(read, **kept_lines)
+
+
+def _words_per_line(word_results: Any, lines: int) -> list[Sequence[EngineWord]]:
+    """Each line's words; none where the engine did not give them line for line (it
+    leaves a line without words out of the list, and gives none at all without boxes)."""
+    if not isinstance(word_results, tuple | list) or len(word_results) != lines:
+        return [()] * lines
+    return [
+        line if all(isinstance(word, tuple | list) and len(word) == 3 for word in line) else ()
+        for line in word_results
+    ]
+
+
+def _box_height(box: Sequence[Sequence[float]]) -> float:
+    """A line box's height (its four corners: top-left, top-right, bottom-right,
+    bottom-left), as the mean of its two sides."""
+    return ((box[3][1] - box[0][1]) + (box[2][1] - box[1][1])) / 2
+
+
+def _wide(char: str) -> bool:
+    """East Asian wide and full-width characters, which are set without spaces."""
+    return unicodedata.east_asian_width(char) in ("W", "F")
+
+
+def spaced_line(text: str, words: Sequence[EngineWord]) -> str:
+    """``text`` with a space where the engine's words part and the text has none.
+
+    RapidOCR segments a line into words at its spaces and wherever the recogniser's
+    columns of two neighbouring characters lie apart (PaddleOCR's rule), which catches
+    spaces the recogniser itself dropped. Next to a wide (East Asian) character nothing
+    is added: those scripts put no spaces between words, and the engine also parts a
+    word where the script changes. A text whose characters are not the words' (the
+    engine's words do not match it) is kept as it is."""
+    joined = "".join(word[0] for word in words)
+    if not words or joined != "".join(text.split()):
+        return text
+    boundaries: set[int] = set()
+    position = 0
+    for word in words[:-1]:
+        position += len(word[0])
+        boundaries.add(position)
+    out: list[str] = []
+    seen = 0  # characters of the text so far, spaces not counted
+    for char in text:
+        if char.isspace():
+            out.append(char)
+            continue
+        previous = out[-1] if out else ""
+        parted = seen in boundaries and previous and not previous.isspace()
+        if parted and not (_wide(previous) or _wide(char)):
+            out.append(" ")
+        out.append(char)
+        seen += 1
+    return "".join(out)
 
 
 @dataclass(frozen=True)
@@ -157,12 +259,18 @@ class PageOcrModel(BaseOcrModel):
         if self._engine is None:
             from docling.models.stages.ocr.rapid_ocr_model import RapidOcrModel
 
-            self._engine = RapidOcrModel(
+            engine = RapidOcrModel(
                 enabled=True,
                 artifacts_path=None,  # the model paths are pinned
                 options=self.options,
                 accelerator_options=AcceleratorOptions(num_threads=self._threads, device="cpu"),
             )
+            # docling's model calls its ``reader`` once per page with the page's image;
+            # EngineLines answers that call as RapidOCR does.
+            engine.reader = EngineLines(  # type: ignore[assignment]
+                engine.reader, lambda: engine.scale
+            )
+            self._engine = engine
         return self._engine
 
     def __call__(self, conv_res: ConversionResult, page_batch: Iterable[Page]) -> Iterator[Page]:

@@ -473,6 +473,13 @@ PIPELINE_OPTIONS: dict[Pipeline, dict[str, Any]] = {
 }
 
 
+# The backends richdoc converts a format with in docling's place (richdoc.parse.convert's
+# format options), by what they change: bump one's version when it changes what it makes.
+BACKENDS: dict[DocFormat, str] = {
+    DocFormat.XLSX: "richdoc.workbook/1: sheet names as headings, dates as ISO dates",
+}
+
+
 @cache
 def docling_versions() -> dict[str, str]:
     return {
@@ -529,8 +536,9 @@ class ParserSettings:
 
 def processor_contract(fmt: DocFormat, pipeline: Pipeline, ocr: OcrMode | None = None) -> str:
     """A short stable digest of everything that determines the DoclingDocument of a
-    given input: parse schema, docling versions, input format, pipeline and options, and
-    for a format OCR may read (``ocr``: its mode), the mode, engine and models."""
+    given input: parse schema, docling versions, input format, pipeline and options, the
+    backend richdoc converts the format with (``BACKENDS``), and for a format OCR may read
+    (``ocr``: its mode), the mode, engine and models."""
     identity: dict[str, Any] = {
         "schema": PARSE_SCHEMA,
         "versions": docling_versions(),
@@ -540,6 +548,8 @@ def processor_contract(fmt: DocFormat, pipeline: Pipeline, ocr: OcrMode | None =
     }
     if pipeline is Pipeline.LIGHT:
         identity["models"] = _light_models()
+    if fmt in BACKENDS:
+        identity["backend"] = BACKENDS[fmt]
     if ocr is not None:
         identity["ocr"] = engine_identity(ocr)
     canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"))

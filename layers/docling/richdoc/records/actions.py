@@ -117,6 +117,7 @@ class Actions:
             counts=JobCounts.of(results),
             pipeline=results.parse.pipeline,
             page_count=results.parse.page_count,
+            detection_rules=results.detect.rules,
         )
         self.metrics.add_metric(name="JobsSucceeded", unit=MetricUnit.Count, value=1)
         return Recorded(recorded="succeed")

@@ -6,14 +6,16 @@
   dead-lettered with its original message, and marked;
 * (for a DELETED job, the end of its execution is when nothing of the run writes any
   more: the reconciler purges its artifacts once more, ``richdoc.deletion``);
-* the sweep: a schedule runs it; jobs QUEUED, RUNNING or FAILED whose record has not
-  changed for longer than the workflow timeout, and whose execution is not running (or
-  never started), are closed the same way, and the number found is the ``StuckJobs``
-  metric. A job waiting in the backlog for a slot is not stuck, however long it waits.
-  The sweep also audits admission's slot ledger (``richdoc.admission.reconcile``): a run
-  holding slots whose execution has ended (its status event lost, its failure path
-  crashed) is closed the same way once its execution has been over for
-  ``HOLDER_GRACE_S``, so it holds its slots one sweep interval at most.
+* the sweep: a schedule runs it. First it audits admission's slot ledger
+  (``richdoc.admission.reconcile``): a run holding slots whose execution has ended (its
+  status event lost, its failure path crashed) is closed the same way once its execution
+  has been over for ``HOLDER_GRACE_S``, so it holds its slots one sweep interval at most.
+  Then it walks the jobs QUEUED, RUNNING or FAILED whose record has not changed for
+  longer than the workflow timeout (``sweep_walk``: a page at a time, to a time budget,
+  resumed by the next sweep where this one stopped); those whose execution is not
+  running (or never started) are closed the same way, and the number found is the
+  ``StuckJobs`` metric. A job waiting in the backlog for a slot is not stuck, however
+  long it waits, and the walk never receives it.
 
 A run an operator cancelled (job CANCELLED, with its ``cancel`` record) is closed by the
 same two without a dead-letter message or a failure metric: its attempts still
@@ -56,6 +58,7 @@ from richdoc.jobs import (
     timestamp,
 )
 from richdoc.records.actions import count_dead_lettered, emit
+from richdoc.records.sweep_walk import Budget, SweepWalk, Unlimited
 from richdoc.taxonomy import Failure, FailureKind
 
 if TYPE_CHECKING:
@@ -138,13 +141,6 @@ class Backstops:
         self.logger = logger
         self.workflow_timeout_s = workflow_timeout_s
 
-    def answer(self, event: ExecutionStatusChangeEvent | ScheduledSweep) -> Reconciled | Swept:
-        match event:
-            case ExecutionStatusChangeEvent():
-                return self.reconcile(event)
-            case ScheduledSweep():
-                return self.sweep(event)
-
     def reconcile(self, event: ExecutionStatusChangeEvent) -> Reconciled:
         """Finish the run of an execution that ended without the definition closing its
         job; nothing for executions that are not ours, of an older run, or already closed."""
@@ -178,40 +174,37 @@ class Backstops:
         )
         return Reconciled(reconciled=closed)
 
-    def sweep(self, event: ScheduledSweep) -> Swept:
-        """Close jobs open (QUEUED, RUNNING, FAILED) and unchanged for longer than the
-        workflow timeout, as of the schedule's time, whose execution is not running."""
+    def sweep(self, event: ScheduledSweep, budget: Budget | None = None) -> Swept:
+        """Admission's audit first (bounded by the capacity), then the walk over the open
+        jobs (QUEUED but not waiting, RUNNING, FAILED; CANCELLED runs not yet closed)
+        unchanged for longer than the workflow timeout, as of the schedule's time, as far
+        as ``budget`` lasts (``sweep_walk``): those whose execution is not running are
+        closed."""
         cutoff = event.time - timedelta(seconds=self.workflow_timeout_s)
-        stuck = closed = 0
         failed: list[str] = []
-        seen: set[str] = set()  # a job this sweep failed is found again under FAILED
-        for status in OPEN_STATUSES:
-            for candidate in self.jobs.unchanged_since(status, cutoff):
-                if candidate.job_id in seen:
-                    continue
-                seen.add(candidate.job_id)
-                try:
-                    outcome = self._sweep_job(candidate.job_id, cutoff)
-                except Exception:  # one job must not keep the sweep from the others
-                    self.logger.exception(
-                        "sweep could not close a job", extra={"job_id": candidate.job_id}
-                    )
-                    stuck += 1
-                    failed.append(candidate.job_id)
-                    continue
-                stuck += outcome is not None
-                closed += bool(outcome)
-        emit("StuckJobs", stuck)  # every sweep, zero too: the alarm sees the sweep ran
-        cancelled = 0
-        for candidate in self.jobs.cancelled_unclosed_since(cutoff):
-            try:
-                cancelled += self._sweep_cancelled(candidate.job_id)
-            except Exception:
-                self.logger.exception(
-                    "sweep could not close a cancelled run", extra={"job_id": candidate.job_id}
-                )
-                failed.append(candidate.job_id)
         released, holders_closed, recounted = self._sweep_slots(event.time, failed)
+        walk = SweepWalk(self.jobs, cutoff, budget or Unlimited())
+        stuck = closed = cancelled = 0
+        seen: set[str] = set()  # a job this sweep failed is found again under FAILED
+        for candidate in walk.candidates():
+            if candidate.job_id in seen:
+                continue
+            seen.add(candidate.job_id)
+            try:
+                if candidate.status is JobStatus.CANCELLED:
+                    cancelled += self._sweep_cancelled(candidate.job_id)
+                    continue
+                outcome = self._sweep_job(candidate.job_id, cutoff)
+            except Exception:  # one job must not keep the sweep from the others
+                self.logger.exception(
+                    "sweep could not close a job", extra={"job_id": candidate.job_id}
+                )
+                stuck += candidate.status is not JobStatus.CANCELLED
+                failed.append(candidate.job_id)
+                continue
+            stuck += outcome is not None
+            closed += bool(outcome)
+        emit("StuckJobs", stuck)  # every sweep, zero too: the alarm sees the sweep ran
         if failed:
             raise SweepIncomplete(f"{len(failed)} stuck job(s) not closed: {', '.join(failed)}")
         swept = Swept(
@@ -221,6 +214,9 @@ class Backstops:
             released=released,
             holders_closed=holders_closed,
             recounted=recounted,
+            index_pages=walk.index_pages,
+            read=walk.read,
+            walked=walk.finished,
         )
         self.logger.info("sweep done", extra=swept.model_dump())
         return swept
@@ -238,14 +234,10 @@ class Backstops:
             except Exception:
                 self.logger.exception("sweep could not close a run", extra={"job_id": job.job_id})
                 failed.append(job.job_id)
-        if findings.released or findings.recounted or findings.lanes:
+        if findings.released or findings.recounted:
             self.logger.info(
                 "admission repaired",
-                extra={
-                    "released": findings.released,
-                    "recounted": findings.recounted,
-                    "lanes": findings.lanes,
-                },
+                extra={"released": findings.released, "recounted": findings.recounted},
             )
         return len(findings.released), closed, findings.recounted
 

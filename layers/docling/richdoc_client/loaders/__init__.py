@@ -23,8 +23,21 @@ from richdoc_client.manifest import Manifest
 from richdoc_client.reader import ResultsReader
 
 # Metadata a retriever filters and cites by, but that means nothing to an embedding model
-# or a language model: the loaders keep them out of the text those see.
-LOCATION_KEYS = ("bboxes", "nodes", "chunk_id", "chunk_index", "job_id", "run", "sha256")
+# or a language model (identifiers, hashes, positions): the loaders keep them out of the
+# text those see. The source's key, the heading path and the pages stay in it.
+RETRIEVAL_ONLY_KEYS = (
+    "document_id",
+    "source_bucket",
+    "version_id",
+    "sha256",
+    "job_id",
+    "run",
+    "chunk_id",
+    "chunk_index",
+    "bboxes",
+    "nodes",
+    "table_node",
+)
 
 
 @dataclass(frozen=True)

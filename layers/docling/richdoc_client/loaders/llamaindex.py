@@ -10,8 +10,9 @@ richdoc-client[llamaindex]``: llama-index-core).
 Each ``TextNode``'s ``text`` is the chunk's text, its ``id_`` the chunk's upsert id, its
 ``metadata`` ``richdoc_client.loaders.chunk_metadata`` (docs/consumers.md, "Loaders"); its
 ``SOURCE`` relationship is the document id, and ``PREVIOUS`` and ``NEXT`` link the chunks of
-one document in order. The location members (boxes, node ids, run) stay out of the text the
-embedding and the language model see.
+one document in order. The identifiers and locations (``RETRIEVAL_ONLY_KEYS``: the
+document id, the source's bucket, version and hash, the run, the chunk's id and index, its
+boxes and nodes) stay out of the text the embedding and the language model see.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from itertools import groupby, pairwise
 
 from llama_index.core.schema import NodeRelationship, RelatedNodeInfo, TextNode
 
-from richdoc_client.loaders import LOCATION_KEYS, current_chunks
+from richdoc_client.loaders import RETRIEVAL_ONLY_KEYS, current_chunks
 from richdoc_client.manifest import Manifest
 from richdoc_client.reader import ResultsReader
 
@@ -39,8 +40,8 @@ def load_nodes(
                 id_=chunk.id,
                 text=chunk.text,
                 metadata=chunk.metadata,
-                excluded_embed_metadata_keys=list(LOCATION_KEYS),
-                excluded_llm_metadata_keys=list(LOCATION_KEYS),
+                excluded_embed_metadata_keys=list(RETRIEVAL_ONLY_KEYS),
+                excluded_llm_metadata_keys=list(RETRIEVAL_ONLY_KEYS),
             )
             for chunk in chunks
         ]

@@ -1,7 +1,6 @@
-"""What the admission commands print: the backlog (``richdoc jobs backlog``), a waiting
-job's place, and ``richdoc reprocess``'s report. JSON keeps its keys, tables become
-tab-separated rows in a pipe (``tables``), user-controlled values (tenants, keys) reach
-the terminal through ``richdoc_tools.terminal``."""
+"""What ``richdoc jobs backlog`` prints. JSON keeps its keys, tables become tab-separated
+rows in a pipe (``tables``), user-controlled values (tenants) reach the terminal through
+``richdoc_tools.terminal``."""
 
 from __future__ import annotations
 
@@ -15,9 +14,9 @@ from richdoc_tools.terminal import markup
 
 if TYPE_CHECKING:
     from richdoc_tools.ops.backlog import BacklogOutlook
-    from richdoc_tools.ops.reprocess import ReprocessReport, ReprocessResult
+    from richdoc_tools.ops.drain import DrainEstimate
 
-TENANT_COLUMNS = ("tenant", "waiting", "oldest waiting", "slots held")
+TENANT_COLUMNS = ("tenant", "queue", "waiting", "oldest waiting", "slots held")
 
 
 def backlog_outlook(outlook: BacklogOutlook, *, as_json: bool) -> None:
@@ -26,7 +25,8 @@ def backlog_outlook(outlook: BacklogOutlook, *, as_json: bool) -> None:
         return
     console = Console()
     rows: list[list[object]] = [
-        [t.tenant, t.waiting, duration(t.oldest_waiting_s), t.slots] for t in outlook.tenants
+        [t.tenant, t.queue, t.waiting, duration(t.oldest_waiting_s), t.slots]
+        for t in outlook.tenants
     ]
     print_table(TENANT_COLUMNS, rows, console)
     if outlook.capacity is None:
@@ -37,15 +37,8 @@ def backlog_outlook(outlook: BacklogOutlook, *, as_json: bool) -> None:
             f"slots: {outlook.slots_held} of {outlook.capacity} held{share}; "
             f"{outlook.waiting} job(s) waiting",
         ]
-        if outlook.mean_run_s is None:
-            lines.append("throughput: no successful run to measure yet")
-        else:
-            lines.append(
-                f"throughput: {outlook.throughput_per_hour:g} documents an hour "
-                f"({outlook.capacity} slots, {outlook.mean_run_s:g} s a run, mean of the "
-                f"last {outlook.recent_runs} successes)"
-            )
-            lines.append(f"drains in: about {duration(outlook.drain_s)} at that rate")
+        if outlook.drain is not None:
+            lines += drain_lines(outlook.drain)
     for line in lines:
         if console.is_terminal:
             console.print(markup(line), highlight=False)
@@ -53,25 +46,21 @@ def backlog_outlook(outlook: BacklogOutlook, *, as_json: bool) -> None:
             print(line)
 
 
-REPROCESS_COLUMNS = ("job id", "key", "tenant", "outcome", "run", "detail")
-
-
-def reprocess_line(result: ReprocessResult) -> None:
-    """One job as ``reprocess`` goes (a line each, so a long one shows progress)."""
-    console = Console(stderr=True)
-    console.print(
-        f"{result.job_id[:12]} {markup(result.key)}: {result.outcome} ({markup(result.detail)})",
-        highlight=False,
-    )
-
-
-def reprocess_report(report: ReprocessReport, *, as_json: bool) -> None:
-    if as_json:
-        print_json(report.model_dump(mode="json"))
-        return
-    rows: list[list[object]] = [
-        [r.job_id, r.key, r.tenant, r.outcome, r.run, r.detail] for r in report.results
-    ]
-    print_table(REPROCESS_COLUMNS, rows, Console())
-    verb = "would queue" if report.dry_run else "queued"
-    print(f"{report.matched} matched; {verb} {report.queued}; skipped {report.skipped}")
+def drain_lines(drain: DrainEstimate) -> list[str]:
+    """The throughput and the drain, as ``richdoc jobs backlog`` ends."""
+    window = duration(drain.window_s)
+    if drain.median_cycle_s is None:
+        throughput = f"throughput: no slot cycle in the last {window} to measure on"
+    else:
+        throughput = (
+            f"throughput: {drain.throughput_per_hour:g} documents an hour ({drain.slots} "
+            f"slots, each turned over every {drain.median_cycle_s:g} s: the median of "
+            f"{drain.cycles} slot cycles in the last {window})"
+        )
+    if drain.drain_s == 0:
+        drains = "drains in: nothing waits"
+    elif drain.drain_s is None:
+        drains = "drains in: not known until a slot cycle is measured"
+    else:
+        drains = f"drains in: about {duration(drain.drain_s)} at that rate"
+    return [throughput, drains]

@@ -115,8 +115,27 @@ def _attempt_row(a: Attempt) -> list[object]:
     ]
 
 
+RECORD_COLUMNS = ("field", "value")
+
+
+def record_rows(record: Mapping[str, object], within: str = "") -> list[list[object]]:
+    """A job record as rows of a table: a field and its value, the fields of a nested
+    object under dotted names (``failure.kind``), a list as its JSON."""
+    rows: list[list[object]] = []
+    for name, value in record.items():
+        if isinstance(value, Mapping) and value:
+            rows += record_rows(value, f"{within}{name}.")
+        elif isinstance(value, list | tuple | Mapping):
+            rows.append([f"{within}{name}", json.dumps(value, default=str)])
+        else:
+            rows.append([f"{within}{name}", value])
+    return rows
+
+
 def job_show(document: JobDocument, *, as_json: bool) -> None:
-    """The job's public JSON (``--json``), or its record, its shards and its attempts."""
+    """The job's public JSON (``--json``), or its record, its shards and its attempts: on
+    a terminal the record as JSON and the tables; in a pipe all three as tab-separated
+    rows (the record as field and value), each block ended by a blank line."""
     from richdoc_tools.ops.shards import shard_parses
 
     if as_json:
@@ -124,22 +143,23 @@ def job_show(document: JobDocument, *, as_json: bool) -> None:
         return
     job, attempts = document.job, document.attempts
     console = Console()
-    # JSON-encoded, so control characters in keys or reasons arrive escaped.
-    console.print_json(json.dumps(job.to_dict(), default=str))
+    tables: list[tuple[Sequence[Col | str], list[list[object]]]] = []
     if console.is_terminal:
-        # In a pipe the JSON record above already says the phase and shard counts.
+        # JSON-encoded, so control characters in keys or reasons arrive escaped.
+        console.print_json(json.dumps(job.to_dict(), default=str))
         console.print(f"progress: {markup(job.progress().describe())}")
+    else:
+        tables.append((RECORD_COLUMNS, record_rows(job.to_dict())))
     shards: list[list[object]] = [
         [s.run, s.pages, s.attempts, s.tier, s.outcome, s.cached]
         for s in shard_parses(list(attempts))
     ]
-    tables: list[tuple[Sequence[Col | str], list[list[object]]]] = []
     if shards:
         tables.append((SHARD_COLUMNS, shards))
     tables.append((ATTEMPT_COLUMNS, [_attempt_row(a) for a in attempts]))
-    for columns, rows in tables:
-        if not console.is_terminal:
-            print()  # a blank line ends the JSON and each block of rows
+    for n, (columns, rows) in enumerate(tables):
+        if n and not console.is_terminal:
+            print()  # a blank line between two blocks of rows
         print_table(columns, rows, console)
 
 

@@ -14,7 +14,7 @@ from richdoc_tools.terminal import markup
 
 if TYPE_CHECKING:
     from richdoc.jobs import Job, Progress
-    from richdoc_tools.run import RunResult
+    from richdoc_tools.run import Counts, RunResult
 
 RUN_COLUMNS = (
     "file",
@@ -25,6 +25,7 @@ RUN_COLUMNS = (
     "attempts",
     "tier",
     "shards",
+    "ocr pages",
     "nodes",
     "edges",
     "spans",
@@ -48,6 +49,31 @@ def open_jobs_label(progress: Sequence[Progress]) -> str:
     return " · ".join(label if n == 1 else f"{n} {label}" for label, n in sorted(counts.items()))
 
 
+def ocr_pages_text(counts: Counts) -> str:
+    """What OCR did to a document's pages without a text layer: ``2 read``, ``unread 3``
+    (OcrMode off), both, or "-" for a document without such pages."""
+    parts = []
+    if counts.ocr_page_count:
+        parts.append(f"{counts.ocr_page_count} read")
+    if counts.unread_pages:
+        parts.append(f"unread {','.join(str(page) for page in counts.unread_pages)}")
+    return ", ".join(parts) or "-"
+
+
+def unread_notes(results: Sequence[RunResult]) -> list[str]:
+    """A line for each document with pages left unread: it succeeded without their text."""
+    notes = []
+    for r in results:
+        unread = r.counts.unread_pages
+        if unread:
+            pages = ", ".join(str(page) for page in unread)
+            notes.append(
+                f"{r.key}: page(s) {pages} have no text layer and were not read (OcrMode "
+                "off): their text is not in the results"
+            )
+    return notes
+
+
 def run_results(results: Sequence[RunResult], *, as_json: bool) -> None:
     if as_json:
         print(json.dumps([r.model_dump(mode="json") for r in results], indent=2))
@@ -65,6 +91,7 @@ def run_results(results: Sequence[RunResult], *, as_json: bool) -> None:
                 len(r.attempts),
                 r.tier,
                 r.shards,
+                ocr_pages_text(c),
                 c.nodes,
                 c.edges,
                 c.spans,

@@ -145,13 +145,18 @@
     let text = b.slots_held + " of " + b.capacity + " slots held";
     if (b.per_tenant !== b.capacity) text += " (" + b.per_tenant + " a tenant)";
     text += "; " + b.waiting + " job" + (b.waiting === 1 ? "" : "s") + " waiting. ";
-    if (b.mean_run_s === null) return text + "No successful run to measure the throughput on yet.";
-    return (
-      text +
-      "Throughput " + b.throughput_per_hour + " documents an hour (" + b.mean_run_s +
-      " s a run, the last " + b.recent_runs + " successes); the backlog drains in about " +
-      duration(b.drain_s) + "."
-    );
+    const d = b.drain;
+    if (d.median_cycle_s === null) {
+      text += "No slot cycle in the last " + duration(d.window_s) + " to measure the throughput on yet.";
+    } else {
+      text +=
+        "Throughput " + d.throughput_per_hour + " documents an hour (" + d.slots +
+        " slots, each turned over every " + d.median_cycle_s + " s: the median of " + d.cycles +
+        " slot cycles in the last " + duration(d.window_s) + ").";
+    }
+    if (d.drain_s === 0) return text + " Nothing waits.";
+    if (d.drain_s === null) return text + " When the backlog drains is not known yet.";
+    return text + " The backlog drains in about " + duration(d.drain_s) + ".";
   }
 
   function applyBacklog(b) {
@@ -164,12 +169,13 @@
         "tr",
         {},
         el("td", { class: "key" }, t.tenant),
+        el("td", {}, t.queue),
         el("td", {}, t.waiting),
         el("td", {}, duration(t.oldest_waiting_s)),
         el("td", {}, t.slots),
       );
     });
-    if (!rows.length) rows.push(el("tr", { class: "empty" }, el("td", { colspan: 4 }, "Nothing waits.")));
+    if (!rows.length) rows.push(el("tr", { class: "empty" }, el("td", { colspan: 5 }, "Nothing waits.")));
     body.replaceChildren(...rows);
   }
 

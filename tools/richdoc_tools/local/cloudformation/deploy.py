@@ -16,9 +16,11 @@ import json
 import uuid
 import warnings
 from collections.abc import Mapping
+from typing import Any
 
 from richdoc_tools.local.clients import Clients
 from richdoc_tools.local.cloudformation.intrinsics import Deployed, Resolver, deployment_order
+from richdoc_tools.local.cloudformation.parameters import ParameterError, check_values
 from richdoc_tools.local.cloudformation.provisioners import NotEmulated, provisioner_for
 from richdoc_tools.local.cloudformation.template import LOCAL_CODE_BUCKET, Template, TemplateError
 
@@ -49,31 +51,66 @@ class Deployment:
         # Deterministic, CloudFormation-shaped stack id (its UUID names the ingest bucket).
         stack_uuid = uuid.UUID(hashlib.md5(stack_name.encode()).hexdigest())
         self.stack_id = f"arn:aws:cloudformation:{region}:{account}:stack/{stack_name}/{stack_uuid}"
-        self.resolver = Resolver(
-            stack_name=stack_name,
+        self.resolver = self.resolver_for(template, parameters or {})
+        self.not_emulated: list[NotEmulated] = []
+        # What is deployed, for an update to compare with (``update``): each resource's
+        # definition and its properties as resolved, and how often it was replaced (a
+        # replacement has a name of its own).
+        self.resources: dict[str, dict[str, Any]] = {}
+        self.applied: dict[str, dict[str, Any]] = {}
+        self.generations: dict[str, int] = {}
+
+    def resolver_for(self, template: Template, parameters: Mapping[str, str]) -> Resolver:
+        """The template's intrinsics and conditions with these parameter values (the
+        defaults for the rest), against what is deployed."""
+        return Resolver(
+            stack_name=self.stack_name,
             stack_id=self.stack_id,
-            region=region,
-            account=account,
-            parameters={**template.parameter_defaults(), **(parameters or {})},
+            region=self.region,
+            account=self.account,
+            parameters={**template.parameter_defaults(), **parameters},
             deployed=self.deployed,
             conditions=template.cfn.get("Conditions", {}),
         )
-        self.not_emulated: list[NotEmulated] = []
 
     def deploy(self) -> Deployed:
+        self.check_parameters()
         self.check_rules()
         self.client("s3").create_bucket(Bucket=LOCAL_CODE_BUCKET)
         resources = self.template.resources
         for logical_id in deployment_order(resources):
             resource = resources[logical_id]
-            if "Condition" in resource and not self.resolver.condition(resource["Condition"]):
-                continue  # as CloudFormation: the resource is not created
-            provisioner = provisioner_for(logical_id, resource)
-            self.not_emulated.extend(provisioner.check(logical_id, resource))
-            props = self.resolver.resolve(resource.get("Properties", {}))
-            self.deployed.types[logical_id] = resource["Type"]
-            provisioner(self, logical_id, props)
+            if self.included(resource):
+                self.create(logical_id, resource)
         return self.deployed
+
+    def included(self, resource: Mapping[str, Any]) -> bool:
+        """Whether the template creates the resource (as CloudFormation: one whose
+        Condition is false is not created)."""
+        return "Condition" not in resource or self.resolver.condition(resource["Condition"])
+
+    def properties(self, logical_id: str, resource: Mapping[str, Any]) -> dict[str, Any]:
+        """The resource's properties resolved against what is deployed now; the
+        provisioner's not-emulated notes kept, an undeclared property refused."""
+        provisioner = provisioner_for(logical_id, resource)
+        self.not_emulated.extend(provisioner.check(logical_id, resource))
+        resolved: dict[str, Any] = self.resolver.resolve(resource.get("Properties", {}))
+        return resolved
+
+    def create(self, logical_id: str, resource: dict[str, Any]) -> None:
+        props = self.properties(logical_id, resource)
+        self.deployed.types[logical_id] = resource["Type"]
+        provisioner_for(logical_id, resource)(self, logical_id, props)
+        self.resources[logical_id] = resource
+        self.applied[logical_id] = props
+
+    def check_parameters(self) -> None:
+        """Every parameter's value (the given ones and the defaults) against its
+        constraints, as CloudFormation checks them before creating anything."""
+        try:
+            check_values(self.template.cfn.get("Parameters", {}), self.resolver.parameters)
+        except ParameterError as exc:
+            raise TemplateError(f"parameter refused: {exc}") from exc
 
     def check_rules(self) -> None:
         """The template's Rules, as CloudFormation checks them before creating anything:
@@ -93,18 +130,19 @@ class Deployment:
             if "Condition" not in spec or self.resolver.condition(spec["Condition"])
         }
 
-    def publish(self, outputs: Mapping[str, str]) -> None:
+    def publish(self, outputs: Mapping[str, str], *, updated: bool = False) -> None:
         """Publish the stack's outputs and parameters under its name, as CloudFormation does
         on AWS, so operator commands find the resources (and settings) the same way locally
-        and deployed."""
+        and deployed (again after an update: ``updated``)."""
         body = {
             "Parameters": {name: {"Type": "String"} for name in self.resolver.parameters},
             "Resources": {"Outputs": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
             "Outputs": {name: {"Value": value} for name, value in outputs.items()},
         }
+        cloudformation = self.client("cloudformation")
         with warnings.catch_warnings():  # moto notes it does not model the placeholder
             warnings.simplefilter("ignore", UserWarning)
-            self.client("cloudformation").create_stack(
+            (cloudformation.update_stack if updated else cloudformation.create_stack)(
                 StackName=self.stack_name,
                 TemplateBody=json.dumps(body),
                 # As on AWS, DescribeStacks says what the stack was deployed with, and
@@ -122,7 +160,11 @@ class Deployment:
     # ---- for the provisioners ----------------------------------------------------------
 
     def physical_name(self, logical_id: str, max_length: int = 64, lower: bool = False) -> str:
-        suffix = hashlib.sha256(f"{self.stack_name}/{logical_id}".encode()).hexdigest()[:12]
+        """A generated name, as CloudFormation gives one: the stack's and the resource's
+        names and a suffix (another one for each replacement)."""
+        generation = self.generations.get(logical_id, 0)
+        seed = f"{self.stack_name}/{logical_id}" + (f"/{generation}" if generation else "")
+        suffix = hashlib.sha256(seed.encode()).hexdigest()[:12]
         name = f"{self.stack_name}-{logical_id}"[: max_length - 13] + "-" + suffix.upper()
         return name.lower() if lower else name
 

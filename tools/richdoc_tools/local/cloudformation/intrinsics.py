@@ -28,6 +28,8 @@ class Deployed:
     refs: dict[str, str] = field(default_factory=dict)
     attributes: dict[str, dict[str, str]] = field(default_factory=dict)
     types: dict[str, str] = field(default_factory=dict)
+    # Event source mappings (their UUIDs) the template does not enable: never polled.
+    disabled_mappings: set[str] = field(default_factory=set)
 
 
 # What ``Ref: AWS::NoValue`` resolves to: the property or list item is left out.
@@ -186,12 +188,20 @@ def parameters_resolver(template: Template, parameters: Mapping[str, str]) -> Re
     """A resolver of the template's parameter-only properties (memory, reserved
     concurrency, lifecycle rules) with these parameter values and the defaults for the
     rest, as CloudFormation would deploy them (nothing deployed yet: no GetAtt)."""
+    return sections_resolver(template.cfn, parameters)
+
+
+def sections_resolver(sections: Mapping[str, Any], parameters: Mapping[str, str]) -> Resolver:
+    """The same for a template's sections as written (``Parameters``, ``Conditions``):
+    another release's template, say."""
+    specs: Mapping[str, Any] = sections.get("Parameters", {})
+    defaults = {name: str(spec["Default"]) for name, spec in specs.items() if "Default" in spec}
     return Resolver(
         stack_name="richdoc",
         stack_id="arn:aws:cloudformation:us-east-1:123456789012:stack/richdoc/0-1-2",
         region="us-east-1",
         account="123456789012",
-        parameters={**template.parameter_defaults(), **parameters},
+        parameters={**defaults, **parameters},
         deployed=Deployed(),
-        conditions=template.cfn.get("Conditions", {}),
+        conditions=sections.get("Conditions", {}),
     )

@@ -10,6 +10,7 @@ package step would upload, and each function remembers where its handler lives.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,12 @@ class HandlerSource:
     code_dir: Path
     handler: str  # "module.function", as in the template or the image command
     image: bool = False  # a container-image function (the CPU-heavy parse tiers)
+    # The checkout the code is in (its layers/docling is the layer); None: this process's.
+    root: Path | None = None
+
+    @property
+    def layer_dir(self) -> Path | None:
+        return self.root / "layers" / "docling" if self.root is not None else None
 
     @property
     def module_path(self) -> Path:
@@ -81,29 +88,38 @@ def _handler_sources(root: Path, resources: dict[str, Any]) -> dict[str, Handler
             dockerfile = root / resource["Metadata"]["Dockerfile"]
             command = props["ImageConfig"]["Command"]
             handlers[logical_id] = HandlerSource(
-                logical_id, dockerfile.parent, command[0], image=True
+                logical_id, dockerfile.parent, command[0], image=True, root=root
             )
         else:
             handlers[logical_id] = HandlerSource(
-                logical_id, root / props["CodeUri"], props["Handler"]
+                logical_id, root / props["CodeUri"], props["Handler"], root=root
             )
     return handlers
+
+
+def code_version(root: Path) -> str:
+    """What names a checkout's code in the packaged template, as ``sam package`` names an
+    upload by its content: another checkout (another release) is other code, and a stack
+    update from one to the other updates every function and replaces the layer."""
+    return hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:12]
 
 
 def _packaged(root: Path, sam: dict[str, Any], account: str, region: str) -> dict[str, Any]:
     """What ``sam package`` would hand to CloudFormation: no local paths left."""
     packaged = copy.deepcopy(sam)
+    version = code_version(root)
     for logical_id, resource in packaged["Resources"].items():
         props = resource.setdefault("Properties", {})
         kind = resource.get("Type")
         if kind == "AWS::Serverless::Function":
             if props.get("PackageType") == "Image":
                 registry = f"{account}.dkr.ecr.{region}.amazonaws.com"
-                props["ImageUri"] = f"{registry}/{LOCAL_IMAGE_REPO}:{logical_id.lower()}"
+                tag = f"{logical_id.lower()}-{version}"
+                props["ImageUri"] = f"{registry}/{LOCAL_IMAGE_REPO}:{tag}"
             else:
-                props["CodeUri"] = f"s3://{LOCAL_CODE_BUCKET}/{logical_id}.zip"
+                props["CodeUri"] = f"s3://{LOCAL_CODE_BUCKET}/{logical_id}-{version}.zip"
         elif kind == "AWS::Serverless::LayerVersion":
-            props["ContentUri"] = f"s3://{LOCAL_CODE_BUCKET}/{logical_id}.zip"
+            props["ContentUri"] = f"s3://{LOCAL_CODE_BUCKET}/{logical_id}-{version}.zip"
         elif kind == "AWS::Serverless::StateMachine" and "DefinitionUri" in props:
             definition_file = root / props.pop("DefinitionUri")
             props["Definition"] = json.loads(definition_file.read_text())

@@ -71,6 +71,7 @@ from richdoc_tools.local.patches import (
     sqs_message_move_task,
     sqs_message_validation,
     sqs_send_failures,
+    stack_templates,
     stop_execution,
     task_clients,
     thread_context,
@@ -142,10 +143,12 @@ VALIDATIONS: tuple[PlainPatchPoint, ...] = (
     events_sqs_policy,
     s3_metadata_encoding,
 )
-# The patch points the stack configures as it starts (retry scales, the state machine's
-# caller, the transaction conflicts, the IAM gate and missing-key denials, the scripted
-# SendMessage failures, the Lambda runtime, the API destinations' delivery).
+# The patch points the stack configures as it starts (the template GetTemplate answers,
+# retry scales, the state machine's caller, the transaction conflicts, the IAM gate and
+# missing-key denials, the scripted SendMessage failures, the Lambda runtime, the API
+# destinations' delivery).
 CONFIGURED: tuple[PatchPoint, ...] = (
+    stack_templates,
     retry_sleep,
     sdk_retry_sleep,
     execution_caller,

@@ -36,7 +36,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -159,7 +159,6 @@ class SqsPoller(EventLoop):
         self.receiving = threading.Lock()
         self.sqs = sqs
         self.lambda_client = lambda_client
-        self.mapping = mapping
         self.queue_url = queue_url
         self.region = region
         # On AWS a failed message stays invisible for the queue's visibility timeout;
@@ -168,6 +167,11 @@ class SqsPoller(EventLoop):
         # When the messages this poller let go of are visible again (nothing is sent then:
         # the poller wakes for them itself).
         self.reappear_at: float | None = None
+        self.configure(mapping)
+
+    def configure(self, mapping: EventSourceMappingConfigurationTypeDef) -> None:
+        """The mapping's settings (again after an UpdateEventSourceMapping)."""
+        self.mapping = mapping
         self.partial = "ReportBatchItemFailures" in mapping.get("FunctionResponseTypes", [])
 
     def idle_wait_s(self) -> float:
@@ -547,9 +551,10 @@ class ExecutionStatusEvents(EventLoop):
 
 
 class EventDelivery:
-    """Every event loop of a deployed stack: one SQS poller per event source mapping, the
-    execution status events of its state machine, and its scheduled rules (on their own
-    schedule only with ``schedules``; ``fire_schedules`` fires them whenever asked)."""
+    """Every event loop of a deployed stack: one SQS poller per event source mapping the
+    template enables, the execution status events of its state machine, and its scheduled
+    rules (on their own schedule only with ``schedules``; ``fire_schedules`` fires them
+    whenever asked)."""
 
     def __init__(
         self,
@@ -565,56 +570,37 @@ class EventDelivery:
         injector: FaultInjector | None = None,
         clock: StackClock | None = None,
         lifecycle: Lifecycle | None = None,
+        disabled_mappings: Iterable[str] = (),
     ) -> None:
         """``roles``: function ARN -> its execution role, and ``access`` its decisions (a
         strict stack's); ``clock`` ages stream records; ``lifecycle`` is applied on a loop
-        with ``schedules``."""
-        lambda_client, sqs, events = clients("lambda"), clients("sqs"), clients("events")
+        with ``schedules``; ``disabled_mappings``: the UUIDs of the event source mappings
+        the template does not enable (never polled)."""
+        self.clients = clients
+        self.region = region
+        self.retry_visibility_s = retry_visibility_s
+        self.access = access
+        self.clock = clock
+        self.roles = dict(roles or {})
         self.loops: list[EventLoop] = []
-        roles = dict(roles or {})
-        for mapping in lambda_client.list_event_source_mappings()["EventSourceMappings"]:
-            if ":dynamodb:" in mapping["EventSourceArn"]:
-                self.loops.append(
-                    StreamPoller(
-                        reader=ShardReader(
-                            mapping["EventSourceArn"],
-                            role=roles.get(mapping["FunctionArn"]),
-                            access=access,
-                        ),
-                        lambda_client=lambda_client,
-                        sqs=sqs,
-                        mapping=mapping,
-                        role=roles.get(mapping["FunctionArn"]),
-                        s3=clients("s3"),
-                        clock=clock,
-                        retry_wait_s=max(0.05, retry_visibility_s / 5),
-                    )
-                )
-                continue
-            self.loops.append(
-                SqsPoller(
-                    sqs=sqs,
-                    lambda_client=lambda_client,
-                    mapping=mapping,
-                    queue_url=_queue_url(sqs, mapping["EventSourceArn"]),
-                    region=region,
-                    retry_visibility_s=retry_visibility_s,
-                    role=roles.get(mapping["FunctionArn"]),
-                )
-            )
-        invoker = AsyncInvoker(lambda_client=lambda_client, sqs=sqs, roles=roles, injector=injector)
-        self.loops.append(
-            ExecutionStatusEvents(
-                sfn=clients("stepfunctions"),
-                events=events,
-                invoker=invoker,
-                state_machine_arn=state_machine_arn,
-                region=region,
-                account=account,
-            )
+        self.pollers: dict[str, SqsPoller | StreamPoller] = {}  # mapping UUID -> its poller
+        self._started = False
+        self._queues_paused = False
+        self.invoker = AsyncInvoker(
+            lambda_client=clients("lambda"), sqs=clients("sqs"), roles=roles, injector=injector
         )
+        self.refresh(self.roles, disabled_mappings)
+        self.status_events = ExecutionStatusEvents(
+            sfn=clients("stepfunctions"),
+            events=clients("events"),
+            invoker=self.invoker,
+            state_machine_arn=state_machine_arn,
+            region=region,
+            account=account,
+        )
+        self.loops.append(self.status_events)
         self.schedules = ScheduledRules(
-            events=events, invoker=invoker, region=region, account=account
+            events=clients("events"), invoker=self.invoker, region=region, account=account
         )
         self.schedules.rules()  # refuse schedule expressions that are not emulated
         if schedules:
@@ -622,7 +608,62 @@ class EventDelivery:
             if lifecycle is not None:
                 self.loops.append(LifecycleLoop(lifecycle))
 
+    def refresh(self, roles: Mapping[str, callers.Principal], disabled: Iterable[str]) -> None:
+        """The event source mappings as deployed now (after a stack update): a poller for
+        each new one the template enables, each changed one's settings applied to its
+        poller (which goes on from where it is), the pollers of the mappings gone or
+        disabled stopped; the functions' roles as deployed now."""
+        self.roles = dict(roles)
+        self.invoker.roles = dict(roles)
+        mappings = {
+            m["UUID"]: m
+            for m in self.clients("lambda").list_event_source_mappings()["EventSourceMappings"]
+            if m["UUID"] not in set(disabled)
+        }
+        for mapping_id, poller in list(self.pollers.items()):
+            if mapping_id not in mappings:
+                poller.stop()
+                poller.join(timeout=5)
+                self.loops.remove(poller)
+                del self.pollers[mapping_id]
+        for mapping_id, mapping in mappings.items():
+            if mapping_id in self.pollers:
+                self.pollers[mapping_id].configure(mapping)
+                continue
+            poller = self._poller(mapping)
+            if isinstance(poller, SqsPoller) and self._queues_paused:
+                poller.paused.set()
+            self.pollers[mapping_id] = poller
+            self.loops.append(poller)
+            if self._started:
+                poller.start()
+
+    def _poller(self, mapping: EventSourceMappingConfigurationTypeDef) -> SqsPoller | StreamPoller:
+        role = self.roles.get(mapping["FunctionArn"])
+        if ":dynamodb:" in mapping["EventSourceArn"]:
+            return StreamPoller(
+                reader=ShardReader(mapping["EventSourceArn"], role=role, access=self.access),
+                lambda_client=self.clients("lambda"),
+                sqs=self.clients("sqs"),
+                mapping=mapping,
+                role=role,
+                s3=self.clients("s3"),
+                clock=self.clock,
+                retry_wait_s=max(0.05, self.retry_visibility_s / 5),
+            )
+        sqs = self.clients("sqs")
+        return SqsPoller(
+            sqs=sqs,
+            lambda_client=self.clients("lambda"),
+            mapping=mapping,
+            queue_url=_queue_url(sqs, mapping["EventSourceArn"]),
+            region=self.region,
+            retry_visibility_s=self.retry_visibility_s,
+            role=role,
+        )
+
     def start(self) -> None:
+        self._started = True
         for loop in self.loops:
             loop.start()
 
@@ -632,6 +673,7 @@ class EventDelivery:
         for loop in self.loops:
             loop.join(timeout=5)
         self.loops.clear()
+        self.pollers.clear()
 
     @property
     def errors(self) -> list[BaseException]:
@@ -648,6 +690,7 @@ class EventDelivery:
     def pause_queues(self, paused: bool) -> None:
         """Stop (or resume) every SQS event source mapping's polling; a batch being
         handled is finished."""
+        self._queues_paused = paused
         for loop in self.loops:
             if isinstance(loop, SqsPoller):
                 if paused:

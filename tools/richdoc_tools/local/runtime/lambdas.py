@@ -41,12 +41,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+import richdoc
 from richdoc_tools.local.cloudformation.template import HandlerSource
 from richdoc_tools.local.faults.injected import SandboxCrashed
 from richdoc_tools.local.faults.invocations import Crash, InvocationFaults
 from richdoc_tools.local.faults.scripted import PlatformError
 from richdoc_tools.local.requests import callers
 from richdoc_tools.local.runtime.concurrency import ReservedConcurrency
+from richdoc_tools.local.runtime.sandboxes import Sandboxes
 
 if TYPE_CHECKING:
     from moto.awslambda.models import LambdaFunction
@@ -113,9 +115,19 @@ class LambdaRuntime:
         on_import: Callable[[], None] | None = None,
         reserved_concurrency: Mapping[str, int] | None = None,
         principals: Mapping[str, callers.Principal] | None = None,
+        sandboxes: Sandboxes | None = None,
+        sandbox_environment: Mapping[str, str] | None = None,
     ) -> None:
         self.handlers = dict(handlers)  # logical id -> source
         self.functions = dict(functions)  # physical function name -> logical id
+        # Another checkout's code (an earlier release's) runs in sandbox processes, with
+        # this environment under the function's own (``sandboxes``).
+        self.sandboxes = sandboxes
+        self.sandbox_environment = dict(sandbox_environment or {})
+        # Called on the invoking thread once an invocation has started, before its code
+        # runs (its code is the function's as it was when it started): a test holds an
+        # invocation there, across a stack update.
+        self.on_invoke: Callable[[str, Any], None] | None = None
         # What each invocation meets (scripted failures, injected faults); it also numbers
         # the invocations.
         self.faults = faults or InvocationFaults()
@@ -141,6 +153,26 @@ class LambdaRuntime:
             logical_id: threading.BoundedSemaphore(slots)
             for logical_id, slots in self.slots.items()
         }
+
+    def redeploy(
+        self,
+        handlers: Mapping[str, HandlerSource],
+        *,
+        functions: Mapping[str, str],
+        reserved_concurrency: Mapping[str, int],
+        principals: Mapping[str, callers.Principal],
+    ) -> None:
+        """The functions after a stack update: their code, names, reservations and roles.
+        An invocation already running goes on with the code and role it started with."""
+        cores = os.cpu_count() or 2
+        for logical_id, source in handlers.items():
+            if logical_id not in self._slots:
+                self.slots[logical_id] = cores if source.image else 4 * cores
+                self._slots[logical_id] = threading.BoundedSemaphore(self.slots[logical_id])
+        self.handlers = dict(handlers)
+        self.functions = dict(functions)
+        self.reserved.reserved = dict(reserved_concurrency)
+        self.principals = dict(principals)
 
     # ---- handler loading ---------------------------------------------------------------
 
@@ -179,14 +211,22 @@ class LambdaRuntime:
             event = json.loads(event or "{}")
         memory_mb = int(fn.memory_size)
         timeout_s = self.timeout_override_s.get(logical_id, float(fn.timeout))
+        source = self.handlers[logical_id]  # the code as it is when the invocation starts
         # A throttled invocation never starts: it is not an attempt of its work.
         with self.reserved.invocation(logical_id):
             invocation = self.faults.begin(logical_id, event)
+            if self.on_invoke is not None:
+                self.on_invoke(logical_id, event)
             with self._slots[logical_id]:
                 started = time.monotonic()
-                payload, error_type = self._run(
-                    fn, logical_id, event, request_id, memory_mb, timeout_s, invocation
-                )
+                if runs_in_this_process(source):
+                    payload, error_type = self._run(
+                        fn, logical_id, event, request_id, memory_mb, timeout_s, invocation
+                    )
+                else:
+                    payload, error_type = self._run_in_sandbox(
+                        fn, source, event, request_id, memory_mb, timeout_s, invocation
+                    )
         self.invocations.append(
             Invocation(
                 logical_id, request_id, memory_mb, started, time.monotonic() - started, error_type
@@ -266,6 +306,82 @@ class LambdaRuntime:
             stack = traceback.format_tb(error.__traceback__)
             return error_envelope(name, str(error), request_id, stack), name
         return json.dumps(outcome.get("result")), None
+
+    def _run_in_sandbox(
+        self,
+        fn: LambdaFunction,
+        source: HandlerSource,
+        event: Any,
+        request_id: str,
+        memory_mb: int,
+        timeout_s: float,
+        invocation: callers.Invocation,
+    ) -> tuple[str, str | None]:
+        """Another checkout's code, in a sandbox process (``sandboxes``); a scripted
+        failure before it runs as for any invocation (injected crashes are in-process
+        only)."""
+        assert self.sandboxes is not None, "another checkout's code needs the stack's sandboxes"
+        fault = self.faults.before_run(invocation, source.logical_id, event, wake=threading.Event())
+        try:
+            if isinstance(fault, PlatformError):
+                return error_envelope(fault.error_type, fault.message, request_id), fault.error_type
+            environment = {
+                **self.sandbox_environment,
+                **fn.environment_vars,
+                **lambda_variables(fn, memory_mb),
+                **_credentials(self.principals.get(source.logical_id)),
+            }
+            context = {
+                "function_name": fn.function_name,
+                "invoked_function_arn": fn.function_arn,
+                "memory_limit_in_mb": memory_mb,
+                "aws_request_id": request_id,
+                "log_group_name": f"/aws/lambda/{fn.function_name}",
+            }
+            answer = self.sandboxes.invoke(source, environment, event, context, timeout_s)
+        finally:
+            self.faults.end(invocation)
+        if "errorType" in answer:
+            error_type = str(answer["errorType"])
+            message = str(answer.get("errorMessage", ""))
+            return error_envelope(error_type, message, request_id, answer.get("stackTrace")), (
+                error_type
+            )
+        return json.dumps(answer.get("result")), None
+
+
+# The layer this process imports its ``richdoc`` from: code of another checkout runs in
+# sandboxes.
+RUNNING_LAYER = Path(richdoc.__file__).resolve().parents[1]
+
+
+def runs_in_this_process(source: HandlerSource) -> bool:
+    """Whether the code is this process's own (its ``richdoc`` is the one imported)."""
+    return source.layer_dir is None or source.layer_dir.resolve() == RUNNING_LAYER
+
+
+def lambda_variables(fn: LambdaFunction, memory_mb: int) -> dict[str, str]:
+    """The variables Lambda sets in every function's environment (the ones the handlers
+    and Powertools read)."""
+    return {
+        "AWS_LAMBDA_FUNCTION_NAME": fn.function_name,
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(memory_mb),
+        "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+        "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{fn.function_name}",
+    }
+
+
+def _credentials(principal: callers.Principal | None) -> dict[str, str]:
+    """The execution role's session (strict stacks), as Lambda puts it in the
+    environment; none: the environment's own (an operator's, on a lenient stack)."""
+    if principal is None:
+        return {}
+    keys = principal.credentials
+    return {
+        "AWS_ACCESS_KEY_ID": keys.access_key,
+        "AWS_SECRET_ACCESS_KEY": keys.secret_key,
+        "AWS_SESSION_TOKEN": keys.token or "",
+    }
 
 
 # ---- what the deployed functions ask of the runtime -------------------------------------

@@ -82,8 +82,6 @@ class StreamPoller(EventLoop):
         super().__init__(
             name=f"stream-poller-{mapping['UUID'][:8]}", interval_s=1.0, wakes_on=appended
         )
-        from moto.events.models import EventPattern
-
         self.role = callers.Caller(role)  # the function's execution role
         self.reader = reader
         self.lambda_client = lambda_client
@@ -92,8 +90,21 @@ class StreamPoller(EventLoop):
         self.clock = clock or StackClock()
         self.retry_wait_s = retry_wait_s
         self.retry_at = 0.0  # monotonic time before which a failed batch is not retried
-        self.mapping = mapping
         self.stream_arn = mapping["EventSourceArn"]
+        self.configure(mapping)
+        # The last record handled (or passed over); None: read from the stream's start
+        # (StartingPosition TRIM_HORIZON; LATEST is taken when the poller starts).
+        self.checkpoint: int | None = None
+        self.retries = 0
+        self.delivered = 0  # records the function handled: tests await it
+        self.drained = False  # its last read found nothing after the checkpoint
+
+    def configure(self, mapping: EventSourceMappingConfigurationTypeDef) -> None:
+        """The mapping's settings (again after an UpdateEventSourceMapping: the poller
+        goes on from its checkpoint, as Lambda's does)."""
+        from moto.events.models import EventPattern
+
+        self.mapping = mapping
         self.batch_size = int(mapping.get("BatchSize", 100))
         self.max_retries = int(mapping.get("MaximumRetryAttempts", -1))
         self.max_age_s = int(mapping.get("MaximumRecordAgeInSeconds", -1))
@@ -103,13 +114,7 @@ class StreamPoller(EventLoop):
         self.patterns = [EventPattern.load(f["Pattern"]) for f in filters if "Pattern" in f]
         on_failure = mapping.get("DestinationConfig", {}).get("OnFailure", {})
         self.on_failure = on_failure.get("Destination")
-        # The last record handled (or passed over); None: read from the stream's start
-        # (StartingPosition TRIM_HORIZON; LATEST is taken when the poller starts).
-        self.checkpoint: int | None = None
-        self.retries = 0
         self.limit = self.batch_size  # smaller while a failing batch is bisected
-        self.delivered = 0  # records the function handled: tests await it
-        self.drained = False  # its last read found nothing after the checkpoint
 
     def run(self) -> None:
         if self.mapping.get("StartingPosition") == "LATEST":

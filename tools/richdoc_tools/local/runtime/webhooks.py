@@ -26,9 +26,12 @@ thread sleeps until an event is handed over or a retry is due):
 Time is compressed as the stack's retry delays are (``delay_scale``): the back-off waits
 and the event age limit are both scaled, so EventBridge's 24 hours are about 15 minutes at
 the default 0.01; with 0 (the tests) retries follow at once and only the attempt limit
-applies. AWS takes HTTPS endpoints only; the emulation also takes ``http://127.0.0.1``
-(a receiver on this machine) and nothing else (``endpoint_problem``, which the deployment
-asks first).
+applies. Endpoints are HTTPS only, as on AWS (``endpoint_problem``, which the deployment
+asks first), and the endpoint's certificate is verified: against the system's trusted
+authorities, as EventBridge trusts public ones, and also against ``trusted_ca_file`` when
+the stack is given one, so that a receiver on this machine with a certificate of a local
+authority (the tests', ``RICHDOC_WEBHOOK_CA_FILE`` on the command line) is reached over
+TLS too. A certificate neither trusts fails the request, as a connection error.
 """
 
 from __future__ import annotations
@@ -36,12 +39,14 @@ from __future__ import annotations
 import base64
 import json
 import random
+import ssl
 import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from richdoc_tools.local.cloudformation.provisioners.events import endpoint_problem
@@ -117,8 +122,10 @@ class WebhookDelivery(EventLoop):
         *,
         delay_scale: float,
         access: AccessControl | None = None,
+        trusted_ca_file: Path | None = None,
     ) -> None:
         super().__init__(name="api-destinations", interval_s=IDLE_S, wakes_on=Signal())
+        self.opener = endpoint_opener(trusted_ca_file)
         self.events: EventBridgeClient = clients("events")
         self.secrets: SecretsManagerClient = clients("secretsmanager")
         self.sqs: SQSClient = clients("sqs")
@@ -236,7 +243,7 @@ class WebhookDelivery(EventLoop):
             headers=headers,
             method=destination.get("HttpMethod", "POST"),
         )
-        return _send(request)
+        return send(self.opener, request)
 
     def _role_may_invoke(self, role_arn: str | None, destination_arn: str) -> bool:
         assert self.access is not None
@@ -298,13 +305,20 @@ def _destination_name(arn: str) -> str:
     return arn.split(":api-destination/", 1)[1].split("/", 1)[0]
 
 
-# Straight to the endpoint: a proxy from the environment must not see the events.
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+def endpoint_opener(trusted_ca_file: Path | None) -> urllib.request.OpenerDirector:
+    """Straight to the endpoint (a proxy from the environment must not see the events),
+    over TLS verified against the system's authorities and ``trusted_ca_file``'s."""
+    context = ssl.create_default_context()
+    if trusted_ca_file is not None:
+        context.load_verify_locations(cafile=trusted_ca_file)
+    return urllib.request.build_opener(
+        urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=context)
+    )
 
 
-def _send(request: urllib.request.Request) -> Outcome:
+def send(opener: urllib.request.OpenerDirector, request: urllib.request.Request) -> Outcome:
     try:
-        with _OPENER.open(request, timeout=TIMEOUT_S) as response:
+        with opener.open(request, timeout=TIMEOUT_S) as response:
             status: int = response.status
     except urllib.error.HTTPError as exc:
         status = exc.code

@@ -24,7 +24,11 @@ that do not, for the services the pipeline uses:
 * DynamoDB Streams (``dynamodb:``): on the stream's ARN, which GetRecords reads from the
   shard iterator it is given.
 * EventBridge: PutEvents needs ``events:PutEvents`` on the bus of each entry (the
-  account's ``default`` bus when an entry names none).
+  account's ``default`` bus when an entry names none); StartReplay on the archive, the
+  bus it replays into and the replay, all three; CreateArchive on the archive and its
+  bus; a rule's operations on the rule (``rule/NAME`` on the default bus,
+  ``rule/BUS/NAME`` on another); the List operations and TestEventPattern on no
+  resource, so only ``*`` grants them.
 
 An operation not listed is resolved to its own action on the resource it names, or ``*``:
 a permission granted on a specific resource then does not cover it (a denial, never a
@@ -239,17 +243,78 @@ def _dynamodb_streams(request: ServiceRequest, account: str) -> Needed:
 
 # ---- EventBridge ------------------------------------------------------------------------
 
+# Operations authorized on the rule they name (``rule/NAME`` on the default bus,
+# ``rule/BUS/NAME`` on another).
+EVENTS_RULE_OPERATIONS = frozenset(
+    {
+        "PutRule",
+        "DeleteRule",
+        "DescribeRule",
+        "EnableRule",
+        "DisableRule",
+        "PutTargets",
+        "RemoveTargets",
+        "ListTargetsByRule",
+    }
+)
+# Operations authorized on no resource at all: only a grant of "*" covers them.
+EVENTS_RESOURCE_LESS = frozenset(
+    {
+        "ListRules",
+        "ListEventBuses",
+        "ListArchives",
+        "ListReplays",
+        "ListRuleNamesByTarget",
+        "ListApiDestinations",
+        "ListConnections",
+        "TestEventPattern",
+    }
+)
+
+
+def _events_arn(request: ServiceRequest, account: str, kind: str, name: str) -> str:
+    if name.startswith("arn:"):
+        return name
+    return f"arn:aws:events:{request.region}:{account}:{kind}/{name}"
+
+
+def _bus_name(bus: str) -> str:
+    return bus.rsplit("/", 1)[-1] if bus.startswith("arn:") else bus
+
 
 def _events(request: ServiceRequest, account: str) -> Needed:
-    params = request.params
-    if request.operation != "PutEvents":
+    params: dict[str, Any] = request.params
+    operation = request.operation
+    action = f"events:{operation}"
+
+    def arn(kind: str, name: str) -> str:
+        return _events_arn(request, account, kind, name)
+
+    if operation == "PutEvents":
+        for entry in params.get("Entries", []):
+            yield action, arn("event-bus", str(entry.get("EventBusName") or "default"))
+    elif operation == "StartReplay":
+        # The archive replayed, the bus it is replayed into, and the replay itself.
+        yield action, str(params["EventSourceArn"])
+        yield action, arn("event-bus", str(params["Destination"]["Arn"]))
+        yield action, arn("replay", str(params["ReplayName"]))
+    elif operation in ("DescribeReplay", "CancelReplay"):
+        yield action, arn("replay", str(params["ReplayName"]))
+    elif operation == "CreateArchive":
+        yield action, arn("archive", str(params["ArchiveName"]))
+        yield action, arn("event-bus", str(params["EventSourceArn"]))
+    elif operation in ("DescribeArchive", "UpdateArchive", "DeleteArchive"):
+        yield action, arn("archive", str(params["ArchiveName"]))
+    elif operation in ("DescribeEventBus", "CreateEventBus", "DeleteEventBus"):
+        yield action, arn("event-bus", str(params.get("Name") or "default"))
+    elif operation in EVENTS_RULE_OPERATIONS:
+        rule = str(params.get("Name") or params.get("Rule"))
+        bus = _bus_name(str(params.get("EventBusName") or "default"))
+        yield action, arn("rule", rule if bus == "default" else f"{bus}/{rule}")
+    elif operation in EVENTS_RESOURCE_LESS:
+        yield action, "*"
+    else:
         yield from _generic(request, account)
-        return
-    for entry in params.get("Entries", []):
-        bus = str(entry.get("EventBusName") or "default")
-        if not bus.startswith("arn:"):
-            bus = f"arn:aws:events:{request.region}:{account}:event-bus/{bus}"
-        yield "events:PutEvents", bus
 
 
 _RESOLVERS: dict[str, Callable[[ServiceRequest, str], Needed]] = {

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.cloudformation.provisioners.registry import provisions
+from richdoc_tools.local.cloudformation.provisioners.registry import (
+    Physical,
+    deletes,
+    provisions,
+    updates,
+)
 
 if TYPE_CHECKING:
     from richdoc_tools.local.cloudformation.deploy import Deployment
@@ -37,3 +42,16 @@ def _alarm(deployment: Deployment, logical_id: str, props: dict[str, Any]) -> No
         kwargs["Threshold"] = float(kwargs["Threshold"])
     deployment.client("cloudwatch").put_metric_alarm(AlarmName=name, **kwargs)
     deployment.created(logical_id, name, Arn=deployment.arn("cloudwatch", f"alarm:{name}"))
+
+
+@updates("AWS::CloudWatch::Alarm", replaces=("AlarmName",), name_property="AlarmName")
+def _update_alarm(
+    deployment: Deployment, logical_id: str, old: dict[str, Any], new: dict[str, Any]
+) -> None:
+    # PutMetricAlarm replaces the whole alarm of that name.
+    _alarm(deployment, logical_id, {**new, "AlarmName": deployment.deployed.refs[logical_id]})
+
+
+@deletes("AWS::CloudWatch::Alarm")
+def _delete_alarm(deployment: Deployment, resource: Physical, props: dict[str, Any]) -> None:
+    deployment.client("cloudwatch").delete_alarms(AlarmNames=[resource.ref])

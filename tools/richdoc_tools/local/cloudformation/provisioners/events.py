@@ -10,7 +10,13 @@ import json
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
-from richdoc_tools.local.cloudformation.provisioners.registry import provisions
+from richdoc_tools.local.cloudformation.provisioners.registry import (
+    Physical,
+    deletes,
+    provisions,
+    replaced_on_any_change,
+    updates,
+)
 from richdoc_tools.local.cloudformation.template import TemplateError
 
 if TYPE_CHECKING:
@@ -33,6 +39,14 @@ def _event_bus(deployment: Deployment, logical_id: str, props: dict[str, Any]) -
     deployment.created(logical_id, name, Arn=bus["EventBusArn"], Name=name)
 
 
+replaced_on_any_change("AWS::Events::EventBus", name_property="Name")
+
+
+@deletes("AWS::Events::EventBus")
+def _delete_event_bus(deployment: Deployment, resource: Physical, props: dict[str, Any]) -> None:
+    deployment.client("events").delete_event_bus(Name=resource.ref)
+
+
 @provisions(
     "AWS::Events::Archive",
     consumes=("ArchiveName", "SourceArn", "EventPattern", "RetentionDays"),
@@ -47,6 +61,26 @@ def _archive(deployment: Deployment, logical_id: str, props: dict[str, Any]) -> 
         kwargs["RetentionDays"] = int(props["RetentionDays"])
     archive = deployment.client("events").create_archive(**kwargs)
     deployment.created(logical_id, name, Arn=archive["ArchiveArn"])
+
+
+@updates("AWS::Events::Archive", replaces=("ArchiveName", "SourceArn"), name_property="ArchiveName")
+def _update_archive(
+    deployment: Deployment, logical_id: str, old: dict[str, Any], new: dict[str, Any]
+) -> None:
+    kwargs: dict[str, Any] = {
+        "ArchiveName": deployment.deployed.refs[logical_id],
+        "Description": new.get("Description", ""),
+    }
+    if "EventPattern" in new:
+        kwargs["EventPattern"] = json.dumps(new["EventPattern"])
+    if "RetentionDays" in new:
+        kwargs["RetentionDays"] = int(new["RetentionDays"])
+    deployment.client("events").update_archive(**kwargs)
+
+
+@deletes("AWS::Events::Archive")
+def _delete_archive(deployment: Deployment, resource: Physical, props: dict[str, Any]) -> None:
+    deployment.client("events").delete_archive(ArchiveName=resource.ref)
 
 
 @provisions(
@@ -82,9 +116,44 @@ def _events_rule(deployment: Deployment, logical_id: str, props: dict[str, Any])
     deployment.created(logical_id, name, Arn=rule["RuleArn"])
 
 
+@updates("AWS::Events::Rule", replaces=("Name", "EventBusName"), name_property="Name")
+def _update_rule(
+    deployment: Deployment, logical_id: str, old: dict[str, Any], new: dict[str, Any]
+) -> None:
+    """PutRule and PutTargets again (both replace what they name); the targets the
+    template no longer has removed."""
+    gone = {t["Id"] for t in old.get("Targets", [])} - {t["Id"] for t in new.get("Targets", [])}
+    if gone:
+        deployment.client("events").remove_targets(
+            Rule=deployment.deployed.refs[logical_id],
+            EventBusName=old.get("EventBusName", "default"),
+            Ids=sorted(gone),
+        )
+    _events_rule(deployment, logical_id, {**new, "Name": deployment.deployed.refs[logical_id]})
+
+
+@deletes("AWS::Events::Rule")
+def _delete_rule(deployment: Deployment, resource: Physical, props: dict[str, Any]) -> None:
+    events, bus = deployment.client("events"), props.get("EventBusName", "default")
+    ids = [t["Id"] for t in props.get("Targets", [])]
+    if ids:
+        events.remove_targets(Rule=resource.ref, EventBusName=bus, Ids=ids)
+    events.delete_rule(Name=resource.ref, EventBusName=bus)
+
+
 # The lengths CreateConnection accepts for a key, a user name and a password (API
 # reference, CreateConnectionApiKeyAuthRequestParameters and ...BasicAuth...).
 _SECRET_LENGTH = range(1, 513)
+
+
+def _check_secrets(logical_id: str, parameters: dict[str, Any]) -> None:
+    for values in parameters.values():
+        for member, value in values.items():
+            if len(str(value)) not in _SECRET_LENGTH:
+                raise TemplateError(
+                    f"{logical_id}: AuthParameters {member} must be 1 to 512 characters "
+                    "(CreateConnection refuses it on AWS)"
+                )
 
 
 @provisions(
@@ -97,13 +166,7 @@ def _connection(deployment: Deployment, logical_id: str, props: dict[str, Any]) 
     # too: the connection's SecretArn); runtime.webhooks.WebhookDelivery reads it from there.
     name = props.get("Name") or deployment.physical_name(logical_id, 64)
     parameters = props["AuthParameters"]
-    for values in parameters.values():
-        for member, value in values.items():
-            if len(str(value)) not in _SECRET_LENGTH:
-                raise TemplateError(
-                    f"{logical_id}: AuthParameters {member} must be 1 to 512 characters "
-                    "(CreateConnection refuses it on AWS)"
-                )
+    _check_secrets(logical_id, parameters)
     connection = deployment.client("events").create_connection(
         Name=name,
         Description=props.get("Description", ""),
@@ -115,23 +178,31 @@ def _connection(deployment: Deployment, logical_id: str, props: dict[str, Any]) 
     deployment.created(logical_id, name, Arn=arn, SecretArn=secret)
 
 
-# The one host a plain-HTTP endpoint may have here: a receiver on this machine.
-LOOPBACK = "127.0.0.1"
+@updates("AWS::Events::Connection", replaces=("Name",), name_property="Name")
+def _update_connection(
+    deployment: Deployment, logical_id: str, old: dict[str, Any], new: dict[str, Any]
+) -> None:
+    _check_secrets(logical_id, new["AuthParameters"])
+    deployment.client("events").update_connection(
+        Name=deployment.deployed.refs[logical_id],
+        Description=new.get("Description", ""),
+        AuthorizationType=new["AuthorizationType"],
+        AuthParameters=new["AuthParameters"],
+    )
+
+
+@deletes("AWS::Events::Connection")
+def _delete_connection(deployment: Deployment, resource: Physical, props: dict[str, Any]) -> None:
+    deployment.client("events").delete_connection(Name=resource.ref)
 
 
 def endpoint_problem(url: str) -> str | None:
-    """Why an API destination cannot have this endpoint here; None when it can (AWS takes
-    HTTPS endpoints only; the embedded stack also takes ``http://127.0.0.1``). The
-    webhook delivery asks again before each request."""
+    """Why an API destination cannot have this endpoint; None when it can (EventBridge
+    calls HTTPS endpoints only). The webhook delivery asks again before each request."""
     parts = urlsplit(url)
     if parts.scheme == "https" and parts.hostname:
         return None
-    if parts.scheme == "http" and parts.hostname == LOOPBACK:
-        return None
-    return (
-        "an API destination's endpoint is HTTPS (EventBridge takes nothing else; the "
-        f"embedded stack also takes http://{LOOPBACK})"
-    )
+    return "an API destination's endpoint is an https:// URL (EventBridge calls nothing else)"
 
 
 @provisions(
@@ -160,3 +231,28 @@ def _api_destination(deployment: Deployment, logical_id: str, props: dict[str, A
         InvocationRateLimitPerSecond=int(props.get("InvocationRateLimitPerSecond", 300)),
     )
     deployment.created(logical_id, name, Arn=destination["ApiDestinationArn"])
+
+
+@updates("AWS::Events::ApiDestination", replaces=("Name",), name_property="Name")
+def _update_api_destination(
+    deployment: Deployment, logical_id: str, old: dict[str, Any], new: dict[str, Any]
+) -> None:
+    endpoint = new["InvocationEndpoint"]
+    problem = endpoint_problem(endpoint)
+    if problem is not None:
+        raise TemplateError(f"{logical_id}: InvocationEndpoint {endpoint!r}: {problem}")
+    deployment.client("events").update_api_destination(
+        Name=deployment.deployed.refs[logical_id],
+        Description=new.get("Description", ""),
+        ConnectionArn=new["ConnectionArn"],
+        InvocationEndpoint=endpoint,
+        HttpMethod=new["HttpMethod"],
+        InvocationRateLimitPerSecond=int(new.get("InvocationRateLimitPerSecond", 300)),
+    )
+
+
+@deletes("AWS::Events::ApiDestination")
+def _delete_api_destination(
+    deployment: Deployment, resource: Physical, props: dict[str, Any]
+) -> None:
+    deployment.client("events").delete_api_destination(Name=resource.ref)

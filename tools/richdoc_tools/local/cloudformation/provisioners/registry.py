@@ -8,10 +8,19 @@ local serve`` lists them). A resource type without a provisioner, a resource att
 the deployment does not know, or a property none of these names, fails the deployment with
 a ``TemplateError`` that says what to declare and where, so the emulation cannot drift
 from the template.
+
+A stack update (``Deployment.update``) needs two more declarations, as CloudFormation's
+reference for each resource type states them ("Update requires"): ``@updates`` names
+the properties whose change replaces the resource (a new one is created, the old deleted
+once the update is complete) and the one that names it (a replacement that keeps a
+custom name is refused, as CloudFormation refuses it), and registers how every other
+change is made in place; ``@deletes`` registers how a removed or replaced resource is
+deleted. A change the type does not declare fails the update with a ``TemplateError``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -28,6 +37,11 @@ RESOURCE_ATTRIBUTES = frozenset(
 )
 
 
+class UpdateFailed(RuntimeError):
+    """A resource's update that AWS refuses (CloudFormation's reason): the stack update
+    fails and rolls back."""
+
+
 @dataclass(frozen=True)
 class NotEmulated:
     """Something the template asks of AWS that the emulation does without."""
@@ -38,6 +52,20 @@ class NotEmulated:
 
 
 Create = Callable[["Deployment", str, dict[str, Any]], None]
+# (deployment, logical id, the properties as deployed, the new ones): the change in place.
+Update = Callable[["Deployment", str, dict[str, Any], dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class Physical:
+    """A deployed resource as Ref and GetAtt name it."""
+
+    ref: str
+    attributes: Mapping[str, str]
+
+
+# (deployment, the resource, its properties as deployed).
+Delete = Callable[["Deployment", Physical, dict[str, Any]], None]
 
 
 def _source(module: str) -> str:
@@ -54,6 +82,12 @@ class ResourceProvisioner:
     consumes: frozenset[str]
     inert: frozenset[str] = frozenset()
     not_emulated: Mapping[str, str] = field(default_factory=dict)  # property -> what differs
+    update: Update | None = None
+    replaces: frozenset[str] = frozenset()  # properties whose change replaces the resource
+    # A change of the other properties that replaces it all the same (old, new -> why).
+    replaced_when: Callable[[Mapping[str, Any], Mapping[str, Any]], str | None] | None = None
+    name_property: str | None = None  # the property that gives it a custom name
+    delete: Delete | None = None
 
     def __call__(self, deployment: Deployment, logical_id: str, props: dict[str, Any]) -> None:
         self.create(deployment, logical_id, props)
@@ -101,6 +135,51 @@ def provisions(
             resource_type, create, frozenset(consumes), frozenset(inert), dict(not_emulated or {})
         )
         return create
+
+    return register
+
+
+def updates(
+    resource_type: str,
+    *,
+    replaces: Iterable[str] = (),
+    name_property: str | None = None,
+    replaced_when: Callable[[Mapping[str, Any], Mapping[str, Any]], str | None] | None = None,
+) -> Callable[[Update], Update]:
+    """Register ``update`` as how ``resource_type`` changes in place, and which of its
+    properties replace it instead (``@provisions`` first)."""
+
+    def register(update: Update) -> Update:
+        PROVISIONERS[resource_type] = dataclasses.replace(
+            PROVISIONERS[resource_type],
+            update=update,
+            replaces=frozenset(replaces),
+            replaced_when=replaced_when,
+            name_property=name_property,
+        )
+        return update
+
+    return register
+
+
+def replaced_on_any_change(resource_type: str, *, name_property: str | None = None) -> None:
+    """``resource_type`` is replaced whatever property changes (it has no update in place)."""
+    provisioner = PROVISIONERS[resource_type]
+    PROVISIONERS[resource_type] = dataclasses.replace(
+        provisioner,
+        replaces=provisioner.consumes | provisioner.inert | set(provisioner.not_emulated),
+        name_property=name_property,
+    )
+
+
+def deletes(resource_type: str) -> Callable[[Delete], Delete]:
+    """Register ``delete`` as how ``resource_type`` is deleted (``@provisions`` first)."""
+
+    def register(delete: Delete) -> Delete:
+        PROVISIONERS[resource_type] = dataclasses.replace(
+            PROVISIONERS[resource_type], delete=delete
+        )
+        return delete
 
     return register
 

@@ -8,7 +8,13 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from richdoc_tools.local.cloudformation.provisioners.registry import NotEmulated, provisions
+from richdoc_tools.local.cloudformation.provisioners.registry import (
+    NotEmulated,
+    Physical,
+    deletes,
+    provisions,
+    updates,
+)
 from richdoc_tools.local.cloudformation.template import TemplateError
 
 if TYPE_CHECKING:
@@ -36,11 +42,30 @@ def _s3_bucket(deployment: Deployment, logical_id: str, props: dict[str, Any]) -
     s3 = deployment.client("s3")
     name = props.get("BucketName") or deployment.physical_name(logical_id, 63, lower=True)
     s3.create_bucket(Bucket=name)
-    if "VersioningConfiguration" in props:
+    _configure(deployment, logical_id, name, {}, props)
+    deployment.created(
+        logical_id, name, Arn=f"arn:aws:s3:::{name}", DomainName=f"{name}.s3.amazonaws.com"
+    )
+
+
+def _configure(
+    deployment: Deployment,
+    logical_id: str,
+    name: str,
+    old: Mapping[str, Any],
+    props: Mapping[str, Any],
+) -> None:
+    """Each part of the bucket's configuration that ``props`` changes from ``old``."""
+    s3 = deployment.client("s3")
+
+    def changed(key: str) -> bool:
+        return old.get(key) != props.get(key)
+
+    if changed("VersioningConfiguration") and "VersioningConfiguration" in props:
         s3.put_bucket_versioning(
             Bucket=name, VersioningConfiguration=props["VersioningConfiguration"]
         )
-    if "BucketEncryption" in props:
+    if changed("BucketEncryption") and "BucketEncryption" in props:
         encryption: ServerSideEncryptionConfigurationTypeDef = {
             "Rules": [
                 {"ApplyServerSideEncryptionByDefault": rule["ServerSideEncryptionByDefault"]}
@@ -48,14 +73,18 @@ def _s3_bucket(deployment: Deployment, logical_id: str, props: dict[str, Any]) -
             ]
         }
         s3.put_bucket_encryption(Bucket=name, ServerSideEncryptionConfiguration=encryption)
-    if "PublicAccessBlockConfiguration" in props:
-        s3.put_public_access_block(
-            Bucket=name, PublicAccessBlockConfiguration=props["PublicAccessBlockConfiguration"]
-        )
-    if "OwnershipControls" in props:
+    if changed("PublicAccessBlockConfiguration"):
+        if "PublicAccessBlockConfiguration" in props:
+            s3.put_public_access_block(
+                Bucket=name,
+                PublicAccessBlockConfiguration=props["PublicAccessBlockConfiguration"],
+            )
+        else:
+            s3.delete_public_access_block(Bucket=name)
+    if changed("OwnershipControls") and "OwnershipControls" in props:
         s3.put_bucket_ownership_controls(Bucket=name, OwnershipControls=props["OwnershipControls"])
-    notifications = props.get("NotificationConfiguration", {})
-    if notifications:
+    if changed("NotificationConfiguration"):
+        notifications = props.get("NotificationConfiguration", {})
         queues: list[QueueConfigurationTypeDef] = []
         for q in notifications.get("QueueConfigurations", []):
             queue: QueueConfigurationTypeDef = {"QueueArn": q["Queue"], "Events": [q["Event"]]}
@@ -68,14 +97,30 @@ def _s3_bucket(deployment: Deployment, logical_id: str, props: dict[str, Any]) -
         s3.put_bucket_notification_configuration(
             Bucket=name, NotificationConfiguration={"QueueConfigurations": queues}
         )
-    if "LifecycleConfiguration" in props:
-        rules = [_lifecycle_rule(logical_id, r) for r in props["LifecycleConfiguration"]["Rules"]]
-        s3.put_bucket_lifecycle_configuration(
-            Bucket=name, LifecycleConfiguration={"Rules": cast(Any, rules)}
-        )
-    deployment.created(
-        logical_id, name, Arn=f"arn:aws:s3:::{name}", DomainName=f"{name}.s3.amazonaws.com"
-    )
+    if changed("LifecycleConfiguration"):
+        if "LifecycleConfiguration" in props:
+            rules = [
+                _lifecycle_rule(logical_id, r) for r in props["LifecycleConfiguration"]["Rules"]
+            ]
+            s3.put_bucket_lifecycle_configuration(
+                Bucket=name, LifecycleConfiguration={"Rules": cast(Any, rules)}
+            )
+        else:
+            s3.delete_bucket_lifecycle(Bucket=name)
+
+
+@updates("AWS::S3::Bucket", replaces=("BucketName",), name_property="BucketName")
+def _update_bucket(
+    deployment: Deployment, logical_id: str, old: dict[str, Any], new: dict[str, Any]
+) -> None:
+    if old.get("VersioningConfiguration") and not new.get("VersioningConfiguration"):
+        raise TemplateError(f"{logical_id}: removing VersioningConfiguration is not emulated")
+    _configure(deployment, logical_id, deployment.deployed.refs[logical_id], old, new)
+
+
+@deletes("AWS::S3::Bucket")
+def _delete_bucket(deployment: Deployment, resource: Physical, props: dict[str, Any]) -> None:
+    deployment.client("s3").delete_bucket(Bucket=resource.ref)  # fails unless empty, as on AWS
 
 
 # CloudFormation's lifecycle rule properties -> the S3 API's (PutBucketLifecycleConfiguration).
@@ -145,4 +190,20 @@ def _s3_bucket_policy(deployment: Deployment, logical_id: str, props: dict[str, 
         deployment.client("s3").put_bucket_policy(
             Bucket=props["Bucket"], Policy=json.dumps(document)
         )
+    else:
+        deployment.client("s3").delete_bucket_policy(Bucket=props["Bucket"])
     deployment.created(logical_id, logical_id)
+
+
+@updates("AWS::S3::BucketPolicy", replaces=("Bucket",))
+def _update_bucket_policy(
+    deployment: Deployment, logical_id: str, old: dict[str, Any], new: dict[str, Any]
+) -> None:
+    _s3_bucket_policy(deployment, logical_id, new)  # Put replaces the bucket's policy
+
+
+@deletes("AWS::S3::BucketPolicy")
+def _delete_bucket_policy(
+    deployment: Deployment, resource: Physical, props: dict[str, Any]
+) -> None:
+    deployment.client("s3").delete_bucket_policy(Bucket=props["Bucket"])

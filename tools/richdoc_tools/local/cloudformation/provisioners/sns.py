@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.cloudformation.provisioners.registry import provisions
+from richdoc_tools.local.cloudformation.provisioners.registry import (
+    Physical,
+    deletes,
+    provisions,
+    replaced_on_any_change,
+    updates,
+)
 
 if TYPE_CHECKING:
     from richdoc_tools.local.cloudformation.deploy import Deployment
@@ -25,3 +31,27 @@ def _sns_subscription(deployment: Deployment, logical_id: str, props: dict[str, 
         TopicArn=props["TopicArn"], Protocol=props["Protocol"], Endpoint=props["Endpoint"]
     )["SubscriptionArn"]
     deployment.created(logical_id, arn)
+
+
+@updates("AWS::SNS::Topic", replaces=("TopicName",), name_property="TopicName")
+def _update_topic(
+    deployment: Deployment, logical_id: str, old: dict[str, Any], new: dict[str, Any]
+) -> None:
+    deployment.client("sns").set_topic_attributes(
+        TopicArn=deployment.deployed.refs[logical_id],
+        AttributeName="KmsMasterKeyId",
+        AttributeValue=new.get("KmsMasterKeyId", ""),
+    )
+
+
+@deletes("AWS::SNS::Topic")
+def _delete_topic(deployment: Deployment, resource: Physical, props: dict[str, Any]) -> None:
+    deployment.client("sns").delete_topic(TopicArn=resource.ref)
+
+
+replaced_on_any_change("AWS::SNS::Subscription")
+
+
+@deletes("AWS::SNS::Subscription")
+def _delete_subscription(deployment: Deployment, resource: Physical, props: dict[str, Any]) -> None:
+    deployment.client("sns").unsubscribe(SubscriptionArn=resource.ref)

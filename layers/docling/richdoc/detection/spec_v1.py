@@ -1,4 +1,4 @@
-"""Temporal-ambiguity detection over a projection (``richdoc.detection/v1``).
+"""The ``spec-v1`` rule set: the projection spec's section 15, to the letter.
 
 Three document-level rules, all targeting the DOCUMENT node (nodeRef 0):
 
@@ -22,8 +22,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 
+from richdoc.detection.blocks import blocks, text_bytes
+from richdoc.detection.findings import UNDATED_MIN_BYTES, next_unit_start, undated
 from richdoc.graph import Projection
-from richdoc.taxonomy import CorruptInput
 from richdoc.temporal import (
     MAX_SPACE_RUN,
     SPACE,
@@ -31,15 +32,8 @@ from richdoc.temporal import (
     epoch_micros,
     find_dates,
     literal_pattern,
-    start_of_next,
 )
-
-# The published models of detection.json, named here for the pipeline.
-from richdoc_client.detection import Ambiguity as Ambiguity
-from richdoc_client.detection import AmbiguityKind as AmbiguityKind
-from richdoc_client.detection import Candidate as Candidate
-from richdoc_client.detection import Detection as Detection
-from richdoc_client.detection import DetectionStats as DetectionStats
+from richdoc_client.detection import Ambiguity, AmbiguityKind, Candidate
 
 #: A role keyword counts for a date when at most this many characters of the block lie
 #: between the keyword's last character and the date's first.
@@ -47,7 +41,6 @@ ROLE_WINDOW = 48
 #: Likewise between an effectiveness marker and a relative unit phrase.
 MARKER_WINDOW = 32
 MAX_CONFLICT_CANDIDATES = 4
-UNDATED_MIN_BYTES = 200
 
 
 # --- lexicons -----------------------------------------------------------------------------
@@ -139,17 +132,6 @@ class Evidence:
     text_bytes: int  # UTF-8 size of the canonical text
 
 
-def _blocks(projection: Projection, data: bytes) -> Iterator[tuple[int, str]]:
-    """(spanRef, block text) in span order, which the projection contract makes reading order."""
-    for index, span in enumerate(projection.spans):
-        if not 0 <= span.start <= span.end <= len(data):
-            raise CorruptInput(f"span {index} [{span.start}, {span.end}) is outside the text")
-        try:
-            yield index, data[span.start : span.end].decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise CorruptInput(f"span {index} does not slice whole UTF-8 characters") from exc
-
-
 def _keywords_before(
     pattern: re.Pattern[str], text: str, start: int, window: int, reach: int
 ) -> Iterator[re.Match[str]]:
@@ -161,7 +143,7 @@ def _keywords_before(
             yield match
 
 
-def _best_role(text: str, date_start: int) -> Role | None:
+def best_role(text: str, date_start: int) -> Role | None:
     """Highest-precedence role keyword in the window before the date.
 
     Ties between keywords of equal precedence go to the one nearest the date.
@@ -174,7 +156,7 @@ def _best_role(text: str, date_start: int) -> Role | None:
     return best
 
 
-def _relative_in(span_ref: int, text: str) -> RelativePhrase | None:
+def relative_in(span_ref: int, text: str) -> RelativePhrase | None:
     """The block's first unit phrase with an effectiveness marker in its window, if any."""
     lowered = text.lower()
     # Every unit phrase contains one of these words in ASCII, so blocks without them skip
@@ -194,17 +176,14 @@ def _relative_in(span_ref: int, text: str) -> RelativePhrase | None:
 def gather(projection: Projection) -> Evidence:
     """Every date mention and the first relative phrase: one date pass over every block,
     and a phrase pass over blocks until the first relative phrase is found."""
-    try:
-        data = projection.canonical_text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise CorruptInput(f"canonical_text is not encodable as UTF-8: {exc}") from exc
+    data = text_bytes(projection)
     mentions: list[DateMention] = []
     relative: RelativePhrase | None = None
-    for span_ref, text in _blocks(projection, data):
+    for span_ref, text in blocks(projection, data):
         for found in find_dates(text):
-            mentions.append(DateMention(span_ref, found.value, _best_role(text, found.start)))
+            mentions.append(DateMention(span_ref, found.value, best_role(text, found.start)))
         if relative is None:
-            relative = _relative_in(span_ref, text)
+            relative = relative_in(span_ref, text)
     return Evidence(mentions, relative, len(data))
 
 
@@ -272,16 +251,9 @@ def _relative_date(evidence: Evidence) -> Ambiguity | None:
             ],
         )
     candidates = []
-    derived = start_of_next(relative.unit, anchor.value)
-    if derived is not None:  # None only when the next unit starts after year 9999
-        candidates.append(
-            Candidate(
-                label=f"{derived.isoformat()} (start of next {relative.unit} after "
-                f"{anchor.value.isoformat()})",
-                validFrom=epoch_micros(derived),
-                spanRef=relative.span_ref,
-            )
-        )
+    derived = next_unit_start(relative.unit, anchor.value, relative.span_ref)
+    if derived is not None:
+        candidates.append(derived)
     candidates.append(
         Candidate(
             label=f"{anchor.value.isoformat()} (document date)",
@@ -300,30 +272,10 @@ def _relative_date(evidence: Evidence) -> Ambiguity | None:
 def _undated(evidence: Evidence) -> Ambiguity | None:
     if evidence.mentions or evidence.text_bytes < UNDATED_MIN_BYTES:
         return None
-    return Ambiguity(
-        kind=AmbiguityKind.UNDATED,
-        detectorConfidence=0.9,
-        appliedCandidateConfidence=0.0,
-        candidates=[Candidate(label="No date found in document")],
-    )
+    return undated()
 
 
 def fired_rules(evidence: Evidence) -> list[Ambiguity]:
     """Every rule that fires, in priority order (conflicting > relative > undated)."""
     findings = (_conflicting_dates(evidence), _relative_date(evidence), _undated(evidence))
     return [finding for finding in findings if finding is not None]
-
-
-def detect(projection: Projection, *, clarify: bool) -> Detection:
-    """The rules of docs/detection.md over one projection.
-
-    With ``clarify`` the highest-priority finding is emitted and the others are counted as
-    suppressed; without it nothing is emitted and every finding counts as suppressed, so
-    ``ambiguities + ambiguities_suppressed`` is the number of rules that fired either way.
-    """
-    fired = fired_rules(gather(projection))
-    emitted = fired[:1] if clarify else []
-    stats = DetectionStats(
-        ambiguities=len(emitted), ambiguities_suppressed=len(fired) - len(emitted)
-    )
-    return Detection(ambiguities=emitted, stats=stats)
