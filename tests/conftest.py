@@ -167,12 +167,9 @@ def embedded_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     Not per session: moto mocks nest, and a plain ``aws`` test running inside a live stack
     would share (and reconfigure) its emulation. Modules that use the stack use only it.
     """
-    from richdoc_tools.local.stack import EmbeddedStack
+    from tests.support.stack_runs import module_stack
 
-    log_path = tmp_path_factory.mktemp("lambda-logs") / "functions.log"
-    with EmbeddedStack(
-        retry_delay_scale=0.0, retry_visibility_s=0, log_path=log_path, schedules=False
-    ) as stack:
+    with module_stack(tmp_path_factory) as stack:
         yield stack
 
 

