@@ -17,13 +17,16 @@ export AWS_EC2_METADATA_DISABLED := true
 
 .PHONY: setup system-packages demo test quick lint typecheck static pytest bench chaos clean chromium screenshots lock preflight schemas
 
-$(VENV)/.installed: pyproject.toml layers/docling/requirements.txt tools/richdoc_tools/torchvision_compat.py
+$(VENV)/.installed: pyproject.toml layers/docling/requirements.txt functions/parse/requirements-nodeps.txt tools/richdoc_tools/torchvision_compat.py
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	# torch is pinned inside the parse extra, in this same command (CPU build on local disk).
 	# The layer's lock constrains what the layer ships (boto3, pydantic, docling-core, ...),
 	# so the tests run those versions, not whatever the registry has newest today.
 	$(VENV)/bin/pip install --quiet -e ".[parse,local,dev]" -c layers/docling/requirements.txt
+	# The light PDF pipeline's models, as the parse image installs them: without the
+	# non-headless OpenCV their packages ask for (functions/parse/requirements-nodeps.txt).
+	$(VENV)/bin/pip install --quiet --no-deps -r functions/parse/requirements-nodeps.txt
 	# PyPI's torchvision cannot load its compiled operators beside the CPU torch; this
 	# hook lets it import without them (richdoc_tools/torchvision_compat.py says why).
 	$(VENV)/bin/python -c "from richdoc_tools.torchvision_compat import install_pth; install_pth()"

@@ -15,7 +15,8 @@ tenants at two slots, and under injected faults), admission_reprocess (a tenant'
 uploads beside its reprocess of 1,000 documents), admission_sweep (the sweep with 10,000
 jobs waiting), ocr (OCR's accuracy and cost), drain (the backlog's drain estimate against
 the drain), contracts (detection's precision and recall on real contracts, per rule set),
-contracts_pdf (the same contracts as PDF and as TXT through richdoc run), and cost
+contracts_pdf (the same contracts as PDF and as TXT through richdoc run), structure (each
+PDF pipeline's headings, tables and text against docling's references), and cost
 (computed from the parse, e2e and coldstart results; with ``--only cost`` they come from
 the committed report). On demand only (``--only``, not in a full run: about an hour):
 speed_patches (item 5's run without each of moto's speed patches, side by side).

@@ -201,6 +201,14 @@ class Assumptions:
     standard_child_mb_per_page: float = 15.0
     standard_zygote_anon_mb: float = 599.0
     standard_zygote_file_mb: float = 164.0
+    # Light PDF pipeline (CDLA layout, SLANet-plus tables), measured here through the
+    # worker at two threads (docs/parse.md, "The light pipeline"): the child's CPU seconds
+    # a text page (50 pages: 11.2 s) and per document (its models' sessions, built in each
+    # child: a one-page document took 0.56 s). Billed as if it ran on one core (no credit
+    # for the second thread): an upper bound. Its child peaks at about 590 MB + 17 MB a
+    # page, so a 50-page shard is far inside tier 1.
+    light_cpu_s_per_page: float = 0.223
+    light_cpu_s_per_document: float = 0.33
     parse_timeout_s: float = 600.0  # RICHDOC_TIMEOUT_S default; docling stops at 80 %
     # The merge of a sharded document: bench item 8 merged 1,000 native-pipeline pages
     # (67 items a page) in 2.6 s; the standard pipeline has fewer items a page.
@@ -406,6 +414,18 @@ def standard_parse_attempts(pages: int, a: Assumptions) -> tuple[list[tuple[int,
     return attempts, "resource limit at 10,240 MB (over its memory ceiling)"
 
 
+def light_parse_attempts(pages: int, a: Assumptions) -> tuple[list[tuple[int, float]], int]:
+    """The light pipeline's parse attempts: one tier-1 parse per ``ShardPages`` shard (its
+    child stays far inside tier 1's ceiling), and how many shards."""
+    shards = max(1, math.ceil(pages / SHARD_PAGES))
+    attempts = []
+    for index in range(shards):
+        shard_pages = pages // shards + (1 if index < pages % shards else 0)
+        seconds = a.light_cpu_s_per_document + shard_pages * a.light_cpu_s_per_page
+        attempts.append((TIERS_MB[0], seconds))
+    return attempts, shards
+
+
 def sharded_standard_parse_attempts(
     pages: int, a: Assumptions
 ) -> tuple[list[tuple[int, float]], int, str]:
@@ -421,6 +441,28 @@ def sharded_standard_parse_attempts(
         attempts += tried
         outcomes.add(outcome)
     return attempts, shards, f"{shards} shards, each " + ", ".join(sorted(outcomes))
+
+
+def priced(
+    doc: dict[str, Any],
+    per_job: dict[str, Any],
+    coldstart: dict[str, Any] | None,
+    a: Assumptions,
+    pipeline: str,
+    outcome: str,
+    attempts: list[tuple[int, float]],
+    shards: int = 1,
+) -> dict[str, Any]:
+    """A scenario of the cost table: a document parsed by ``attempts`` on ``pipeline``."""
+    lines = document_cost(doc, per_job, coldstart, a, parse_attempts=attempts, shards=shards)
+    return {
+        "document": doc["label"],
+        "pipeline": pipeline,
+        "pages": doc["pages"],
+        "parse_outcome": outcome,
+        "parse_attempts": attempts,
+        "lines": [asdict(x) for x in lines],
+    }
 
 
 def compute(
@@ -445,43 +487,24 @@ def compute(
                 "lines": [asdict(x) for x in lines],
             }
         )
-        if doc["format"] == "pdf":
-            attempts, outcome = standard_parse_attempts(doc["pages"], a)
-            lines = document_cost(
-                doc, per_job, coldstart and coldstart["measurements"], a, parse_attempts=attempts
-            )
-            longer = doc["pages"] > SHARD_PAGES
-            scenarios.append(
-                {
-                    "document": doc["label"],
-                    "pipeline": "standard (measured)"
-                    + (", whole (ShardPages 0)" if longer else ""),
-                    "pages": doc["pages"],
-                    "parse_outcome": outcome,
-                    "parse_attempts": attempts,
-                    "lines": [asdict(x) for x in lines],
-                }
-            )
-            if longer:  # what the default template does with it
-                attempts, shards, outcome = sharded_standard_parse_attempts(doc["pages"], a)
-                lines = document_cost(
-                    doc,
-                    per_job,
-                    coldstart and coldstart["measurements"],
-                    a,
-                    parse_attempts=attempts,
-                    shards=shards,
-                )
-                scenarios.append(
-                    {
-                        "document": doc["label"],
-                        "pipeline": f"standard (measured), {shards} shards",
-                        "pages": doc["pages"],
-                        "parse_outcome": outcome,
-                        "parse_attempts": attempts,
-                        "lines": [asdict(x) for x in lines],
-                    }
-                )
+        if doc["format"] != "pdf":
+            continue
+
+        measured = coldstart and coldstart["measurements"]
+        longer = doc["pages"] > SHARD_PAGES
+        attempts, outcome = standard_parse_attempts(doc["pages"], a)
+        whole = ", whole (ShardPages 0)" if longer else ""
+        scenarios.append(
+            priced(doc, per_job, measured, a, f"standard (measured){whole}", outcome, attempts)
+        )
+        if longer:  # what the default template does with it
+            attempts, shards, outcome = sharded_standard_parse_attempts(doc["pages"], a)
+            label = f"standard (measured), {shards} shards"
+            scenarios.append(priced(doc, per_job, measured, a, label, outcome, attempts, shards))
+        attempts, shards = light_parse_attempts(doc["pages"], a)
+        label = "light (measured per page)" + (f", {shards} shards" if shards > 1 else "")
+        outcome = f"tier 1 (4,096 MB), {shards} parse(s)"
+        scenarios.append(priced(doc, per_job, measured, a, label, outcome, attempts, shards))
     for s in scenarios:
         total = sum(line["usd"] for line in s["lines"])
         s["usd_per_1000_documents"] = round(total * 1000, 4)

@@ -40,6 +40,7 @@ ITEMS: dict[str, str] = {
     "contracts": "bench.contracts_bench",
     "contracts_pdf": "bench.contracts_bench:run_pdf_parity",
     "speed_patches": "bench.speed_patches_bench",
+    "structure": "bench.structure_bench",
 }
 
 

@@ -6,7 +6,7 @@
 |----------------------------|---------------------------------------------------------------|
 | contract.docx              | headings, a table, conflicting effective/signed dates         |
 | quarterly-review.pptx      | a slide deck (page = slide, bbox in EMU)                      |
-| field-report.pdf           | a PDF report (native pipeline locally), with a date           |
+| field-report.pdf           | a PDF report: headings with levels, paragraphs, a table, dates |
 | policy-update.html         | a relative date ("effective the following quarter") + a date  |
 | team-notes.md              | a note without any date (undated)                             |
 | inventory.xlsx             | a spreadsheet (table rows keyed by header)                    |
@@ -126,28 +126,71 @@ def deck_pptx() -> bytes:
 
 
 def report_pdf() -> bytes:
+    """Two pages: a title, numbered headings at two levels, paragraphs that wrap over
+    several lines (a date among them), and a ruled table with a header row."""
+    from reportlab.lib import colors
     from reportlab.lib.pagesizes import A4
-    from reportlab.pdfgen import canvas
+    from reportlab.lib.styles import ParagraphStyle
+    from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate, Spacer, Table
 
+    title = ParagraphStyle("title", fontName="Helvetica-Bold", fontSize=18, leading=22)
+    heading = ParagraphStyle("h1", fontName="Helvetica-Bold", fontSize=14, leading=18)
+    subheading = ParagraphStyle("h2", fontName="Helvetica-Bold", fontSize=12, leading=15)
+    body = ParagraphStyle("body", fontName="Helvetica", fontSize=11, leading=14, spaceAfter=8)
     buffer = io.BytesIO()
-    pdf = canvas.Canvas(buffer, pagesize=A4, invariant=True)
-    pdf.setTitle("Field report")
-    lines = [
-        ("Helvetica-Bold", 18, "Field Report: Warehouse Audit"),
-        ("Helvetica", 11, "Prepared 12 June 2025 by the operations team."),
-        ("Helvetica", 11, "All 14 loading bays were inspected; two need new seals."),
-        ("Helvetica", 11, "Cold storage held between 2 and 4 degrees throughout the visit."),
-    ]
-    y = 800
-    for font, size, text in lines:
-        pdf.setFont(font, size)
-        pdf.drawString(72, y, text)
-        y -= 28
-    pdf.showPage()
-    pdf.setFont("Helvetica", 11)
-    pdf.drawString(72, 800, "Page two: follow-up actions are tracked in the maintenance plan.")
-    pdf.showPage()
-    pdf.save()
+    doc = SimpleDocTemplate(
+        buffer, pagesize=A4, title="Field report", invariant=True, rightMargin=200
+    )
+    table = Table(
+        [
+            ["Area", "Checked", "Issues", "Due"],
+            ["Loading bays", "14", "2 seals worn", "30 June 2025"],
+            ["Cold storage", "3", "none", "-"],
+            ["Racking", "22", "1 bent upright", "15 July 2025"],
+        ],
+        style=[
+            ("FONT", (0, 0), (-1, 0), "Helvetica-Bold", 10),
+            ("FONT", (0, 1), (-1, -1), "Helvetica", 10),
+            ("GRID", (0, 0), (-1, -1), 0.5, colors.black),
+        ],
+    )
+    doc.build(
+        [
+            Paragraph("Field Report: Warehouse Audit", title),
+            Spacer(1, 12),
+            Paragraph("Prepared 12 June 2025 by the operations team.", body),
+            Paragraph("1. Scope", heading),
+            Paragraph(
+                "The audit covered the loading bays, the cold storage rooms and the racking "
+                "of the north warehouse. It began on the morning of the 3rd of June 2025 and "
+                "ended two days later, when the last of the inspection sheets was signed.",
+                body,
+            ),
+            Paragraph("1.1 Loading bays", subheading),
+            Paragraph(
+                "All 14 loading bays were inspected; two need new seals before the summer "
+                "peak, and the dock levellers passed their load test without remarks.",
+                body,
+            ),
+            Paragraph("2. Findings", heading),
+            Paragraph("The table below lists what was checked and what is due.", body),
+            table,
+            Spacer(1, 12),
+            Paragraph("2.1 Cold storage", subheading),
+            Paragraph(
+                "Cold storage held between 2 and 4 degrees throughout the visit, and the "
+                "alarm log showed no excursion since the last audit.",
+                body,
+            ),
+            PageBreak(),
+            Paragraph("3. Follow-up actions", heading),
+            Paragraph(
+                "Follow-up actions are tracked in the maintenance plan; the next audit is "
+                "scheduled for the first week of December 2025.",
+                body,
+            ),
+        ]
+    )
     return buffer.getvalue()
 
 

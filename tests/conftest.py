@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,6 @@ from richdoc.jobs import JobStore
 from richdoc.wiring import wiring
 from tests.support.aws import provision_one
 from tests.support.paths import DEFINITION_PATH
-from tests.support.stack_settings import TEST_STACK
 
 REGION = "us-east-1"
 LANES = ("unit", "aws", "parse", "e2e", "browser")
@@ -169,10 +167,9 @@ def embedded_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     Not per session: moto mocks nest, and a plain ``aws`` test running inside a live stack
     would share (and reconfigure) its emulation. Modules that use the stack use only it.
     """
-    from richdoc_tools.local.stack import EmbeddedStack
+    from tests.support.stack_runs import module_stack
 
-    log_path = tmp_path_factory.mktemp("lambda-logs") / "functions.log"
-    with EmbeddedStack(replace(TEST_STACK, log_path=log_path)) as stack:
+    with module_stack(tmp_path_factory) as stack:
         yield stack
 
 

@@ -458,14 +458,17 @@ def test_the_document_page_draws_the_graph_over_the_rendered_pages(
     pages = data["graph"]["pages"]
     assert [p["number"] for p in pages] == [1, 2]
     assert round(pages[0]["width"]) == 595 and round(pages[0]["height"]) == 842  # A4, points
-    [box] = [b for b in pages[0]["boxes"] if b["node"] == 3]
-    assert (box["x"], box["y"]) == (72.0, 89.992) and box["label"] == "PARAGRAPH"
-    node = data["graph"]["nodes"][3]
-    assert node["text"] == "All 14 loading bays were inspected; two need new seals."
-    assert node["span"]["start_byte"] == 78 and node["span"]["end_char"] == 133
+    [box] = [b for b in pages[0]["boxes"] if b["node"] == 6]
+    assert (box["x"], box["y"]) == (78.0, 234.102) and box["label"] == "PARAGRAPH"
+    node = data["graph"]["nodes"][6]
+    assert node["text"] == (
+        "All 14 loading bays were inspected; two need new seals before the summer peak, "
+        "and the dock levellers passed their load test without remarks."
+    )
+    assert node["span"]["start_byte"] == 331 and node["span"]["end_char"] == 472
     assert [n["id"] for n in data["graph"]["nodes"] if n["ambiguous"]] == [2]
     html = console.get(f"/jobs/{job_id}/document").get_data(as_text=True)
-    assert 'data-node-id="3"' in html and 'class="box label-paragraph ambiguous"' in html
+    assert 'data-node-id="6"' in html and 'class="box label-paragraph ambiguous"' in html
     image = console.get(pages[0]["image_url"])
     assert image.status_code == 200 and image.mimetype == "image/png"
     assert image.get_data().startswith(b"\x89PNG")

@@ -125,7 +125,10 @@ def test_the_page_view_draws_a_known_paragraph_over_the_pdf(
     job_url = _job_url(page, "field-report.pdf")
     page.goto(origin(page.url) + job_url + "/document")
     graph = twin(page, job_url + "/document.json")["graph"]
-    text = "All 14 loading bays were inspected; two need new seals."
+    text = (
+        "All 14 loading bays were inspected; two need new seals before the summer peak, "
+        "and the dock levellers passed their load test without remarks."
+    )
     [node] = [n for n in graph["nodes"] if n["text"] == text]
     box = page.locator(f'figure[data-page="1"] rect[data-node-id="{node["id"]}"]')
     expect(box).to_have_class(re.compile(r"\bbox label-paragraph\b"))

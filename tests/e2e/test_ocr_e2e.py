@@ -43,6 +43,12 @@ def subscription(stack: Any) -> Iterator[Subscription]:
     subscribed.close()
 
 
+def _holds(text: str, line: str) -> bool:
+    """Whether ``text`` holds ``line``'s words, in order and together (spacing aside: OCR
+    may run a heading's words together)."""
+    return "".join(words(line)) in "".join(words(text))
+
+
 def test_a_scanned_contract_succeeds_with_its_conflicting_dates_found_in_the_ocr_text(
     stack: Any, subscription: Subscription
 ) -> None:
@@ -59,12 +65,18 @@ def test_a_scanned_contract_succeeds_with_its_conflicting_dates_found_in_the_ocr
     assert projection.stats.ocr is not None
     assert (projection.stats.ocr.mode, projection.stats.ocr.ocr_pages) == ("auto", [1, 2])
     blocks = [node for node in projection.nodes if not isinstance(node, DocumentNode)]
-    assert len(blocks) == sum(len(page) for page in scans.CONTRACT_PAGES)
+    # The title, one line at the top of page 1 in the body's type, is what CDLA reads as a
+    # running header: furniture, not body text (docs/parse.md, the light pipeline's misses).
+    title, *lines = [line for page in scans.CONTRACT_PAGES for line in page]
+    assert not any(_holds(block_text(node) or "", title) for node in blocks)
+    # Paragraphs, not lines: each line of the body lies whole inside one block.
+    assert len(blocks) < len(lines)
+    for line in lines:
+        assert sum(_holds(block_text(node) or "", line) for node in blocks) == 1, line
     read_text = " ".join(block_text(node) or "" for node in blocks)
     assert projection.stats.ocr.words == len(read_text.split())
-    # Every character read (spacing aside: OCR may run a heading's words together).
-    known = "".join(w for page in scans.CONTRACT_PAGES for line in page for w in words(line))
-    assert "".join(words(read_text)) == known
+    # Every character of the body read (spacing aside: OCR may run words together).
+    assert "".join(words(read_text)) == "".join(w for line in lines for w in words(line))
     for node in blocks:
         props = node.props
         assert props.page in (1, 2) and props.bbox is not None, node
@@ -88,8 +100,8 @@ def test_a_scanned_contract_succeeds_with_its_conflicting_dates_found_in_the_ocr
     # it was signed on (which, stated, makes the preamble's date the effective date alone).
     effective = found["2024-03-01 (effective date)"]
     signed = found["2025-02-14 (agreement date)"]
-    assert words(effective[0]) == words(scans.CONTRACT_PAGES[0][1])
-    assert words(signed[0]) == words(scans.CONTRACT_PAGES[1][1])
+    assert _holds(effective[0], scans.CONTRACT_PAGES[0][1])
+    assert _holds(signed[0], scans.CONTRACT_PAGES[1][1])
     assert (effective[1], signed[1]) == (1, 2)
     assert effective[2] is not None and signed[2] is not None  # the evidence is OCR'd text
 
@@ -156,9 +168,7 @@ def test_every_image_format_succeeds_through_the_state_machine(stack: Any) -> No
     for ext, job_id in uploads.items():
         job = jobs[job_id]
         assert job.status is JobStatus.SUCCEEDED, (ext, job.failure)
-        assert (
-            job.pipeline == "native" and job.counts is not None and job.counts.ocr_page_count == 1
-        )
+        assert job.pipeline == "light" and job.counts is not None and job.counts.ocr_page_count == 1
         projection = projection_of(stack, job)
         nodes = [n for n in projection.nodes if not isinstance(n, DocumentNode)]
         assert words(projection.canonical_text) == words(line), ext

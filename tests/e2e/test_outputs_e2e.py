@@ -86,4 +86,24 @@ def test_a_run_of_the_samples_writes_markdown_and_csvs_with_the_projection_conte
             assert run is not None
             assert reader.markdown(run) == markdown
             assert [t.node for t in reader.tables(run)] == [t.id for t in tables]
-    assert tables_seen >= 3  # the contract's, the sheet's and the notes' tables
+    assert tables_seen >= 4  # the contract's, the sheet's, the notes' and the report's tables
+    # The PDF report, read by the light pipeline here (no model hub): its headings are
+    # sections with their levels, its table is keyed by its header, its paragraphs whole.
+    report = Projection.model_validate_json(
+        (tmp_path / "field-report.pdf" / "projection.json").read_bytes()
+    )
+    assert report.source.pipeline == "light"
+    levels = [(n.props.title, n.props.level) for n in report.nodes if isinstance(n, SectionNode)]
+    assert levels[:4] == [
+        ("Field Report: Warehouse Audit", 1),
+        ("1. Scope", 2),
+        ("1.1 Loading bays", 3),
+        ("2. Findings", 2),
+    ]
+    [table] = [n for n in report.nodes if isinstance(n, TableNode)]
+    assert table.props.columns == ["Area", "Checked", "Issues", "Due"]
+    assert any(
+        "on the morning of the 3rd of June 2025 and ended" in n.props.text
+        for n in report.nodes
+        if isinstance(n, ParagraphNode)
+    )

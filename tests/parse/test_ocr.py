@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +32,7 @@ from richdoc.parse.step import ParseWorker, parse_file, shared_worker
 from richdoc.taxonomy import UnsupportedFeature
 from tests.support import scans
 from tests.support.cli_process import RICHDOC
+from tests.support.offline import network_unreachable
 from tests.support.paths import ROOT
 
 pytestmark = [pytest.mark.docling, pytest.mark.xdist_group("parse-docling")]
@@ -161,19 +161,9 @@ def test_every_frame_of_a_multi_page_tiff_is_a_page(tmp_path) -> None:
 # Offline ----------------------------------------------------------------------------------
 
 
-def _network_unreachable() -> list[str] | None:
-    """A command prefix that runs its command in a network namespace of its own (no
-    interface but a down loopback), or None where this machine cannot make one."""
-    unshare = shutil.which("unshare")
-    if unshare is None:
-        return None
-    probe = subprocess.run([unshare, "-n", "true"], capture_output=True, check=False)
-    return [unshare, "-n"] if probe.returncode == 0 else None
-
-
-@pytest.mark.skipif(_network_unreachable() is None, reason="cannot unshare the network here")
+@pytest.mark.skipif(network_unreachable() is None, reason="cannot unshare the network here")
 def test_ocr_downloads_nothing_it_runs_with_the_network_unreachable(mixed, tmp_path) -> None:
-    prefix = _network_unreachable()
+    prefix = network_unreachable()
     assert prefix is not None
     out = tmp_path / "mixed.json"
     env = {

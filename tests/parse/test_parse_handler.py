@@ -122,7 +122,7 @@ def test_identical_bytes_are_parsed_once_and_reused(app, aws, tmp_path):
     assert first["cached"] is False
     assert again["cached"] is other_key["cached"] is True
     assert first["docling_key"] == again["docling_key"] == other_key["docling_key"]
-    assert again["page_count"] == first["page_count"] == 2 and again["pipeline"] == "native"
+    assert again["page_count"] == first["page_count"] == 2 and again["pipeline"] == "light"
     listed = aws.list_objects_v2(Bucket=ARTIFACTS)["Contents"]
     assert [item["Key"] for item in listed] == [first["docling_key"]]
 

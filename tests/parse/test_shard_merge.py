@@ -438,3 +438,50 @@ def test_the_join_is_docling_cores_concatenate_where_that_keeps_the_pages(
     merged = merge_shards(shards, pipeline=Pipeline.NATIVE)
     assert _tree(merged) == _tree(DoclingDocument.concatenate([s.document for s in shards]))
     assert merged.validate_tree(merged.body, raise_on_error=True)
+
+
+# Heading levels over the whole document ----------------------------------------------
+
+
+def _headed_shard(pages: PageSpan, headings: list[tuple[int, str, float]]) -> Shard:
+    """A layout pipeline's shard: each heading with the type size the parse recorded on
+    it (``richdoc.parse.headings``), at level 1 as docling gives it."""
+    from richdoc.parse.headings import record_size
+
+    doc = DoclingDocument(name="document", origin=ORIGIN)
+    for page_no in range(pages.start, pages.end + 1):
+        doc.add_page(page_no=page_no, size=PAGE)
+    for page_no, text, size in headings:
+        box = BoundingBox(l=72, t=700, r=300, b=700 - size)
+        prov = ProvenanceItem(page_no=page_no, bbox=box, charspan=(0, len(text)))
+        record_size(doc.add_heading(text, prov=prov), [size])
+        doc.add_text(DocItemLabel.TEXT, f"Body of {text}.", prov=prov)
+    return Shard(pages, doc)
+
+
+@pytest.mark.parametrize("pipeline", [Pipeline.LIGHT, Pipeline.STANDARD])
+def test_a_merged_document_s_headings_get_the_whole_document_s_levels(pipeline) -> None:
+    from docling_core.types.doc import SectionHeaderItem
+
+    from richdoc.parse.headings import assign_levels
+
+    headings = [(1, "Report", 18.0), (1, "1. Scope", 14.0), (2, "1.1 Bays", 12.0)]
+    headings += [(3, "2. Findings", 14.0), (3, "2.1 Cold storage", 12.0)]
+    whole = _headed_shard(PageSpan(start=1, end=3), headings).document
+    assign_levels(whole)
+    # Shard 2 alone would make "1.1 Bays" level 1: it is its only heading.
+    shards = [
+        _headed_shard(PageSpan(start=1, end=1), headings[:2]),
+        _headed_shard(PageSpan(start=2, end=2), headings[2:3]),
+        _headed_shard(PageSpan(start=3, end=3), headings[3:]),
+    ]
+    merged = merge_shards(shards, pipeline=pipeline)
+    levels = [(h.text, h.level) for h in merged.texts if isinstance(h, SectionHeaderItem)]
+    assert levels == [(h.text, h.level) for h in whole.texts if isinstance(h, SectionHeaderItem)]
+    assert levels == [
+        ("Report", 1),
+        ("1. Scope", 2),
+        ("1.1 Bays", 3),
+        ("2. Findings", 2),
+        ("2.1 Cold storage", 3),
+    ]

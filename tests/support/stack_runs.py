@@ -1,11 +1,15 @@
-"""Driving the embedded stack the way the end-to-end tests and the benchmarks do: upload,
-wait for the job, read its execution, its history and its dead letters."""
+"""Driving the embedded stack the way the end-to-end tests and the benchmarks do: start
+one for a test module, upload, wait for the job, read its execution, its history and its
+dead letters."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from richdoc_tools.local.runtime.lambdas import FUNCTION_THREAD_PREFIX
 from richdoc_tools.local.runtime.loops import wait_until
@@ -13,6 +17,26 @@ from richdoc_tools.local.runtime.loops import wait_until
 from richdoc.contracts import PageSpan
 from richdoc.jobs import Attempt, Job
 from tests.support.admission import admission_state
+
+if TYPE_CHECKING:
+    import pytest
+
+
+@contextmanager
+def module_stack(
+    tmp_path_factory: pytest.TempPathFactory, parameters: Mapping[str, str] | None = None
+) -> Iterator[Any]:
+    """An embedded stack as a test module's fixture starts one: retries without delay, its
+    schedules fired only by ``fire_schedules``, its functions' log in a temporary file;
+    ``parameters`` override the template's as a deploy does."""
+    from richdoc_tools.local.stack import EmbeddedStack
+
+    from tests.support.stack_settings import TEST_STACK
+
+    log_path = tmp_path_factory.mktemp("lambda-logs") / "functions.log"
+    settings = replace(TEST_STACK, log_path=log_path, parameters=parameters or {})
+    with EmbeddedStack(settings) as stack:
+        yield stack
 
 
 def upload(stack: Any, key: str, body: bytes) -> str:

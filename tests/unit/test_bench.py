@@ -127,6 +127,7 @@ def test_cost_model_prices_every_document_and_the_standard_pipeline_estimate() -
         ("PDF, 300 pages", "measured here"),
         ("PDF, 300 pages", "standard (measured), whole (ShardPages 0)"),
         ("PDF, 300 pages", "standard (measured), 6 shards"),
+        ("PDF, 300 pages", "light (measured per page), 6 shards"),
     ]
     for s in scenarios:
         assert s["usd_per_1000_documents"] > 0
@@ -136,7 +137,7 @@ def test_cost_model_prices_every_document_and_the_standard_pipeline_estimate() -
             "DynamoDB writes",
             "S3 requests",
         }
-    docx, pdf, standard, sharded = scenarios
+    docx, pdf, standard, sharded, light = scenarios
     assert pdf["usd_per_1000_documents"] > docx["usd_per_1000_documents"]
     assert standard["usd_per_1000_documents"] > pdf["usd_per_1000_documents"]
     # Whole, 300 pages outgrow tier 1's and tier 2's ceilings and outrun docling's document
@@ -146,6 +147,19 @@ def test_cost_model_prices_every_document_and_the_standard_pipeline_estimate() -
     # Sharded, each 50-page shard finishes at tier 1: six attempts, no escalation.
     assert [tier for tier, _ in sharded["parse_attempts"]] == [4096] * 6
     assert sharded["parse_outcome"] == "6 shards, each finishes at 4096 MB"
+    # The light pipeline: six tier-1 shards too, each its 50 pages at the measured rate.
+    assert (
+        light["parse_attempts"]
+        == [
+            (
+                4096,
+                cost.Assumptions().light_cpu_s_per_document
+                + 50 * cost.Assumptions().light_cpu_s_per_page,
+            )
+        ]
+        * 6
+    )
+    assert light["usd_per_1000_documents"] < sharded["usd_per_1000_documents"] / 4
 
     def transitions(scenario: dict[str, Any]) -> float:
         usd = next(x["usd"] for x in scenario["lines"] if x["what"].startswith("Step"))

@@ -43,7 +43,13 @@ NOT_IN_LAMBDA = ("moto", "samtranslator", "rich", "pytest", "richdoc_tools", "do
 # Modules of the isolated worker that extend docling's own classes (an OCR engine, a
 # pipeline, a backend), so import it at the top: only the worker's child imports them,
 # lazily (richdoc.parse.convert), and the parse image has docling.
-WORKER_ONLY = ("richdoc.parse.ocr_engine", "richdoc.parse.workbook")
+WORKER_ONLY = (
+    "richdoc.parse.ocr_engine",
+    "richdoc.parse.light_pipeline",
+    "richdoc.parse.cdla_layout",
+    "richdoc.parse.slanet_tables",
+    "richdoc.parse.workbook",
+)
 # Type stubs for mypy: installed for development only.
 STUB_PREFIX = "types_boto3"
 

@@ -102,9 +102,13 @@ def _requirement_closure(requirements: list[Requirement]) -> set[str]:
     return {name for name in seen if "[" not in name}
 
 
-def _requirements() -> list[Requirement]:
-    lines = (FUNCTION / "requirements.txt").read_text().splitlines()
+def _requirements(name: str = "requirements.txt") -> list[Requirement]:
+    lines = (FUNCTION / name).read_text().splitlines()
     return [Requirement(line) for line in lines if line.strip() and not line.startswith("#")]
+
+
+# Installed with --no-deps: the packages themselves, none of what they declare.
+NO_DEPS = "requirements-nodeps.txt"
 
 
 def test_the_image_builds_on_the_lambda_python_base_image():
@@ -164,7 +168,11 @@ def test_the_image_holds_every_project_module_the_handler_imports():
 
 def test_every_third_party_import_is_installed_by_the_requirements():
     _, third_party = _handler_closure()
-    installed = _requirement_closure(_requirements()) | BASE_IMAGE_DISTRIBUTIONS
+    installed = (
+        _requirement_closure(_requirements())
+        | {canonicalize_name(req.name) for req in _requirements(NO_DEPS)}
+        | BASE_IMAGE_DISTRIBUTIONS
+    )
     distributions = importlib.metadata.packages_distributions()
     missing = {
         module: distributions.get(module)
@@ -273,3 +281,63 @@ def test_the_ocr_models_the_parse_pins_are_files_of_the_installed_engine():
     models = Path(next(iter(spec.submodule_search_locations))) / "models"
     for name in MODEL_FILES:
         assert (models / name).stat().st_size > 100_000, name
+
+
+# ---- the light pipeline: its models come with packages installed without their deps ----------
+
+
+def _modules_of(distribution: str) -> set[str]:
+    """The top-level modules every file of an installed distribution imports."""
+    files = importlib.metadata.files(distribution) or []
+    imported: set[str] = set()
+    for file in files:
+        if file.suffix == ".py":
+            imported |= {m.split(".")[0] for m in runtime_imports(Path(str(file.locate())))}
+    return imported
+
+
+def test_the_light_models_are_installed_without_their_deps_and_import_only_what_the_image_has():
+    runs = [rest for op, rest in instructions() if op == "RUN"]
+    [install] = [run for run in runs if NO_DEPS.replace(".txt", "") in run]
+    assert "--no-deps" in shlex.split(install)
+    makefile = (ROOT / "Makefile").read_text()
+    assert f"--no-deps -r functions/parse/{NO_DEPS}" in makefile
+    installed = _requirement_closure(_requirements()) | BASE_IMAGE_DISTRIBUTIONS
+    # Their own modules, and rapid-layout's other inference engine (imported only when it
+    # is chosen; the light pipeline runs onnxruntime).
+    own = {"rapid_layout", "rapid_table", "openvino"}
+    distributions = importlib.metadata.packages_distributions()
+    for req in _requirements(NO_DEPS):
+        assert importlib.metadata.version(req.name) in req.specifier, req
+        needed = {
+            module
+            for module in _modules_of(req.name) - own
+            if module not in sys.stdlib_module_names and module != "__future__"
+        }
+        missing = {
+            module
+            for module in needed
+            if not {canonicalize_name(d) for d in distributions.get(module, [])} & installed
+        }
+        assert not missing, (req.name, missing)
+        # the non-headless OpenCV they declare is what --no-deps keeps out
+        assert "opencv-python" not in installed
+
+
+def test_the_light_models_pinned_by_path_are_files_of_the_installed_packages():
+    from richdoc.parse.cdla_layout import bundled_model as layout_model
+    from richdoc.parse.slanet_tables import bundled_model as table_model
+
+    for model in (layout_model(), table_model()):
+        assert model.stat().st_size > 1_000_000, model
+
+
+def test_the_light_contract_names_the_installed_model_packages():
+    from richdoc.formats import DocFormat
+    from richdoc.parse.settings import Pipeline, processor_contract
+
+    pins = {str(canonicalize_name(r.name)): str(r.specifier) for r in _requirements(NO_DEPS)}
+    assert pins == {"rapid-layout": "==1.2.1", "rapid-table": "==0.3.0"}
+    assert processor_contract(DocFormat.PDF, Pipeline.LIGHT) != processor_contract(
+        DocFormat.PDF, Pipeline.NATIVE
+    )

@@ -154,9 +154,9 @@ def test_limits_out_of_range_are_refused(kwargs):
 # PDF pipeline selection ----------------------------------------------------------------
 
 
-def test_auto_takes_the_native_pipeline_without_weights(tmp_path):
-    assert select_pdf_pipeline("auto", None) is Pipeline.NATIVE
-    assert select_pdf_pipeline(None, str(tmp_path)) is Pipeline.NATIVE
+def test_auto_takes_the_light_pipeline_without_weights(tmp_path):
+    assert select_pdf_pipeline("auto", None) is Pipeline.LIGHT
+    assert select_pdf_pipeline(None, str(tmp_path)) is Pipeline.LIGHT
 
 
 def test_auto_takes_the_standard_pipeline_where_the_weights_are(tmp_path):
@@ -167,18 +167,28 @@ def test_auto_takes_the_standard_pipeline_where_the_weights_are(tmp_path):
 def test_half_downloaded_weights_are_not_enough_for_standard(tmp_path):
     root = _weights(tmp_path, LAYOUT_MODEL_DIR)
     (tmp_path / TABLE_MODEL_DIR).mkdir()  # present but empty
-    assert select_pdf_pipeline("auto", root) is Pipeline.NATIVE
+    assert select_pdf_pipeline("auto", root) is Pipeline.LIGHT
     with pytest.raises(ValueError, match="needs the layout and table model weights"):
         select_pdf_pipeline("standard", root)
 
 
-def test_native_can_be_forced_even_with_weights(tmp_path):
+def test_standard_without_its_weights_is_refused_never_read_another_way(tmp_path):
+    # The parse image and the template ask for standard: a build without the weights
+    # fails every PDF as a configuration error rather than quietly reading it lightly.
+    with pytest.raises(ValueError, match="needs the layout and table model weights"):
+        select_pdf_pipeline("standard", str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("setting", "pipeline"), [("NATIVE", Pipeline.NATIVE), ("light", Pipeline.LIGHT)]
+)
+def test_native_or_light_can_be_chosen_even_with_weights(tmp_path, setting, pipeline):
     root = _weights(tmp_path, LAYOUT_MODEL_DIR, TABLE_MODEL_DIR)
-    assert select_pdf_pipeline("NATIVE", root) is Pipeline.NATIVE
+    assert select_pdf_pipeline(setting, root) is pipeline
 
 
 def test_an_unknown_pipeline_setting_is_refused():
-    with pytest.raises(ValueError, match="auto, standard or native"):
+    with pytest.raises(ValueError, match="auto, standard, light or native"):
         select_pdf_pipeline("fast", None)
 
 
@@ -188,7 +198,9 @@ def test_settings_come_from_the_environment(tmp_path):
     assert settings == ParserSettings(Pipeline.STANDARD, root)
     assert settings.pipeline_for(DocFormat.PDF) is Pipeline.STANDARD
     assert settings.pipeline_for(DocFormat.PPTX) is Pipeline.SIMPLE
-    assert ParserSettings.from_env({}).pipeline_for(DocFormat.PDF) is Pipeline.NATIVE
+    assert ParserSettings.from_env({}).pipeline_for(DocFormat.PDF) is Pipeline.LIGHT
+    light = ParserSettings.from_env({"RICHDOC_PDF_PIPELINE": "light"})
+    assert light.pipeline_for(DocFormat.IMAGE) is Pipeline.LIGHT
 
 
 # The processor contract ----------------------------------------------------------------
@@ -206,8 +218,21 @@ def test_the_contract_changes_with_format_and_pipeline():
         processor_contract(DocFormat.PPTX, Pipeline.SIMPLE),
         processor_contract(DocFormat.PDF, Pipeline.NATIVE),
         processor_contract(DocFormat.PDF, Pipeline.STANDARD),
+        processor_contract(DocFormat.PDF, Pipeline.LIGHT),
     }
-    assert len(contracts) == 4
+    assert len(contracts) == 5
+
+
+def test_the_light_contract_changes_with_its_model_packages_and_its_rules(monkeypatch):
+    before = processor_contract(DocFormat.PDF, Pipeline.LIGHT)
+    monkeypatch.setattr(
+        parse, "_version", lambda name: "9.9.9" if name == "rapid-table" else "1.2.1"
+    )
+    assert processor_contract(DocFormat.PDF, Pipeline.LIGHT) != before
+    monkeypatch.undo()
+    rules = {**parse.PIPELINE_OPTIONS[Pipeline.LIGHT], "paragraphs": {"rule": "changed"}}
+    monkeypatch.setitem(parse.PIPELINE_OPTIONS, Pipeline.LIGHT, rules)
+    assert processor_contract(DocFormat.PDF, Pipeline.LIGHT) != before
 
 
 def test_html_and_htm_share_a_contract():
@@ -265,6 +290,40 @@ def test_the_standard_pipeline_is_docling_s_layout_pipeline_with_page_ocr(tmp_pa
     assert isinstance(options.table_structure_options, TableStructureOptions)
     assert options.table_structure_options.mode.value == "accurate"
     assert str(options.artifacts_path) == root
+
+
+@pytest.mark.docling
+def test_the_light_pipeline_is_docling_s_layout_pipeline_on_the_bundled_models():
+    from docling.datamodel.base_models import InputFormat
+    from docling.datamodel.pipeline_options import OcrMode, ThreadedPdfPipelineOptions
+    from docling.document_converter import DocumentConverter
+
+    from richdoc.parse.cdla_layout import CdlaLayoutModel, CdlaLayoutOptions
+    from richdoc.parse.light_pipeline import LightLayoutPostprocessing, LightOcrPdfPipeline
+    from richdoc.parse.ocr_engine import PageOcrModel, StandardOcrPdfPipeline
+    from richdoc.parse.slanet_tables import SlanetTableModel, SlanetTableOptions
+
+    option = paged_format_option(ParserSettings(Pipeline.LIGHT), DocFormat.PDF)
+    options = option.pipeline_options
+    assert isinstance(options, ThreadedPdfPipelineOptions)
+    assert option.pipeline_cls is LightOcrPdfPipeline
+    assert issubclass(LightOcrPdfPipeline, StandardOcrPdfPipeline)
+    assert options.artifacts_path is None  # nothing of docling's own weights
+    assert isinstance(options.layout_options, CdlaLayoutOptions)
+    assert isinstance(options.table_structure_options, SlanetTableOptions)
+    assert options.ocr_options.mode is OcrMode.FULL_PAGE
+    # Built from docling's own factories (no weights needed: the sessions are built in
+    # the child, from the files inside the wheels).
+    converter = DocumentConverter(
+        allowed_formats=[InputFormat.PDF], format_options={InputFormat.PDF: option}
+    )
+    converter.initialize_pipeline(InputFormat.PDF)
+    [pipeline] = converter.initialized_pipelines.values()
+    assert isinstance(pipeline, LightOcrPdfPipeline)
+    assert isinstance(pipeline.layout_model, CdlaLayoutModel)
+    assert isinstance(pipeline.table_model, SlanetTableModel)
+    assert isinstance(pipeline.ocr_model, PageOcrModel)
+    assert isinstance(pipeline.layout_postprocessing_model, LightLayoutPostprocessing)
 
 
 @pytest.mark.docling

@@ -395,6 +395,29 @@ def test_spanning_cells_fill_every_column_they_cover_but_appear_once_in_the_row_
     ]
 
 
+def test_a_table_of_contents_is_a_list_of_its_entries_not_a_table():
+    doc = DoclingDocument(name="d")
+    doc.add_heading("Contents")
+    contents = grid_table([["1. Scope", "1"], ["2. Findings", "2"], ["", ""], ["Annex", "7"]])
+    doc.add_table(data=contents, label=DocItemLabel.DOCUMENT_INDEX)
+    projection = run(doc)
+    assert [n.label.value for n in projection.nodes] == [
+        "DOCUMENT",
+        "SECTION",
+        "PARAGRAPH",
+        "PARAGRAPH",
+        "PARAGRAPH",
+    ]
+    assert [props_of(n) for n in projection.nodes[2:]] == [
+        {"text": "1. Scope 1", "list_level": 1},
+        {"text": "2. Findings 2", "list_level": 1},
+        {"text": "Annex 7", "list_level": 1},
+    ]
+    assert [span.kind.value for span in projection.spans[1:]] == ["list_item"] * 3
+    assert stats_of(projection)["not_projected"]["empty_rows"] == 1
+    span_slice_audit(projection)
+
+
 def test_all_empty_rows_are_dropped_and_cell_values_are_stripped():
     doc = DoclingDocument(name="d")
     doc.add_table(data=grid_table([["H"], [" "], [" padded\r\n"]], header_rows=1))

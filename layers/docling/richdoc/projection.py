@@ -60,6 +60,8 @@ MARKER_SEPARATOR = " "
 # Between the parts of a rich table cell's content (its paragraphs, the cells of a table
 # nested in it): one space, as docling-core's markdown export flattens a nested table.
 CELL_PART_SEPARATOR = " "
+# Between the cells of a table of contents' entry ("Introduction 3").
+CONTENTS_ENTRY_SEPARATOR = " "
 BBOX_DECIMALS = 3
 
 
@@ -553,6 +555,35 @@ class _Projector:
             row_id = self.add_node(NodeLabel.TABLE_ROW, row_props, table_id)
             self.add_span(row_id, row.text, SpanKind.TABLE_ROW)
 
+    def contents(self, item: TableItem) -> None:
+        """A table of contents is a list of its entries, not a table: each non-empty row
+        is a list item (``list_level`` 1), its cells' values joined by one space (each
+        spanning cell once), located as a table row would be."""
+        grid = _table_grid(item, self.cell_value)
+        ocr = self.transcription([item])
+        # Entries are located as table rows are: only inside a single-page table.
+        pages = {prov.page_no for prov in item.prov}
+        page = pages.pop() if len(pages) == 1 else None
+        row_boxes = self.row_boxes(item, page) if page is not None else {}
+        for index, row in enumerate(grid):
+            values: list[str] = []
+            previous: _Cell | None = None
+            for cell in row:
+                if cell is not None and cell is not previous and cell.text:
+                    values.append(cell.text)
+                previous = cell
+            text = CONTENTS_ENTRY_SEPARATOR.join(values)
+            if not text:
+                self.not_projected[NotProjected.EMPTY_ROWS] += 1
+                continue
+            props: dict[str, Any] = {"text": text, "list_level": 1, **ocr}
+            if page is not None:
+                props["page"] = page
+                if index in row_boxes:
+                    props["bbox"] = row_boxes[index]
+            node_id = self.add_node(NodeLabel.PARAGRAPH, props, self.container)
+            self.add_span(node_id, text, SpanKind.LIST_ITEM)
+
     def cell_value(self, cell: TableCell) -> str:
         """A cell's value, normalised and stripped.
 
@@ -655,7 +686,10 @@ class _Projector:
             self.skip(feature)
             return True
         if isinstance(item, TableItem):
-            self.table(item)
+            if item.label is DocItemLabel.DOCUMENT_INDEX:
+                self.contents(item)
+            else:
+                self.table(item)
             return True
         if isinstance(item, TitleItem):
             self.heading(item, 0, SpanKind.TITLE)

@@ -31,6 +31,7 @@ STACK_PARAMETERS_FROM_ENV = {
     "RICHDOC_SHARD_PAGES": "ShardPages",
     "RICHDOC_SHARD_CONCURRENCY": "ShardMaxConcurrency",
     "RICHDOC_OCR_MODE": "OcrMode",
+    "RICHDOC_PDF_PIPELINE": "PdfPipeline",
     "RICHDOC_DETECTION_RULES": "DetectionRules",
     # A webhook for every completion event (docs/consumers.md, "Webhooks"): the secret
     # from the environment, never the command line (ps shows arguments).
@@ -47,7 +48,11 @@ def stack_parameters(overrides: Sequence[str] = ()) -> dict[str, str]:
     one the template refuses, is a usage error."""
     from richdoc.detection.ruleset import detection_rules_setting
     from richdoc.parse.ocr import ocr_mode_setting
-    from richdoc.parse.settings import shard_concurrency_setting, shard_pages_setting
+    from richdoc.parse.settings import (
+        ParserSettings,
+        shard_concurrency_setting,
+        shard_pages_setting,
+    )
     from richdoc_tools import preflight
     from richdoc_tools.local.cloudformation.template import load_template
     from richdoc_tools.terminal import visible
@@ -56,6 +61,7 @@ def stack_parameters(overrides: Sequence[str] = ()) -> dict[str, str]:
         shard_pages_setting()
         shard_concurrency_setting()
         ocr_mode_setting()
+        ParserSettings.from_env()  # RICHDOC_PDF_PIPELINE, and the weights it may need
         detection_rules_setting()
     except ValueError as exc:
         raise UsageError(visible(exc)) from exc

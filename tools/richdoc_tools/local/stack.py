@@ -152,6 +152,21 @@ class EventLoopFailed(StackError):
         super().__init__(f"the emulation's event loops failed: {described}")
 
 
+# What the embedded stack deploys differently from the template's defaults: the parse
+# image carries docling's layout weights and the template asks for them (PdfPipeline
+# standard, so that a deploy without them fails rather than reads PDFs another way); this
+# machine has no model hub, so PDFs are read by the light pipeline, whose models come
+# with its packages, unless DOCLING_ARTIFACTS_PATH points at docling's weights.
+LOCAL_PARAMETERS = {"PdfPipeline": "auto"}
+
+
+def with_local_defaults(template: Template, given: Mapping[str, str]) -> dict[str, str]:
+    """The parameters a stack deploys: ``given`` over the local defaults ``template``
+    declares (an older release's template has none of them)."""
+    declared = template.cfn.get("Parameters", {})
+    return {**{k: v for k, v in LOCAL_PARAMETERS.items() if k in declared}, **given}
+
+
 class EmbeddedStack:
     def __init__(self, settings: StackSettings | None = None) -> None:
         """A stack started as ``settings`` say (``StackSettings``' defaults without)."""
@@ -238,8 +253,9 @@ class EmbeddedStack:
         assert self._deployment is not None and self.runtime is not None, "not started"
         assert self.delivery is not None
         template = load_template(root, account=ACCOUNT, region=REGION)
-        result = update_stack(self._deployment, template, parameters or {})
-        self.root, self.template, self.parameters = root, template, dict(parameters or {})
+        deployed_parameters = with_local_defaults(template, parameters or {})
+        result = update_stack(self._deployment, template, deployed_parameters)
+        self.root, self.template, self.parameters = root, template, deployed_parameters
         deployed = self._deployment.deployed
         self._publish(self._deployment, updated=True)
         self._set_environment(deployed)
@@ -271,6 +287,7 @@ class EmbeddedStack:
         """moto in this process, or served; the caller's AWS settings put aside."""
         emulation.isolate_environment(exit_stack)  # first: moto makes boto3 sessions on import
         self.template = load_template(self.root, account=ACCOUNT, region=REGION)
+        self.parameters = with_local_defaults(self.template, self.parameters)
         if self.server_port is None:
             emulation.run_in_process(exit_stack)
         else:

@@ -5,7 +5,12 @@
   never imports docling.
 * ``tasks``: what the caller asks of a worker child (convert, inspect).
 * ``convert``: what runs inside the isolated worker (``richdoc.worker``): docling's
-  converters, built once in the zygote, and one task per forked child.
+  converters, built once in the zygote, and one task per forked child; ``ocr_engine``
+  (OCR, and the native and standard pipelines with it) and ``light_pipeline`` (with
+  ``cdla_layout``, ``slanet_tables``: the light pipeline) extend docling there.
+* ``paragraphs``, ``light_rules``: which lines make a paragraph, and the light
+  pipeline's rules on its layout model's regions (pure); ``headings``: heading levels
+  over a whole document (docling-core only: the merge runs it too).
 * ``reports``: what the child and the caller report.
 * ``shard_plan``: how a long document splits into page-range shards (pure).
 * ``plan_step`` and ``merge_step``: the Plan and Merge states around shard parses;

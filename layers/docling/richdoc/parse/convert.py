@@ -15,12 +15,14 @@ from pydantic import JsonValue
 from richdoc.contracts import PageSpan
 from richdoc.formats import ArchiveLimits, DocFormat, Inspection, inspect_file
 from richdoc.parse.classify import conversion_error
+from richdoc.parse.headings import assign_levels
 from richdoc.parse.merge import dump_document
 from richdoc.parse.ocr import OcrMode, require_text
 from richdoc.parse.ocr_pages import OcrPages, pages_to_read
 from richdoc.parse.reports import ChildReport, Inspected
 from richdoc.parse.settings import (
     DOCUMENT_TIMEOUT_FRACTION,
+    LAYOUT_PIPELINES,
     PIPELINE_OPTIONS,
     ParserSettings,
     Pipeline,
@@ -72,6 +74,23 @@ def paged_format_option(settings: ParserSettings, fmt: DocFormat) -> FormatOptio
     )
 
     do_ocr = settings.ocr_mode is not OcrMode.OFF
+    if settings.pdf_pipeline is Pipeline.LIGHT:
+        from richdoc.parse.cdla_layout import CdlaLayoutOptions
+        from richdoc.parse.light_pipeline import LightOcrPdfPipeline
+        from richdoc.parse.slanet_tables import SlanetTableOptions
+
+        light = ThreadedPdfPipelineOptions(
+            do_ocr=do_ocr,
+            ocr_options=page_ocr_options(),
+            layout_options=CdlaLayoutOptions(),
+            do_table_structure=PIPELINE_OPTIONS[Pipeline.LIGHT]["do_table_structure"],
+            table_structure_options=SlanetTableOptions(),
+            # The models' sessions are built in the child, with its threads.
+            accelerator_options=AcceleratorOptions(num_threads=1, device="cpu"),
+        )
+        if fmt is DocFormat.IMAGE:
+            return ImageFormatOption(pipeline_cls=LightOcrPdfPipeline, pipeline_options=light)
+        return PdfFormatOption(pipeline_cls=LightOcrPdfPipeline, pipeline_options=light)
     if settings.pdf_pipeline is Pipeline.STANDARD:
         options = PIPELINE_OPTIONS[Pipeline.STANDARD]
         standard = ThreadedPdfPipelineOptions(
@@ -189,6 +208,16 @@ def ocr_stage(converter: DocumentConverter) -> PageOcrModel | None:
     return None
 
 
+def light_models_use_threads(converter: DocumentConverter, threads: int) -> None:
+    """Give the light pipeline's layout and table models ``threads`` onnxruntime threads
+    (their sessions are built in the child, on first use)."""
+    for pipeline in converter.initialized_pipelines.values():
+        for stage in ("layout_model", "table_model"):
+            use = getattr(getattr(pipeline, stage, None), "use_threads", None)
+            if use is not None:
+                use(threads)
+
+
 def set_document_timeout(converter: DocumentConverter, seconds: float) -> None:
     """Give the converter's warm pipelines docling's document timeout.
 
@@ -303,10 +332,13 @@ def convert_document(task: ConvertTask) -> ChildReport:
     inspected = time.monotonic()
     converter = _warm.converters[fmt]
     threads = None
-    if pipeline is Pipeline.STANDARD:
+    if pipeline in LAYOUT_PIPELINES:
         set_document_timeout(converter, DOCUMENT_TIMEOUT_FRACTION * task.timeout_s)
         threads = task.threads
-        _use_threads(threads)
+        if pipeline is Pipeline.STANDARD:
+            _use_threads(threads)
+        else:
+            light_models_use_threads(converter, threads)
     ocr = ocr_stage(converter)
     if ocr is not None:
         ocr.read(reading.read, task.threads)
@@ -339,8 +371,12 @@ def convert_document(task: ConvertTask) -> ChildReport:
             "a bigger tier may finish it"
         )
     _record_ocr(result, reading, ocr, settings.ocr_mode)
-    if pages is None:  # a shard is part of a document: the merge judges the whole
+    if pages is None:
+        # A shard is part of a document: the merge judges the whole, and gives its
+        # headings' levels, seeing every heading.
         require_text(result.document)
+        if pipeline in LAYOUT_PIPELINES:
+            assign_levels(result.document)
     task.output.write_bytes(document_json(result))
     return ChildReport(
         pipeline=pipeline,

