@@ -5,7 +5,7 @@
   never imports docling.
 * ``tasks``: what the caller asks of a worker child (convert, inspect).
 * ``convert``: what runs inside the isolated worker (``richdoc.worker``): docling's
-  converters, built once in the zygote, and one task per forked child; ``ocr_engine``
+  converters, built once in the zygote, and one task per forked child; ``ocr.engine``
   (OCR, and the native and standard pipelines with it) and ``light_pipeline`` (with
   ``cdla_layout``, ``slanet_tables``: the light pipeline) extend docling there.
 * ``paragraphs``, ``light_rules``: which lines make a paragraph, and the light
