@@ -116,7 +116,7 @@ def page_texts(docling_json: bytes) -> dict[int, str]:
 
 
 def _worker() -> ParseWorker:
-    from richdoc.parse.ocr import OcrMode
+    from richdoc.parse.ocr.mode import OcrMode
     from richdoc.parse.settings import ParserSettings, Pipeline
     from richdoc.parse.step import ParseWorker
 

@@ -18,14 +18,9 @@ from typing import Any
 import pytest
 from docling_core.types.doc import DoclingDocument, PictureItem, TextItem
 
-from richdoc.parse.ocr import (
-    MIN_LINE_CONFIDENCE,
-    RENDER_SCALE,
-    OcrMode,
-    document_record,
-    item_transcription,
-)
-from richdoc.parse.ocr_engine import EngineLines, page_ocr_options, spaced_line
+from richdoc.parse.ocr.engine import EngineLines, page_ocr_options, spaced_line
+from richdoc.parse.ocr.mode import MIN_LINE_CONFIDENCE, RENDER_SCALE, OcrMode
+from richdoc.parse.ocr.record import document_record, item_transcription
 from richdoc.parse.reports import ParseReport
 from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
 from richdoc.parse.step import ParseWorker, parse_file, shared_worker

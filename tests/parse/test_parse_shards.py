@@ -21,8 +21,8 @@ from richdoc.detection import detect
 from richdoc.formats import DocFormat
 from richdoc.parse.merge import merge_shard_json
 from richdoc.parse.merge_step import merge_objects
-from richdoc.parse.ocr import OcrMode
-from richdoc.parse.ocr_pages import OCR_PAGE_COST
+from richdoc.parse.ocr.mode import OcrMode
+from richdoc.parse.ocr.pages import OCR_PAGE_COST
 from richdoc.parse.plan_step import PLAN_RESERVE_S, plan_limits, plan_object
 from richdoc.parse.reports import ParseReport
 from richdoc.parse.settings import Conversion, ParseLimits, ParserSettings, Pipeline

@@ -167,7 +167,7 @@ def test_regenerated_office_file_converts_to_the_committed_docling_json(name, tm
 def test_a_regenerated_scan_reads_as_the_committed_docling_json(name, tmp_path):
     """The same text on the same pages, with the same OCR record: the engine's boxes and
     confidences are floats its kernels compute, so bytes are not compared."""
-    from richdoc.parse.ocr import document_record
+    from richdoc.parse.ocr.record import document_record
     from tests.support.gen_fixtures import convert_with_ocr
 
     file_name, make, _ = OCR_CONVERTED[name]

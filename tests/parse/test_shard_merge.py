@@ -32,7 +32,8 @@ from hypothesis import strategies as st
 
 from richdoc.contracts import PageSpan
 from richdoc.parse.merge import Shard, dump_document, merge_shard_json, merge_shards
-from richdoc.parse.ocr import OcrMode, OcrRecord, with_record_json
+from richdoc.parse.ocr.mode import OcrMode
+from richdoc.parse.ocr.record import OcrRecord, with_record_json
 from richdoc.parse.settings import Pipeline
 from richdoc.projection import project
 from richdoc.taxonomy import CorruptInput, PipelineError, UnsupportedFeature

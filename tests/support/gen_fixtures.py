@@ -749,7 +749,7 @@ def convert_with_ocr(path: Path) -> DoclingDocument:
     native pipeline, OCR reading the pages without a text layer."""
     import tempfile
 
-    from richdoc.parse.ocr import OcrMode
+    from richdoc.parse.ocr.mode import OcrMode
     from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
     from richdoc.parse.step import parse_file, shared_worker
 

@@ -1,6 +1,6 @@
 """Which pages OCR reads in each mode, what they cost the plan, what the parse records and
-what the job record says of it: pure rules (richdoc.parse.ocr_pages, richdoc.parse.ocr,
-richdoc.parse.shard_plan, richdoc.contracts.JobCounts)."""
+what the job record says of it: pure rules (richdoc.parse.ocr.pages, richdoc.parse.ocr.mode,
+richdoc.parse.ocr.record, richdoc.parse.shard_plan, richdoc.contracts.JobCounts)."""
 
 from __future__ import annotations
 
@@ -14,17 +14,16 @@ from richdoc.contracts import JobCounts, PageSpan, SourceObject
 from richdoc.formats import DocFormat, Inspection
 from richdoc.graph import SkippedFeature
 from richdoc.jobs import Job, JobStatus
-from richdoc.parse.ocr import (
+from richdoc.parse.ocr.mode import OcrMode, ocr_mode_setting
+from richdoc.parse.ocr.pages import OCR_PAGE_COST, OcrPages, page_costs, pages_to_read
+from richdoc.parse.ocr.record import (
     META_FIELD,
     NOTHING_READ_FEATURE,
-    OcrMode,
     OcrRecord,
-    ocr_mode_setting,
     record_of_json,
     require_text,
     with_record_json,
 )
-from richdoc.parse.ocr_pages import OCR_PAGE_COST, OcrPages, page_costs, pages_to_read
 from richdoc.parse.settings import ParserSettings, Pipeline
 from richdoc.parse.shard_plan import MAX_SHARDS, check_partition, plan_shards
 from richdoc.taxonomy import UnsupportedFeature

@@ -165,7 +165,8 @@ def test_the_markdown_holds_no_record_of_the_parse_only_the_text() -> None:
     from docling_core.types.doc import DoclingDocument
     from docling_core.types.doc.common.meta import BaseMeta
 
-    from richdoc.parse.ocr import META_FIELD, OcrMode, OcrRecord, Transcription
+    from richdoc.parse.ocr.mode import OcrMode
+    from richdoc.parse.ocr.record import META_FIELD, OcrRecord, Transcription
 
     doc = DoclingDocument(name="scan")
     line = doc.add_text(label=DocItemLabel.TEXT, text="Signed on February 14, 2025.")

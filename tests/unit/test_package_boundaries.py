@@ -44,7 +44,7 @@ NOT_IN_LAMBDA = ("moto", "samtranslator", "rich", "pytest", "richdoc_tools", "do
 # pipeline, a backend), so import it at the top: only the worker's child imports them,
 # lazily (richdoc.parse.convert), and the parse image has docling.
 WORKER_ONLY = (
-    "richdoc.parse.ocr_engine",
+    "richdoc.parse.ocr.engine",
     "richdoc.parse.light_pipeline",
     "richdoc.parse.cdla_layout",
     "richdoc.parse.slanet_tables",
@@ -249,8 +249,8 @@ def test_the_state_contracts_import_neither_docling_core_nor_the_published_resul
 
 def test_the_projection_reads_ocr_provenance_without_the_parse_steps_modules() -> None:
     """``richdoc project``'s process cost is benchmarked (bench item 1): the projection
-    reads the OCR record from ``richdoc.parse.ocr`` alone, never the format inspectors
-    (which bring an XML parser) or the state contracts."""
+    reads the OCR record from ``richdoc.parse.ocr.record`` (and the mode it names) alone,
+    never the format inspectors (which bring an XML parser) or the state contracts."""
     loaded = _run_isolated(
         """
         import richdoc.projection
@@ -262,7 +262,14 @@ def test_the_projection_reads_ocr_provenance_without_the_parse_steps_modules() -
         """,
         path=[LAYER],
     )
-    assert loaded == {"loaded": ["richdoc.parse", "richdoc.parse.ocr"]}
+    assert loaded == {
+        "loaded": [
+            "richdoc.parse",
+            "richdoc.parse.ocr",
+            "richdoc.parse.ocr.mode",
+            "richdoc.parse.ocr.record",
+        ]
+    }
 
 
 # ---- the tools' packages: who may import whom -------------------------------------------------

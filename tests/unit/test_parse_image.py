@@ -262,7 +262,7 @@ def test_the_build_context_sends_only_what_the_image_copies() -> None:
 
 
 def test_the_image_installs_the_ocr_engine_at_the_versions_the_contract_names():
-    from richdoc.parse.ocr import engine_identity
+    from richdoc.parse.ocr.mode import engine_identity
     from richdoc.parse.settings import ParserSettings, Pipeline
 
     pins = {str(canonicalize_name(req.name)): str(req.specifier) for req in _requirements()}
@@ -274,7 +274,7 @@ def test_the_image_installs_the_ocr_engine_at_the_versions_the_contract_names():
 
 def test_the_ocr_models_the_parse_pins_are_files_of_the_installed_engine():
     # No download step: the models are the rapidocr wheel's own, read where pip put them.
-    from richdoc.parse.ocr import MODEL_FILES
+    from richdoc.parse.ocr.mode import MODEL_FILES
 
     spec = importlib.util.find_spec("rapidocr")
     assert spec is not None and spec.submodule_search_locations

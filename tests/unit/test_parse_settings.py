@@ -275,7 +275,7 @@ def test_the_standard_pipeline_is_docling_s_layout_pipeline_with_page_ocr(tmp_pa
     )
     from docling.pipeline.standard_pdf_pipeline import StandardPdfPipeline
 
-    from richdoc.parse.ocr_engine import PageOcrOptions, StandardOcrPdfPipeline
+    from richdoc.parse.ocr.engine import PageOcrOptions, StandardOcrPdfPipeline
 
     root = _weights(tmp_path, LAYOUT_MODEL_DIR, TABLE_MODEL_DIR)
     option = paged_format_option(ParserSettings(Pipeline.STANDARD, root), DocFormat.PDF)
@@ -300,7 +300,7 @@ def test_the_light_pipeline_is_docling_s_layout_pipeline_on_the_bundled_models()
 
     from richdoc.parse.cdla_layout import CdlaLayoutModel, CdlaLayoutOptions
     from richdoc.parse.light_pipeline import LightLayoutPostprocessing, LightOcrPdfPipeline
-    from richdoc.parse.ocr_engine import PageOcrModel, StandardOcrPdfPipeline
+    from richdoc.parse.ocr.engine import PageOcrModel, StandardOcrPdfPipeline
     from richdoc.parse.slanet_tables import SlanetTableModel, SlanetTableOptions
 
     option = paged_format_option(ParserSettings(Pipeline.LIGHT), DocFormat.PDF)

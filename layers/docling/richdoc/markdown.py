@@ -13,7 +13,7 @@ would mark each one after the sheet it should precede: it places a break before 
 first item of a new page, and a sheet's items are serialized with their group.)
 
 The serializer writes every metadata field of an item (``meta``) as text after it. The
-parse keeps its own records there (``richdoc.parse.ocr.META_FIELD``: an OCR'd item's
+parse keeps its own records there (``richdoc.parse.ocr.record.META_FIELD``: an OCR'd item's
 confidence, the document's OCR record; ``richdoc.parse.headings.META_FIELD``: a heading's
 type size), which are for the projection, not for readers: they are left out by name.
 docling's own metadata (a picture's description or class) stays, as docling exports it.
@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from richdoc.parse import headings, ocr
+from richdoc.parse import headings
+from richdoc.parse.ocr import record as ocr_record
 
 if TYPE_CHECKING:
     from docling_core.types.doc import DoclingDocument
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 #: The line between the content of two pages.
 PAGE_BREAK: Final = "<!-- page break -->"
 #: The metadata fields that are richdoc's records, not the document's content.
-RECORDS: Final = frozenset({ocr.META_FIELD, headings.META_FIELD})
+RECORDS: Final = frozenset({ocr_record.META_FIELD, headings.META_FIELD})
 
 
 def render_markdown(doc: DoclingDocument) -> bytes:

@@ -42,7 +42,7 @@ from docling_core.types.doc.base import CoordOrigin
 from pydantic import ValidationError
 
 from richdoc.graph import NodeLabel, NotProjected, Projection, SkippedFeature, SpanKind
-from richdoc.parse.ocr import document_record, item_transcription
+from richdoc.parse.ocr.record import document_record, item_transcription
 from richdoc.taxonomy import CorruptInput, UnsupportedFeature
 from richdoc_client.projection import ProjectionSource
 

@@ -19,6 +19,10 @@ group is one module whose group ``root`` adds. Commands return their exit code a
 ``UsageError`` or ``Failed`` for the rest. Modules import only click and this package at
 the top: what a command needs is imported in its body, since every ``richdoc``
 invocation, ``--help`` included, imports all of them.
+
+The other groups: ``deploy`` (before deploying to AWS), ``events`` (a stack's completion
+events), ``models`` (``richdoc models synthesize``: weights made here) and ``reprocess``
+(finished documents run again, through admission).
 """
 
 from richdoc_tools.cli.root import main

@@ -47,7 +47,7 @@ def stack_parameters(overrides: Sequence[str] = ()) -> dict[str, str]:
     (``--parameter-overrides``: ``KEY=VALUE`` items, several to a value); a bad value, or
     one the template refuses, is a usage error."""
     from richdoc.detection.ruleset import detection_rules_setting
-    from richdoc.parse.ocr import ocr_mode_setting
+    from richdoc.parse.ocr.mode import ocr_mode_setting
     from richdoc.parse.settings import (
         ParserSettings,
         shard_concurrency_setting,

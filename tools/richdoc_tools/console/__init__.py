@@ -10,4 +10,10 @@ request says read in one place (``forms``); the protections in one place (``secu
 ``server`` runs it on werkzeug's threaded server. The page groups import those leaves,
 never the factory or each other, and nothing here imports the embedded stack
 (``tests/unit/test_package_boundaries.py``).
+
+The pages' helpers: ``app`` (the application made by ``create_app``), ``summaries`` (a
+job as the lists and headers show it), ``execution`` (what an execution's history says of
+each state), ``diagram`` (the state machine drawn as the Step Functions console draws
+it), ``overlay`` (the graph laid over the document's pages and text) and ``rendering``
+(PDF pages rendered to PNG, for the overlay).
 """

@@ -12,6 +12,14 @@ docs/detection.md is the contract.
 
 The rule sets' modules are imported when first used, so a handler compiles the patterns
 of the rule set it runs and no other.
+
+The ``contracts-v2`` rule set, one module per concept: ``dates`` (every date form
+contracts write), ``roles`` (whose date each mention is), ``phrases`` (the words that
+govern a date), ``events`` (effectiveness that hangs on an event), ``own`` (the
+document's own dates), ``conflicts`` (its ``conflicting_dates``), ``relative`` (its
+``relative_date``); ``findings`` holds what both rule sets' findings share, ``trie``
+word lists as one regular expression, and ``explain`` why detection found what it found
+(``richdoc detect --explain``, the console).
 """
 
 from __future__ import annotations

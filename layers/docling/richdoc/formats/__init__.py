@@ -13,6 +13,9 @@ pages, every frame of an image: ``Inspection.image_only``). One inspector per fa
 
 Every read here is bounded: archive sizes come from the central directory (which
 ``zipfile`` enforces on read), and parts are scanned in fixed-size chunks.
+
+``inspection`` holds what an inspection learns (``Inspection``) and the page limit every
+inspector applies.
 """
 
 from __future__ import annotations

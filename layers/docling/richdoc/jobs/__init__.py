@@ -28,6 +28,10 @@ its run has come.
 its ``attempts`` (``attempts.AttemptRecords``: the same table, clock and retention), the
 requests' expressions and the run fence in ``table``, listings page by page in
 ``listing``, the phase vocabulary and the progress it shows in ``phase``.
+
+``model`` holds the job and attempt records as typed models, in their two forms (the
+DynamoDB item and the JSON the command line prints); ``references`` finds which live jobs
+use the parse artifacts of one document's bytes.
 """
 
 from richdoc.jobs.keys import (

@@ -17,8 +17,9 @@ from richdoc.formats import ArchiveLimits, DocFormat, Inspection, inspect_file
 from richdoc.parse.classify import conversion_error
 from richdoc.parse.headings import assign_levels
 from richdoc.parse.merge import dump_document
-from richdoc.parse.ocr import OcrMode, require_text
-from richdoc.parse.ocr_pages import OcrPages, pages_to_read
+from richdoc.parse.ocr.mode import OcrMode
+from richdoc.parse.ocr.pages import OcrPages, pages_to_read
+from richdoc.parse.ocr.record import require_text
 from richdoc.parse.reports import ChildReport, Inspected
 from richdoc.parse.settings import (
     DOCUMENT_TIMEOUT_FRACTION,
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from docling.datamodel.progress import ConversionProgressEvent
     from docling.document_converter import DocumentConverter, FormatOption
 
-    from richdoc.parse.ocr_engine import PageOcrModel
+    from richdoc.parse.ocr.engine import PageOcrModel
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ _warm: _Warm | None = None
 
 def paged_format_option(settings: ParserSettings, fmt: DocFormat) -> FormatOption:
     """How a PDF or an image is converted: the settings' pipeline, whose OCR stage reads
-    the pages each conversion names (``richdoc.parse.ocr_engine``; none with OCR off)."""
+    the pages each conversion names (``richdoc.parse.ocr.engine``; none with OCR off)."""
     from docling.backend.image_backend import ImageDocumentBackend
     from docling.datamodel.accelerator_options import AcceleratorOptions
     from docling.datamodel.pipeline_options import (
@@ -66,7 +67,7 @@ def paged_format_option(settings: ParserSettings, fmt: DocFormat) -> FormatOptio
         PdfFormatOption,
     )
 
-    from richdoc.parse.ocr_engine import (
+    from richdoc.parse.ocr.engine import (
         NativeOcrPdfPipeline,
         NativeOcrPdfPipelineOptions,
         StandardOcrPdfPipeline,
@@ -199,7 +200,7 @@ def _use_threads(threads: int) -> None:
 
 def ocr_stage(converter: DocumentConverter) -> PageOcrModel | None:
     """The OCR stage of a converter's warm pipeline; None for a format OCR never reads."""
-    from richdoc.parse.ocr_engine import PageOcrModel
+    from richdoc.parse.ocr.engine import PageOcrModel
 
     for pipeline in converter.initialized_pipelines.values():
         model = getattr(pipeline, "ocr_model", None)
@@ -395,7 +396,7 @@ def convert_document(task: ConvertTask) -> ChildReport:
 def _record_ocr(
     result: ConversionResult, reading: OcrPages, ocr: PageOcrModel | None, mode: OcrMode
 ) -> None:
-    from richdoc.parse.ocr_engine import record_ocr
+    from richdoc.parse.ocr.engine import record_ocr
 
     record_ocr(result.document, reading, ocr.lines if ocr is not None else {}, mode)
 

@@ -3,7 +3,7 @@ with pip, their weights inside the wheels (nothing is downloaded, no model hub).
 
 * Layout: CDLA (``richdoc.parse.cdla_layout``); tables: SLANet-plus
   (``richdoc.parse.slanet_tables``); OCR: the stage every pipeline shares
-  (``richdoc.parse.ocr_engine``) on the pages without a text layer, before the layout
+  (``richdoc.parse.ocr.engine``) on the pages without a text layer, before the layout
   post-processing, so a scanned page gets its regions, reading order, headings and
   tables as a typeset one does.
 * Before docling's own layout post-processing (cell assignment, overlaps, orphans),
@@ -41,7 +41,7 @@ from richdoc.parse.light_rules import (
     tabular_blocks,
     text_covers_figure,
 )
-from richdoc.parse.ocr_engine import StandardOcrPdfPipeline
+from richdoc.parse.ocr.engine import StandardOcrPdfPipeline
 from richdoc.parse.paragraphs import Line, paragraphs, rows_of
 
 if TYPE_CHECKING:

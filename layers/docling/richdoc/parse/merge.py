@@ -20,7 +20,7 @@ is the source's pages ``start`` to ``end``, numbered as in the source (docling's
   again (12 of the 14 s the merge took that way; the project step validates the merged
   document when it loads it). Only the layout pipelines' rules below need the
   DoclingDocument, and get it; so does a document OCR read pages of, whose shards' OCR
-  records (``richdoc.parse.ocr``, on the body) join into one.
+  records (``richdoc.parse.ocr.record``, on the body) join into one.
 * What docling's standard pipeline decides across pages (the standard and light
   pipelines, ``LAYOUT_PIPELINES``): its reading-order assembly joins a paragraph that
   runs over a page break into one text item, and keeps a list that runs over a page
@@ -58,7 +58,7 @@ from docling_core.types.doc import (
 
 from richdoc.contracts import PageSpan
 from richdoc.parse.headings import assign_levels
-from richdoc.parse.ocr import OcrRecord, record_of_json, require_text, with_record_json
+from richdoc.parse.ocr.record import OcrRecord, record_of_json, require_text, with_record_json
 from richdoc.parse.settings import LAYOUT_PIPELINES, Pipeline
 from richdoc.parse.shard_plan import check_partition
 from richdoc.taxonomy import CorruptInput

@@ -2,7 +2,7 @@
 pages does OCR read?
 
 ``plan_request`` decides (``richdoc.parse.shard_plan.plan_shards``, the pages weighed
-by their cost: ``richdoc.parse.ocr``); the Map state then
+by their cost: ``richdoc.parse.ocr.pages``); the Map state then
 parses each shard with ``richdoc.parse.step.parse_request`` (its ``pages``), and the Merge
 state joins them (``richdoc.parse.merge_step``). docs/shards.md has the state machine.
 No docling here: a PDF's page count comes from the inspection, run in the parse worker.
@@ -18,7 +18,7 @@ from pathlib import Path
 from richdoc.artifacts import ArtifactStore
 from richdoc.contracts import PlanInput, PlanOutput, SourceObject
 from richdoc.formats import Inspection, format_of
-from richdoc.parse.ocr_pages import page_costs, pages_to_read
+from richdoc.parse.ocr.pages import page_costs, pages_to_read
 from richdoc.parse.settings import ParseLimits, shard_concurrency_setting, shard_pages_setting
 from richdoc.parse.shard_plan import PAGINATED_FORMATS, plan_shards
 from richdoc.parse.step import ParseWorker, shared_worker, staged_path

@@ -20,8 +20,8 @@ from typing import Any, TypeVar
 
 from richdoc.formats import DocFormat
 from richdoc.parse import headings, light_rules, paragraphs
-from richdoc.parse.ocr import OcrMode, engine_identity, ocr_mode_setting
-from richdoc.parse.ocr_pages import OCR_FORMATS
+from richdoc.parse.ocr.mode import OcrMode, engine_identity, ocr_mode_setting
+from richdoc.parse.ocr.pages import OCR_FORMATS
 from richdoc.taxonomy import ResourceLimit
 
 # Bump when anything here changes what the DoclingDocument JSON of the same bytes is.

@@ -60,7 +60,7 @@ def plan_shards(
     ``shard_pages`` text pages each (bigger ones when ``max_shards`` would be exceeded),
     balanced by cost: the slowest shard sets the latency.
 
-    ``costs`` is each page's cost in text pages (``richdoc.parse.ocr_pages.page_costs``: a page
+    ``costs`` is each page's cost in text pages (``richdoc.parse.ocr.pages.page_costs``: a page
     OCR reads costs several), 1 each when not given: then the ranges' sizes differ by at
     most one page, the bigger ones first. A document that is not paginated, costs no
     more than ``shard_pages``, or is planned with ``shard_pages=0`` (sharding off) is not

@@ -5,4 +5,7 @@ jobs left open), and what the function is asked (``requests``).
 
 ``functions/records/app.py`` is the Lambda adapter: it parses the event
 (``requests.parse_request``) and hands it to the ``answer`` of the half it is for.
+
+``sweep_walk`` is the sweep's walk over the open jobs: a page at a time, to a time budget,
+resumed where the last sweep stopped.
 """

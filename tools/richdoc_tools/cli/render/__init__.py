@@ -6,4 +6,6 @@ table and JSON helpers they share (``tables``).
 These are the modules that read the fields of job and attempt records (``Job``,
 ``Attempt``) for display. The JSON documents keep their keys and shapes: scripts read
 them. Every user-controlled value reaches the terminal through ``richdoc_tools.terminal``.
+
+``detection`` prints ``richdoc detect --explain``: every date mention, and why it counts.
 """

@@ -20,6 +20,20 @@ here concurrent invocations are threads of one process: moto's DynamoDB backend
 (``dynamodb_lock``), boto3's condition builder (``condition_builder``) and Powertools'
 metric set (``metrics_lock``) raced under load (bench/, item 5: a burst of 200 uploads
 dead-lettered valid documents as internal failures, or crashed ``richdoc run``).
+
+The others, one a module: ``target`` (patch targets named by dotted paths, on the
+``ExitStack``), ``lambda_invoke`` (the stack's Lambda runtime runs function code, not
+Docker), ``request_gate`` (every emulated request passes the stack's checks),
+``request_signing`` (each request signed as its thread acts), ``thread_context``
+(threads act for the thread that started them), ``execution_caller`` (an execution's task
+calls are its role's), ``execution_ends`` (an execution's end announced to the status
+events' loop), ``sqs_message_arrivals`` (a message wakes the queues' pollers),
+``sqs_send_failures`` (scripted SendMessage failures), ``dynamodb_streams`` (stream
+records kept for the stack's poller), ``dynamodb_transactions`` (the strict stack's
+transaction conflicts), ``api_destinations`` (webhook delivery of API destination
+targets), ``s3_missing_key`` (a missing key is 403 without ``s3:ListBucket``),
+``stack_templates`` (GetTemplate answers the template as deployed), ``retry_sleep`` and
+``sdk_retry_sleep`` (the state machine's and botocore's retry intervals, scaled).
 """
 
 from __future__ import annotations

@@ -7,6 +7,12 @@ and ``install(exit_stack)``, and a test comparing its answers with moto's own
 order. Each is kept only while it saves at least 5 % of bench item 5's run or keeps a
 documented bench within its target; ``python -m bench --only speed_patches`` measures
 each one's share by running the item without it (docs/benchmarks.md, item 5).
+
+The patches, one a module: ``attribute_values`` (DynamoDB values serialized by their wire
+format), ``definition_parse`` (one ANTLR parse per definition), ``json_paths`` (each
+JSONPath parsed once), ``dynamodb_transaction_rollback`` (a transaction's rollback point
+is the items it names) and ``task_clients`` (one boto3 client per region and service for
+the interpreter's Lambda tasks).
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Which pages of a document OCR reads, by the mode, and what they cost the plan.
 
 Pure, no docling: the plan (to size shards by page cost) and the parse child (to tell the
-engine which pages to read) decide from here. The mode, the engine and what the
-DoclingDocument records are ``richdoc.parse.ocr``; the docling side is
-``richdoc.parse.ocr_engine``.
+engine which pages to read) decide from here. The mode is ``richdoc.parse.ocr.mode``;
+the docling side is ``richdoc.parse.ocr.engine``.
 """
 
 from __future__ import annotations
@@ -13,7 +12,7 @@ from dataclasses import dataclass
 
 from richdoc.contracts import PageSpan
 from richdoc.formats import DocFormat, Inspection
-from richdoc.parse.ocr import OcrMode
+from richdoc.parse.ocr.mode import OcrMode
 from richdoc.taxonomy import UnsupportedFeature
 
 # The formats whose pages may have no text layer: a PDF's scanned pages, an image's frames.

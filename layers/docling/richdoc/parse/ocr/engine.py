@@ -17,7 +17,7 @@ conversion names, and the provenance it leaves in the DoclingDocument.
   backend renders no images) and its lines become text items as native lines do.
 * ``StandardOcrPdfPipeline`` is docling's standard pipeline with that stage, keeping
   every page's text layer (docling's skips it for all pages in full-page mode).
-* ``record_ocr`` writes what OCR did (``richdoc.parse.ocr``) onto the converted document.
+* ``record_ocr`` writes what OCR did (``richdoc.parse.ocr.record``) onto the converted document.
 """
 
 from __future__ import annotations
@@ -62,19 +62,17 @@ from docling_core.types.doc.common.meta import BaseMeta, FloatingMeta
 from docling_core.types.doc.page import SegmentedPdfPage
 
 from richdoc.parse.headings import record_size
-from richdoc.parse.ocr import (
-    META_FIELD,
+from richdoc.parse.ocr.mode import (
     MIN_LINE_CONFIDENCE,
     MIN_TEXT_HEIGHT_PT,
     MODEL_FILES,
     ORIENTATION_CLASSIFIER,
     RENDER_SCALE,
-    OcrRecord,
-    Transcription,
     engine_name,
 )
-from richdoc.parse.ocr import OcrMode as RichdocOcrMode
-from richdoc.parse.ocr_pages import OcrPages
+from richdoc.parse.ocr.mode import OcrMode as RichdocOcrMode
+from richdoc.parse.ocr.pages import OcrPages
+from richdoc.parse.ocr.record import META_FIELD, OcrRecord, Transcription
 from richdoc.parse.paragraphs import Line, paragraphs
 
 if TYPE_CHECKING:
