@@ -76,7 +76,11 @@ def test_a_300_page_pdf_through_richdoc_run_is_the_same_sharded_or_whole(
     assert json.loads((sharded_dir / "detection.json").read_bytes())["ambiguities"]
     pages = sorted(a["pages"] for a in sharded["attempts"] if a["stage"] == "parse")
     assert len(pages) == sharded["shards"]
-    assert [a["pages"] for a in whole["attempts"] if a["stage"] == "parse"] == [None]
+    # Unsharded, every parse reads the whole document (a tier the light pipeline's memory
+    # outgrows on 300 pages escalates to the next, as on Lambda).
+    whole_parses = [a for a in whole["attempts"] if a["stage"] == "parse"]
+    assert {a["pages"] for a in whole_parses} == {None}
+    assert [a["outcome"] for a in whole_parses][-1] == "ok"
 
 
 def test_a_2000_page_pdf_succeeds_within_the_default_limits(

@@ -381,12 +381,12 @@ def test_transient_errors_that_never_clear_are_dead_lettered_and_redrive_starts_
 def test_an_unexpected_exception_is_an_internal_failure(
     stack: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import richdoc.projection
+    import richdoc.project_step
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise KeyError("self_ref")
 
-    monkeypatch.setattr(richdoc.projection, "project", broken)
+    monkeypatch.setattr(richdoc.project_step, "project", broken)
     job = run_one(stack, "e2e/internal.docx", docx_bytes(["internal test"]))
     assert job.failure is not None
     assert (job.status, job.failure.kind, job.failure.error) == (
