@@ -47,9 +47,6 @@ MODEL_FILE = "slanet-plus.onnx"
 # The page is cropped at twice 72 dpi for the model (it resizes the crop's long side to
 # 488 pixels): a finer crop adds cost, not structure.
 CROP_SCALE = 2.0
-# The crop keeps this margin (points) around the table region: SLANet-plus was trained on
-# tables with their surroundings, and reads a crop cut at the text's edge worse.
-CROP_MARGIN = 0.0
 # rapid-table's tokens of the header block.
 HEADER_START, HEADER_END = "<thead>", "</thead>"
 ROW_START = "<tr>"
@@ -124,12 +121,14 @@ class SlanetTableModel(BaseTableStructureModel):
         import numpy as np
 
         assert page.size is not None
+        # The crop is the region as the layout model drew it: a margin around it changed
+        # SLANet-plus's column count without making it right (the words' grid decides).
         region = cluster.bbox
         box = BoundingBox(
-            l=max(0.0, region.l - CROP_MARGIN),
-            t=max(0.0, region.t - CROP_MARGIN),
-            r=min(page.size.width, region.r + CROP_MARGIN),
-            b=min(page.size.height, region.b + CROP_MARGIN),
+            l=max(0.0, region.l),
+            t=max(0.0, region.t),
+            r=min(page.size.width, region.r),
+            b=min(page.size.height, region.b),
             coord_origin=CoordOrigin.TOPLEFT,
         )
         crop = page.get_image(scale=CROP_SCALE, cropbox=box)
