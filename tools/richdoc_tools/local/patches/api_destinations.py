@@ -19,7 +19,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 
 TARGET = "moto.events.models.Rule.send_to_targets"
 HTTP_TARGET = "moto.settings.events_invoke_http"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from richdoc_tools.local.patches.target import replace
+from richdoc_tools.local.patch_targets import replace
 from richdoc_tools.local.runtime.streams import appended
 
 TARGET = "moto.dynamodb.models.table.StreamShard.add"

@@ -12,7 +12,7 @@ import contextlib
 import time
 from typing import Any
 
-from richdoc_tools.local.patches.target import replace
+from richdoc_tools.local.patch_targets import replace
 
 TARGET = "moto.stepfunctions.parser.asl.component.common.retry.retrier_decl.time"
 PATCHED = (TARGET,)

@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.moto_fixes import replace
+from richdoc_tools.local.patch_targets import original, replace
 
 if TYPE_CHECKING:
     from moto.dynamodb.responses import DynamoHandler
@@ -115,12 +115,4 @@ def idempotent(
 
 def install(exit_stack: contextlib.ExitStack, tokens: ClientTokens | None = None) -> None:
     """Tokens remembered (in ``tokens``, or a fresh memory) until ``exit_stack`` closes."""
-    from moto.dynamodb.responses import DynamoHandler
-
-    remembered = tokens or ClientTokens()
-    replace(
-        exit_stack,
-        DynamoHandler,
-        "transact_write_items",
-        lambda transact: idempotent(transact, remembered),
-    )
+    replace(exit_stack, TARGET, idempotent(original(TARGET), tokens or ClientTokens()))

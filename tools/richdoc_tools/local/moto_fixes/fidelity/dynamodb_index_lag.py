@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from richdoc_tools.local.moto_fixes import replace
+from richdoc_tools.local.patch_targets import original, replace
 
 QUERY = "moto.dynamodb.models.table.Table.query"
 SCAN = "moto.dynamodb.models.table.Table.scan"
@@ -339,18 +339,10 @@ def _journaled_update(
 def install(exit_stack: contextlib.ExitStack, propagation: IndexPropagation) -> None:
     """The indexes lag as ``propagation`` says until ``exit_stack`` closes (after the
     emulation's own patches of the same methods: they are kept, underneath)."""
-    from moto.dynamodb.models import DynamoDBBackend
-    from moto.dynamodb.models.table import Table
-
-    replace(exit_stack, Table, "query", lambda read: _reading_index(read, propagation))
-    replace(exit_stack, Table, "scan", lambda read: _reading_index(read, propagation))
-    replace(exit_stack, Table, "all_items", _lagged)
-    replace(exit_stack, Table, "has_idx_items", _lagged_index_items)
-    replace(exit_stack, Table, "put_item", lambda put: _journaled_put(put, propagation))
-    replace(exit_stack, Table, "delete_item", lambda delete: _journaled_delete(delete, propagation))
-    replace(
-        exit_stack,
-        DynamoDBBackend,
-        "update_item",
-        lambda update: _journaled_update(update, propagation),
-    )
+    replace(exit_stack, QUERY, _reading_index(original(QUERY), propagation))
+    replace(exit_stack, SCAN, _reading_index(original(SCAN), propagation))
+    replace(exit_stack, ALL_ITEMS, _lagged(original(ALL_ITEMS)))
+    replace(exit_stack, INDEXED_ITEMS, _lagged_index_items(original(INDEXED_ITEMS)))
+    replace(exit_stack, PUT, _journaled_put(original(PUT), propagation))
+    replace(exit_stack, DELETE, _journaled_delete(original(DELETE), propagation))
+    replace(exit_stack, UPDATE, _journaled_update(original(UPDATE), propagation))

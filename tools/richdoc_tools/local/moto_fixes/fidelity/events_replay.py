@@ -24,7 +24,7 @@ import contextlib
 from datetime import datetime
 from typing import Any, cast
 
-from richdoc_tools.local.patches.target import replace
+from richdoc_tools.local.patch_targets import replace
 
 TARGET = "moto.events.models.Replay.replay_events"
 PATCHED = (TARGET,)

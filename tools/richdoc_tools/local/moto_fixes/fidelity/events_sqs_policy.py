@@ -21,7 +21,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 from richdoc_tools.local.strict.queue_policies import EVENTBRIDGE, service_may_send
 
 TARGET = "moto.events.models.Rule._send_to_sqs_queue"

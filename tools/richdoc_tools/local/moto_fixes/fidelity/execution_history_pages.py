@@ -24,7 +24,7 @@ import contextlib
 import json
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.patches.target import replace
+from richdoc_tools.local.patch_targets import replace
 
 if TYPE_CHECKING:
     from moto.stepfunctions.responses import StepFunctionResponse

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from richdoc_tools.local.patches.target import replace
+from richdoc_tools.local.patch_targets import replace
 
 TARGET = "moto.stepfunctions.parser.backend.execution.Execution.status"
 PATCHED = (TARGET,)

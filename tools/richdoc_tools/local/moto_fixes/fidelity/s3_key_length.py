@@ -19,7 +19,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 
 PUT = "moto.s3.models.S3Backend.put_object"
 MULTIPART = "moto.s3.models.S3Backend.create_multipart_upload"

@@ -25,7 +25,7 @@ from email.errors import HeaderParseError
 from email.header import decode_header, make_header
 from typing import Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 
 SET_TARGET = "moto.s3.models.FakeKey.set_metadata"
 GET_TARGET = "moto.s3.models.FakeKey.metadata"

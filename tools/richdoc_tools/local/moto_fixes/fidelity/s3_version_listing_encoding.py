@@ -22,7 +22,7 @@ import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 
 TARGET = "moto.s3.responses.S3Response.list_object_versions"
 PATCHED = (TARGET,)

@@ -39,7 +39,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.patches.target import add
+from richdoc_tools.local.patch_targets import add
 
 if TYPE_CHECKING:
     from moto.sqs.models import Message, Queue, SQSBackend

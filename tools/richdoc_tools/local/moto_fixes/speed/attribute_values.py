@@ -25,7 +25,7 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 
 TARGET = "moto.core.serialize.BaseJSONSerializer._serialize_type_structure"
 PATCHED = (TARGET,)

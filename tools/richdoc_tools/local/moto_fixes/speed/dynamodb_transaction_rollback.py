@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 
 TARGET = "moto.dynamodb.models.DynamoDBBackend.transact_write_items"
 # The copy module moto's DynamoDB backend copies a transaction's tables through.

@@ -1,4 +1,7 @@
-"""Patch targets named by dotted paths, replaced on the stack's ``ExitStack``."""
+"""Patch targets named by dotted paths, replaced on the stack's ``ExitStack``.
+
+The one way the stack's seams (``local.patches``) and the changes to moto
+(``local.moto_fixes``) replace what they patch; it knows neither of them."""
 
 from __future__ import annotations
 
