@@ -9,9 +9,6 @@ a page); the accuracy sweep is bench item ocr."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +23,7 @@ from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
 from richdoc.parse.step import ParseWorker, parse_file, shared_worker
 from richdoc.taxonomy import UnsupportedFeature
 from tests.support import scans
-from tests.support.cli_process import RICHDOC
-from tests.support.offline import network_unreachable
-from tests.support.paths import ROOT
+from tests.support.offline import network_unreachable, parse_offline
 
 pytestmark = [pytest.mark.docling, pytest.mark.xdist_group("parse-docling")]
 
@@ -158,35 +153,9 @@ def test_every_frame_of_a_multi_page_tiff_is_a_page(tmp_path) -> None:
 
 @pytest.mark.skipif(network_unreachable() is None, reason="cannot unshare the network here")
 def test_ocr_downloads_nothing_it_runs_with_the_network_unreachable(mixed, tmp_path) -> None:
-    prefix = network_unreachable()
-    assert prefix is not None
     out = tmp_path / "mixed.json"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(str(ROOT / p) for p in ("layers/docling", "tools", ".")),
-        "RICHDOC_OCR_MODE": "auto",
-        "RICHDOC_PDF_PIPELINE": "native",
-        "HOME": str(tmp_path),  # no model cached from an earlier run can answer
-        "XDG_CACHE_HOME": str(tmp_path / ".cache"),
-    }
-    # A documentation address (RFC 5737): in the namespace no route leads anywhere.
-    probe = (
-        "import errno, socket\n"
-        "try: socket.create_connection(('192.0.2.1', 443), timeout=5)\n"
-        "except OSError as e: print(e.errno == errno.ENETUNREACH)"
-    )
-    offline = subprocess.run(
-        [*prefix, sys.executable, "-c", probe], env=env, capture_output=True, text=True
-    )
-    assert offline.stdout.strip() == "True", offline.stderr
-    done = subprocess.run(
-        [*prefix, *RICHDOC, "parse", str(mixed), "-o", str(out)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    settings = {"RICHDOC_OCR_MODE": "auto", "RICHDOC_PDF_PIPELINE": "native"}
+    done = parse_offline(mixed, out, home=tmp_path, settings=settings)
     assert done.returncode == 0, done.stderr[-4000:]
     doc = DoclingDocument.model_validate_json(out.read_bytes())
     assert _words(" ".join(t.text for t in _texts(doc, 2))) == _words(" ".join(SCANNED_LINES))
