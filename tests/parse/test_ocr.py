@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import pytest
 from docling_core.types.doc import DoclingDocument, PictureItem, TextItem
@@ -24,6 +24,9 @@ from richdoc.parse.step import ParseWorker, parse_file, shared_worker
 from richdoc.taxonomy import UnsupportedFeature
 from tests.support import scans
 from tests.support.offline import network_unreachable, parse_offline
+
+if TYPE_CHECKING:
+    from rapidocr.utils.output import RapidOCROutput
 
 pytestmark = [pytest.mark.docling, pytest.mark.xdist_group("parse-docling")]
 
@@ -164,7 +167,7 @@ def test_ocr_downloads_nothing_it_runs_with_the_network_unreachable(mixed, tmp_p
 # What the engine returns, and what is kept ------------------------------------------------
 
 
-def _engine_output(lines: list[tuple[str, float, float, list[str]]]) -> Any:
+def _engine_output(lines: list[tuple[str, float, float, list[str]]]) -> RapidOCROutput:
     """A RapidOCR answer: per line its text, score, box height (pixels) and words."""
     import numpy as np
     from rapidocr.utils.output import RapidOCROutput
@@ -183,6 +186,8 @@ def _engine_output(lines: list[tuple[str, float, float, list[str]]]) -> Any:
 
 
 def test_lines_too_small_to_be_text_are_dropped_and_words_are_spaced_as_the_engine_parts_them():
+    from rapidocr.utils.output import RapidOCROutput
+
     answer = _engine_output(
         [
             ("1.Term of the agreement", 0.99, 40.0, ["1.", "Term", "of", "the", "agreement"]),
@@ -190,12 +195,16 @@ def test_lines_too_small_to_be_text_are_dropped_and_words_are_spaced_as_the_engi
             ("February15, 2025", 0.98, 40.0, ["February", "15,", "2025"]),
         ]
     )
-    kept = EngineLines(lambda image, **options: answer, lambda: RENDER_SCALE)(None)
-    assert kept.txts == ("1. Term of the agreement", "February 15, 2025")
+    kept = EngineLines(lambda image, **options: answer, lambda: RENDER_SCALE)(b"")
+    assert isinstance(kept, RapidOCROutput)
+    assert kept.boxes is not None and kept.scores is not None and kept.word_results is not None
+    # rapidocr annotates its tuples of any length as 1-tuples.
+    assert kept.txts == ("1. Term of the agreement", "February 15, 2025")  # type: ignore[comparison-overlap]
     assert len(kept.boxes) == len(kept.scores) == len(kept.word_results) == 2
     # Nothing left is what the engine answers when it finds nothing.
     only_noise = _engine_output([("a", 0.9, 6.0, ["a"])])
-    empty = EngineLines(lambda image, **options: only_noise, lambda: RENDER_SCALE)(None)
+    empty = EngineLines(lambda image, **options: only_noise, lambda: RENDER_SCALE)(b"")
+    assert isinstance(empty, RapidOCROutput)
     assert empty.txts is None and empty.boxes is None
 
 

