@@ -42,7 +42,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import (
     Annotated,
-    Any,
     ClassVar,
     Generic,
     Literal,

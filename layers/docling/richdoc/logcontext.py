@@ -21,27 +21,27 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.logging.lambda_context import build_lambda_context_model
 from aws_lambda_powertools.utilities import jmespath_utils
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 P = ParamSpec("P")
 R = TypeVar("R")
+ContextT = TypeVar("ContextT")
 # A handler: the event (JSON of whatever shape its source sends) and the Lambda context.
-Handler = Callable[Concatenate[dict[str, Any], LambdaContext, P], R]
+Handler = Callable[Concatenate[dict[str, Any], ContextT, P], R]
 
 
 def log_invocation(
     logger: Logger, *, correlation_id_path: str | None = None
-) -> Callable[[Handler[P, R]], Handler[P, R]]:
+) -> Callable[[Handler[ContextT, P, R]], Handler[ContextT, P, R]]:
     """Decorate a handler so each invocation's log lines carry its own context keys
     (``cold_start``, ``function_*``, and ``correlation_id`` found at the JMESPath
     ``correlation_id_path`` of the event)."""
     cold = {"start": True}
     lock = threading.Lock()
 
-    def decorate(handler: Handler[P, R]) -> Handler[P, R]:
+    def decorate(handler: Handler[ContextT, P, R]) -> Handler[ContextT, P, R]:
         @functools.wraps(handler)
         def wrapper(
-            event: dict[str, Any], context: LambdaContext, /, *args: P.args, **kwargs: P.kwargs
+            event: dict[str, Any], context: ContextT, /, *args: P.args, **kwargs: P.kwargs
         ) -> R:
             with lock:
                 cold_start, cold["start"] = cold["start"], False

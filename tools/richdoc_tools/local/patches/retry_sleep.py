@@ -28,7 +28,7 @@ class ScaledSleep:
     def sleep(self, seconds: float) -> None:
         time.sleep(seconds * self.scale)
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Any:  # any of the time module's attributes
         return getattr(time, name)
 
 

@@ -38,13 +38,13 @@ def inheriting(start: Callable[[threading.Thread], None]) -> Callable[[threading
 def as_submitter(submit: Callable[..., Future[Any]]) -> Callable[..., Future[Any]]:
     @functools.wraps(submit)
     def submit_as_submitter(
-        pool: ThreadPoolExecutor, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
+        pool: ThreadPoolExecutor, fn: Callable[..., object], /, *args: object, **kwargs: object
     ) -> Future[Any]:
         caller = callers.current()
         if caller is callers.OPERATOR:
             return submit(pool, fn, *args, **kwargs)
 
-        def run_as_submitter(*a: Any, **k: Any) -> Any:
+        def run_as_submitter(*a: object, **k: object) -> object:
             with callers.acting_as(caller):
                 return fn(*a, **k)
 

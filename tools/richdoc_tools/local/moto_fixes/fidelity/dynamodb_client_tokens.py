@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from richdoc_tools.local.patch_targets import original, replace
 
 if TYPE_CHECKING:
+    from moto.core.responses import ActionResult
     from moto.dynamodb.responses import DynamoHandler
 
 TARGET = "moto.dynamodb.responses.DynamoHandler.transact_write_items"
@@ -93,10 +94,10 @@ def fingerprint(body: dict[str, Any]) -> str:
 
 
 def idempotent(
-    transact: Callable[[DynamoHandler], Any], tokens: ClientTokens
-) -> Callable[[DynamoHandler], Any]:
+    transact: Callable[[DynamoHandler], ActionResult], tokens: ClientTokens
+) -> Callable[[DynamoHandler], ActionResult]:
     @functools.wraps(transact)
-    def transact_write_items(handler: DynamoHandler) -> Any:
+    def transact_write_items(handler: DynamoHandler) -> ActionResult:
         from moto.core.responses import ActionResult
 
         token = handler.body.get("ClientRequestToken")

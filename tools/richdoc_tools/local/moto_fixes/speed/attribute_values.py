@@ -39,7 +39,7 @@ class NotPlain(Exception):
     """A value the wire format here does not cover: moto's walk serializes it."""
 
 
-def _string(value: Any) -> Any:
+def _string(value: object) -> object:
     if isinstance(value, Enum):
         value = value.value
     return str(value) if value not in [None, {}, []] else value
