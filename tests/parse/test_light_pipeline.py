@@ -13,8 +13,6 @@ as a table."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pypdfium2
@@ -26,8 +24,7 @@ from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
 from richdoc.parse.step import ParseWorker, parse_file, shared_worker
 from richdoc.projection import project, source_of
 from tests.support import structured_pdfs
-from tests.support.cli_process import RICHDOC
-from tests.support.offline import network_unreachable
+from tests.support.offline import network_unreachable, parse_offline
 from tests.support.paths import ROOT
 
 pytestmark = [pytest.mark.docling, pytest.mark.xdist_group("parse-light")]
@@ -211,24 +208,8 @@ def test_a_page_of_clauses_the_layout_model_reads_as_a_table_is_read_as_paragrap
 
 @pytest.mark.skipif(network_unreachable() is None, reason="cannot unshare the network here")
 def test_the_light_pipeline_downloads_nothing_it_runs_with_the_network_unreachable(tmp_path):
-    prefix = network_unreachable()
-    assert prefix is not None
     out = tmp_path / "report.json"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(str(ROOT / p) for p in ("layers/docling", "tools", ".")),
-        "RICHDOC_PDF_PIPELINE": "light",
-        "HOME": str(tmp_path),  # no model cached from an earlier run can answer
-        "XDG_CACHE_HOME": str(tmp_path / ".cache"),
-    }
-    done = subprocess.run(
-        [*prefix, *RICHDOC, "parse", str(REPORT), "-o", str(out)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    done = parse_offline(REPORT, out, home=tmp_path, settings={"RICHDOC_PDF_PIPELINE": "light"})
     assert done.returncode == 0, done.stderr[-4000:]
     assert '"pipeline":"light"' in done.stderr
     doc = DoclingDocument.model_validate_json(out.read_bytes())

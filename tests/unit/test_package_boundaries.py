@@ -438,7 +438,8 @@ LOCAL = "richdoc_tools.local"
 # to top. A module imports its own wing and the wings of lower floors, never a wing of
 # its own floor or of one above (the stack, at the top, puts them together).
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("clients", "emulation"),  # boto3 clients; moto in this process or served
+    # boto3 clients; moto in this process or served; how a patch target is replaced
+    ("clients", "emulation", "patch_targets"),
     ("requests",),  # who calls; one request; error responses
     ("strict", "faults", "cloudformation"),  # IAM and transactions; failures; deployment
     ("runtime",),  # the Lambda runtime and the event loops

