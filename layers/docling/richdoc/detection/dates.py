@@ -30,7 +30,6 @@ validated on the proleptic Gregorian calendar; one regex pass per block.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from datetime import date
 from enum import StrEnum
 from typing import NamedTuple
@@ -249,18 +248,20 @@ def _range(
     )
 
 
-def _matches(text: str) -> Iterator[re.Match[str]]:
+def _matches(text: str) -> list[re.Match[str]]:
     """``DATE_PATTERN.finditer(text)``, tried only near the digits (``DATE_LEAD``)."""
     search, digit, size = DATE_PATTERN.search, _DIGIT.search, len(text)
+    matches: list[re.Match[str]] = []
     pos = 0
     while (first := digit(text, pos)) is not None:
         at = first.start()
         match = search(text, max(pos, at - DATE_LEAD), min(size, at + DATE_WIDTH + 3))
         if match is None or match.start() > at:  # no date holds this digit first
             pos = at + 1
-            continue
-        yield match
-        pos = match.end()
+        else:
+            matches.append(match)
+            pos = match.end()
+    return matches
 
 
 def find(text: str) -> list[Found]:
