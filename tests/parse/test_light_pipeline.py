@@ -22,8 +22,9 @@ from richdoc.graph import NodeLabel, Projection
 from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
 from richdoc.parse.step import ParseWorker, parse_file, shared_worker
 from richdoc.projection import project, source_of
-from tests.support import structured_pdfs
+from tests.support import scans, structured_pdfs
 from tests.support.cli_process import RICHDOC
+from tests.support.ocr_runs import words
 from tests.support.offline import network_unreachable
 from tests.support.paths import ROOT
 
@@ -185,6 +186,32 @@ def test_a_handbook_page_reads_its_italic_headings_and_its_columns_in_order(work
     assert text.index("pulleys, provided the inner race") < text.index("The Boots self-locking")
     assert text.index("The Boots self-locking") < text.index("The stainless steel self-locking")
     assert not doc.tables
+
+
+def _letters(text: str) -> str:
+    """A line's words run together (OCR may run a heading's words together)."""
+    return "".join(words(text))
+
+
+def test_a_title_in_the_body_s_type_atop_a_scan_s_first_page_is_its_title(work):
+    # CDLA reads the contract's title, one line in the body's type at the top of page 1,
+    # as a running header; on no other page and above the body, it is the title.
+    path = work / "scanned-contract.pdf"
+    path.write_bytes(scans.scanned_pdf(scans.CONTRACT_PAGES))
+    _, projection = _parsed(path, work)
+    [(title, level)] = _sections(projection)
+    assert (_letters(title), level) == (_letters(scans.CONTRACT_PAGES[0][0]), 1)
+    assert projection.canonical_text.startswith(title)
+
+
+def test_a_header_on_every_page_stays_furniture(work):
+    # The same line atop both pages is a running header, not a title.
+    header = "ACME CORP QUARTERLY LETTER"
+    pages = [[header, *page] for page in scans.CONTRACT_PAGES]
+    path = work / "running-header.pdf"
+    path.write_bytes(scans.scanned_pdf(pages))
+    _, projection = _parsed(path, work)
+    assert not any(_letters(header) == _letters(title) for title, _ in _sections(projection))
 
 
 @pytest.mark.skipif(network_unreachable() is None, reason="cannot unshare the network here")
