@@ -13,6 +13,10 @@ with pip, their weights inside the wheels (nothing is downloaded, no model hub).
   text (and the grids in them to tables), and every text line none of those regions
   holds, in the model's text regions or in none, is grouped into paragraphs
   (``richdoc.parse.paragraphs``) and headings.
+* A page whose text is mostly right to left is read mirrored, by those rules and by
+  docling's reading order (``richdoc.parse.right_to_left``).
+* A page header of page 1 that is the document's title (``light_rules.first_page_title``)
+  becomes a heading before the document is assembled.
 * Everything after is docling's: reading order, captions, a paragraph continued over a
   page break; then the heading levels richdoc gives (``richdoc.parse.headings``).
 """
@@ -98,7 +102,8 @@ class _Regions:
         """Text regions for ``lines`` (in the page's order), a paragraph each. A
         paragraph's first row that reads as a heading of the rows below it, or a
         one-line paragraph that reads as a heading of the next paragraph right below it
-        (or, with none there, as a heading set larger than the page's text), is a heading
+        (or, with none there, as a heading set larger than the page's text, unless the
+        next paragraph starts on its row: a label beside its value), is a heading
         region."""
         found = paragraphs(lines)
         for index, paragraph in enumerate(found):
