@@ -18,7 +18,7 @@ import pytest
 from richdoc.jobs import JobStatus
 from richdoc_client.chunks import Chunk
 from richdoc_client.detection import AmbiguityKind, Detection
-from richdoc_client.projection import DocumentNode, block_text
+from richdoc_client.projection import DocumentNode, SectionNode, block_text
 from richdoc_client.reader import ResultsReader
 from tests.support import scans
 from tests.support.ocr_runs import (
@@ -66,17 +66,19 @@ def test_a_scanned_contract_succeeds_with_its_conflicting_dates_found_in_the_ocr
     assert (projection.stats.ocr.mode, projection.stats.ocr.ocr_pages) == ("auto", [1, 2])
     blocks = [node for node in projection.nodes if not isinstance(node, DocumentNode)]
     # The title, one line at the top of page 1 in the body's type, is what CDLA reads as a
-    # running header: furniture, not body text (docs/parse.md, the light pipeline's misses).
+    # running header; on the first page, above the body and on no other page, it is the
+    # document's title: its first section.
     title, *lines = [line for page in scans.CONTRACT_PAGES for line in page]
-    assert not any(_holds(block_text(node) or "", title) for node in blocks)
+    assert isinstance(blocks[0], SectionNode) and _holds(blocks[0].props.title, title)
     # Paragraphs, not lines: each line of the body lies whole inside one block.
     assert len(blocks) < len(lines)
     for line in lines:
         assert sum(_holds(block_text(node) or "", line) for node in blocks) == 1, line
     read_text = " ".join(block_text(node) or "" for node in blocks)
     assert projection.stats.ocr.words == len(read_text.split())
-    # Every character of the body read (spacing aside: OCR may run words together).
-    assert "".join(words(read_text)) == "".join(w for line in lines for w in words(line))
+    # Every character read (spacing aside: OCR may run words together).
+    every_line = [title, *lines]
+    assert "".join(words(read_text)) == "".join(w for line in every_line for w in words(line))
     for node in blocks:
         props = node.props
         assert props.page in (1, 2) and props.bbox is not None, node

@@ -23,7 +23,8 @@ from richdoc.graph import NodeLabel, Projection
 from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
 from richdoc.parse.step import ParseWorker, parse_file, shared_worker
 from richdoc.projection import project, source_of
-from tests.support import structured_pdfs
+from tests.support import scans, structured_pdfs
+from tests.support.ocr_runs import words
 from tests.support.offline import network_unreachable, parse_offline
 from tests.support.paths import ROOT
 
@@ -204,6 +205,32 @@ def test_a_page_of_clauses_the_layout_model_reads_as_a_table_is_read_as_paragrap
     # date that defines the Effective Date lies inside it.
     assert 'no later than September 2, 2019 (such date, the "Effective Date")' in term
     assert term.endswith("fulfillment or ETON's waiver of the occurrence of the Effective Date.")
+
+
+def _letters(text: str) -> str:
+    """A line's words run together (OCR may run a heading's words together)."""
+    return "".join(words(text))
+
+
+def test_a_title_in_the_body_s_type_atop_a_scan_s_first_page_is_its_title(work):
+    # CDLA reads the contract's title, one line in the body's type at the top of page 1,
+    # as a running header; on no other page and above the body, it is the title.
+    path = work / "scanned-contract.pdf"
+    path.write_bytes(scans.scanned_pdf(scans.CONTRACT_PAGES))
+    _, projection = _parsed(path, work)
+    [(title, level)] = _sections(projection)
+    assert (_letters(title), level) == (_letters(scans.CONTRACT_PAGES[0][0]), 1)
+    assert projection.canonical_text.startswith(title)
+
+
+def test_a_header_on_every_page_stays_furniture(work):
+    # The same line atop both pages is a running header, not a title.
+    header = "ACME CORP QUARTERLY LETTER"
+    pages = [[header, *page] for page in scans.CONTRACT_PAGES]
+    path = work / "running-header.pdf"
+    path.write_bytes(scans.scanned_pdf(pages))
+    _, projection = _parsed(path, work)
+    assert not any(_letters(header) == _letters(title) for title, _ in _sections(projection))
 
 
 @pytest.mark.skipif(network_unreachable() is None, reason="cannot unshare the network here")

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from richdoc.parse.light_rules import (
     CellText,
+    first_page_title,
     first_row_is_header,
     heading_first_row,
     heading_row,
     heads,
+    labels,
     only_furniture,
     reads_as_contents,
     reads_as_heading,
@@ -97,6 +99,30 @@ def test_a_heading_heads_what_starts_right_below_it_not_a_value_beside_it():
     assert not heads(heading, Line(300, 100, 540, 110, "value beside the label"))
     assert not heads(heading, Line(72, 160, 540, 170, "far below, after a gap"))
     assert not heads(heading, Line(320, 116, 540, 126, "below, in another column"))
+
+
+def test_a_form_s_label_with_its_value_beside_it_on_its_row_is_no_heading():
+    label = Line(72, 100, 200, 113, "Standard number")
+    assert labels(label, Line(300, 101, 420, 111, "20300"))
+    assert not labels(label, Line(72, 120, 540, 130, "the paragraph below it"))
+    assert not labels(label, Line(300, 140, 420, 150, "a value a row further down"))
+
+
+def test_a_first_page_header_above_the_body_and_on_no_other_page_is_the_title():
+    header = (72.0, 80.0, 264.0, 90.0)
+    body = [(72.0, 98.0, 518.0, 176.0)]
+    assert first_page_title(header, "MASTER SERVICES AGREEMENT", body, [])
+    assert first_page_title(header, "MASTER SERVICES AGREEMENT", body, ["Page 2"])
+    # A running header: on the other pages too (numbers aside), it is furniture.
+    assert not first_page_title(
+        header, "Acme Corp - Annual report", body, ["Acme Corp - Annual report"]
+    )
+    assert not first_page_title(header, "Page 1 of 3", body, ["Page 2 of 3", "Page 3 of 3"])
+    # Below the body's first line, or not worded as a heading, it is no title.
+    assert not first_page_title(
+        header, "MASTER SERVICES AGREEMENT", [(72.0, 60.0, 518.0, 76.0)], []
+    )
+    assert not first_page_title(header, "Confidential: do not copy.", body, [])
 
 
 def test_a_first_row_is_split_off_as_a_heading_only_when_it_stands_apart():

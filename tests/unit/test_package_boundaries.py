@@ -46,6 +46,7 @@ NOT_IN_LAMBDA = ("moto", "samtranslator", "rich", "pytest", "richdoc_tools", "do
 WORKER_ONLY = (
     "richdoc.parse.ocr.engine",
     "richdoc.parse.light_pipeline",
+    "richdoc.parse.right_to_left",
     "richdoc.parse.cdla_layout",
     "richdoc.parse.slanet_tables",
     "richdoc.parse.workbook",

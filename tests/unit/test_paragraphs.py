@@ -119,6 +119,16 @@ def test_a_bullet_glyph_and_a_hyphen_boxed_apart_are_part_of_their_row():
     assert [p.lines for p in paragraphs([glyph, text, hyphen, rest])] == [[0, 1, 2, 3]]
 
 
+def test_a_dash_boxed_apart_is_part_of_its_row_not_a_rule():
+    # Right-to-left text puts a dash between its runs in a box of its own ("3 - Scope"):
+    # a rule takes three characters at least.
+    number = Line(LEFT, 100, LEFT + 8, 110, "3")
+    dash = Line(LEFT + 10, 100, LEFT + 14, 110, "-")
+    title = Line(LEFT + 16, 100, 200, 110, "Admission")
+    [row] = rows_of([number, dash, title])
+    assert row.rows[0].text == "3 - Admission" and row.lines == [0, 1, 2]
+
+
 def test_each_entry_of_a_table_of_contents_is_a_block_of_its_own():
     lines = _lines(
         (LEFT, RIGHT, "1. Scope ........................................ 1"),

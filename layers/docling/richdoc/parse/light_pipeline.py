@@ -13,6 +13,10 @@ with pip, their weights inside the wheels (nothing is downloaded, no model hub).
   text (and the grids in them to tables), and every text line none of those regions
   holds, in the model's text regions or in none, is grouped into paragraphs
   (``richdoc.parse.paragraphs``) and headings.
+* A page whose text is mostly right to left is read mirrored, by those rules and by
+  docling's reading order (``richdoc.parse.right_to_left``).
+* A page header of page 1 that is the document's title (``light_rules.first_page_title``)
+  becomes a heading before the document is assembled.
 * Everything after is docling's: reading order, captions, a paragraph continued over a
   page break; then the heading levels richdoc gives (``richdoc.parse.headings``).
 """
@@ -29,9 +33,11 @@ from docling_core.types.doc import BoundingBox, CoordOrigin, DocItemLabel
 
 from richdoc.parse.light_rules import (
     BOLD_WEIGHT,
+    first_page_title,
     heading_first_row,
     heading_row,
     heads,
+    labels,
     larger_heading,
     lines_inside,
     only_furniture,
@@ -44,6 +50,12 @@ from richdoc.parse.light_rules import (
 )
 from richdoc.parse.ocr.engine import StandardOcrPdfPipeline
 from richdoc.parse.paragraphs import Line, paragraphs, rows_of
+from richdoc.parse.right_to_left import (
+    RightToLeftReadingOrder,
+    mirrored_box,
+    mirrored_line,
+    reads_right_to_left,
+)
 
 if TYPE_CHECKING:
     from docling.datamodel.base_models import Page
@@ -91,7 +103,8 @@ class _Regions:
         """Text regions for ``lines`` (in the page's order), a paragraph each. A
         paragraph's first row that reads as a heading of the rows below it, or a
         one-line paragraph that reads as a heading of the next paragraph right below it
-        (or, with none there, as a heading set larger than the page's text), is a heading
+        (or, with none there, as a heading set larger than the page's text, unless the
+        next paragraph starts on its row: a label beside its value), is a heading
         region."""
         found = paragraphs(lines)
         for index, paragraph in enumerate(found):
@@ -105,7 +118,7 @@ class _Regions:
             if len(rows) == 1 and (
                 heading_row(rows[0], after)
                 if after and heads(rows[0], after[0])
-                else larger_heading(rows, page_lines)
+                else not (after and labels(rows[0], after[0])) and larger_heading(rows, page_lines)
             ):
                 label = DocItemLabel.SECTION_HEADER
             self.add(label, self._box(lines, members))
@@ -143,6 +156,20 @@ def light_clusters(page: Page, clusters: list[Cluster]) -> list[Cluster]:
     text regions or outside every region) grouped into paragraphs and headings."""
     cells = [cell for cell in page.cells if cell.text.strip()]
     lines = [_line(cell) for cell in cells]
+    width = page.size.width if page.size is not None else 0.0
+    if width and reads_right_to_left(cell.text for cell in cells):
+        # Read from the right (richdoc.parse.right_to_left), and mirrored back.
+        lines = [mirrored_line(line, width) for line in lines]
+        mirrored = [_mirrored(c, width) for c in clusters]
+        return [_mirrored(c, width) for c in _rebuilt(lines, mirrored)]
+    return _rebuilt(lines, clusters)
+
+
+def _mirrored(cluster: Cluster, width: float) -> Cluster:
+    return cluster.model_copy(update={"bbox": mirrored_box(cluster.bbox, width)})
+
+
+def _rebuilt(lines: list[Line], clusters: list[Cluster]) -> list[Cluster]:
     clusters = [c for c in clusters if not _furniture_over_heading(c, clusters)]
     if lines and only_furniture([_box(c.bbox) for c in clusters if c.label in _FURNITURE], lines):
         clusters = [c for c in clusters if c.label not in _FURNITURE]
@@ -197,3 +224,35 @@ class LightOcrPdfPipeline(StandardOcrPdfPipeline):
         self.layout_postprocessing_model = LightLayoutPostprocessing(
             options=self.layout_postprocessing_model.options
         )
+        self.reading_order_model.ro_model = RightToLeftReadingOrder()
+
+    def _assemble_document(self, conv_res: ConversionResult) -> ConversionResult:
+        title_first_page(conv_res.pages)
+        return super()._assemble_document(conv_res)
+
+
+def title_first_page(pages: Sequence[Page]) -> None:
+    """The page header of the document's first page that is its title
+    (``light_rules.first_page_title``) becomes a heading, the first of the page's body."""
+    first = next((page for page in pages if page.page_no == 1 and page.assembled), None)
+    if first is None or first.assembled is None:
+        return
+    unit = first.assembled
+    elsewhere = [
+        element.text or ""
+        for page in pages
+        if page is not first and page.assembled is not None
+        for element in page.assembled.elements
+    ]
+    body = [_box(element.cluster.bbox) for element in unit.body]
+    for element in list(unit.headers):
+        if element.label is DocItemLabel.PAGE_HEADER and first_page_title(
+            _box(element.cluster.bbox), element.text or "", body, elsewhere
+        ):
+            cluster = element.cluster.model_copy(update={"label": DocItemLabel.SECTION_HEADER})
+            heading = element.model_copy(
+                update={"label": DocItemLabel.SECTION_HEADER, "cluster": cluster}
+            )
+            unit.headers.remove(element)
+            unit.body.insert(0, heading)
+            unit.elements[unit.elements.index(element)] = heading

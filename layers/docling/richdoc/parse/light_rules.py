@@ -28,14 +28,18 @@ with a top-left origin; text lines are ``richdoc.parse.paragraphs.Line``.
    label beside its value heads nothing). A first row must also stand apart from the rows
    below it (it ends short, the row below is indented, or a wider gap than between them).
    A one-line paragraph with nothing right below it is a heading only when it is set
-   larger than the page's text (``larger_heading``).
+   larger than the page's text (``larger_heading``), and never when the next paragraph
+   starts on its row, after it (``labels``: a form's label beside its value).
 4. **A heading is not furniture, nor is a page's only text** (``same_region``,
    ``larger_heading``, ``only_furniture``): where CDLA reads one box both as a page header
    (or footer) and as a heading (intersection over union at least ``SAME_REGION``), the
    heading stands, so its text stays in the body; a page header or footer of one line
    that reads as a heading set larger than the page's text is a heading; and on a page
    all of whose text lies in page header or footer regions (a page of one line at its
-   top, say), those regions are text.
+   top, say), those regions are text. A one-line title in the body's type at the top of
+   the first page is what CDLA reads as a running header: a page header of page 1 that
+   reads like a heading, above all of the page's body, and repeated on no other page
+   (numbers aside), is a heading (``first_page_title``).
 5. **A heading region that reads like no heading is text** (``reads_as_heading``): more
    than ``HEADING_MAX_WORDS`` words (a footnote, a paragraph in large type), or fewer
    letters than other characters (a formula, a number).
@@ -63,7 +67,7 @@ from __future__ import annotations
 import itertools
 import re
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from richdoc.parse.paragraphs import (
@@ -178,16 +182,23 @@ def _next_row(above: list[Line], below: list[Line]) -> bool:
     return min(c.top for c in below) - max(c.bottom for c in above) <= TABLE_ROW_GAP * height
 
 
-def heading_row(row: Line, below: Sequence[Line]) -> bool:
-    """Whether a one-line paragraph above ``below`` (the next paragraph's rows) is a
-    heading (rule 3)."""
-    text = row.text.strip()
-    if not text or not below or len(text.split()) > HEADING_WORDS:
+def heading_text(text: str) -> bool:
+    """Whether a line's words read like a heading's: at most ``HEADING_WORDS`` words, more
+    letters than other characters, no closing punctuation, no bullet, not starting in
+    lower case (rule 3)."""
+    text = text.strip()
+    if not text or len(text.split()) > HEADING_WORDS:
         return False
     if text[-1] in _CLOSING or text[0].islower() or not reads_as_heading(text):
         return False
-    if starts_with_bullet(text):
-        return False  # a list item
+    return not starts_with_bullet(text)  # a list item
+
+
+def heading_row(row: Line, below: Sequence[Line]) -> bool:
+    """Whether a one-line paragraph above ``below`` (the next paragraph's rows) is a
+    heading (rule 3)."""
+    if not below or not heading_text(row.text):
+        return False
     emphasised_apart = row.emphasis and not all(line.emphasis for line in below)
     larger = row.height >= HEADING_SIZE * statistics.median(line.height for line in below)
     return emphasised_apart or larger
@@ -219,12 +230,34 @@ def heads(row: Line, below: Line) -> bool:
     return overlap and 0 <= gap <= HEADING_GAP * row.height
 
 
+def labels(row: Line, beside: Line) -> bool:
+    """Whether ``beside`` starts on ``row``'s row, after it: a form's value beside its
+    label, which no heading has (rule 3)."""
+    middle = (beside.top + beside.bottom) / 2
+    return row.top <= middle <= row.bottom and beside.left >= row.right
+
+
 def larger_heading(rows: Sequence[Line], page: Sequence[Line]) -> bool:
     """Whether rows are one heading set larger than the page's text (rules 3 and 4)."""
     if len(rows) != 1 or not page:
         return False
     body = statistics.median(line.height for line in page)
     return heading_row(rows[0], page) and rows[0].height >= HEADING_SIZE * body
+
+
+def first_page_title(header: Box, text: str, body: Sequence[Box], elsewhere: Iterable[str]) -> bool:
+    """Whether a page header region of a document's first page is its title (rule 4): its
+    text reads like a heading, it lies above all of the page's body, and no region of
+    another page (``elsewhere``: their texts) repeats it, numbers aside ("Page 1 of 3"
+    repeats)."""
+    if not heading_text(text) or any(box[1] < header[3] for box in body):
+        return False
+    own = _unnumbered(text)
+    return not any(_unnumbered(other) == own for other in elsewhere)
+
+
+def _unnumbered(text: str) -> str:
+    return " ".join("".join(c for c in text.lower() if not c.isdigit()).split())
 
 
 def only_furniture(furniture: Sequence[Box], lines: Sequence[Line]) -> bool:

@@ -51,6 +51,7 @@ SHORT_LINE = 0.25
 # its text); a column gutter is wider.
 ROW_GAP_LINES = 1.5
 FIRST_LINE_INDENT = 0.5
+RULE_CHARS = 3
 
 # A bullet: one or two symbols (no letter, digit, currency, quote or bracket) and a space.
 _BULLET = re.compile(r"^\s*[^\w\s$\u20ac\u00a3\u00a5%(\[\"'\u201c\u2018]{1,2}\s")
@@ -157,9 +158,11 @@ def paragraphs(lines: Sequence[Line]) -> list[Paragraph]:
 
 
 def _is_rule(text: str) -> bool:
-    """A line of dashes, underscores or equals signs: a typewriter's underline or rule."""
+    """A line of at least ``RULE_CHARS`` dashes, underscores or equals signs: a
+    typewriter's underline or rule. A dash or two alone is a hyphen or a dash the parser
+    boxed apart (right-to-left text puts one between its runs): part of its row."""
     stripped = text.strip()
-    return bool(stripped) and not stripped.strip("-_=\u2013\u2014 ")
+    return len(stripped) >= RULE_CHARS and not stripped.strip("-_=\u2013\u2014 ")
 
 
 def _under(above: Line, rule: Line) -> bool:

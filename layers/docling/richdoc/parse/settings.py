@@ -387,7 +387,7 @@ def select_pdf_pipeline(setting: str | None, artifacts_path: str | None) -> Pipe
 # The rules richdoc applies to what docling's PDF pipelines give, each named with its
 # parameters, so that a change of rule is a change of contract.
 PARAGRAPH_RULE = {
-    "rule": "richdoc.parse.paragraphs/1",
+    "rule": "richdoc.parse.paragraphs/2",
     "size_ratio": paragraphs.SIZE_RATIO,
     "gap_ratio": paragraphs.GAP_RATIO,
     "gap_slack": paragraphs.GAP_SLACK,
@@ -397,6 +397,7 @@ PARAGRAPH_RULE = {
     "first_line_indent": paragraphs.FIRST_LINE_INDENT,
     "short_line": paragraphs.SHORT_LINE,
     "row_gap_lines": paragraphs.ROW_GAP_LINES,
+    "rule_chars": paragraphs.RULE_CHARS,
 }
 HEADING_RULE = {"rule": "richdoc.parse.headings/1", "size_tolerance": headings.SIZE_TOLERANCE}
 
@@ -455,7 +456,10 @@ PIPELINE_OPTIONS: dict[Pipeline, dict[str, Any]] = {
             "gap": light_rules.HEADING_GAP,
             "bold_weight": light_rules.BOLD_WEIGHT,
             "same_region": light_rules.SAME_REGION,
+            "label_beside_value": "no heading",
+            "first_page_title": "unrepeated page-1 header above the body",
         },
+        "right_to_left": "pages mostly right to left (docling-core's text direction) read mirrored",
         "contents_rule": {
             "share": light_rules.CONTENTS_SHARE,
             "rows": light_rules.CONTENTS_ROWS,
