@@ -294,7 +294,7 @@ def test_a_jobs_tenant_is_in_the_lane_before_the_job_waits(
     [first] = world["starter"].handle_message(body)
     attributes = {k: v["StringValue"] for k, v in _dead_letter(world, first.job_id).items()}
     [tenant] = backlog.entries()
-    assert backlog.clear(tenant, datetime.now(UTC) + timedelta(days=1))  # its queue emptied
+    assert backlog.clear(tenant, datetime.now(UTC) + timedelta(days=1))  # its backlog emptied
     [again] = world["starter"].handle_message(body, attributes)
     assert (first.outcome, again.outcome, again.run) == (StartOutcome.QUEUED,) * 2 + (2,)
     # The redrive's delivery tries the first run's create again (it finds the job).

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from richdoc_tools.ops.backlog import BacklogOutlook
     from richdoc_tools.ops.drain import DrainEstimate
 
-TENANT_COLUMNS = ("tenant", "queue", "waiting", "oldest waiting", "slots held")
+TENANT_COLUMNS = ("tenant", "backlog", "waiting", "oldest waiting", "slots held")
 
 
 def backlog_outlook(outlook: BacklogOutlook, *, as_json: bool) -> None:
