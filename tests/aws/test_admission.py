@@ -154,7 +154,7 @@ def test_a_job_cancelled_while_it_waits_leaves_the_backlog_and_is_never_admitted
     assert ledger.read().running == 0
 
 
-def test_a_sharded_run_takes_the_free_slots_it_wants_and_no_more(
+def test_a_sharded_run_claims_the_free_slots_it_wants_and_no_more(
     jobs: JobStore, clock: Any
 ) -> None:
     backlog, ledger = Backlog(jobs.table, clock), _ledger(jobs, capacity=4)

@@ -128,7 +128,7 @@ class PageSpan(Contract):
     Its forms, and the only code that writes or reads them: the JSON object
     ``{"start": 51, "end": 100}`` in state payloads and worker tasks (the model's own);
     the text ``51-100`` (``str``, ``parse``) in the job records (an attempt's ``pages``,
-    the finished shards, the attempt counters' slots: ``PageSpanText``); ``pages-51-100``
+    the finished shards, the attempt series' names: ``PageSpanText``); ``pages-51-100``
     (``key_name``) in artifact keys (``richdoc.artifacts.docling_key``).
     """
 
@@ -690,7 +690,7 @@ class SlotsClaimed(Contract):
 
 
 class ClaimShardSlots(RecordsCall):
-    """The plan split the document: take up to ``wanted`` slots in all for its shards, as
+    """The plan split the document: claim up to ``wanted`` slots in all for its shards, as
     many as are free now (richdoc.admission.slots), never waiting for more."""
 
     action: Literal["claim_slots"]
