@@ -203,7 +203,7 @@ def test_a_tenant_leaves_the_lane_when_its_backlog_is_empty_after_the_grace(
     assert backlog.entries() == []
 
 
-def test_a_run_is_written_queued_only_once_its_queue_is_in_the_lane(
+def test_a_run_is_written_queued_only_once_its_backlog_is_in_the_lane(
     jobs: JobStore, clock: Any
 ) -> None:
     """The job's write wakes the dispatcher, which looks through the lane: the backlog's
