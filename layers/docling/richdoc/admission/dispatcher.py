@@ -63,7 +63,7 @@ MAX_ADMISSIONS = 500
 LOOK_AHEAD = 5
 # Past entries whose jobs no longer wait a look reads on, each page twice as long as the
 # last (up to STALE_PAGE_MAX), for at most STALE_PAGES pages; a backlog whose index shows
-# only such entries that far passes its turn and keeps its lane (the next look reads an
+# only such entries that far passes its turn and stays in the lane (the next look reads an
 # index that has caught up).
 STALE_PAGES = 4
 STALE_PAGE_MAX = 100
