@@ -22,8 +22,9 @@ One word for each thing (docs/architecture.md, "Bounded concurrency", has the ta
   its shards; release: a run's slots given back; hand over: released and admitted in one
   write.
 
-The deployed names keep older words: the backlog index is ``by-queue``, a lane item says
-which backlog in its ``queue`` attribute, ``richdoc jobs backlog --json`` in its member
+The deployed and published names keep older words: the backlog index is ``by-queue``, a
+lane item says which backlog in its ``queue`` attribute, ``richdoc jobs backlog`` in its
+``queue`` column and JSON member, ``richdoc jobs list`` shows a waiting job's place under
 ``queue``, and the dispatcher's answer lists the backlogs it put back in the lane as
 ``lanes``.
 

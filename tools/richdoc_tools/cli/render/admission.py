@@ -16,7 +16,9 @@ if TYPE_CHECKING:
     from richdoc_tools.ops.backlog import BacklogOutlook
     from richdoc_tools.ops.drain import DrainEstimate
 
-TENANT_COLUMNS = ("tenant", "backlog", "waiting", "oldest waiting", "slots held")
+# "queue": which of the tenant's backlogs; the header scripts read from a pipe, kept as
+# published, as the JSON member is.
+TENANT_COLUMNS = ("tenant", "queue", "waiting", "oldest waiting", "slots held")
 
 
 def backlog_outlook(outlook: BacklogOutlook, *, as_json: bool) -> None:

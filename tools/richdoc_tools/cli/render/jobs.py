@@ -38,7 +38,7 @@ JOB_COLUMNS = (
     "tier",
     "key",
     "failure",
-    "backlog",
+    "queue",  # a waiting job's place in its backlog; the published header, kept
     "updated",
 )
 
