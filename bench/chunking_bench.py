@@ -23,7 +23,6 @@ per table with no size limit; these chunks gather a section's blocks up to the l
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 from dataclasses import dataclass
@@ -34,7 +33,17 @@ if __package__ in (None, ""):  # run as a file: python bench/chunking_bench.py
     _root = Path(__file__).resolve().parent.parent
     sys.path[:0] = [str(_root), str(_root / "layers" / "docling")]
 
-from bench.common import ItemResult, Mode, Sample, Table, Target, interleaved, median_s, ratio
+from bench.common import (
+    ItemResult,
+    Mode,
+    Sample,
+    Table,
+    Target,
+    interleaved,
+    item_main,
+    median_s,
+    ratio,
+)
 from bench.projection_bench import Document, documents
 
 CHUNKS_VS_CHUNKER = 0.5
@@ -212,13 +221,5 @@ def run(mode: Mode, repeat: int | None = None) -> ItemResult:
     return result
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=None, help="rounds per document")
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args(argv)
-    return run(Mode.QUICK if args.quick else Mode.FULL, args.repeat).print_and_exit_code()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(item_main(__doc__, run, repeat="rounds per document"))

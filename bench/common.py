@@ -9,6 +9,7 @@ ratios: load from neighbours then shifts both sides of a ratio instead of one of
 
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import os
@@ -183,6 +184,24 @@ class ItemResult:
         """An item run as a script: its result as JSON on stdout; 1 if a target was missed."""
         print(json.dumps(self.to_dict(), indent=1, default=str))
         return 0 if all(t.met for t in self.targets) else 1
+
+
+def item_main(
+    doc: str | None,
+    run: Callable[..., ItemResult],
+    *,
+    repeat: str | None = None,
+) -> int:
+    """An item run as a script (``python -m bench.<item>_bench [--quick]``): ``run`` in
+    the mode asked for; where ``repeat`` says what a round is, ``--repeat N`` rounds."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    if repeat is not None:
+        parser.add_argument("--repeat", type=int, default=None, help=repeat)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    mode = Mode.QUICK if args.quick else Mode.FULL
+    result: ItemResult = run(mode) if repeat is None else run(mode, args.repeat)
+    return result.print_and_exit_code()
 
 
 def fmt(value: Any, digits: int = 3) -> str:

@@ -32,7 +32,6 @@ the job and attempt items and the function log volume: the cost model's inputs.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import tempfile
@@ -47,7 +46,7 @@ if __package__ in (None, ""):  # run as a file: python bench/e2e_bench.py
     _root = Path(__file__).resolve().parent.parent
     sys.path[:0] = [str(_root), str(_root / "layers" / "docling")]
 
-from bench.common import ItemResult, Mode, Table, Target, peak_rss_mb
+from bench.common import ItemResult, Mode, Table, Target, item_main, peak_rss_mb
 
 # A guard, not a goal: a developer tool's speed is not bought with changes to moto.
 OVERHEAD_TARGET_S = 0.35
@@ -508,12 +507,5 @@ def run(mode: Mode) -> ItemResult:
     return result
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args(argv)
-    return run(Mode.QUICK if args.quick else Mode.FULL).print_and_exit_code()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(item_main(__doc__, run))

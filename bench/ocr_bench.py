@@ -22,7 +22,6 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -40,7 +39,7 @@ if __package__ in (None, ""):  # run as a file: python bench/ocr_bench.py
     _root = Path(__file__).resolve().parent.parent
     sys.path[:0] = [str(_root), str(_root / "layers" / "docling"), str(_root / "tools")]
 
-from bench.common import ROOT, ItemResult, Mode, Table, Target, fmt
+from bench.common import ROOT, ItemResult, Mode, Table, Target, fmt, item_main
 
 CER_TARGET = 0.02
 REAL_SCANS = ROOT / "bench" / "data" / "ocr"
@@ -316,12 +315,5 @@ def run(mode: Mode) -> ItemResult:
     return result
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    return run(Mode.QUICK if args.quick else Mode.FULL).print_and_exit_code()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(item_main(__doc__, run))

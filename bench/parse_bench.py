@@ -24,7 +24,6 @@ output, as the handlers run them (load, step, serialize).
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import tempfile
@@ -38,7 +37,7 @@ if __package__ in (None, ""):  # run as a file: python bench/parse_bench.py
     _root = Path(__file__).resolve().parent.parent
     sys.path[:0] = [str(_root), str(_root / "layers" / "docling")]
 
-from bench.common import ItemResult, Mode, Table, Target, mb, peak_rss_mb
+from bench.common import ItemResult, Mode, Table, Target, item_main, mb, peak_rss_mb
 
 TARGET = 1.2
 
@@ -293,13 +292,5 @@ def run(mode: Mode, repeat: int | None = None) -> ItemResult:
     return result
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=None, help="interleaved rounds")
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args(argv)
-    return run(Mode.QUICK if args.quick else Mode.FULL, args.repeat).print_and_exit_code()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(item_main(__doc__, run, repeat="interleaved rounds"))

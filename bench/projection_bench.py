@@ -29,7 +29,6 @@ against a process that loads the same document and runs the chunker. Target: at 
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -50,6 +49,7 @@ from bench.common import (
     Table,
     Target,
     interleaved,
+    item_main,
     mb,
     median_s,
     ratio,
@@ -347,13 +347,5 @@ def run(mode: Mode, repeat: int | None = None) -> ItemResult:
     return result
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=None, help="rounds per document")
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args(argv)
-    return run(Mode.QUICK if args.quick else Mode.FULL, args.repeat).print_and_exit_code()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(item_main(__doc__, run, repeat="rounds per document"))

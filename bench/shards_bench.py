@@ -27,7 +27,6 @@ and merge against the whole document, at the Docling report's throughput.
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 import statistics
@@ -42,7 +41,7 @@ if __package__ in (None, ""):  # run as a file: python bench/shards_bench.py
     _root = Path(__file__).resolve().parent.parent
     sys.path[:0] = [str(_root), str(_root / "layers" / "docling")]
 
-from bench.common import ItemResult, Mode, Table, Target, peak_rss_mb
+from bench.common import ItemResult, Mode, Table, Target, item_main, peak_rss_mb
 from tests.support.stack_runs import largest_payload
 
 RATIO_TARGET = 0.65
@@ -294,12 +293,5 @@ def run(mode: Mode) -> ItemResult:
     return result
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args(argv)
-    return run(Mode.QUICK if args.quick else Mode.FULL).print_and_exit_code()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(item_main(__doc__, run))

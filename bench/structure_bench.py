@@ -26,7 +26,6 @@ Targets (light pipeline): heading recall >= 0.8 at precision >= 0.9, tables matc
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
@@ -38,7 +37,7 @@ if __package__ in (None, ""):  # run as a file: python bench/structure_bench.py
     _root = Path(__file__).resolve().parent.parent
     sys.path[:0] = [str(_root), str(_root / "layers" / "docling"), str(_root / "tools")]
 
-from bench.common import ROOT, ItemResult, Mode, Table, Target, fmt
+from bench.common import ROOT, ItemResult, Mode, Table, Target, fmt, item_main
 from bench.structure_metrics import Scores, score
 
 COMMITTED = ROOT / "tests" / "data" / "docling_pdfs"
@@ -288,12 +287,5 @@ def run(mode: Mode) -> ItemResult:
     return result
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    return run(Mode.QUICK if args.quick else Mode.FULL).print_and_exit_code()
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(item_main(__doc__, run))

@@ -88,9 +88,10 @@ def _sweep(url: str, waiting: int) -> dict[str, Any]:
     from richdoc.admission.reconcile import SlotAudit
     from richdoc.admission.settings import AdmissionSettings
     from richdoc.admission.slots import SlotLedger
-    from richdoc.contracts import JobOptions, ScheduledSweep, SourceObject
+    from richdoc.contracts import JobOptions, SourceObject
     from richdoc.jobs import JobStatus, JobStore, timestamp
     from richdoc.records.backstops import Backstops
+    from richdoc.records.calls import ScheduledSweep
     from richdoc.records.sweep_walk import TimeBudget
     from tests.support.admission import INGEST_MESSAGE, waiting_job_item
     from tests.support.aws import provision_one

@@ -13,7 +13,6 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from richdoc.admission.reconcile import SlotAudit
-from richdoc.contracts import ScheduledSweep
 from richdoc.logcontext import log_invocation
 from richdoc.metrics import NAMESPACE
 from richdoc.records.actions import Actions
@@ -23,6 +22,7 @@ from richdoc.records.backstops import (
     Backstops,
     ExecutionStatusChangeEvent,
 )
+from richdoc.records.calls import ScheduledSweep
 from richdoc.records.requests import parse_request
 from richdoc.records.sweep_walk import TimeBudget
 from richdoc.tracing import handler_tracer

@@ -15,16 +15,7 @@ import pytest
 from aws_lambda_powertools import Logger, Metrics
 
 from richdoc.admission.backlog import Backlog
-from richdoc.contracts import (
-    CaughtError,
-    FailedAt,
-    JobOptions,
-    PageSpan,
-    Reconciled,
-    RecordFailure,
-    ScheduledSweep,
-    StepName,
-)
+from richdoc.contracts import JobOptions, PageSpan, StepName
 from richdoc.ingest import Starter, StartOutcome
 from richdoc.jobs import (
     CANCELLED_OUTCOME,
@@ -38,6 +29,7 @@ from richdoc.jobs import (
 )
 from richdoc.records.actions import Actions
 from richdoc.records.backstops import Backstops, ExecutionStatusChangeEvent
+from richdoc.records.calls import CaughtError, FailedAt, Reconciled, RecordFailure, ScheduledSweep
 from richdoc.taxonomy import Failure, FailureKind
 from tests.support.records import COUNTS, OUTPUTS, SOURCE
 from tests.support.s3_events import BUCKET, s3_notification

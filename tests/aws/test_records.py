@@ -21,13 +21,9 @@ from botocore.exceptions import ClientError
 from pydantic import ValidationError
 
 from richdoc.contracts import (
-    CaughtError,
     DetectCounts,
     DetectOutput,
-    EscalationRecorded,
     ExecutionInput,
-    FailedAt,
-    FailureRecorded,
     JobCounts,
     JobOptions,
     JobOutputs,
@@ -35,18 +31,8 @@ from richdoc.contracts import (
     ParseOutput,
     ProjectCounts,
     ProjectOutput,
-    Reconciled,
-    RecordDeadLettered,
-    Recorded,
-    RecordEscalation,
-    RecordFailure,
-    RecordShardFailure,
-    RecordStart,
-    RecordSuccess,
-    ScheduledSweep,
     SourceObject,
     StepResults,
-    Swept,
 )
 from richdoc.deadletter import failure_attributes
 from richdoc.jobs import DeadLetterMark, Job, JobStatus, JobStore, StaleRun, timestamp
@@ -56,6 +42,22 @@ from richdoc.records.backstops import (
     Backstops,
     ExecutionStatusChangeEvent,
     SweepIncomplete,
+)
+from richdoc.records.calls import (
+    CaughtError,
+    EscalationRecorded,
+    FailedAt,
+    FailureRecorded,
+    Reconciled,
+    RecordDeadLettered,
+    Recorded,
+    RecordEscalation,
+    RecordFailure,
+    RecordShardFailure,
+    RecordStart,
+    RecordSuccess,
+    ScheduledSweep,
+    Swept,
 )
 from richdoc.records.requests import parse_request
 from richdoc.records.sweep_walk import WALK

@@ -184,3 +184,21 @@ def test_a_parameter_the_template_refuses_stops_the_update_before_it_starts(
         QueueUrl=deployment.deployed.refs["Work"], AttributeNames=["VisibilityTimeout"]
     )
     assert attributes["Attributes"]["VisibilityTimeout"] == "30"
+
+
+def test_an_update_that_changes_only_resources_is_published_and_an_unchanged_one_refused(
+    aws: None, template: Template
+) -> None:
+    """The stack's published outputs and parameters stay the same when only a resource (or
+    a function's code) changes: it is still an update, as the packaged template differs.
+    The same template and parameters again are refused as CloudFormation refuses them."""
+    deployment = _deployed(template, {"Work": _queue()})
+    deployment.publish({}, updated=False)
+    changed = _template(template, {"Work": _queue(VisibilityTimeout=120)})
+    update_stack(deployment, changed, {})
+    deployment.publish({}, updated=True)
+    cloudformation = boto3.client("cloudformation")
+    [stack] = cloudformation.describe_stacks(StackName="upd")["Stacks"]
+    assert stack["StackStatus"] == "UPDATE_COMPLETE"
+    with pytest.raises(cloudformation.exceptions.ClientError, match="No updates are to be"):
+        deployment.publish({}, updated=True)

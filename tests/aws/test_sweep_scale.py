@@ -26,9 +26,10 @@ from richdoc.admission.backlog import Backlog
 from richdoc.admission.reconcile import SlotAudit
 from richdoc.admission.settings import AdmissionSettings
 from richdoc.admission.slots import SlotLedger
-from richdoc.contracts import JobOptions, ScheduledSweep, SourceObject, Swept
+from richdoc.contracts import JobOptions, SourceObject
 from richdoc.jobs import JobStatus, JobStore, timestamp
 from richdoc.records.backstops import Backstops
+from richdoc.records.calls import ScheduledSweep, Swept
 from richdoc.records.sweep_walk import SweepWalk, TimeBudget, Unlimited
 from tests.support.admission import INGEST_MESSAGE, waiting_job_item
 

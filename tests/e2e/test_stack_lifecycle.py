@@ -17,7 +17,7 @@ from typing import Any
 import boto3
 import pytest
 from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import WITHIN_A_SECOND
-from richdoc_tools.local.patches.target import original
+from richdoc_tools.local.patch_targets import original
 from richdoc_tools.local.settings import StackSettings
 from richdoc_tools.local.stack import REPLACED, WRAPPED, EmbeddedStack, PortInUse
 

@@ -7,14 +7,15 @@ downloaded (a parse runs with the network unreachable).
 
 Documents: the demo's ``samples/field-report.pdf`` and a scan of it; a table of contents
 and a two-column page (``tests.support.structured_pdfs``); a page of a technical handbook
-from docling's own test data (``tests/data/docling_pdfs``)."""
+from docling's own test data (``tests/data/docling_pdfs``); a page of justified clauses
+from a development contract (``bench/data/contracts-dev``), which the layout model reads
+as a table."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
+import pypdfium2
 import pytest
 from docling_core.types.doc import DoclingDocument, SectionHeaderItem
 
@@ -23,8 +24,7 @@ from richdoc.parse.settings import ParseLimits, ParserSettings, Pipeline
 from richdoc.parse.step import ParseWorker, parse_file, shared_worker
 from richdoc.projection import project, source_of
 from tests.support import structured_pdfs
-from tests.support.cli_process import RICHDOC
-from tests.support.offline import network_unreachable
+from tests.support.offline import network_unreachable, parse_offline
 from tests.support.paths import ROOT
 
 pytestmark = [pytest.mark.docling, pytest.mark.xdist_group("parse-light")]
@@ -32,6 +32,7 @@ pytestmark = [pytest.mark.docling, pytest.mark.xdist_group("parse-light")]
 LIMITS = ParseLimits(max_pages=2000, timeout_s=600, mem_ceiling_mb=4096)
 REPORT = ROOT / "samples" / "field-report.pdf"
 HANDBOOK = ROOT / "tests" / "data" / "docling_pdfs" / "amt_handbook_sample.pdf"
+CONTRACTS = ROOT / "bench" / "data" / "contracts-dev" / "pdf"
 
 
 def _worker() -> ParseWorker:
@@ -187,26 +188,28 @@ def test_a_handbook_page_reads_its_italic_headings_and_its_columns_in_order(work
     assert not doc.tables
 
 
+def test_a_page_of_clauses_the_layout_model_reads_as_a_table_is_read_as_paragraphs(work):
+    # The page of a development agreement that defines its Effective Date (clause 11.1):
+    # CDLA boxes the whole page as a table; its lines are running prose.
+    [source] = CONTRACTS.glob("EtonPharmaceuticals*Development_Agreement.pdf")
+    whole, page = pypdfium2.PdfDocument(source), pypdfium2.PdfDocument.new()
+    page.import_pages(whole, [12])
+    path = work / "clauses.pdf"
+    page.save(path)
+    doc, projection = _parsed(path, work)
+    assert not doc.tables
+    assert not [node for node in projection.nodes if node.label is NodeLabel.TABLE]
+    [term] = [text for text in _paragraphs(projection) if text.startswith("11.1 Term.")]
+    # The clause is one paragraph, from its heading words to its last sentence, and the
+    # date that defines the Effective Date lies inside it.
+    assert 'no later than September 2, 2019 (such date, the "Effective Date")' in term
+    assert term.endswith("fulfillment or ETON's waiver of the occurrence of the Effective Date.")
+
+
 @pytest.mark.skipif(network_unreachable() is None, reason="cannot unshare the network here")
 def test_the_light_pipeline_downloads_nothing_it_runs_with_the_network_unreachable(tmp_path):
-    prefix = network_unreachable()
-    assert prefix is not None
     out = tmp_path / "report.json"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(str(ROOT / p) for p in ("layers/docling", "tools", ".")),
-        "RICHDOC_PDF_PIPELINE": "light",
-        "HOME": str(tmp_path),  # no model cached from an earlier run can answer
-        "XDG_CACHE_HOME": str(tmp_path / ".cache"),
-    }
-    done = subprocess.run(
-        [*prefix, *RICHDOC, "parse", str(REPORT), "-o", str(out)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    done = parse_offline(REPORT, out, home=tmp_path, settings={"RICHDOC_PDF_PIPELINE": "light"})
     assert done.returncode == 0, done.stderr[-4000:]
     assert '"pipeline":"light"' in done.stderr
     doc = DoclingDocument.model_validate_json(out.read_bytes())

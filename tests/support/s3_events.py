@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import boto3
+from aws_lambda_powertools.utilities.data_classes.s3_event import S3Event, S3EventRecord
+
+if TYPE_CHECKING:
+    from types_boto3_s3 import S3Client
+    from types_boto3_s3.literals import EventType
+    from types_boto3_sqs import SQSClient
 
 BUCKET = "ingest"
 
@@ -45,3 +53,32 @@ def eventbridge_notification(key: str) -> str:
             },
         }
     )
+
+
+def versioned_bucket_notifying(events: EventType) -> tuple[S3Client, SQSClient, str]:
+    """The versioned bucket ``ingest``, whose notifications of ``events`` (``"s3:..."``)
+    go to a queue: its S3 and SQS clients and the queue's URL, the queue empty."""
+    s3, sqs = boto3.client("s3"), boto3.client("sqs")
+    queue = sqs.create_queue(QueueName="notifications")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
+    s3.create_bucket(Bucket=BUCKET)
+    s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+    s3.put_bucket_notification_configuration(
+        Bucket=BUCKET,
+        NotificationConfiguration={"QueueConfigurations": [{"QueueArn": arn, "Events": [events]}]},
+    )
+    sqs.purge_queue(QueueUrl=queue)  # the configuration's test event
+    return s3, sqs, queue
+
+
+def notified_records(sqs: SQSClient, queue_url: str) -> list[S3EventRecord]:
+    """The S3 event records of the messages the queue holds."""
+    events = [
+        S3Event(json.loads(message["Body"]))
+        for message in sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get(
+            "Messages", []
+        )
+    ]
+    return [record for event in events if "Records" in event for record in event.records]

@@ -39,18 +39,16 @@ from richdoc.contracts import (
     PARSE,
     PLAN,
     PROJECT,
-    RECORDS_ACTION,
-    CaughtError,
     Contract,
     ExecutionInput,
     JobDecision,
-    MessageAttribute,
     ParseInput,
     ParseOutput,
     PlanOutput,
     StageContract,
     StageInput,
 )
+from richdoc.records.calls import RECORDS_ACTION, CaughtError, MessageAttribute
 
 # The dead-letter send: the sqs:sendMessage integration, its ARN substituted whole.
 SEND_MESSAGE = "${SqsSendMessage}"

@@ -1,6 +1,7 @@
 """The light pipeline's rules over its layout model's regions (``richdoc.parse.light_rules``),
 where CDLA is known to be wrong: figures that are text, tables inside them, headings
-merged into the paragraph below, tables of contents, and a table's header row."""
+merged into the paragraph below, tables of contents, running prose read as a table, and a
+table's header row."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from richdoc.parse.light_rules import (
     only_furniture,
     reads_as_contents,
     reads_as_heading,
+    reads_as_prose,
     tabular_blocks,
     text_covers_figure,
 )
@@ -49,6 +51,19 @@ def test_a_grid_inside_a_text_figure_is_a_table_and_lines_apart_from_it_are_not(
         *_row(320, (60, 150, "Global Report"), (300, 330, "209")),  # a footer, far below
     ]
     assert tabular_blocks(FIGURE, lines) == [(60, 140, 500, 195)]
+
+
+def test_a_column_header_wrapped_onto_a_second_line_stays_in_the_grid():
+    lines = [
+        *_row(140, (300, 380, "State funded"), (450, 500, "CSOs")),
+        *_row(152, (310, 360, "legal aid")),  # under "State funded", inside its width
+        *_row(170, (60, 200, "Persons with disabilities"), (320, 330, "*"), (470, 480, "*")),
+        *_row(185, (60, 200, "Children"), (320, 330, "*"), (470, 480, "*")),
+        *_row(200, (60, 200, "Women"), (320, 330, "*"), (470, 480, "*")),
+    ]
+    assert tabular_blocks(FIGURE, lines) == [(60, 140, 500, 210)]
+    beside = [*lines[:2], *_row(152, (60, 120, "a note")), *lines[3:]]  # not under a cell
+    assert tabular_blocks(FIGURE, beside) == [(60, 170, 480, 210)]
 
 
 def test_a_bullet_beside_its_text_is_no_grid():
@@ -145,3 +160,41 @@ def test_a_first_row_of_names_above_numbers_or_in_bold_is_the_header():
     plain_words = [[CellText("Name"), CellText("Role")], [CellText("Ada"), CellText("Engineer")]]
     assert not first_row_is_header(plain_words)
     assert not first_row_is_header([[CellText("2024"), CellText("12")], [CellText("x")]])
+
+
+TABLE = (50.0, 100.0, 550.0, 400.0)
+CLAUSE = "the term of this Agreement shall become effective upon the occurrence of"
+
+
+def test_justified_clauses_read_as_a_table_are_running_prose():
+    clauses = [Line(52, 110 + 14 * i, 548, 120 + 14 * i, CLAUSE) for i in range(8)]
+    clauses.append(Line(52, 222, 200, 232, "the Effective Date."))
+    assert reads_as_prose(TABLE, clauses)
+
+
+def test_clauses_around_an_address_block_are_prose_though_most_lines_are_short():
+    address = ["Notices to:", "ETON Pharmaceuticals, Inc.", "Deer Park, Illinois", "Attention: CEO"]
+    lines = [Line(52, 110 + 14 * i, 548, 120 + 14 * i, CLAUSE) for i in range(3)]
+    lines += [Line(52, 160 + 14 * i, 160, 170 + 14 * i, text) for i, text in enumerate(address)]
+    assert reads_as_prose(TABLE, lines)
+
+
+def test_a_table_with_columns_even_of_long_descriptions_is_no_prose():
+    rows = [
+        [
+            Line(52, 110 + 30 * i, 120, 120 + 30 * i, f"Item {i}"),
+            Line(150, 110 + 30 * i, 480, 120 + 30 * i, CLAUSE),
+            Line(510, 110 + 30 * i, 548, 120 + 30 * i, f"{10 * i}"),
+        ]
+        for i in range(6)
+    ]
+    assert not reads_as_prose(TABLE, [line for row in rows for line in row])
+    # A full-width note under a table of columns leaves it a table.
+    notes = [Line(52, 300, 548, 310, CLAUSE)]
+    assert not reads_as_prose(TABLE, [*[line for row in rows for line in row], *notes])
+
+
+def test_a_block_of_short_lines_without_columns_is_no_prose_either():
+    block = [Line(52, 110 + 14 * i, 160, 120 + 14 * i, "Name:") for i in range(5)]
+    assert not reads_as_prose(TABLE, block)
+    assert not reads_as_prose(TABLE, [])

@@ -230,6 +230,29 @@ def test_the_project_handler_imports_each_outputs_builder_only_when_it_builds_it
     assert loaded == {"projection": True, "builders": []}
 
 
+@pytest.mark.parametrize("step", ["project", "detect"])
+def test_a_step_handlers_cold_start_builds_none_of_the_records_functions_calls(
+    step: str,
+) -> None:
+    """The records function's calls and the failure path's payloads
+    (``richdoc.records.calls``) are models only the records function reads; a step
+    handler's import never builds them (bench item 4)."""
+    loaded = _run_isolated(
+        f"""
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("handler", "functions/{step}/app.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        print(json.dumps({{
+            "contracts": "richdoc.contracts" in sys.modules,
+            "records": sorted(m for m in sys.modules if m.startswith("richdoc.records")),
+        }}))
+        """,
+        path=[LAYER],
+    )
+    assert loaded == {"contracts": True, "records": []}
+
+
 def test_the_state_contracts_import_neither_docling_core_nor_the_published_result_models() -> None:
     """Every handler imports ``richdoc.contracts``; the published models (the projection's
     above all) are built only where a step reads or writes a result."""
@@ -415,7 +438,8 @@ LOCAL = "richdoc_tools.local"
 # to top. A module imports its own wing and the wings of lower floors, never a wing of
 # its own floor or of one above (the stack, at the top, puts them together).
 FLOORS: tuple[tuple[str, ...], ...] = (
-    ("clients", "emulation"),  # boto3 clients; moto in this process or served
+    # boto3 clients; moto in this process or served; how a patch target is replaced
+    ("clients", "emulation", "patch_targets"),
     ("requests",),  # who calls; one request; error responses
     ("strict", "faults", "cloudformation"),  # IAM and transactions; failures; deployment
     ("runtime",),  # the Lambda runtime and the event loops

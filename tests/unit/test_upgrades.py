@@ -68,8 +68,9 @@ def test_the_template_s_steps_each_create_one_index_and_end_where_a_fresh_deploy
     assert last.tables == state_of(template.sam, {}).tables
 
 
-def test_from_the_previous_release_nothing_is_refused(template: Template) -> None:
-    [finding] = _assess(yaml_parse(template_at(PREVIOUS_RELEASE)), template)
+@pytest.mark.parametrize("release", sorted(RELEASE_COMMITS))
+def test_from_every_release_nothing_is_refused(template: Template, release: str) -> None:
+    [finding] = _assess(yaml_parse(template_at(release)), template)
     assert finding.status is Status.OK, finding
 
 

@@ -39,6 +39,7 @@ from richdoc_tools.local.cloudformation.parameters import ParameterError, check_
 if TYPE_CHECKING:
     import boto3
 
+    from richdoc.admission.slots import Ledger
     from richdoc_tools.local.cloudformation.template import Template
 
 # Lambda always keeps this many concurrent executions unreserved: reservations that would
@@ -400,7 +401,7 @@ SHORT_RUN_S = 4.0
 TYPICAL_TENANT = "t" * 16
 
 
-def _full_ledger(slots: int) -> Any:
+def _full_ledger(slots: int) -> Ledger:
     from richdoc.admission.slots import Holder, Ledger
 
     holder = Holder(run=1, slots=1, tenant=TYPICAL_TENANT, admitted_at="0" * 32)

@@ -16,27 +16,33 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.logging.lambda_context import build_lambda_context_model
 from aws_lambda_powertools.utilities import jmespath_utils
 
-HandlerT = TypeVar("HandlerT", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
+ContextT = TypeVar("ContextT")
+# A handler: the event (JSON of whatever shape its source sends) and the Lambda context.
+Handler = Callable[Concatenate[dict[str, Any], ContextT, P], R]
 
 
 def log_invocation(
     logger: Logger, *, correlation_id_path: str | None = None
-) -> Callable[[HandlerT], HandlerT]:
+) -> Callable[[Handler[ContextT, P, R]], Handler[ContextT, P, R]]:
     """Decorate a handler so each invocation's log lines carry its own context keys
     (``cold_start``, ``function_*``, and ``correlation_id`` found at the JMESPath
     ``correlation_id_path`` of the event)."""
     cold = {"start": True}
     lock = threading.Lock()
 
-    def decorate(handler: HandlerT) -> HandlerT:
+    def decorate(handler: Handler[ContextT, P, R]) -> Handler[ContextT, P, R]:
         @functools.wraps(handler)
-        def wrapper(event: Any, context: Any, *args: Any, **kwargs: Any) -> Any:
+        def wrapper(
+            event: dict[str, Any], context: ContextT, /, *args: P.args, **kwargs: P.kwargs
+        ) -> R:
             with lock:
                 cold_start, cold["start"] = cold["start"], False
             keys: dict[str, Any] = {
@@ -54,6 +60,6 @@ def log_invocation(
             finally:
                 logger.thread_safe_clear_keys()
 
-        return wrapper  # type: ignore[return-value]
+        return wrapper
 
     return decorate

@@ -50,7 +50,7 @@ class Versioned(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _written_before_versions(cls, data: Any) -> Any:
+    def _written_before_versions(cls, data: object) -> object:
         if isinstance(data, dict) and "schema" in data and "schema_version" not in data:
             return {**data, "schema_version": FIRST}
         return data

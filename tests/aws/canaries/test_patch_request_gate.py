@@ -11,7 +11,8 @@ import boto3
 import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
-from richdoc_tools.local.patches import request_gate, target
+from richdoc_tools.local import patch_targets
+from richdoc_tools.local.patches import request_gate
 from richdoc_tools.local.requests.service_errors import ServiceErrorResponse
 from richdoc_tools.local.requests.service_request import ServiceRequest
 
@@ -59,7 +60,7 @@ def test_the_gates_short_cut_names_requests_as_the_router_does(aws: None, key: s
     from richdoc_tools.local.requests.service_request import from_moto, routed
 
     pairs: list[tuple[object, object]] = []
-    original = target.original(request_gate.TARGET)
+    original = patch_targets.original(request_gate.TARGET)
 
     def compare(self: Any, request: Any, *args: Any, **kwargs: Any) -> None:
         original(self, request, *args, **kwargs)
@@ -71,7 +72,7 @@ def test_the_gates_short_cut_names_requests_as_the_router_does(aws: None, key: s
     s3 = boto3.client("s3", region_name="us-east-1")
     s3.create_bucket(Bucket="named")
     with contextlib.ExitStack() as exit_stack:
-        target.replace(exit_stack, request_gate.TARGET, compare)
+        patch_targets.replace(exit_stack, request_gate.TARGET, compare)
         s3.put_object(Bucket="named", Key=key, Body=b"x")
         s3.head_object(Bucket="named", Key=key)
         s3.get_object(Bucket="named", Key=key)

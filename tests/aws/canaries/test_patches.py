@@ -7,7 +7,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from richdoc_tools.local import patches
-from richdoc_tools.local.patches.target import original
+from richdoc_tools.local.patch_targets import original
 
 TESTS = Path(__file__).parent
 

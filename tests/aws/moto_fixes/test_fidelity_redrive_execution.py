@@ -17,7 +17,7 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 from richdoc_tools.local.emulation import MOTO_CONFIG
 from richdoc_tools.local.moto_fixes.fidelity import redrive_execution
-from richdoc_tools.local.patches.target import original
+from richdoc_tools.local.patch_targets import original
 
 from tests.support.moto_fixes import moto_differs
 

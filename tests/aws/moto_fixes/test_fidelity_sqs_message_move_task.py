@@ -15,7 +15,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 from richdoc_tools.local.moto_fixes.fidelity import sqs_message_move_task
-from richdoc_tools.local.patches.target import original
+from richdoc_tools.local.patch_targets import original
 
 from tests.support.moto_fixes import moto_differs
 

@@ -12,7 +12,7 @@ from types import ModuleType
 
 import pytest
 from richdoc_tools.local.moto_fixes import fidelity, speed
-from richdoc_tools.local.patches.target import original
+from richdoc_tools.local.patch_targets import original
 
 from tests.support.moto_fixes import DELETE_THE_FIX
 

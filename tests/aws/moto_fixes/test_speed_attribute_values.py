@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from richdoc_tools.local.moto_fixes.speed import attribute_values
-from richdoc_tools.local.patches.target import original
+from richdoc_tools.local.patch_targets import original
 
 NAMES = st.text(min_size=1, max_size=8)
 SCALARS = st.one_of(

@@ -14,7 +14,7 @@ import boto3
 from moto import mock_aws
 from richdoc_tools.local.emulation import MOTO_CONFIG
 from richdoc_tools.local.moto_fixes.speed import definition_parse
-from richdoc_tools.local.patches.target import original
+from richdoc_tools.local.patch_targets import original
 
 DEFINITION = {
     "StartAt": "Shape",

@@ -8,7 +8,7 @@ import contextlib
 from typing import Any
 
 from richdoc_tools.local.moto_fixes.speed import task_clients
-from richdoc_tools.local.patches.target import original
+from richdoc_tools.local.patch_targets import original
 
 
 def _signing(client: Any) -> tuple[str, str | None]:

@@ -14,4 +14,6 @@
 * ``moto_fixes``: changes to moto's own behaviour, debts to moto kept apart from the
   seams.
 * ``faults``: the failures the stack makes on purpose.
+* ``patch_targets``: a patch target named by a dotted path, replaced until the stack
+  stops (what ``patches`` and ``moto_fixes`` both patch with).
 """

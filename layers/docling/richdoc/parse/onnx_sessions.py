@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:
+    import onnxruntime
+
+EngineT = TypeVar("EngineT")
 
 
 def wheel_model(package: str, model_file: str) -> Path:
@@ -25,7 +30,7 @@ def wheel_model(package: str, model_file: str) -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "models" / model_file
 
 
-def calm_session(model: Path, threads: int) -> Any:
+def calm_session(model: Path, threads: int) -> onnxruntime.InferenceSession:
     """An onnxruntime CPU session of ``model`` on ``threads`` threads that sleep rather
     than spin while they wait (spinning threads bill their wait as CPU time)."""
     import onnxruntime
@@ -42,22 +47,22 @@ def calm_session(model: Path, threads: int) -> Any:
     )
 
 
-class ChildSession:
+class ChildSession(Generic[EngineT]):
     """A model's engine, built on first use by ``build(threads)``; ``use_threads`` (in the
     child, before a conversion) sets the threads, and an engine built for another count
     is built again."""
 
-    def __init__(self, build: Callable[[int], Any], threads: int) -> None:
+    def __init__(self, build: Callable[[int], EngineT], threads: int) -> None:
         self._build = build
         self._threads = max(1, threads)
-        self._engine: Any = None
+        self._engine: EngineT | None = None
 
     def use_threads(self, threads: int) -> None:
         if threads != self._threads:
             self._engine = None
             self._threads = threads
 
-    def engine(self) -> Any:
+    def engine(self) -> EngineT:
         if self._engine is None:
             self._engine = self._build(self._threads)
         return self._engine

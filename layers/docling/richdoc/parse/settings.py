@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from richdoc.formats import DocFormat
-from richdoc.parse import headings, light_rules, paragraphs
+from richdoc.parse import headings, light_rules, paragraphs, text_grid
 from richdoc.parse.ocr.mode import OcrMode, engine_identity, ocr_mode_setting
 from richdoc.parse.ocr.pages import OCR_FORMATS
 from richdoc.taxonomy import ResourceLimit
@@ -459,6 +459,16 @@ PIPELINE_OPTIONS: dict[Pipeline, dict[str, Any]] = {
         "contents_rule": {
             "share": light_rules.CONTENTS_SHARE,
             "rows": light_rules.CONTENTS_ROWS,
+        },
+        "prose_rule": {
+            "share": light_rules.PROSE_SHARE,
+            "words": light_rules.PROSE_WORDS,
+            "span": light_rules.PROSE_SPAN,
+            "rows": light_rules.PROSE_ROWS,
+        },
+        "text_grid": {
+            "column_gutter": text_grid.COLUMN_GUTTER,
+            "wrap_gap": text_grid.WRAP_GAP,
         },
         "paragraphs": PARAGRAPH_RULE,
         "heading_levels": HEADING_RULE,

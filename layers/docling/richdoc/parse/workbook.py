@@ -26,6 +26,7 @@ from docling.backend.msexcel_backend import MsExcelDocumentBackend
 from docling_core.types.doc import DoclingDocument
 
 if TYPE_CHECKING:
+    from docling.backend.msexcel_backend import ExcelTable
     from openpyxl.cell.cell import Cell
     from openpyxl.chartsheet.chartsheet import Chartsheet
     from openpyxl.worksheet.worksheet import Worksheet
@@ -81,7 +82,9 @@ class WorkbookBackend(MsExcelDocumentBackend):
         )
         return doc
 
-    def _find_table_bounds(self, sheet: Worksheet, **kwargs: Any) -> Any:
+    def _find_table_bounds(
+        self, sheet: Worksheet, **kwargs: Any
+    ) -> tuple[ExcelTable, set[tuple[int, int]]]:
         table, visited = super()._find_table_bounds(sheet, **kwargs)
         left, top = table.anchor
         for cell in table.data:

@@ -1,9 +1,10 @@
 """The job record transitions the state machine asks for: start, tier escalation, a
 shard's failure, success, failure, the dead-letter mark.
 
-The state machine calls the records function with one ``richdoc.contracts.RecordsAction``;
-each action is a run-fenced transition of the job item (``richdoc.jobs``), or, for the
-tier escalation and the failure of a page-range shard, an attempt record. A failed run is
+The state machine calls the records function with one ``RecordsAction``
+(``richdoc.records.calls``); each action is a run-fenced transition of the job item
+(``richdoc.jobs``), or, for the tier escalation and the failure of a page-range shard, an
+attempt record. A failed run is
 closed in three states of the definition: ``fail`` records the failure (job FAILED, not
 terminal) and returns the classified failure and the SQS message attributes
 (``FailureRecorded``); the definition sends the original message to the dead-letter queue;
@@ -17,12 +18,14 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from richdoc.admission.slots import SlotLedger
-from richdoc.contracts import (
+from richdoc.contracts import JobCounts, JobOutputs
+from richdoc.deadletter import failure_attributes
+from richdoc.jobs import Job, JobCancelled, JobStatus, JobStore, StaleRun
+from richdoc.metrics import emit
+from richdoc.records.calls import (
     ClaimShardSlots,
     EscalationRecorded,
     FailureRecorded,
-    JobCounts,
-    JobOutputs,
     MessageAttribute,
     RecordDeadLettered,
     Recorded,
@@ -34,9 +37,6 @@ from richdoc.contracts import (
     RecordSuccess,
     SlotsClaimed,
 )
-from richdoc.deadletter import failure_attributes
-from richdoc.jobs import Job, JobCancelled, JobStatus, JobStore, StaleRun
-from richdoc.metrics import emit
 from richdoc.taxonomy import FailureKind
 
 

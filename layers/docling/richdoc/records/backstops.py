@@ -44,7 +44,7 @@ from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from richdoc.admission.reconcile import SlotAudit
-from richdoc.contracts import ExecutionInput, Reconciled, ScheduledSweep, Swept
+from richdoc.contracts import ExecutionInput
 from richdoc.deadletter import failure_attributes
 from richdoc.deletion import Deletion
 from richdoc.jobs import (
@@ -59,6 +59,7 @@ from richdoc.jobs import (
 )
 from richdoc.metrics import emit
 from richdoc.records.actions import count_dead_lettered
+from richdoc.records.calls import Reconciled, ScheduledSweep, Swept
 from richdoc.records.sweep_walk import Budget, SweepWalk, Unlimited
 from richdoc.taxonomy import Failure, FailureKind
 

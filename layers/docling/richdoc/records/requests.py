@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from richdoc.contracts import RECORDS_ACTION, RecordsActions, ScheduledSweep
 from richdoc.records.backstops import STATUS_CHANGE, ExecutionStatusChangeEvent
+from richdoc.records.calls import RECORDS_ACTION, RecordsActions, ScheduledSweep
 
 SCHEDULED = "Scheduled Event"
 

@@ -134,7 +134,13 @@ class Deployment:
         """Publish the stack's outputs and parameters under its name, as CloudFormation does
         on AWS, so operator commands find the resources (and settings) the same way locally
         and deployed (again after an update: ``updated``)."""
+        packaged = json.dumps(self.template.cfn, sort_keys=True, default=str).encode()
         body = {
+            # The placeholder stands for the packaged template, code included: an update
+            # that changes only resources or code is an update, as on AWS (where an
+            # unchanged template and parameters are refused: "No updates are to be
+            # performed").
+            "Metadata": {"PackagedTemplateSha256": hashlib.sha256(packaged).hexdigest()},
             "Parameters": {name: {"Type": "String"} for name in self.resolver.parameters},
             "Resources": {"Outputs": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
             "Outputs": {name: {"Value": value} for name, value in outputs.items()},

@@ -13,12 +13,17 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from graphlib import TopologicalSorter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from richdoc_tools.local.cloudformation.template import TemplateError
 
 if TYPE_CHECKING:
     from richdoc_tools.local.cloudformation.template import Template
+
+# A value of a template as written: a string, number, list or mapping of any depth, any of
+# which may be an intrinsic function ({"Ref": ...}, {"Fn::Sub": ...}). The functions below
+# take any of them and narrow as CloudFormation does, by shape, so no closer type serves.
+TemplateValue: TypeAlias = Any
 
 
 @dataclass
@@ -46,7 +51,7 @@ class Resolver:
         account: str,
         parameters: Mapping[str, str],
         deployed: Deployed,
-        conditions: Mapping[str, Any] | None = None,
+        conditions: Mapping[str, TemplateValue] | None = None,
     ) -> None:
         self.pseudo = {
             "AWS::Region": region,
@@ -66,11 +71,11 @@ class Resolver:
             raise TemplateError(f"unknown Condition {name}")
         return self._truth(self.conditions[name])
 
-    def holds(self, value: Any) -> bool:
+    def holds(self, value: TemplateValue) -> bool:
         """A condition expression (a Rules assertion's too), evaluated."""
         return self._truth(value)
 
-    def _truth(self, value: Any) -> bool:
+    def _truth(self, value: TemplateValue) -> bool:
         if isinstance(value, bool):
             return value
         if isinstance(value, dict) and len(value) == 1:
@@ -103,7 +108,7 @@ class Resolver:
         except KeyError:
             raise TemplateError(f"unresolved GetAtt {logical_id}.{attribute}") from None
 
-    def sub(self, template: str, variables: Mapping[str, Any]) -> str:
+    def sub(self, template: str, variables: Mapping[str, TemplateValue]) -> str:
         def replace(match: re.Match[str]) -> str:
             name = match.group(1)
             if name.startswith("!"):
@@ -117,7 +122,7 @@ class Resolver:
 
         return re.sub(r"\$\{([^}]+)\}", replace, template)
 
-    def resolve(self, value: Any) -> Any:
+    def resolve(self, value: TemplateValue) -> TemplateValue:
         if isinstance(value, list):
             return [v for v in (self.resolve(v) for v in value) if v is not _NO_VALUE]
         if not isinstance(value, dict):
@@ -149,7 +154,7 @@ class Resolver:
         }
 
 
-def _references(value: Any) -> set[str]:
+def _references(value: TemplateValue) -> set[str]:
     """Logical ids a property value depends on."""
     found: set[str] = set()
     if isinstance(value, list):
@@ -174,7 +179,7 @@ def _references(value: Any) -> set[str]:
     return found
 
 
-def deployment_order(resources: Mapping[str, Any]) -> list[str]:
+def deployment_order(resources: Mapping[str, TemplateValue]) -> list[str]:
     graph: dict[str, set[str]] = {}
     for logical_id, resource in resources.items():
         deps = _references(resource.get("Properties", {}))
@@ -191,10 +196,12 @@ def parameters_resolver(template: Template, parameters: Mapping[str, str]) -> Re
     return sections_resolver(template.cfn, parameters)
 
 
-def sections_resolver(sections: Mapping[str, Any], parameters: Mapping[str, str]) -> Resolver:
+def sections_resolver(
+    sections: Mapping[str, TemplateValue], parameters: Mapping[str, str]
+) -> Resolver:
     """The same for a template's sections as written (``Parameters``, ``Conditions``):
     another release's template, say."""
-    specs: Mapping[str, Any] = sections.get("Parameters", {})
+    specs: Mapping[str, TemplateValue] = sections.get("Parameters", {})
     defaults = {name: str(spec["Default"]) for name, spec in specs.items() if "Default" in spec}
     return Resolver(
         stack_name="richdoc",

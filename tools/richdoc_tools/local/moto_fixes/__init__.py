@@ -12,18 +12,3 @@ and Powertools).
   once or in proportion, with the same answers (each has a test comparing its answers
   with moto's own), kept only where it pays (docs/benchmarks.md, item 5).
 """
-
-from __future__ import annotations
-
-import contextlib
-from collections.abc import Callable
-from typing import Any
-from unittest import mock
-
-
-def replace(
-    exit_stack: contextlib.ExitStack, owner: object, name: str, wrap: Callable[[Any], Any]
-) -> None:
-    """``owner.name`` (a class's attribute as the class stores it, the emulation's patch
-    of it if any) replaced by what ``wrap`` makes of it, until ``exit_stack`` closes."""
-    exit_stack.enter_context(mock.patch.object(owner, name, wrap(vars(owner)[name])))

@@ -21,8 +21,8 @@ here concurrent invocations are threads of one process: moto's DynamoDB backend
 metric set (``metrics_lock``) raced under load (bench/, item 5: a burst of 200 uploads
 dead-lettered valid documents as internal failures, or crashed ``richdoc run``).
 
-The others, one a module: ``target`` (patch targets named by dotted paths, on the
-``ExitStack``), ``lambda_invoke`` (the stack's Lambda runtime runs function code, not
+The others, one a module (each replacing its target with ``local.patch_targets``):
+``lambda_invoke`` (the stack's Lambda runtime runs function code, not
 Docker), ``request_gate`` (every emulated request passes the stack's checks),
 ``request_signing`` (each request signed as its thread acts), ``thread_context``
 (threads act for the thread that started them), ``execution_caller`` (an execution's task

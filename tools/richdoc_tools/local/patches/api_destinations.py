@@ -17,22 +17,32 @@ import contextlib
 import copy
 import functools
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 
 TARGET = "moto.events.models.Rule.send_to_targets"
 HTTP_TARGET = "moto.settings.events_invoke_http"
 PATCHED = (TARGET, HTTP_TARGET)
 
+if TYPE_CHECKING:
+    from moto.events.models import Rule
+    from moto.events.utils import EventMessageType
+
 Enqueue = Callable[[str, Mapping[str, Any], Mapping[str, Any]], None]
 
 
-def handing_over(send: Callable[..., None], enqueue: Enqueue) -> Callable[..., None]:
+# Rule.send_to_targets(original_event, transform_input).
+SendToTargets = Callable[["Rule", "EventMessageType", bool], None]
+
+
+def handing_over(send: SendToTargets, enqueue: Enqueue) -> SendToTargets:
     from moto.events.utils import EventTemplateParser
 
     @functools.wraps(send)
-    def send_to_targets(self: Any, original_event: Any, transform_input: bool = True) -> None:
+    def send_to_targets(
+        self: Rule, original_event: EventMessageType, transform_input: bool = True
+    ) -> None:
         send(self, original_event, transform_input)
         if not self.event_pattern.matches_event(original_event):
             return

@@ -12,22 +12,32 @@ import contextlib
 import copy
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Concatenate, ParamSpec
 
-from richdoc_tools.local.patches.target import original, replace
+if TYPE_CHECKING:
+    from boto3.dynamodb.transform import TransformationInjector
+
+from richdoc_tools.local.patch_targets import original, replace
 
 TARGET = "boto3.dynamodb.transform.TransformationInjector.inject_condition_expressions"
 PATCHED = (TARGET,)
 
+P = ParamSpec("P")
 
-def with_own_builder(inject: Callable[..., Any]) -> Callable[..., Any]:
+
+def with_own_builder(
+    inject: Callable[Concatenate[TransformationInjector, P], None],
+) -> Callable[Concatenate[TransformationInjector, P], None]:
     from boto3.dynamodb.conditions import ConditionExpressionBuilder
 
     @functools.wraps(inject)
-    def inject_with_own_builder(injector: Any, *args: Any, **kwargs: Any) -> Any:
+    def inject_with_own_builder(
+        injector: TransformationInjector, /, *args: P.args, **kwargs: P.kwargs
+    ) -> None:
         own = copy.copy(injector)
-        own._condition_builder = ConditionExpressionBuilder()
-        return inject(own, *args, **kwargs)
+        # The builder is private state its __init__ sets (the stubs leave it out).
+        own._condition_builder = ConditionExpressionBuilder()  # type: ignore[attr-defined]
+        inject(own, *args, **kwargs)
 
     return inject_with_own_builder
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from richdoc_tools.local.emulation import DYNAMODB_LOCK
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 
 if TYPE_CHECKING:
     from moto.core.common_types import TYPE_RESPONSE

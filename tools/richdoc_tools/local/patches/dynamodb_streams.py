@@ -13,20 +13,26 @@ nothing waits for a polling interval.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import TYPE_CHECKING
 
-from richdoc_tools.local.patches.target import replace
+from richdoc_tools.local.patch_targets import replace
 from richdoc_tools.local.runtime.streams import appended
+
+if TYPE_CHECKING:
+    from moto.dynamodb.models.dynamo_type import Item
+    from moto.dynamodb.models.table import StreamShard
 
 TARGET = "moto.dynamodb.models.table.StreamShard.add"
 PATCHED = (TARGET,)
 
 
-def add(shard: Any, old: Any, new: Any) -> None:
+def add(shard: StreamShard, old: Item | None, new: Item | None) -> None:
     """moto's ``StreamShard.add`` without its delivery: the record, kept."""
     from moto.dynamodb.models.table import StreamRecord
 
-    view = shard.table.stream_specification["StreamViewType"]
+    specification = shard.table.stream_specification
+    assert specification is not None  # only a table with a stream has shards
+    view = specification["StreamViewType"]
     if old is None:
         event_name = "INSERT"
     elif new is None:

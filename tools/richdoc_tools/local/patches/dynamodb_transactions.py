@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 from richdoc_tools.local.requests.callers import INVOCATION_HEADER, Invocation
 from richdoc_tools.local.strict.transactions import (
     CONFLICT_MESSAGE,

@@ -15,7 +15,7 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 from richdoc_tools.local.requests import callers
 
 if TYPE_CHECKING:

@@ -17,10 +17,11 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 from richdoc_tools.local.runtime.status_events import executions_ended
 
 if TYPE_CHECKING:
+    from moto.core.responses import ActionResult
     from moto.stepfunctions.parser.backend.execution import BaseExecutionWorkerCommunication
     from moto.stepfunctions.responses import StepFunctionResponse
 
@@ -39,9 +40,11 @@ def _status(execution: Any) -> str | None:
     return None if status is None else str(status.value)
 
 
-def announcing_stops(stop: Callable[..., Any]) -> Callable[..., Any]:
+def announcing_stops(
+    stop: Callable[[StepFunctionResponse], ActionResult],
+) -> Callable[[StepFunctionResponse], ActionResult]:
     @functools.wraps(stop)
-    def stop_execution(self: StepFunctionResponse) -> Any:
+    def stop_execution(self: StepFunctionResponse) -> ActionResult:
         arn = self._get_param("executionArn")
         execution = self.stepfunction_backend.describe_execution(arn)  # or ExecutionDoesNotExist
         before = _status(execution)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING
 
-from richdoc_tools.local.patches.target import replace
+from richdoc_tools.local.patch_targets import replace
 
 if TYPE_CHECKING:
     from moto.awslambda.models import LambdaFunction

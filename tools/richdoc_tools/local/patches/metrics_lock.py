@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import threading
 
-from richdoc_tools.local.patches.target import locked, original, replace
+from richdoc_tools.local.patch_targets import locked, original, replace
 
 TARGET = (
     "aws_lambda_powertools.metrics.provider.cloudwatch_emf.cloudwatch.AmazonCloudWatchEMFProvider"

@@ -16,7 +16,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 from richdoc_tools.local.requests.callers import INVOCATION_HEADER
 from richdoc_tools.local.requests.service_request import ServiceRequest, from_moto
 

@@ -12,7 +12,7 @@ import contextlib
 import time
 from typing import Any
 
-from richdoc_tools.local.patches.target import replace
+from richdoc_tools.local.patch_targets import replace
 
 TARGET = "moto.stepfunctions.parser.asl.component.common.retry.retrier_decl.time"
 PATCHED = (TARGET,)
@@ -28,7 +28,7 @@ class ScaledSleep:
     def sleep(self, seconds: float) -> None:
         time.sleep(seconds * self.scale)
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Any:  # any of the time module's attributes
         return getattr(time, name)
 
 

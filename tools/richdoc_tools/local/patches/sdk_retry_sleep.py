@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import contextlib
 
+from richdoc_tools.local.patch_targets import replace
 from richdoc_tools.local.patches.retry_sleep import ScaledSleep
-from richdoc_tools.local.patches.target import replace
 
 TARGET = "botocore.endpoint.time"
 PATCHED = (TARGET,)

@@ -17,7 +17,7 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 from richdoc_tools.local.runtime.sqs_messages import messages_sent
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 
 if TYPE_CHECKING:
     from moto.sqs.models import Message, SQSBackend

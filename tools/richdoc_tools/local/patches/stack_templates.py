@@ -15,7 +15,7 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 
 if TYPE_CHECKING:
     from moto.cloudformation.models import CloudFormationBackend
@@ -28,10 +28,10 @@ DeployedTemplate = Callable[[str], "str | None"]
 
 
 def install(exit_stack: contextlib.ExitStack, deployed_template: DeployedTemplate) -> None:
-    get: Callable[..., Any] = original(TARGET)
+    get: Callable[[CloudFormationBackend, str], str | dict[str, Any]] = original(TARGET)
 
     @functools.wraps(get)
-    def get_template(backend: CloudFormationBackend, name_or_stack_id: str) -> Any:
+    def get_template(backend: CloudFormationBackend, name_or_stack_id: str) -> str | dict[str, Any]:
         text = deployed_template(name_or_stack_id)
         return text if text is not None else get(backend, name_or_stack_id)
 

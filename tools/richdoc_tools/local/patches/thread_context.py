@@ -16,7 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 from richdoc_tools.local.requests import callers
 
 START = "threading.Thread.start"
@@ -38,13 +38,13 @@ def inheriting(start: Callable[[threading.Thread], None]) -> Callable[[threading
 def as_submitter(submit: Callable[..., Future[Any]]) -> Callable[..., Future[Any]]:
     @functools.wraps(submit)
     def submit_as_submitter(
-        pool: ThreadPoolExecutor, fn: Callable[..., Any], /, *args: Any, **kwargs: Any
+        pool: ThreadPoolExecutor, fn: Callable[..., object], /, *args: object, **kwargs: object
     ) -> Future[Any]:
         caller = callers.current()
         if caller is callers.OPERATOR:
             return submit(pool, fn, *args, **kwargs)
 
-        def run_as_submitter(*a: Any, **k: Any) -> Any:
+        def run_as_submitter(*a: object, **k: object) -> object:
             with callers.acting_as(caller):
                 return fn(*a, **k)
 

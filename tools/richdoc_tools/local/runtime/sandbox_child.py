@@ -18,6 +18,7 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,17 +44,23 @@ class Context:
         return max(0, int((self.deadline - time.monotonic()) * 1000))
 
 
-def _handler(path: str, function: str) -> Any:
+# A handler: the event (JSON of whatever shape its source sends) and the context; what it
+# returns goes back as JSON.
+Handler = Callable[[Any, Context], object]
+
+
+def _handler(path: str, function: str) -> Handler:
     spec = importlib.util.spec_from_file_location("lambda_function_" + function, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load handler module {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # pydantic resolves annotations through it
     spec.loader.exec_module(module)
-    return getattr(module, function)
+    handler: Handler = getattr(module, function)
+    return handler
 
 
-def _answer(request: dict[str, Any], handler: Any) -> dict[str, Any]:
+def _answer(request: dict[str, Any], handler: Handler) -> dict[str, Any]:
     given = request["context"]
     context = Context(
         function_name=given["function_name"],

@@ -22,12 +22,14 @@ import json
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from richdoc_tools.local.requests.callers import Invocation
 
 # A hold nobody releases lets go after this long, so a test that forgot fails instead of
 # hanging the suite (a safety valve, never what a test waits for).
+AppliedT = TypeVar("AppliedT")
+
 HOLD_LIMIT_S = 120.0
 CONFLICT_MESSAGE = "Transaction is ongoing for the item"
 
@@ -140,7 +142,7 @@ class Transactions:
         for hold in done:
             hold.release()
 
-    def in_flight(self, transaction: HeldTransaction, apply: Callable[[], Any]) -> Any:
+    def in_flight(self, transaction: HeldTransaction, apply: Callable[[], AppliedT]) -> AppliedT:
         """Apply the transaction with its items held, and keep it in flight first if a
         hold takes it; ``ItemsHeld`` (nothing applied) when another holds some of them."""
         with self._lock:

@@ -80,6 +80,14 @@ if TYPE_CHECKING:
     from docling.datamodel.base_models import Page
     from docling.datamodel.document import ConversionResult
     from docling.models.stages.ocr.rapid_ocr_model import RapidOcrModel
+    from rapidocr.ch_ppocr_cls import TextClsOutput
+    from rapidocr.ch_ppocr_det import TextDetOutput
+    from rapidocr.ch_ppocr_rec import TextRecOutput
+    from rapidocr.utils.load_image import InputType
+    from rapidocr.utils.output import RapidOCROutput
+
+    # What RapidOCR answers: all of it, or detection, classification or recognition alone.
+    EngineAnswer = TextDetOutput | TextClsOutput | TextRecOutput | RapidOCROutput
 
 # Confidences are rounded so that a DoclingDocument does not carry float noise.
 CONFIDENCE_DECIMALS = 3
@@ -132,11 +140,11 @@ class EngineLines:
     (``spaced_line``). Lines the engine scores below ``MIN_LINE_CONFIDENCE`` it drops
     itself (``page_ocr_options``)."""
 
-    def __init__(self, engine: Callable[..., Any], scale: Callable[[], float]) -> None:
+    def __init__(self, engine: Callable[..., EngineAnswer], scale: Callable[[], float]) -> None:
         self.engine = engine
         self.scale = scale
 
-    def __call__(self, image: Any, **options: Any) -> Any:
+    def __call__(self, image: InputType, **options: bool | float | None) -> EngineAnswer:
         from rapidocr.utils.output import RapidOCROutput
 
         read = self.engine(image, **options)

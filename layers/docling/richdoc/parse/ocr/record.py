@@ -29,6 +29,7 @@ from richdoc.taxonomy import UnsupportedFeature
 
 if TYPE_CHECKING:
     from docling_core.types.doc import DoclingDocument, NodeItem
+    from docling_core.types.doc.common.meta import BaseMeta
 
 # docling-core's custom metadata fields are "<namespace>__<name>".
 META_FIELD = "richdoc__ocr"
@@ -74,11 +75,11 @@ class OcrRecord(BaseModel):
         )
 
 
-def _custom(meta: Any) -> Any:
+def _custom(meta: BaseMeta | Mapping[str, object] | None) -> object:
     """A ``meta``'s richdoc field: from a docling-core model or its JSON form."""
     if meta is None:
         return None
-    if isinstance(meta, dict):
+    if isinstance(meta, Mapping):
         return meta.get(META_FIELD)
     return meta.get_custom_part().get(META_FIELD)
 

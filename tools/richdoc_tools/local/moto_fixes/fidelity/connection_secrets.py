@@ -20,9 +20,12 @@ import contextlib
 import copy
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.patches.target import original, replace
+if TYPE_CHECKING:
+    from moto.events.models import Connection
+
+from richdoc_tools.local.patch_targets import original, replace
 
 TARGET = "moto.events.models.Connection.describe"
 PATCHED = (TARGET,)
@@ -36,9 +39,11 @@ ANSWERED = {
 ANSWERED_CLIENT = {"ClientID"}
 
 
-def without_secrets(describe: Callable[[Any], dict[str, Any]]) -> Callable[[Any], dict[str, Any]]:
+def without_secrets(
+    describe: Callable[[Connection], dict[str, Any]],
+) -> Callable[[Connection], dict[str, Any]]:
     @functools.wraps(describe)
-    def describe_connection(self: Any) -> dict[str, Any]:
+    def describe_connection(self: Connection) -> dict[str, Any]:
         described = copy.deepcopy(describe(self))
         parameters = described.get("AuthParameters", {})
         for kind, members in list(parameters.items()):

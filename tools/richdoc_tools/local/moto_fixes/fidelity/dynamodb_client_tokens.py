@@ -36,9 +36,10 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.moto_fixes import replace
+from richdoc_tools.local.patch_targets import original, replace
 
 if TYPE_CHECKING:
+    from moto.core.responses import ActionResult
     from moto.dynamodb.responses import DynamoHandler
 
 TARGET = "moto.dynamodb.responses.DynamoHandler.transact_write_items"
@@ -93,10 +94,10 @@ def fingerprint(body: dict[str, Any]) -> str:
 
 
 def idempotent(
-    transact: Callable[[DynamoHandler], Any], tokens: ClientTokens
-) -> Callable[[DynamoHandler], Any]:
+    transact: Callable[[DynamoHandler], ActionResult], tokens: ClientTokens
+) -> Callable[[DynamoHandler], ActionResult]:
     @functools.wraps(transact)
-    def transact_write_items(handler: DynamoHandler) -> Any:
+    def transact_write_items(handler: DynamoHandler) -> ActionResult:
         from moto.core.responses import ActionResult
 
         token = handler.body.get("ClientRequestToken")
@@ -115,12 +116,4 @@ def idempotent(
 
 def install(exit_stack: contextlib.ExitStack, tokens: ClientTokens | None = None) -> None:
     """Tokens remembered (in ``tokens``, or a fresh memory) until ``exit_stack`` closes."""
-    from moto.dynamodb.responses import DynamoHandler
-
-    remembered = tokens or ClientTokens()
-    replace(
-        exit_stack,
-        DynamoHandler,
-        "transact_write_items",
-        lambda transact: idempotent(transact, remembered),
-    )
+    replace(exit_stack, TARGET, idempotent(original(TARGET), tokens or ClientTokens()))

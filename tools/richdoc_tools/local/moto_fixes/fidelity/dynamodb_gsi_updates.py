@@ -20,8 +20,17 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable
-from typing import Any
-from unittest import mock
+from typing import TYPE_CHECKING, Any
+
+from richdoc_tools.local.patch_targets import original, replace
+
+if TYPE_CHECKING:
+    from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.models.table import Table
+
+# DynamoDBBackend.update_table_global_indexes(table, global_index_updates): the updates
+# are UpdateTable's GlobalSecondaryIndexUpdates as the request has them (JSON).
+IndexUpdates = Callable[["DynamoDBBackend", "Table", list[dict[str, Any]]], None]
 
 TARGET = "moto.dynamodb.models.DynamoDBBackend.update_table_global_indexes"
 PATCHED = (TARGET,)
@@ -37,21 +46,18 @@ def _limit_exceeded() -> Exception:
     return DynamodbException(ERROR_TYPE_PREFIX + "LimitExceededException", MESSAGE)
 
 
-def one_at_a_time(update: Callable[..., Any]) -> Callable[..., Any]:
+def one_at_a_time(update: IndexUpdates) -> IndexUpdates:
     @functools.wraps(update)
-    def update_one(backend: Any, table: Any, global_index_updates: list[dict[str, Any]]) -> Any:
+    def update_one(
+        backend: DynamoDBBackend, table: Table, global_index_updates: list[dict[str, Any]]
+    ) -> None:
         creating_or_deleting = [u for u in global_index_updates if "Create" in u or "Delete" in u]
         if len(creating_or_deleting) > 1:
             raise _limit_exceeded()
-        return update(backend, table, global_index_updates)
+        update(backend, table, global_index_updates)
 
     return update_one
 
 
 def install(exit_stack: contextlib.ExitStack) -> None:
-    from moto.dynamodb.models import DynamoDBBackend
-
-    update = DynamoDBBackend.update_table_global_indexes
-    exit_stack.enter_context(
-        mock.patch.object(DynamoDBBackend, "update_table_global_indexes", one_at_a_time(update))
-    )
+    replace(exit_stack, TARGET, one_at_a_time(original(TARGET)))

@@ -47,9 +47,17 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
-from richdoc_tools.local.moto_fixes import replace
+from richdoc_tools.local.patch_targets import original, replace
+
+if TYPE_CHECKING:
+    from moto.dynamodb.models import DynamoDBBackend
+    from moto.dynamodb.models.dynamo_type import DynamoType, Item
+    from moto.dynamodb.models.table import Table
+
+P = ParamSpec("P")
+ReadT = TypeVar("ReadT")
 
 QUERY = "moto.dynamodb.models.table.Table.query"
 SCAN = "moto.dynamodb.models.table.Table.scan"
@@ -95,13 +103,13 @@ class IndexLag:
 WITHIN_A_SECOND = IndexLag(spread_s=1.0)
 
 # An item's key in its table: (hash key, range key), moto's DynamoType values.
-ItemKey = tuple[Any, Any]
+ItemKey = tuple["DynamoType", "DynamoType | None"]
 
 
 @dataclass
 class _Write:
     key: ItemKey
-    before: Any  # the item as it was (moto's Item), None when it did not exist
+    before: Item | None  # the item as it was, None when it did not exist
     shows_at: float  # when the indexes show it (inf: written while propagation is held)
 
 
@@ -156,7 +164,7 @@ class IndexPropagation:
                 for write in journal.writes
             )
 
-    def wrote(self, table: Any, key: ItemKey, before: Any) -> None:
+    def wrote(self, table: Table, key: ItemKey, before: Item | None) -> None:
         """``table``'s item ``key`` was written; ``before`` is how it was."""
         now = self.clock()
         with self._lock:
@@ -171,7 +179,7 @@ class IndexPropagation:
             journal.writes.append(_Write(key, before, shows_at))
             self._forget_shown(journal, now)
 
-    def shown(self, table: Any, items: list[Any]) -> list[Any]:
+    def shown(self, table: Table, items: list[Item]) -> list[Item]:
         """``items`` (the table's, as they are) as its global secondary indexes show
         them now: each item written since as it was before the first write not shown."""
         now = self.clock()
@@ -180,7 +188,7 @@ class IndexPropagation:
             if journal is None:
                 return items
             self._forget_shown(journal, now)
-            hidden: dict[ItemKey, Any] = {}
+            hidden: dict[ItemKey, Item | None] = {}
             for write in journal.writes:
                 if write.shows_at > now and write.key not in hidden:
                     hidden[write.key] = write.before
@@ -199,11 +207,11 @@ class IndexPropagation:
                 del journal.last_shows_at[write.key]
 
 
-def _name(table: Any) -> tuple[str, str, str]:
+def _name(table: Table) -> tuple[str, str, str]:
     return table.account_id, table.region_name, table.name
 
 
-def _key(item: Any) -> ItemKey:
+def _key(item: Item) -> ItemKey:
     return item.hash_key, item.range_key
 
 
@@ -211,7 +219,7 @@ def _plain(key: ItemKey) -> str:
     return "\x00".join("" if part is None else str(part.value) for part in key)
 
 
-def _keys_of(table: Any, attributes: dict[str, Any]) -> ItemKey | None:
+def _keys_of(table: Table, attributes: dict[str, Any]) -> ItemKey | None:
     """The key an item's attributes (or a request's ``Key``) name; None if they do not."""
     from moto.dynamodb.models.dynamo_type import DynamoType
 
@@ -223,7 +231,7 @@ def _keys_of(table: Any, attributes: dict[str, Any]) -> ItemKey | None:
     return hash_key, range_key
 
 
-def _indexed(table: Any) -> bool:
+def _indexed(table: Table) -> bool:
     return bool(table.global_indexes)
 
 
@@ -231,16 +239,16 @@ def _indexed(table: Any) -> bool:
 _reading = threading.local()
 
 
-def _is_reading(table: Any) -> bool:
+def _is_reading(table: Table) -> bool:
     return getattr(_reading, "table", None) is table
 
 
-def _lagged(items: Callable[[Any], list[Any]]) -> Callable[[Any], list[Any]]:
+def _lagged(items: Callable[[Table], list[Item]]) -> Callable[[Table], list[Item]]:
     """``all_items``: while this thread reads a global secondary index of the table, the
     items as the index shows them."""
 
     @functools.wraps(items)
-    def shown_items(table: Any) -> list[Any]:
+    def shown_items(table: Table) -> list[Item]:
         answer = items(table)
         if _is_reading(table):
             return _reading.propagation.shown(table, answer)  # type: ignore[no-any-return]
@@ -249,11 +257,13 @@ def _lagged(items: Callable[[Any], list[Any]]) -> Callable[[Any], list[Any]]:
     return shown_items
 
 
-def _lagged_index_items(items: Callable[..., list[Any]]) -> Callable[..., list[Any]]:
+def _lagged_index_items(
+    items: Callable[[Table, str], list[Item]],
+) -> Callable[[Table, str], list[Item]]:
     """``has_idx_items`` (a Scan of an index): the items the index shows."""
 
     @functools.wraps(items)
-    def shown_items(table: Any, index_name: str) -> list[Any]:
+    def shown_items(table: Table, index_name: str) -> list[Item]:
         if not _is_reading(table):
             return items(table, index_name)
         columns = {part["AttributeName"] for part in table.get_index(index_name).schema}
@@ -263,20 +273,23 @@ def _lagged_index_items(items: Callable[..., list[Any]]) -> Callable[..., list[A
     return shown_items
 
 
-def _every_item(table: Any) -> list[Any]:
-    return [
-        item
-        for stored in table.items.values()
-        for item in (stored.values() if table.range_key_attr else (stored,))
-    ]
+def _every_item(table: Table) -> list[Item]:
+    """moto keeps a table's items by hash key: an item, or (with a range key) the items by
+    range key."""
+    every: list[Item] = []
+    for stored in table.items.values():
+        every.extend(stored.values() if isinstance(stored, dict) else (stored,))
+    return every
 
 
-def _reading_index(read: Callable[..., Any], propagation: IndexPropagation) -> Callable[..., Any]:
+def _reading_index(
+    read: Callable[Concatenate[Table, P], ReadT], propagation: IndexPropagation
+) -> Callable[Concatenate[Table, P], ReadT]:
     """Query or Scan: a read of a global secondary index sees what the index shows."""
     signature = inspect.signature(read)  # moto's backend passes index_name by position
 
     @functools.wraps(read)
-    def answer(table: Any, *args: Any, **kwargs: Any) -> Any:
+    def answer(table: Table, /, *args: P.args, **kwargs: P.kwargs) -> ReadT:
         index_name = signature.bind(table, *args, **kwargs).arguments.get("index_name")
         global_names = {index.name for index in table.global_indexes or []}
         if index_name not in global_names:
@@ -290,9 +303,9 @@ def _reading_index(read: Callable[..., Any], propagation: IndexPropagation) -> C
     return answer
 
 
-def _journaled_put(put: Callable[..., Any], propagation: IndexPropagation) -> Callable[..., Any]:
+def _journaled_put(put: Callable[..., Item], propagation: IndexPropagation) -> Callable[..., Item]:
     @functools.wraps(put)
-    def put_item(table: Any, item_attrs: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+    def put_item(table: Table, item_attrs: dict[str, Any], *args: object, **kwargs: object) -> Item:
         key = _keys_of(table, item_attrs) if _indexed(table) else None
         # The item a put replaces is never changed again: it is kept as it is.
         before = table.get_item(*key) if key is not None else None
@@ -305,10 +318,13 @@ def _journaled_put(put: Callable[..., Any], propagation: IndexPropagation) -> Ca
 
 
 def _journaled_delete(
-    delete: Callable[..., Any], propagation: IndexPropagation
-) -> Callable[..., Any]:
+    delete: Callable[[Table, DynamoType, DynamoType | None], Item | None],
+    propagation: IndexPropagation,
+) -> Callable[[Table, DynamoType, DynamoType | None], Item | None]:
     @functools.wraps(delete)
-    def delete_item(table: Any, hash_key: Any, range_key: Any) -> Any:
+    def delete_item(
+        table: Table, hash_key: DynamoType, range_key: DynamoType | None
+    ) -> Item | None:
         item = delete(table, hash_key, range_key)
         if item is not None and _indexed(table):
             propagation.wrote(table, (hash_key, range_key), item)
@@ -318,12 +334,16 @@ def _journaled_delete(
 
 
 def _journaled_update(
-    update: Callable[..., Any], propagation: IndexPropagation
-) -> Callable[..., Any]:
+    update: Callable[..., Item], propagation: IndexPropagation
+) -> Callable[..., Item]:
     @functools.wraps(update)
     def update_item(
-        backend: Any, table_name: str, key: dict[str, Any], *args: Any, **kw: Any
-    ) -> Any:
+        backend: DynamoDBBackend,
+        table_name: str,
+        key: dict[str, Any],
+        *args: object,
+        **kw: object,
+    ) -> Item:
         table = backend.get_table(table_name)
         item_key = _keys_of(table, key) if _indexed(table) else None
         # An update changes the item in place: it is copied first.
@@ -339,18 +359,10 @@ def _journaled_update(
 def install(exit_stack: contextlib.ExitStack, propagation: IndexPropagation) -> None:
     """The indexes lag as ``propagation`` says until ``exit_stack`` closes (after the
     emulation's own patches of the same methods: they are kept, underneath)."""
-    from moto.dynamodb.models import DynamoDBBackend
-    from moto.dynamodb.models.table import Table
-
-    replace(exit_stack, Table, "query", lambda read: _reading_index(read, propagation))
-    replace(exit_stack, Table, "scan", lambda read: _reading_index(read, propagation))
-    replace(exit_stack, Table, "all_items", _lagged)
-    replace(exit_stack, Table, "has_idx_items", _lagged_index_items)
-    replace(exit_stack, Table, "put_item", lambda put: _journaled_put(put, propagation))
-    replace(exit_stack, Table, "delete_item", lambda delete: _journaled_delete(delete, propagation))
-    replace(
-        exit_stack,
-        DynamoDBBackend,
-        "update_item",
-        lambda update: _journaled_update(update, propagation),
-    )
+    replace(exit_stack, QUERY, _reading_index(original(QUERY), propagation))
+    replace(exit_stack, SCAN, _reading_index(original(SCAN), propagation))
+    replace(exit_stack, ALL_ITEMS, _lagged(original(ALL_ITEMS)))
+    replace(exit_stack, INDEXED_ITEMS, _lagged_index_items(original(INDEXED_ITEMS)))
+    replace(exit_stack, PUT, _journaled_put(original(PUT), propagation))
+    replace(exit_stack, DELETE, _journaled_delete(original(DELETE), propagation))
+    replace(exit_stack, UPDATE, _journaled_update(original(UPDATE), propagation))

@@ -24,7 +24,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 
 TARGET = "moto.events.utils.EventTemplateParser.parse"
 PATCHED = (TARGET,)

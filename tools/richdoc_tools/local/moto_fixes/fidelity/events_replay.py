@@ -22,15 +22,18 @@ from __future__ import annotations
 
 import contextlib
 from datetime import datetime
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from richdoc_tools.local.patches.target import replace
+from richdoc_tools.local.patch_targets import replace
+
+if TYPE_CHECKING:
+    from moto.events.models import Archive, Replay
 
 TARGET = "moto.events.models.Replay.replay_events"
 PATCHED = (TARGET,)
 
 
-def _seconds(value: Any) -> float:
+def _seconds(value: datetime | str | float) -> float:
     if isinstance(value, datetime):
         return value.timestamp()
     if isinstance(value, str):
@@ -41,7 +44,7 @@ def _seconds(value: Any) -> float:
     return float(value)
 
 
-def replay_events(self: Any, archive: Any) -> None:
+def replay_events(self: Replay, archive: Archive) -> None:
     from moto.core.utils import unix_time
     from moto.events.models import ReplayState, events_backends
     from moto.moto_api._internal import mock_random

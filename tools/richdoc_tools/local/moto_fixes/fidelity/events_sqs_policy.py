@@ -19,10 +19,13 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 from richdoc_tools.local.strict.queue_policies import EVENTBRIDGE, service_may_send
+
+if TYPE_CHECKING:
+    from moto.events.models import Rule
 
 TARGET = "moto.events.models.Rule._send_to_sqs_queue"
 PATCHED = (TARGET,)
@@ -31,10 +34,14 @@ PATCHED = (TARGET,)
 dropped: list[tuple[str, str]] = []
 
 
-def policed(send: Callable[..., None]) -> Callable[..., None]:
+# Rule._send_to_sqs_queue(resource_id, event, group_id): the event as the rule sends it.
+SendToQueue = Callable[["Rule", str, dict[str, Any], "str | None"], None]
+
+
+def policed(send: SendToQueue) -> SendToQueue:
     @functools.wraps(send)
     def send_if_allowed(
-        self: Any, resource_id: str, event: dict[str, Any], group_id: str | None = None
+        self: Rule, resource_id: str, event: dict[str, Any], group_id: str | None = None
     ) -> None:
         from moto.sqs.models import sqs_backends
 

@@ -24,9 +24,10 @@ import contextlib
 import json
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.patches.target import replace
+from richdoc_tools.local.patch_targets import replace
 
 if TYPE_CHECKING:
+    from moto.core.responses import ActionResult
     from moto.stepfunctions.responses import StepFunctionResponse
 
 TARGET = "moto.stepfunctions.responses.StepFunctionResponse.get_execution_history"
@@ -79,7 +80,7 @@ def page(
     return answer
 
 
-def get_execution_history(self: StepFunctionResponse) -> Any:
+def get_execution_history(self: StepFunctionResponse) -> ActionResult:
     from moto.core.responses import ActionResult
 
     arn = self._get_param("executionArn")

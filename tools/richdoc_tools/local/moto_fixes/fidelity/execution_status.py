@@ -17,15 +17,18 @@ The fix reads an execution that has no status yet as RUNNING.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import TYPE_CHECKING
 
-from richdoc_tools.local.patches.target import replace
+from richdoc_tools.local.patch_targets import replace
+
+if TYPE_CHECKING:
+    from moto.stepfunctions.parser.backend.execution import Execution
 
 TARGET = "moto.stepfunctions.parser.backend.execution.Execution.status"
 PATCHED = (TARGET,)
 
 
-def _status(execution: Any) -> str:
+def _status(execution: Execution) -> str:
     from moto.stepfunctions.parser.api import ExecutionStatus
 
     status = execution.exec_status or ExecutionStatus.RUNNING

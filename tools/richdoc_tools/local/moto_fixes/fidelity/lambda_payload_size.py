@@ -17,13 +17,14 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 from richdoc_tools.local.requests.service_errors import ServiceErrorResponse
 
 if TYPE_CHECKING:
     from moto.awslambda.responses import LambdaResponse
+    from moto.core.common_types import TYPE_RESPONSE
 
 TARGET = "moto.awslambda.responses.LambdaResponse.invoke"
 PATCHED = (TARGET,)
@@ -31,9 +32,11 @@ SYNC_LIMIT = 6_291_456
 ASYNC_LIMIT = 1_048_576
 
 
-def limited(invoke: Callable[..., Any]) -> Callable[..., Any]:
+def limited(
+    invoke: Callable[[LambdaResponse], TYPE_RESPONSE],
+) -> Callable[[LambdaResponse], TYPE_RESPONSE]:
     @functools.wraps(invoke)
-    def invoke_limited(self: LambdaResponse) -> Any:
+    def invoke_limited(self: LambdaResponse) -> TYPE_RESPONSE:
         asynchronous = self.headers.get("X-Amz-Invocation-Type") == "Event"
         limit = ASYNC_LIMIT if asynchronous else SYNC_LIMIT
         raw = self.raw_body or b""

@@ -24,7 +24,7 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 
 if TYPE_CHECKING:
     from moto.stepfunctions.parser.asl.component.common.error_name.failure_event import (

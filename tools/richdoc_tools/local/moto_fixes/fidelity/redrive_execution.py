@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, NoReturn
 
-from richdoc_tools.local.patches.target import add
+from richdoc_tools.local.patch_targets import add
 
 if TYPE_CHECKING:
     from moto.stepfunctions.responses import StepFunctionResponse

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 
 TARGET = "moto.s3.models.S3Backend.delete_object"
 PATCHED = (TARGET,)

@@ -17,9 +17,15 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
+
+if TYPE_CHECKING:
+    from moto.s3.models import S3Backend
+
+P = ParamSpec("P")
+CreatedT = TypeVar("CreatedT")
 
 PUT = "moto.s3.models.S3Backend.put_object"
 MULTIPART = "moto.s3.models.S3Backend.create_multipart_upload"
@@ -35,9 +41,11 @@ def _too_long() -> Exception:
     return error
 
 
-def limited(create: Callable[..., Any], key_position: int) -> Callable[..., Any]:
+def limited(
+    create: Callable[Concatenate[S3Backend, P], CreatedT], key_position: int
+) -> Callable[Concatenate[S3Backend, P], CreatedT]:
     @functools.wraps(create)
-    def create_limited(backend: Any, *args: Any, **kwargs: Any) -> Any:
+    def create_limited(backend: S3Backend, /, *args: P.args, **kwargs: P.kwargs) -> CreatedT:
         key = kwargs.get("key_name", args[key_position] if len(args) > key_position else "")
         if len(str(key).encode("utf-8", "surrogatepass")) > MAX_KEY_BYTES:
             raise _too_long()

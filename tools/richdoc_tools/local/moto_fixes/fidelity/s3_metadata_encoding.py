@@ -23,9 +23,13 @@ import functools
 from collections.abc import Callable
 from email.errors import HeaderParseError
 from email.header import decode_header, make_header
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
+
+if TYPE_CHECKING:
+    from moto.s3.models import FakeKey
+    from moto.utilities.utils import LowercaseDict
 
 SET_TARGET = "moto.s3.models.FakeKey.set_metadata"
 GET_TARGET = "moto.s3.models.FakeKey.metadata"
@@ -51,13 +55,15 @@ def decoded(value: str) -> str:
         return value
 
 
-def _is_user(name: Any) -> bool:
+def _is_user(name: object) -> bool:
     return isinstance(name, str) and name.lower().startswith(USER_PREFIX)
 
 
-def storing_decoded(set_metadata: Callable[..., None]) -> Callable[..., None]:
+def storing_decoded(
+    set_metadata: Callable[[FakeKey, Any, bool], None],
+) -> Callable[[FakeKey, Any, bool], None]:
     @functools.wraps(set_metadata)
-    def set_decoded(self: Any, metadata: Any, replace: bool = False) -> None:
+    def set_decoded(self: FakeKey, metadata: Any, replace: bool = False) -> None:
         for name in list(metadata.keys()):
             value = metadata[name]
             if _is_user(name) and isinstance(value, str):
@@ -68,11 +74,11 @@ def storing_decoded(set_metadata: Callable[..., None]) -> Callable[..., None]:
 
 
 def returning_encoded(metadata: property) -> property:
-    getter = metadata.fget
+    getter: Callable[[FakeKey], LowercaseDict] | None = metadata.fget
     assert getter is not None
 
     @functools.wraps(getter)
-    def encoded_metadata(self: Any) -> Any:
+    def encoded_metadata(self: FakeKey) -> LowercaseDict:
         stored = getter(self)
         if not any(
             _is_user(n) and isinstance(v, str) and not v.isascii() for n, v in stored.items()

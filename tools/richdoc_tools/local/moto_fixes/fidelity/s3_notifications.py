@@ -16,14 +16,19 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 
 TARGET = "moto.s3.notifications._get_s3_event"
 PATCHED = (TARGET,)
 
-EventBuilder = Callable[[str, Any, Any, str], dict[str, Any]]
+if TYPE_CHECKING:
+    from moto.s3.models import FakeBucket
+
+# _get_s3_event(event_name, bucket, key, notification_id): the key is whatever moto
+# notifies of (a key, a delete marker), read here only for its version id.
+EventBuilder = Callable[[str, "FakeBucket", object, str], dict[str, Any]]
 
 
 def with_version_id(build: EventBuilder) -> EventBuilder:
@@ -31,7 +36,7 @@ def with_version_id(build: EventBuilder) -> EventBuilder:
 
     @functools.wraps(build)
     def build_with_version(
-        event_name: str, bucket: Any, key: Any, notification_id: str
+        event_name: str, bucket: FakeBucket, key: object, notification_id: str
     ) -> dict[str, Any]:
         event = build(event_name, bucket, key, notification_id)
         version = getattr(key, "version_id", None)

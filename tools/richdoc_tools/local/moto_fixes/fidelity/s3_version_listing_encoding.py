@@ -20,9 +20,15 @@ from __future__ import annotations
 import contextlib
 import urllib.parse
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from unittest import mock
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
+
+if TYPE_CHECKING:
+    from moto.core.common_types import TYPE_RESPONSE
+    from moto.core.responses import ActionResult
+    from moto.s3.responses import S3Response
 
 TARGET = "moto.s3.responses.S3Response.list_object_versions"
 PATCHED = (TARGET,)
@@ -47,22 +53,24 @@ def url_encoded(result: dict[str, Any]) -> dict[str, Any]:
     return encoded
 
 
-def honouring_encoding(listing: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    def list_object_versions(response: Any) -> Any:
+def honouring_encoding(
+    listing: Callable[[S3Response], TYPE_RESPONSE],
+) -> Callable[[S3Response], TYPE_RESPONSE]:
+    def list_object_versions(response: S3Response) -> TYPE_RESPONSE:
         if response.querystring.get("encoding-type", [None])[0] != "url":
             return listing(response)
         from moto.core.responses import ActionResult
 
         serialized = response.serialized
 
-        def serialized_encoded(action: Any) -> Any:
-            return serialized(ActionResult(url_encoded(action.result)))
+        def serialized_encoded(action: ActionResult) -> TYPE_RESPONSE:
+            listed = action.result
+            if not isinstance(listed, dict):
+                return serialized(action)
+            return serialized(ActionResult(url_encoded(listed)))
 
-        response.serialized = serialized_encoded  # this request's answer only
-        try:
+        with mock.patch.object(response, "serialized", serialized_encoded):  # this answer only
             return listing(response)
-        finally:
-            del response.serialized
 
     return list_object_versions
 

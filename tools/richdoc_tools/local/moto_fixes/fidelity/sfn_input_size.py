@@ -17,12 +17,13 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 from richdoc_tools.local.requests.service_errors import ServiceErrorResponse
 
 if TYPE_CHECKING:
+    from moto.core.responses import ActionResult
     from moto.stepfunctions.responses import StepFunctionResponse
 
 TARGET = "moto.stepfunctions.responses.StepFunctionResponse.start_execution"
@@ -30,9 +31,11 @@ PATCHED = (TARGET,)
 MAX_INPUT_BYTES = 262_144
 
 
-def limited(start: Callable[..., Any]) -> Callable[..., Any]:
+def limited(
+    start: Callable[[StepFunctionResponse], ActionResult],
+) -> Callable[[StepFunctionResponse], ActionResult]:
     @functools.wraps(start)
-    def start_limited(self: StepFunctionResponse) -> Any:
+    def start_limited(self: StepFunctionResponse) -> ActionResult:
         execution_input = self._get_param("input") or ""
         if len(str(execution_input).encode("utf-8", "surrogatepass")) > MAX_INPUT_BYTES:
             raise ServiceErrorResponse(

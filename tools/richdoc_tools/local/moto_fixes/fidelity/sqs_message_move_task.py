@@ -36,12 +36,14 @@ import json
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from richdoc_tools.local.patches.target import add
+from richdoc_tools.local.patch_targets import add
 
 if TYPE_CHECKING:
+    from moto.core.responses import ActionResult
     from moto.sqs.models import Message, Queue, SQSBackend
     from moto.sqs.responses import SQSResponse
 
@@ -241,11 +243,11 @@ def _queue(backend: SQSBackend, arn: str, parameter: str) -> Queue:
     return queue
 
 
-def responses(tasks: MoveTasks) -> dict[str, Any]:
+def responses(tasks: MoveTasks) -> dict[str, Callable[[SQSResponse], ActionResult]]:
     """The three actions, as ``SQSResponse`` methods answering from ``tasks``."""
     from moto.core.responses import ActionResult
 
-    def start_message_move_task(self: SQSResponse) -> Any:
+    def start_message_move_task(self: SQSResponse) -> ActionResult:
         rate = self._get_param("MaxNumberOfMessagesPerSecond")
         task = tasks.start(
             self.sqs_backend,
@@ -255,7 +257,7 @@ def responses(tasks: MoveTasks) -> dict[str, Any]:
         )
         return ActionResult({"TaskHandle": task.handle})
 
-    def list_message_move_tasks(self: SQSResponse) -> Any:
+    def list_message_move_tasks(self: SQSResponse) -> ActionResult:
         listed = tasks.listed(
             self.sqs_backend,
             self._get_param("SourceArn"),
@@ -263,7 +265,7 @@ def responses(tasks: MoveTasks) -> dict[str, Any]:
         )
         return ActionResult({"Results": [task.described() for task in listed]})
 
-    def cancel_message_move_task(self: SQSResponse) -> Any:
+    def cancel_message_move_task(self: SQSResponse) -> ActionResult:
         task = tasks.cancel(self._get_param("TaskHandle"))
         return ActionResult({"ApproximateNumberOfMessagesMoved": task.moved})
 

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 
 TARGET = "moto.core.serialize.BaseJSONSerializer._serialize_type_structure"
 PATCHED = (TARGET,)
@@ -39,7 +39,7 @@ class NotPlain(Exception):
     """A value the wire format here does not cover: moto's walk serializes it."""
 
 
-def _string(value: Any) -> Any:
+def _string(value: object) -> object:
     if isinstance(value, Enum):
         value = value.value
     return str(value) if value not in [None, {}, []] else value

@@ -29,9 +29,14 @@ import functools
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
+
+if TYPE_CHECKING:
+    from moto.dynamodb.models import DynamoDBBackend
+
+CopiedT = TypeVar("CopiedT")
 
 TARGET = "moto.dynamodb.models.DynamoDBBackend.transact_write_items"
 # The copy module moto's DynamoDB backend copies a transaction's tables through.
@@ -51,7 +56,9 @@ class RollbackPoint:
     streams: dict[int, tuple[Any, int]] = field(default_factory=dict)
 
     @classmethod
-    def before(cls, backend: Any, transact_items: list[dict[str, Any]]) -> RollbackPoint:
+    def before(
+        cls, backend: DynamoDBBackend, transact_items: list[dict[str, Any]]
+    ) -> RollbackPoint:
         from moto.dynamodb.models.dynamo_type import DynamoType
 
         point = cls()
@@ -95,18 +102,18 @@ class TablesNotCopied:
     applies a transaction, a table's deep copy is the table itself; every other copy is
     the copy module's."""
 
-    def deepcopy(self, value: Any, memo: dict[int, Any] | None = None) -> Any:
+    def deepcopy(self, value: CopiedT, memo: dict[int, object] | None = None) -> CopiedT:
         from moto.dynamodb.models.table import Table
 
         if getattr(_applying, "transaction", False) and isinstance(value, Table):
             return value
         return copy.deepcopy(value, memo)
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Any:  # any of the copy module's attributes
         return getattr(copy, name)
 
 
-Transact = Callable[[Any, list[dict[str, Any]]], None]
+Transact = Callable[["DynamoDBBackend", list[dict[str, Any]]], None]
 
 
 def rolled_back_by_items(transact: Transact) -> Transact:
@@ -120,7 +127,9 @@ def rolled_back_by_items(transact: Transact) -> Transact:
     undone = (TransactionCanceledException, MultipleTransactionsException, MockValidationException)
 
     @functools.wraps(transact)
-    def transact_write_items(backend: Any, transact_items: list[dict[str, Any]]) -> None:
+    def transact_write_items(
+        backend: DynamoDBBackend, transact_items: list[dict[str, Any]]
+    ) -> None:
         rollback = RollbackPoint.before(backend, transact_items)
         _applying.transaction = True
         try:

@@ -15,7 +15,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from richdoc_tools.local.patches.target import original, replace
+from richdoc_tools.local.patch_targets import original, replace
 
 EXTRACT = "moto.stepfunctions.parser.asl.utils.json_path.parse"  # jsonpath_ng.ext.parse
 RESULT = "moto.stepfunctions.parser.asl.component.common.path.result_path.parse"

@@ -1,4 +1,7 @@
-"""Patch targets named by dotted paths, replaced on the stack's ``ExitStack``."""
+"""Patch targets named by dotted paths, replaced on the stack's ``ExitStack``.
+
+The one way the stack's seams (``local.patches``) and the changes to moto
+(``local.moto_fixes``) replace what they patch; it knows neither of them."""
 
 from __future__ import annotations
 
@@ -6,17 +9,25 @@ import contextlib
 import functools
 import pkgutil
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ParamSpec, TypeAlias, TypeVar
 from unittest import mock
 
+P = ParamSpec("P")
+R = TypeVar("R")
 
-def owner(target: str) -> tuple[Any, str]:
+# What a dotted path names, as its owner stores it (a function, a staticmethod, a
+# property, a module): found at run time, so only the caller, which hands it to a typed
+# wrapper, can say what it is.
+Attribute: TypeAlias = Any
+
+
+def owner(target: str) -> tuple[object, str]:
     """``"package.module.Class.attribute"`` -> (the class or module, "attribute")."""
     path, _, attribute = target.rpartition(".")
     return pkgutil.resolve_name(path), attribute
 
 
-def original(target: str) -> Any:
+def original(target: str) -> Attribute:
     """The attribute as its owner stores it (a staticmethod stays one), patched or not;
     None when the owner has none (a patch that adds what moto lacks)."""
     cls_or_module, attribute = owner(target)
@@ -37,12 +48,12 @@ def add(exit_stack: contextlib.ExitStack, target: str, new: object) -> None:
 
 
 def locked(
-    function: Callable[..., Any], lock: contextlib.AbstractContextManager[Any]
-) -> Callable[..., Any]:
+    function: Callable[P, R], lock: contextlib.AbstractContextManager[object]
+) -> Callable[P, R]:
     """``function``, called under ``lock``."""
 
     @functools.wraps(function)
-    def call(*args: Any, **kwargs: Any) -> Any:
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
         with lock:
             return function(*args, **kwargs)
 
