@@ -300,6 +300,42 @@ def test_a_written_effective_date_comes_before_an_event_clause() -> None:
     )
 
 
+def test_an_effective_date_written_in_a_field_of_the_document_is_no_event() -> None:
+    # The document defines its Effective Date as the date a field of its own holds: the
+    # event clause is the condition under which that date is written. A form leaves the
+    # field blank, and is undated; a filled one states its effective date.
+    for definition in [
+        'THIS FRANCHISE AGREEMENT is made and entered into as of the "Effective Date" that we '
+        "have indicated on the signature page of this Agreement by and between Acme and Beta.",
+        '"Effective Date" means the date set forth on the cover page of this Agreement.',
+        "This Agreement is entered into as of the Effective Date as stated on the signature page.",
+    ]:
+        blocks = [
+            TITLE,
+            definition,
+            "This Agreement takes effect when we accept and sign this document. It is governed "
+            "by the laws of the State of Texas, without regard to its conflict of laws rules.",
+            "By: ______ Name: ______ Title: ______ Effective Date: ______",
+        ]
+        assert kind(*blocks) is AmbiguityKind.UNDATED, definition
+        filled = [*blocks[:3], "By: /s/ A Name: A Title: CEO Effective Date: March 5, 2018"]
+        assert kind(*filled) is None, definition
+
+
+def test_an_event_dated_on_the_signature_page_is_still_an_event() -> None:
+    # "set forth on the signature page" said of the execution, not of an Effective Date
+    # field: the effectiveness hangs on the last execution.
+    assert (
+        kind(
+            TITLE,
+            PREAMBLE,
+            "This Agreement shall become effective on the last date of execution set forth on "
+            'the signature page (the "Effective Date").',
+        )
+        is AmbiguityKind.RELATIVE_DATE
+    )
+
+
 def test_one_partys_signature_anchors_to_the_signature_dates_when_they_differ() -> None:
     (ambiguity,) = detected(
         "Date: March 1, 1998",

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from richdoc.detection import AmbiguityKind, detect, fired_rules
-from richdoc.detection.dates import find
+from richdoc.detection.dates import DATE_PATTERN, _matches, find
 from richdoc.detection.ruleset import DetectionRules
 from richdoc.temporal import epoch_micros, find_dates
 from tests.support.detection_layout import layout
@@ -120,3 +120,16 @@ def test_every_dated_candidate_is_a_date_of_the_block_it_points_at(blocks):
             values = {epoch_micros(f.value) for f in find(blocks[candidate.spanRef]) if f.value}
             derived = "(start of next" in candidate.label
             assert derived or candidate.validFrom in values or "/" in blocks[candidate.spanRef]
+
+
+@given(
+    st.lists(
+        st.one_of(pieces, st.sampled_from(["September. 5", "Sept.    12", "1 to", "- 30"])),
+        max_size=12,
+    ).map("".join)
+)
+def test_dates_tried_near_their_digits_are_the_dates_of_one_whole_block_pass(text: str) -> None:
+    # find tries the date pattern only from DATE_LEAD characters before each digit: it
+    # must find exactly what one finditer pass over the whole block finds.
+    whole = [match.span() for match in DATE_PATTERN.finditer(text)]
+    assert [match.span() for match in _matches(text)] == whole

@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+import re._parser
 from datetime import date
 
 import pytest
 
 from richdoc.detection.dates import (
+    DATE_LEAD,
+    DATE_PATTERN,
+    DATE_WIDTH,
     DateForm,
     Numeric,
     SlashOrder,
@@ -166,3 +170,15 @@ def test_a_date_is_a_whole_word() -> None:
 )
 def test_a_legend_states_the_slash_order(text: str, order: SlashOrder | None) -> None:
     assert legend_order(text) is order
+
+
+def test_the_bounds_find_tries_the_pattern_within_hold_for_the_pattern() -> None:
+    # DATE_WIDTH is the most characters a match spans; DATE_LEAD how far after its start
+    # a date's first digit may stand (a month's name and period, then up to four spaces).
+    widest = re._parser.parse(DATE_PATTERN.pattern, DATE_PATTERN.flags).getwidth()[1]
+    assert widest == DATE_WIDTH
+    assert [(f.start, f.end) for f in find("On September.    5, 2003 and Sept.  12 2004.")] == [
+        (3, 24),
+        (29, 43),
+    ]
+    assert len("September.    ") == DATE_LEAD

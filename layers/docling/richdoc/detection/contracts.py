@@ -58,6 +58,15 @@ _MADE_ON_EFFECTIVE_DATE = re.compile(
     r"(?ai:\b(?:made|entered\s+into|executed|dated)\s+(?:and\s+entered\s+into\s+)?(?:as\s+of|on)"
     r"\s+the\s+[\"“]?effective\s+date\b)"
 )
+# "made and entered into as of the "Effective Date" that we have indicated on the signature
+# page", ""Effective Date" means the date set forth on the cover page": the document's
+# Effective Date is a date written in a field of its own (blank in a form), not an event.
+_EFFECTIVE_DATE_FIELD = re.compile(
+    r"(?ai:\beffective\s+date[\"”']?,?\s+(?:(?:that|which|as)\s+(?:\w+\s+){0,3}?"
+    r"|(?:means|shall\s+mean|is)\s+the\s+date\s+(?:that\s+is\s+|which\s+is\s+)?)?"
+    r"(?:indicated|set\s+forth|specified|written|stated|shown|inserted|entered|designated)"
+    r"\s+(?:on|in|at)\s+(?:the\s+)?(?:\w+\s+){0,2}?page\b)"
+)
 _SIGNATURES_END = re.compile(
     r"(?:\b(?:EXHIBIT|SCHEDULE|ANNEX|APPENDIX|ATTACHMENT)\b|(?ai:\bexhibit\s+[a-z0-9]\b))"
 )
@@ -94,6 +103,9 @@ class Evidence:
     dated: bool  # the document holds a date (any role; a numeric stamp's aside)
     # Its preamble says it is made as of its Effective Date (defined elsewhere).
     made_on_effective_date: bool = False
+    # It defines its Effective Date as a date written in a field of its own (a signature
+    # or cover page's), filled or blank: its effectiveness is that date, not an event.
+    effective_date_field: bool = False
     # Slash dates neither reading of which is a real date, and numeric stamps: not dates.
     dropped: list[tuple[int, Found]] = field(default_factory=list)
 
@@ -256,7 +268,7 @@ def gather(projection: Projection, *, every_mention: bool = False) -> Evidence:
     effective_seen = False
     kept_before = 0
     legend: SlashOrder | None = None
-    dated = made_on_effective_date = False
+    dated = made_on_effective_date = effective_date_field = False
     spans = projection.spans
     for span_ref, text in blocks(projection, data):
         lowered = text.lower()
@@ -267,6 +279,8 @@ def gather(projection: Projection, *, every_mention: bool = False) -> Evidence:
                 made_on_effective_date = made_on_effective_date or bool(
                     _MADE_ON_EFFECTIVE_DATE.search(text, 0, head_reach)
                 )
+        if not effective_date_field and "page" in lowered and "effective date" in lowered:
+            effective_date_field = bool(_EFFECTIVE_DATE_FIELD.search(text))
         row = span_ref if spans[span_ref].kind is SpanKind.TABLE_ROW else None
         found = find(text)
         floor, previous = 0, None
@@ -329,7 +343,17 @@ def gather(projection: Projection, *, every_mention: bool = False) -> Evidence:
             events.extend(clauses(span_ref, text, lowered, found))
         if not events:
             events.extend(_unit_phrase(candidates))
-    return Evidence(kept, events, len(data), order, proven, dated, made_on_effective_date, dropped)
+    return Evidence(
+        kept,
+        events,
+        len(data),
+        order,
+        proven,
+        dated,
+        made_on_effective_date,
+        effective_date_field,
+        dropped,
+    )
 
 
 def _effective_beside_a_stated_date(mentions: list[Mention]) -> list[Mention]:

@@ -103,6 +103,16 @@ DATE_PATTERN = re.compile(
     rf"(?=[0-9JFMASONDjfmasond])(?<!\w)(?:(?=[0-9]){_DIGIT_FORMS}|(?=[JFMASONDjfmasond]){_MONTH_FORMS})"
     r"(?!\w)"
 )
+# Every date holds a digit, and its first digit stands at most DATE_LEAD characters after
+# its start (a month's name with its period, then the spaces before the day); a match reads
+# at most DATE_WIDTH characters, and its closing lookaheads two more. So the pattern need
+# only be tried from DATE_LEAD characters before each digit, on a stretch that ends
+# DATE_WIDTH + 3 characters after it: the same matches as one pass over the whole block
+# (a test holds both bounds to the pattern), without trying every word that begins with a
+# month's letter.
+DATE_LEAD = len("september.") + 4
+DATE_WIDTH = 66
+_DIGIT = re.compile(r"[0-9]")
 # The dash form, read only right after a date label.
 _DASH_PATTERN = re.compile(
     r"(?ai:\b(?:date|dated|date\s+signed)\s{0,4}:{1,2}\s{0,4})"
@@ -238,11 +248,28 @@ def _range(
     )
 
 
+def _matches(text: str) -> list[re.Match[str]]:
+    """``DATE_PATTERN.finditer(text)``, tried only near the digits (``DATE_LEAD``)."""
+    search, digit, size = DATE_PATTERN.search, _DIGIT.search, len(text)
+    matches: list[re.Match[str]] = []
+    pos = 0
+    while (first := digit(text, pos)) is not None:
+        at = first.start()
+        match = search(text, max(pos, at - DATE_LEAD), min(size, at + DATE_WIDTH + 3))
+        if match is None or match.start() > at:  # no date holds this digit first
+            pos = at + 1
+        else:
+            matches.append(match)
+            pos = match.end()
+    return matches
+
+
 def find(text: str) -> list[Found]:
-    """Every date of a block in text order: one pass of ``DATE_PATTERN``, and a search for
-    dash dates where a date label is (rare: skipped where the block has no colon)."""
+    """Every date of a block in text order: one pass of ``DATE_PATTERN`` (near the digits),
+    and a search for dash dates where a date label is (rare: skipped where the block has no
+    colon)."""
     found: list[Found] = []
-    for match in DATE_PATTERN.finditer(text):
+    for match in _matches(text):
         one = _found(match)
         if isinstance(one, Found):
             if one.value is not None or one.numeric is not None:

@@ -16,7 +16,9 @@ event.
   the date the agreement states of its making dates the signing too (an agreement is
   made when it is executed), unless the clause asks for the actual execution ("the date
   of actual execution"). Written effective dates come first: an event clause beside one
-  is read as the condition of that date, not as another effective date.
+  is read as the condition of that date, not as another effective date; so is one beside
+  an Effective Date the document defines as a field of its own ("the Effective Date that
+  we have indicated on the signature page"), filled or, in a form, blank.
 * Differing signature dates do not contest a date the agreement states of its making:
   "made as of" dating fixes the agreement's date whenever each party signs (signing
   before or after it is ordinary). They do date the making of an agreement whose head
@@ -85,6 +87,11 @@ def own_dates(evidence: Evidence) -> OwnDates:
     own.event = evidence.events[0]
     if own.event.kind in _SIGNING_EVENTS:
         _date_the_signing(own, own.event)
+    if evidence.effective_date_field and not own.event_dated:
+        # Its Effective Date is the date its field holds: the event clause is the condition
+        # under which that date is written, as beside a written date. A form's blank field
+        # leaves the document undated, not dated by an event.
+        own.event, own.event_anchors = None, []
     return own
 
 

@@ -7,7 +7,8 @@
 * ``convert``: what runs inside the isolated worker (``richdoc.worker``): docling's
   converters, built once in the zygote, and one task per forked child; ``ocr.engine``
   (OCR, and the native and standard pipelines with it) and ``light_pipeline`` (with
-  ``cdla_layout``, ``slanet_tables``: the light pipeline) extend docling there.
+  ``cdla_layout``, ``slanet_tables``: the light pipeline; ``text_grid``: the columns and
+  rows a table's words form on the page, which check SLANet-plus's) extend docling there.
 * ``paragraphs``, ``light_rules``: which lines make a paragraph, and the light
   pipeline's rules on its layout model's regions (pure); ``headings``: heading levels
   over a whole document (docling-core only: the merge runs it too).
