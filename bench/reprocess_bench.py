@@ -4,7 +4,7 @@ tenant run again (``richdoc reprocess``) on the strict embedded stack with
 fresh documents, one after another (each once the last was admitted). A fresh upload
 must never wait behind its tenant's reprocess: its wait is counted in slot turnovers,
 the admissions between its queueing and its own (target: at most 2), and the share of
-the turnovers the reprocess got meanwhile is reported (the two queues take turns).
+the turnovers the reprocess got meanwhile is reported (the two backlogs take turns).
 
 The 1,000 documents are uploaded with the ingest queue paused and purged, their jobs
 written as ended runs (cancelled: a reprocess runs any ended run again), so that only

@@ -29,7 +29,7 @@ from richdoc.admission.slots import Admission, SlotLedger
 from richdoc.admission.tenants import ROOT_TENANT, tenant_of
 from richdoc.contracts import JobOptions, SourceObject
 from richdoc.jobs import Job, JobStatus, JobStore, execution_name, timestamp
-from richdoc.jobs.keys import QueueKind, share_key, tenant_key
+from richdoc.jobs.keys import BacklogKind, lane_key, share_key
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -154,7 +154,7 @@ def test_a_job_cancelled_while_it_waits_leaves_the_backlog_and_is_never_admitted
     assert ledger.read().running == 0
 
 
-def test_a_sharded_run_takes_the_free_slots_it_wants_and_no_more(
+def test_a_sharded_run_claims_the_free_slots_it_wants_and_no_more(
     jobs: JobStore, clock: Any
 ) -> None:
     backlog, ledger = Backlog(jobs.table, clock), _ledger(jobs, capacity=4)
@@ -178,21 +178,21 @@ def test_a_sharded_run_takes_the_free_slots_it_wants_and_no_more(
 # ---- the backlog -------------------------------------------------------------------------------
 
 
-def test_a_waiting_job_knows_its_place_and_the_tenants_queue_its_depth(
+def test_a_waiting_job_knows_its_place_and_the_tenants_backlog_its_depth(
     jobs: JobStore, clock: Any
 ) -> None:
     backlog, ledger = Backlog(jobs.table, clock), _ledger(jobs, capacity=1)
     queued = [_queue(jobs, backlog, "acme", str(n)) for n in range(4)]
     assert [backlog.position(job) for job in queued] == [1, 2, 3, 4]
-    [acme] = backlog.census().queues
-    assert (acme.tenant, acme.queue, acme.waiting) == ("acme", QueueKind.UPLOADS, 4)
+    [acme] = backlog.census().backlogs
+    assert (acme.tenant, acme.backlog, acme.waiting) == ("acme", BacklogKind.UPLOADS, 4)
     assert acme.oldest_queued_at == queued[0].queued_at
     ledger.admit(queued[0])
     current = [jobs.get(job.job_id) for job in queued]
     assert [backlog.position(job) for job in current if job is not None] == [None, 1, 2, 3]
 
 
-def test_a_tenant_leaves_the_lane_when_its_queue_is_empty_after_the_grace(
+def test_a_tenant_leaves_the_lane_when_its_backlog_is_empty_after_the_grace(
     jobs: JobStore, clock: Any
 ) -> None:
     backlog = Backlog(jobs.table, clock)
@@ -203,25 +203,25 @@ def test_a_tenant_leaves_the_lane_when_its_queue_is_empty_after_the_grace(
     assert backlog.entries() == []
 
 
-def test_a_run_is_written_queued_only_once_its_queue_is_in_the_lane(
+def test_a_run_is_written_queued_only_once_its_backlog_is_in_the_lane(
     jobs: JobStore, clock: Any
 ) -> None:
-    """The job's write wakes the dispatcher, which looks through the lane: the lane is
-    marked first, so the dispatcher it wakes finds the queue."""
+    """The job's write wakes the dispatcher, which looks through the lane: the backlog's
+    lane item is marked first, so the dispatcher it wakes finds the backlog."""
     backlog = Backlog(jobs.table, clock)
     lane_at_write: list[Any] = []
 
     def write() -> bool:
         item = jobs.table.get_item(
-            Key=tenant_key("acme", QueueKind.REPROCESS), ConsistentRead=True
+            Key=lane_key("acme", BacklogKind.REPROCESS), ConsistentRead=True
         ).get("Item")
         lane_at_write.append(item and item.get("lane"))
         source = SourceObject(bucket="ingest", key="acme/a.docx", version_id="v1")
         return jobs.create("acme-a", source, JobOptions(), tenant="acme")
 
-    assert backlog.queue_run("acme", write, QueueKind.REPROCESS) is True
+    assert backlog.queue_run("acme", write, BacklogKind.REPROCESS) is True
     assert lane_at_write == ["backlog"]
-    assert [(e.tenant, e.queue) for e in backlog.entries()] == [("acme", QueueKind.REPROCESS)]
+    assert [(e.tenant, e.backlog) for e in backlog.entries()] == [("acme", BacklogKind.REPROCESS)]
 
 
 # ---- the dispatcher ----------------------------------------------------------------------------
@@ -336,7 +336,7 @@ def test_the_audit_releases_what_the_stream_missed_and_sets_the_counts_right(
     assert audit.audit() == type(findings)(open_runs=findings.open_runs)  # nothing left
 
 
-def test_the_minutely_schedule_puts_queues_with_waiting_jobs_back_in_the_lane(
+def test_the_minutely_schedule_puts_backlogs_with_waiting_jobs_back_in_the_lane(
     jobs: JobStore, clock: Any, machine: str
 ) -> None:
     ledger = _ledger(jobs, capacity=1)
@@ -344,10 +344,10 @@ def test_the_minutely_schedule_puts_queues_with_waiting_jobs_back_in_the_lane(
     running = _queue(jobs, dispatcher.backlog, "globex", "a")
     assert dispatcher.admit() == [running.job_id]  # the only slot is held
     job = _queue(jobs, dispatcher.backlog, "acme", "a")
-    jobs.table.update_item(Key=tenant_key("acme"), UpdateExpression="REMOVE lane")
+    jobs.table.update_item(Key=lane_key("acme"), UpdateExpression="REMOVE lane")
     assert [entry.tenant for entry in dispatcher.backlog.entries()] == ["globex"]
     done = dispatcher.schedule()
-    # Counted from the queue index, not the lane, and put back in the lane.
+    # Counted from the backlog index, not the lane, and put back in the lane.
     assert (done.waiting, done.lanes) == (1, ["acme"])
     assert {entry.tenant for entry in dispatcher.backlog.entries()} == {"acme", "globex"}
     assert dispatcher.backlog.oldest("acme", 1).job_ids == [job.job_id]
@@ -441,7 +441,7 @@ def test_an_index_still_listing_jobs_just_admitted_empties_no_lane_and_hides_no_
     _end_admitted(jobs, dispatcher)
     final = dispatcher.schedule()
     assert (final.waiting, final.oldest_waiting_s, ledger.read().running) == (0, 0.0, 0)
-    # Only now, its queue read empty, does the tenant leave the lane.
+    # Only now, its backlog read empty, does the tenant leave the lane.
     assert dispatcher.backlog.entries() == []
 
 
@@ -461,7 +461,7 @@ def test_a_wake_admits_the_job_that_woke_it_before_the_index_lists_it(
 def test_the_minutely_schedules_requests_do_not_grow_with_the_tenants_in_the_lane(
     jobs: JobStore, clock: Any, machine: str
 ) -> None:
-    """Counting the backlog reads the queue index in pages, not queue by queue; admitting
+    """Counting the backlog reads the backlog index in pages, not backlog by backlog; admitting
     reads the lane only as far as the turns it gives out."""
     ledger = _ledger(jobs, capacity=2)
     dispatcher = _dispatcher(jobs, ledger, machine)

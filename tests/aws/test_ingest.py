@@ -273,9 +273,9 @@ def test_a_jobs_tenant_is_in_the_lane_before_the_job_waits(
     world: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The job's write wakes the dispatcher (its stream record), which finds waiting jobs
-    through the lane: a new tenant marked only after its first job would not be found
-    until the next trigger. Seen at each queuing write: the first run's and a redrive's,
-    after the tenant left the lane."""
+    through the lane: a new tenant's backlog marked only after its first job would not be
+    found until the next trigger. Seen at each queuing write: the first run's and a
+    redrive's, after the backlog left the lane."""
     jobs: JobStore = world["jobs"]
     backlog: Backlog = world["backlog"]
     lane_at_write: list[tuple[str, list[str]]] = []
@@ -294,7 +294,7 @@ def test_a_jobs_tenant_is_in_the_lane_before_the_job_waits(
     [first] = world["starter"].handle_message(body)
     attributes = {k: v["StringValue"] for k, v in _dead_letter(world, first.job_id).items()}
     [tenant] = backlog.entries()
-    assert backlog.clear(tenant, datetime.now(UTC) + timedelta(days=1))  # its queue emptied
+    assert backlog.clear(tenant, datetime.now(UTC) + timedelta(days=1))  # its backlog emptied
     [again] = world["starter"].handle_message(body, attributes)
     assert (first.outcome, again.outcome, again.run) == (StartOutcome.QUEUED,) * 2 + (2,)
     # The redrive's delivery tries the first run's create again (it finds the job).

@@ -144,7 +144,7 @@ def test_a_job_waiting_shows_its_place_and_every_run_records_its_slot(
     records = [job_of(stack, job_id) for job_id in waiting]
     assert all(job.status is JobStatus.QUEUED and job.waiting for job in records)
     backlog = Backlog(stack.jobs.table, stack.jobs.clock)
-    # A place is read from the queue index, which shows a job a moment after its write.
+    # A place is read from the backlog index, which shows a job a moment after its write.
     assert wait_until(lambda: [backlog.position(job) for job in records] == [1, 2, 3], TIMEOUT_S)
     assert ledger(stack).running == CAPACITY
     held_starts.open()

@@ -130,7 +130,7 @@ def test_functions_share_this_machines_cores_whatever_they_reserve(stack: Any) -
     cores = os.cpu_count() or 2
     for logical_id in stack.runtime.functions.values():
         local = cores if stack.runtime.handlers[logical_id].image else 4 * cores
-        assert stack.runtime.slots[logical_id] == local, logical_id
+        assert stack.runtime.runners[logical_id] == local, logical_id
 
 
 def test_an_invocation_beyond_the_reserved_concurrency_is_throttled_at_once(stack: Any) -> None:

@@ -6,8 +6,8 @@ one slot), and the state machine's retry waits are scaled to nothing, so a throt
 spends its whole throttle window (the definition's retrier for
 ``Lambda.TooManyRequestsException``) at once. Executions started directly, bypassing
 admission, as the starter started every upload's before admission existed, meet the
-throttle while a parse holds tier 1's only slot and are dead-lettered as transient; the
-same burst dropped into the bucket waits in the backlog and succeeds."""
+throttle while a parse holds tier 1's one concurrent execution and are dead-lettered as
+transient; the same burst dropped into the bucket waits in the backlog and succeeds."""
 
 from __future__ import annotations
 

@@ -52,7 +52,7 @@ from richdoc.projection import project  # noqa: E402
 from richdoc_client.projection import ProjectionSource  # noqa: E402
 
 CONSTRUCTED_PIPELINE = "docling-core constructors"
-# Every generated office file claims this moment; zip entries carry the zip epoch.
+# Every generated office file carries this moment; zip entries carry the zip epoch.
 PINNED_TIME = dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 

@@ -680,7 +680,7 @@ EXPECTED_ACTIONS = {
         *PURGE_ACTIONS,
     },
     # Admission: the ledger, the tenants, the waiting jobs (and their minutely count, a
-    # Scan of the queue index); the admitted runs' executions; the stream mapping's
+    # Scan of the backlog index); the admitted runs' executions; the stream mapping's
     # failure destination.
     "DispatcherFunctionRole": {
         "dynamodb:GetItem",
@@ -758,7 +758,7 @@ EXPECTED_ACTIONS = {
     },
     # The reconciler also purges a deleted job's artifacts when its execution ends.
     # The shards' slots and the sweep's audit of them read the ledger's holders' jobs and
-    # the tenants' shares (BatchGetItem) and the tenants in the lane.
+    # the tenants' shares (BatchGetItem) and the backlogs in the lane.
     "RecordsFunctionRole": {
         "dynamodb:GetItem",
         "dynamodb:BatchGetItem",

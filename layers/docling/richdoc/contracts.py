@@ -128,7 +128,7 @@ class PageSpan(Contract):
     Its forms, and the only code that writes or reads them: the JSON object
     ``{"start": 51, "end": 100}`` in state payloads and worker tasks (the model's own);
     the text ``51-100`` (``str``, ``parse``) in the job records (an attempt's ``pages``,
-    the finished shards, the attempt counters' slots: ``PageSpanText``); ``pages-51-100``
+    the finished shards, the attempt series' names: ``PageSpanText``); ``pages-51-100``
     (``key_name``) in artifact keys (``richdoc.artifacts.docling_key``).
     """
 

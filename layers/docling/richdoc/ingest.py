@@ -13,15 +13,15 @@ notification is handled (its version deleted before; S3 answers 404) queues noth
 job is recorded DELETED with the reason, a tombstone, as its removal notification would
 have recorded it.
 
-The starter starts no execution: a burst of uploads costs a job write and a tenant write
-each, and nothing it calls throttles with the burst's size.
+The starter starts no execution: a burst of uploads costs a job write and a lane item's
+write each, and nothing it calls throttles with the burst's size.
 
 Failures: AWS throttling, 5xx and connection errors (S3, DynamoDB) are ``Transient``
 (``richdoc.awserrors``); any exception fails just its record, which SQS redelivers and,
 after ``maxReceiveCount`` receives, moves to the dead-letter queue.
 
 Idempotency: the job id is derived from bucket, key and version; a duplicate notification
-finds the job and queues nothing new (it only marks the tenant's backlog again, in case
+finds the job and queues nothing new (it only marks the backlog's lane item again, in case
 the first delivery failed between the two writes). Only a redrive of the dead-lettered
 (or cancelled) run advances the job to its next run, which waits in the backlog in turn.
 A run cancelled while it waits leaves the backlog in the cancel's write: nothing starts.
@@ -57,7 +57,7 @@ from richdoc.jobs import (
     job_id_for,
     timestamp,
 )
-from richdoc.jobs.keys import QueueKind
+from richdoc.jobs.keys import BacklogKind
 from richdoc.metadata import passed_through
 
 if TYPE_CHECKING:
@@ -328,7 +328,7 @@ class Starter:
             source.key, metadata=user_metadata, tags=tags, tenant_key=self.tenant_key
         )
         metadata = passed_through(user_metadata, tags, self.metadata_prefix)
-        # A duplicate delivery marks the lane again, in case the first one failed between
+        # A duplicate delivery marks the lane item again, in case the first one failed between
         # its two writes.
         created_run = self.backlog.queue_run(
             tenant,
@@ -379,6 +379,7 @@ class Starter:
             return self._ignored(job_id, run)
         if job.waiting and job.tenant is not None and job.tenant != tenant:
             # An earlier delivery queued the run under another tenant (the object's tags
-            # or the deployment's TenantKey changed since): the job waits in that lane.
-            self.backlog.mark(job.tenant, job.queue or QueueKind.UPLOADS)
+            # or the deployment's TenantKey changed since): the job waits in that tenant's
+            # backlog, which must be in the lane.
+            self.backlog.mark(job.tenant, job.backlog or BacklogKind.UPLOADS)
         return StartResult(job_id, run, execution_name(job_id, run), StartOutcome.ALREADY_QUEUED)

@@ -17,7 +17,7 @@ from richdoc_tools.local.moto_fixes.fidelity.dynamodb_index_lag import (
     install,
 )
 
-from richdoc.jobs.keys import QUEUE_INDEX, STATUS_INDEX
+from richdoc.jobs.keys import BACKLOG_INDEX, STATUS_INDEX
 from tests.support.moto_fixes import moto_differs
 
 WRITES = 200
@@ -34,14 +34,14 @@ def _job(n: int, **attributes: Any) -> dict[str, Any]:
 
 
 def _queued(table: Any, tenant: str = "acme") -> list[str]:
-    """The keys the queue index lists for ``tenant`` (a Query of the index)."""
-    answer = table.query(IndexName=QUEUE_INDEX, KeyConditionExpression=Key("tenant").eq(tenant))
+    """The keys the backlog index lists for ``tenant`` (a Query of the index)."""
+    answer = table.query(IndexName=BACKLOG_INDEX, KeyConditionExpression=Key("tenant").eq(tenant))
     return [str(item["pk"]) for item in answer["Items"]]
 
 
 def _scanned(table: Any) -> list[str]:
-    """The keys a Scan of the queue index finds."""
-    return sorted(str(item["pk"]) for item in table.scan(IndexName=QUEUE_INDEX)["Items"])
+    """The keys a Scan of the backlog index finds."""
+    return sorted(str(item["pk"]) for item in table.scan(IndexName=BACKLOG_INDEX)["Items"])
 
 
 @moto_differs("shows every write in a global secondary index at once")
@@ -113,7 +113,7 @@ def test_an_index_still_lists_an_item_updated_out_of_it_or_deleted_until_the_wri
     for n in (1, 2, 3):
         jobs_table.put_item(Item=_job(n, tenant="acme", backlog_key=f"t{n}#{n}"))
     with propagation.held():
-        # Admitted: the job leaves the queue index in the table's write...
+        # Admitted: the job leaves the backlog index in the table's write...
         jobs_table.update_item(
             Key={"pk": "JOB#0001", "sk": "JOB"},
             UpdateExpression="REMOVE backlog_key SET job_status = :s",
@@ -138,7 +138,7 @@ def test_an_index_still_lists_an_item_updated_out_of_it_or_deleted_until_the_wri
         assert statuses["Items"] == []
     assert _queued(jobs_table) == ["JOB#0003"]
     [shown] = jobs_table.query(
-        IndexName=QUEUE_INDEX, KeyConditionExpression=Key("tenant").eq("acme")
+        IndexName=BACKLOG_INDEX, KeyConditionExpression=Key("tenant").eq("acme")
     )["Items"]
     assert shown["backlog_key"] == "t0#3"
 
@@ -168,7 +168,7 @@ def test_a_cancelled_transaction_shows_in_no_index(
 
     def listed() -> list[tuple[str, str]]:
         answer = jobs_table.query(
-            IndexName=QUEUE_INDEX, KeyConditionExpression=Key("tenant").eq("acme")
+            IndexName=BACKLOG_INDEX, KeyConditionExpression=Key("tenant").eq("acme")
         )
         return [(str(item["pk"]), str(item["backlog_key"])) for item in answer["Items"]]
 
@@ -215,7 +215,7 @@ def test_each_write_shows_after_its_own_lag_and_an_items_writes_in_order(jobs_ta
         clock.now += 3.0
         assert propagation.caught_up()
         [shown] = jobs_table.query(
-            IndexName=QUEUE_INDEX, KeyConditionExpression=Key("tenant").eq("acme")
+            IndexName=BACKLOG_INDEX, KeyConditionExpression=Key("tenant").eq("acme")
         )["Items"]
         assert shown["backlog_key"] == "t5#1"
 

@@ -55,7 +55,7 @@ def jobs() -> None:
 @with_operator
 def list_jobs(operator: Operator, status: JobStatus | None, as_json: bool) -> int:
     """List jobs, optionally by status (uses the status index, no scan). A job waiting in
-    the backlog shows its place in its tenant's queue and how long it has waited."""
+    the backlog shows its place in its tenant's backlog and how long it has waited."""
     from richdoc_tools.cli.render import jobs as render
     from richdoc_tools.ops.backlog import places
 

@@ -94,7 +94,7 @@ class Download(BaseModel):
     url: str
 
 
-class ActionSlot(BaseModel):
+class JobAction(BaseModel):
     name: str
     label: str
     url: str
@@ -130,7 +130,7 @@ class JobView(BaseModel):
     shards: list[ShardRow]
     downloads: list[Download]
     document_url: str | None
-    actions: list[ActionSlot]
+    actions: list[JobAction]
     result: ActionResult | None = None  # after a Cancel or a Redrive
     twin: str  # where the page's script reads the job's updates
     diagram: Diagram = Field(exclude=True)  # drawn by the page, not sent to scripts
@@ -253,7 +253,7 @@ def _answer(job_id: str, result: ActionResult) -> Response:
     return respond(view, "job.html")
 
 
-def _actions(job: Job) -> list[ActionSlot]:
+def _actions(job: Job) -> list[JobAction]:
     """Cancel while the run is open; Redrive when ``richdoc jobs redrive`` would send."""
     if job.status in (JobStatus.QUEUED, JobStatus.RUNNING):
         cancel_why = None
@@ -263,7 +263,7 @@ def _actions(job: Job) -> list[ActionSlot]:
         cancel_why = finished_detail(job)
     refusal = not_redrivable(job)
     return [
-        ActionSlot(
+        JobAction(
             name=name,
             label=label,
             url=url_for(f"job.{name}", job_id=job.job_id),

@@ -15,7 +15,7 @@ from flask import url_for
 from pydantic import BaseModel, ConfigDict, model_serializer
 
 from richdoc.jobs import Job, JobStatus
-from richdoc_tools.ops.backlog import QueuePlace, place_label
+from richdoc_tools.ops.backlog import BacklogPlace, place_label
 from richdoc_tools.ops.job_document import with_place
 
 _STAGE_PHASES = {
@@ -32,14 +32,14 @@ class JobSummary(BaseModel):
     record: Job
     progress_text: str
     url: str
-    place: QueuePlace | None = None  # while it waits in the backlog
+    place: BacklogPlace | None = None  # while it waits in the backlog
 
     @property
     def terminal(self) -> bool:
         return self.record.status.terminal
 
     @classmethod
-    def of(cls, job: Job, place: QueuePlace | None = None) -> JobSummary:
+    def of(cls, job: Job, place: BacklogPlace | None = None) -> JobSummary:
         text = progress_text(job)
         if place is not None:
             text = f"waiting: {place_label(place, job.tenant)}"

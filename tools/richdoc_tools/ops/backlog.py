@@ -1,8 +1,8 @@
 """The backlog as operators see it (``richdoc jobs backlog``, ``jobs list``, the console):
-each waiting job's place and age, each tenant's queue, and when it all drains.
+each waiting job's place and age, each tenant's backlogs, and when it all drains.
 
-Places and depths come from the queue index itself (``richdoc.admission.backlog``: a
-tenant's uploads and its reprocessed runs are two queues), never from the lane, the
+Places and depths come from the backlog index itself (``richdoc.admission.backlog``: a
+tenant's uploads and its reprocessed runs are two backlogs), never from the lane, the
 slots held from the ledger. The deployment's throughput is measured, not assumed: the
 median slot cycle of the recent run records (``richdoc_tools.ops.drain``), and the drain
 estimate is the waiting jobs at that rate.
@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from richdoc.admission.backlog import Backlog
 from richdoc.admission.slots import SlotLedger
 from richdoc.jobs import Job
-from richdoc.jobs.keys import QueueKind
+from richdoc.jobs.keys import BacklogKind
 from richdoc_tools.ops.drain import DrainEstimate, measure
 
 if TYPE_CHECKING:
@@ -40,8 +40,8 @@ def duration(seconds: float | None) -> str:
     return f"{whole // 86400}d{whole % 86400 // 3600:02d}h"
 
 
-class QueuePlace(BaseModel):
-    """Where a waiting job is: its place in its tenant's queue (1: next) and how long it
+class BacklogPlace(BaseModel):
+    """Where a waiting job is: its place in its tenant's backlog (1: next) and how long it
     has waited."""
 
     model_config = ConfigDict(frozen=True)
@@ -50,7 +50,7 @@ class QueuePlace(BaseModel):
     waiting_s: float
 
 
-def place_label(place: QueuePlace | None, tenant: str | None) -> str | None:
+def place_label(place: BacklogPlace | None, tenant: str | None) -> str | None:
     """A waiting job's place, as the lists show it: ``#3 of acme, 2m05s``."""
     if place is None:
         return None
@@ -61,7 +61,9 @@ class TenantBacklog(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     tenant: str
-    queue: QueueKind = QueueKind.UPLOADS
+    # Which of the tenant's backlogs (``queue``: a member of ``richdoc jobs backlog --json``
+    # and of the console's data, kept as it is).
+    queue: BacklogKind = BacklogKind.UPLOADS
     waiting: int
     oldest_queued_at: str | None
     oldest_waiting_s: float | None
@@ -93,21 +95,21 @@ def _seconds(start: str | None, end: str | None) -> float | None:
 
 def places(
     operator: Operator, jobs: Iterable[Job], now: datetime | None = None
-) -> dict[str, QueuePlace]:
+) -> dict[str, BacklogPlace]:
     """The place of each of ``jobs`` that waits in the backlog: one pass over each of
-    their tenants' queues, up to the last of them."""
+    their tenants' backlogs, up to the last of them."""
     backlog, moment = _backlog(operator), now or datetime.now(UTC)
-    waiting: dict[tuple[str, QueueKind | None], list[Job]] = {}
+    waiting: dict[tuple[str, BacklogKind | None], list[Job]] = {}
     for job in jobs:
         if job.waiting and job.tenant is not None and job.queued_at:
-            waiting.setdefault((job.tenant, job.queue), []).append(job)
+            waiting.setdefault((job.tenant, job.backlog), []).append(job)
     found = {}
     for (tenant, _), queued in waiting.items():
         positions = backlog.positions(tenant, max(j.backlog_key or "" for j in queued))
         for job in queued:
             if job.job_id in positions and job.queued_at:
                 waited = (moment - datetime.fromisoformat(job.queued_at)).total_seconds()
-                found[job.job_id] = QueuePlace(
+                found[job.job_id] = BacklogPlace(
                     position=positions[job.job_id], waiting_s=round(max(waited, 0), 1)
                 )
     return found
@@ -123,10 +125,10 @@ def outlook(operator: Operator, now: datetime | None = None) -> BacklogOutlook:
         if settings is not None
         else None
     )
-    # The queues the index counts waiting jobs in (the oldest first), then the tenants
+    # The backlogs the index counts waiting jobs in (the oldest first), then the tenants
     # that only run.
     census = backlog.census()
-    counted = sorted(census.queues, key=lambda q: (q.oldest_queued_at, q.tenant, q.queue))
+    counted = sorted(census.backlogs, key=lambda q: (q.oldest_queued_at, q.tenant, q.backlog))
     holding = {h.tenant for h in ledger.holders.values()} if ledger else set()
     idle = sorted(holding - {q.tenant for q in counted})
     tenants = []
@@ -135,7 +137,7 @@ def outlook(operator: Operator, now: datetime | None = None) -> BacklogOutlook:
         tenants.append(
             TenantBacklog(
                 tenant=count.tenant,
-                queue=count.queue,
+                queue=count.backlog,
                 waiting=count.waiting,
                 oldest_queued_at=count.oldest_queued_at,
                 oldest_waiting_s=None if waited is None else round(max(waited, 0), 1),
@@ -156,7 +158,7 @@ def outlook(operator: Operator, now: datetime | None = None) -> BacklogOutlook:
     drain = None
     if settings is not None:
         by_tenant: dict[str, int] = {}
-        for t in tenants:  # a tenant's two queues are one tenant's share of the slots
+        for t in tenants:  # a tenant's two backlogs are one tenant's share of the slots
             by_tenant[t.tenant] = by_tenant.get(t.tenant, 0) + t.waiting
         drain = measure(
             operator,

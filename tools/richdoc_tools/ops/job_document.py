@@ -17,7 +17,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, model_serializer
 
 from richdoc.jobs import Attempt, Job
-from richdoc_tools.ops.backlog import QueuePlace
+from richdoc_tools.ops.backlog import BacklogPlace
 
 
 class JobDocument(BaseModel):
@@ -28,7 +28,7 @@ class JobDocument(BaseModel):
 
     job: Job
     attempts: list[Attempt]
-    place: QueuePlace | None = None
+    place: BacklogPlace | None = None
 
     @model_serializer
     def _public(self) -> dict[str, object]:
@@ -38,7 +38,7 @@ class JobDocument(BaseModel):
         }
 
 
-def with_place(record: dict[str, object], place: QueuePlace | None) -> dict[str, object]:
+def with_place(record: dict[str, object], place: BacklogPlace | None) -> dict[str, object]:
     """A job's record with its place in the backlog (``admission.position`` and
     ``admission.waiting_s``; null when it is not waiting)."""
     admission = dict(record.get("admission") or {})  # type: ignore[call-overload]

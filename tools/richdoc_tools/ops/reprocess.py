@@ -2,11 +2,12 @@
 version, through admission like every other run.
 
 A reprocess does not send anything: it writes the job's next run QUEUED in its tenant's
-reprocess queue (``JobStore.start_next_run``, from SUCCEEDED, DEAD_LETTERED, CANCELLED or
-FAILED) and marks that queue's lane, so the dispatcher admits it when a slot is free, in
-its turn; any number of jobs reprocessed at once wait there, none of them can make a
-burst. The reprocess queue takes turns with the tenant's uploads like another tenant's
-queue, so a fresh upload never waits behind a reprocess of its own tenant.
+reprocess backlog (``JobStore.start_next_run``, from SUCCEEDED, DEAD_LETTERED, CANCELLED
+or FAILED), that backlog put in the lane first (``Backlog.queue_run``), so the dispatcher
+admits it when a slot is free, in its turn; any number of jobs reprocessed at once wait
+there, none of them can make a burst. The reprocess backlog takes turns with the tenant's
+uploads like another tenant's backlog, so a fresh upload never waits behind a reprocess
+of its own tenant.
 Its run's end writes the job's terminal record again, so the document's manifest and its
 completion event follow (a document finished before they existed gets both); while it
 waits or runs, the manifest keeps the run before it.
@@ -51,7 +52,7 @@ from richdoc.admission.tenants import tenant_of
 from richdoc.artifacts import contract_of
 from richdoc.formats import format_of
 from richdoc.jobs import Job, JobStatus, StaleRun, execution_arn, job_id_for
-from richdoc.jobs.keys import QueueKind
+from richdoc.jobs.keys import BacklogKind
 from richdoc.manifests import ObjectVersion
 from richdoc.parse.settings import Pipeline, processor_contract
 from richdoc.taxonomy import UnsupportedFeature
@@ -322,9 +323,9 @@ def _queue(operator: Operator, backlog: Backlog, job: Job, *, dry_run: bool) -> 
                 ),
                 tenant=tenant,
                 allowed=REPROCESSABLE,
-                queue=QueueKind.REPROCESS,
+                backlog=BacklogKind.REPROCESS,
             ),
-            QueueKind.REPROCESS,
+            BacklogKind.REPROCESS,
         )
     except StaleRun:  # it moved on meanwhile (a redrive, its own end, a deletion)
         current = operator.jobs.get(job.job_id)

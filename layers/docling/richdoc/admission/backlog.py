@@ -1,34 +1,35 @@
-"""The backlog: jobs waiting for a slot, queue by queue, in the order they came.
+"""The backlog: jobs waiting for a slot, a tenant's two backlogs apart, in the order they came.
 
-A waiting job is its own queue entry: a QUEUED job item carries ``backlog_key`` only while
-it waits, and the sparse index ``by-queue`` (``tenant``, ``backlog_key``; keys only) lists
-each tenant's waiting jobs in the order of that key. A tenant has two queues there: its
-uploads (and their redrives), keyed ``<queued at>#<job id>``, and its reprocessed runs,
-keyed after a prefix that sorts after every time (``keys.backlog_key``), so that a
-reprocess of thousands of documents waits apart from the tenant's fresh uploads and the
-two take turns. A job leaves its queue in the write that admits, cancels, deletes or
-closes its run. Nothing is received or polled: waiting costs the item's storage, for as
-long as the record is kept.
+A waiting job is its own backlog entry: a QUEUED job item carries ``backlog_key`` only
+while it waits, and the sparse backlog index (``by-queue``: ``tenant``, ``backlog_key``;
+keys only) lists each tenant's waiting jobs in the order of that key. A tenant has two
+backlogs there (``BacklogKind``): its uploads (and their redrives), keyed ``<queued
+at>#<job id>``, and its reprocessed runs, keyed after a prefix that sorts after every
+time (``keys.backlog_key``), so that a reprocess of thousands of documents waits apart
+from the tenant's fresh uploads and the two take turns. A job leaves its backlog in the
+write that admits, cancels, deletes or closes its run. Nothing is received or polled:
+waiting costs the item's storage, for as long as the record is kept.
 
-Queues that may have waiting jobs are found through their lane items (one per tenant and
-queue, ``lane`` set by whoever queues a job, before the job waits: the starter, a
-redrive, a reprocess; the job's write wakes the dispatcher, which must find its queue)
-in the sparse index ``tenants-by-service`` (``lane``, ``last_served``): the least
-recently served queue first.
+Backlogs that may have waiting jobs are found in the lane: each backlog has a lane item
+(``keys.lane_key``: one per tenant and backlog), which is in the lane while it carries
+``lane``, set by whoever queues a run, before the run waits (the starter, a redrive, a
+reprocess: the run's write wakes the dispatcher, which must find its backlog). The
+sparse lane index (``tenants-by-service``: ``lane``, ``last_served``) lists the lane in
+the order of the turns: the least recently served backlog first.
 
 Both are global secondary indexes, which DynamoDB reads eventually consistently: a write
 shows there a moment after the table has it (within a second as a rule, longer rarely),
 so an index may still list a job admitted, cancelled or deleted a moment ago, and may not
 list yet one just queued. So:
 
-* a look at a queue pages past entries whose jobs no longer wait (the table, read
-  strongly, says so) instead of taking them for the end of the queue (``oldest`` gives
+* a look at a backlog pages past entries whose jobs no longer wait (the table, read
+  strongly, says so) instead of taking them for the end of the backlog (``oldest`` gives
   one page and where the next begins);
-* a queue leaves the lane only when the index listed no job at all for it, and not
+* a backlog leaves the lane only when the index listed no job at all in it, and not
   within ``LANE_GRACE_S`` of its last mark (``clear``);
-* the backlog is counted from the queue index itself (``census``: one pass over the
-  keys-only index), never from the lane: a queue out of the lane still counts, and the
-  dispatcher's minutely schedule puts it back.
+* the waiting jobs are counted from the backlog index itself (``census``: one pass over
+  the keys-only index), never from the lane: a backlog out of the lane still counts, and
+  the dispatcher's minutely schedule puts it back.
 """
 
 from __future__ import annotations
@@ -40,19 +41,19 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from boto3.dynamodb.conditions import Attr, ConditionBase, Key
 from botocore.exceptions import ClientError
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from richdoc.awserrors import aws_errors, retry_conflicts
 from richdoc.jobs import Job, timestamp
 from richdoc.jobs.keys import (
+    BACKLOG_INDEX,
     LANE_INDEX,
-    QUEUE_INDEX,
     REPROCESS_PREFIX,
-    QueueKind,
+    BacklogKind,
+    backlog_of,
     job_id_of,
-    queue_of,
+    lane_key,
     queued_at_of,
-    tenant_key,
 )
 from richdoc.jobs.table import conditional_check_failed
 
@@ -66,9 +67,10 @@ if TYPE_CHECKING:
 
 # The lane's one value: the index is sparse on its presence.
 BACKLOG_LANE = "backlog"
-# A queue never served sorts first.
+# A backlog never served sorts first.
 NEVER_SERVED = "0"
-# How long a lane set by a new job is kept even when the queue reads empty.
+# How long a lane item marked for a new job stays in the lane even when its backlog reads
+# empty.
 LANE_GRACE_S = 60
 Result = TypeVar("Result")
 # How many lane items one read of the lane takes (the dispatcher reads no further than
@@ -77,25 +79,30 @@ LANE_PAGE = 25
 
 
 class LaneEntry(BaseModel):
-    """One of a tenant's queues in the lane, as the lane index shows it."""
+    """One of a tenant's backlogs in the lane, as the lane index shows its lane item."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
 
     tenant: str
-    # Lane items written before tenants had a reprocess queue are their uploads'.
-    queue: QueueKind = QueueKind.UPLOADS
+    # Stored as ``queue``; lane items written before tenants had a reprocess backlog are
+    # their uploads'.
+    backlog: BacklogKind = Field(default=BacklogKind.UPLOADS, validation_alias="queue")
     last_served: str = NEVER_SERVED
     marked_at: str | None = None
 
     @property
     def name(self) -> str:
-        """``acme``, or ``acme (reprocess)``: the queue as logs and operators name it."""
-        return self.tenant if self.queue is QueueKind.UPLOADS else f"{self.tenant} ({self.queue})"
+        """``acme``, or ``acme (reprocess)``: the backlog as logs and operators name it."""
+        return (
+            self.tenant
+            if self.backlog is BacklogKind.UPLOADS
+            else f"{self.tenant} ({self.backlog})"
+        )
 
 
 @dataclass(frozen=True)
-class QueuePage:
-    """One page of a queue as the index lists it: the job ids in queue order, where a
+class BacklogPage:
+    """One page of a backlog as the index lists it: the job ids in order, where a
     read goes on after them (the last one's index key; None when it listed none), and
     whether the index holds more."""
 
@@ -104,31 +111,31 @@ class QueuePage:
     more: bool
 
 
-class QueueCount(BaseModel):
-    """One queue as the queue index counts it."""
+class BacklogCount(BaseModel):
+    """One backlog as the backlog index counts it."""
 
     model_config = ConfigDict(frozen=True)
 
     tenant: str
-    queue: QueueKind
+    backlog: BacklogKind
     waiting: int
     oldest_queued_at: str
 
 
 class Census(BaseModel):
-    """Every queue the queue index lists a waiting job in."""
+    """Every backlog the backlog index lists a waiting job in."""
 
     model_config = ConfigDict(frozen=True)
 
-    queues: list[QueueCount]
+    backlogs: list[BacklogCount]
 
     @property
     def waiting(self) -> int:
-        return sum(q.waiting for q in self.queues)
+        return sum(q.waiting for q in self.backlogs)
 
     @property
     def oldest_queued_at(self) -> str | None:
-        return min((q.oldest_queued_at for q in self.queues), default=None)
+        return min((q.oldest_queued_at for q in self.backlogs), default=None)
 
     def age_s(self, now: datetime) -> float:
         """How long the oldest waiting job has waited (0 when none waits)."""
@@ -139,7 +146,7 @@ class Census(BaseModel):
 
 
 class Backlog:
-    """The waiting jobs and the queues they wait in (see the module's docstring)."""
+    """The waiting jobs, their backlogs and the lane (see the module's docstring)."""
 
     def __init__(self, table: Table, clock: Callable[[], str]) -> None:
         self.table = table
@@ -148,27 +155,27 @@ class Backlog:
     # ---- the lane ----------------------------------------------------------------------
 
     def queue_run(
-        self, tenant: str, write: Callable[[], Result], queue: QueueKind = QueueKind.UPLOADS
+        self, tenant: str, write: Callable[[], Result], backlog: BacklogKind = BacklogKind.UPLOADS
     ) -> Result:
-        """Queue a run in one of ``tenant``'s queues: the queue joins the lane, then
+        """Queue a run in one of ``tenant``'s backlogs: the backlog joins the lane, then
         ``write`` records the run QUEUED (what it returns is returned). The only way a run
         starts waiting: the starter's uploads and redrives, and a reprocess.
 
-        The lane is marked first because the job's write wakes the dispatcher (its stream
+        The lane item is marked first because the job's write wakes the dispatcher (its stream
         record), which looks for waiting jobs through the lane: marked after, a new
         tenant's first job could be looked for before the mark and wait for the next
         trigger, the minutely schedule (an intermittent failure taught it). A write that
         queues nothing (a duplicate) leaves a mark that the dispatcher clears."""
-        self.mark(tenant, queue)
+        self.mark(tenant, backlog)
         return write()
 
-    def mark(self, tenant: str, queue: QueueKind = QueueKind.UPLOADS) -> None:
-        """A job waits in one of ``tenant``'s queues: the queue joins the lane (keeping
-        its place by when it was last served)."""
+    def mark(self, tenant: str, backlog: BacklogKind = BacklogKind.UPLOADS) -> None:
+        """A job waits in one of ``tenant``'s backlogs: its lane item is marked, so the
+        backlog is in the lane (keeping its place by when it was last served)."""
         with aws_errors("marking a tenant's backlog"):
             retry_conflicts(
                 self.table.update_item,
-                Key=tenant_key(tenant, queue),
+                Key=lane_key(tenant, backlog),
                 UpdateExpression=(
                     "SET #t = :t, #q = :q, #l = :l, #m = :m, #s = if_not_exists(#s, :never)"
                 ),
@@ -181,7 +188,7 @@ class Backlog:
                 },
                 ExpressionAttributeValues={
                     ":t": tenant,
-                    ":q": str(queue),
+                    ":q": str(backlog),
                     ":l": BACKLOG_LANE,
                     ":m": self.clock(),
                     ":never": NEVER_SERVED,
@@ -189,11 +196,11 @@ class Backlog:
             )
 
     def served(self, entry: LaneEntry) -> None:
-        """The queue was just served: it goes to the back of the lane."""
+        """The backlog was just served: it goes to the back of the lane."""
         with aws_errors("recording a tenant's turn"):
             retry_conflicts(
                 self.table.update_item,
-                Key=tenant_key(entry.tenant, entry.queue),
+                Key=lane_key(entry.tenant, entry.backlog),
                 UpdateExpression="SET #s = :s",
                 ExpressionAttributeNames={"#s": "last_served"},
                 ExpressionAttributeValues={":s": self.clock()},
@@ -215,14 +222,14 @@ class Backlog:
         return [entry for page in self.lane(page_size=1000) for entry in page]
 
     def clear(self, entry: LaneEntry, now: datetime) -> bool:
-        """Take the queue out of the lane (the index listed no job for it), unless a job
+        """Take the backlog out of the lane (the index listed no job in it), unless a run
         was queued in it within the grace period; whether it was taken out."""
         cutoff = timestamp(now - timedelta(seconds=LANE_GRACE_S))
         try:
             with aws_errors("clearing a tenant's backlog"):
                 retry_conflicts(
                     self.table.update_item,
-                    Key=tenant_key(entry.tenant, entry.queue),
+                    Key=lane_key(entry.tenant, entry.backlog),
                     UpdateExpression="REMOVE #l",
                     ConditionExpression=Attr("marked_at").lt(cutoff),
                     ExpressionAttributeNames={"#l": "lane"},
@@ -233,21 +240,21 @@ class Backlog:
             raise
         return True
 
-    # ---- a queue -----------------------------------------------------------------------
+    # ---- a backlog ---------------------------------------------------------------------
 
     def oldest(
         self,
         tenant: str,
         limit: int,
-        queue: QueueKind = QueueKind.UPLOADS,
+        backlog: BacklogKind = BacklogKind.UPLOADS,
         after: Mapping[str, Any] | None = None,
-    ) -> QueuePage:
-        """The ids of the queue's ``limit`` oldest jobs the index lists (after ``after``),
+    ) -> BacklogPage:
+        """The ids of the backlog's ``limit`` oldest jobs the index lists (after ``after``),
         oldest first. The index lags the table: some may have been admitted or cancelled
         since."""
         query: QueryInputTableQueryTypeDef = {
-            "IndexName": QUEUE_INDEX,
-            "KeyConditionExpression": _in_queue(tenant, queue),
+            "IndexName": BACKLOG_INDEX,
+            "KeyConditionExpression": _in_backlog(tenant, backlog),
             "Limit": limit,
         }
         if after is not None:
@@ -258,36 +265,36 @@ class Backlog:
         # A keys-only entry is its own index key (the table's and the index's attributes).
         resume = page.get("LastEvaluatedKey") or (dict(items[-1]) if items else None)
         ids = [job_id_of(str(item["pk"])) for item in items]
-        return QueuePage(ids, resume, "LastEvaluatedKey" in page)
+        return BacklogPage(ids, resume, "LastEvaluatedKey" in page)
 
     def position(self, job: Job) -> int | None:
-        """The job's place in its queue (1: next); None when it is not waiting."""
+        """The job's place in its backlog (1: next); None when it is not waiting."""
         if not job.waiting or job.tenant is None or job.backlog_key is None:
             return None
         return self.positions(job.tenant, job.backlog_key).get(job.job_id)
 
     def positions(self, tenant: str, through: str) -> dict[str, int]:
-        """The place (1: next) of each job waiting in the queue of the one whose
+        """The place (1: next) of each job waiting in the backlog of the one whose
         ``backlog_key`` is ``through``, up to that one: one pass over the keys-only index,
         however many are asked about."""
         place: ConditionBase = Key("backlog_key").lte(through)
-        if queue_of(through) is QueueKind.REPROCESS:
+        if backlog_of(through) is BacklogKind.REPROCESS:
             place = Key("backlog_key").between(REPROCESS_PREFIX, through)
         query: QueryInputTableQueryTypeDef = {
-            "IndexName": QUEUE_INDEX,
+            "IndexName": BACKLOG_INDEX,
             "KeyConditionExpression": Key("tenant").eq(tenant) & place,
         }
         items = (item for page in self._pages(query) for item in page.get("Items", []))
         return {job_id_of(str(item["pk"])): n for n, item in enumerate(items, start=1)}
 
-    # ---- every queue -------------------------------------------------------------------
+    # ---- every backlog -----------------------------------------------------------------
 
     def census(self) -> Census:
-        """Every queue the queue index lists waiting jobs in: how many, and the oldest's
+        """Every backlog the backlog index lists waiting jobs in: how many, and the oldest's
         time (one pass over the keys-only index, thousands of waiting jobs a page)."""
-        counts: dict[tuple[str, QueueKind], tuple[int, str]] = {}
+        counts: dict[tuple[str, BacklogKind], tuple[int, str]] = {}
         scan: ScanInputTableScanTypeDef = {
-            "IndexName": QUEUE_INDEX,
+            "IndexName": BACKLOG_INDEX,
             "ProjectionExpression": "#t, #b",
             "ExpressionAttributeNames": {"#t": "tenant", "#b": "backlog_key"},
         }
@@ -296,38 +303,38 @@ class Backlog:
                 page = self.table.scan(**scan)
                 for item in page.get("Items", []):
                     key = str(item["backlog_key"])
-                    where = (str(item["tenant"]), queue_of(key))
+                    where = (str(item["tenant"]), backlog_of(key))
                     count, oldest = counts.get(where, (0, key))
                     counts[where] = (count + 1, min(oldest, key))
                 if "LastEvaluatedKey" not in page:
                     break
                 scan["ExclusiveStartKey"] = page["LastEvaluatedKey"]
         return Census(
-            queues=[
-                QueueCount(
+            backlogs=[
+                BacklogCount(
                     tenant=tenant,
-                    queue=queue,
+                    backlog=backlog,
                     waiting=count,
                     oldest_queued_at=queued_at_of(oldest),
                 )
-                for (tenant, queue), (count, oldest) in sorted(counts.items())
+                for (tenant, backlog), (count, oldest) in sorted(counts.items())
             ]
         )
 
     def repair(self, census: Census) -> list[LaneEntry]:
-        """Put back in the lane every queue the census counts waiting jobs in whose lane
-        item (read strongly) is out of it; the queues put back."""
-        wanted = {(q.tenant, q.queue): q for q in census.queues}
-        keys = [tenant_key(tenant, queue) for tenant, queue in wanted]
+        """Put back in the lane every backlog the census counts waiting jobs in whose lane
+        item (read strongly) is out of it; the backlogs put back."""
+        wanted = {(q.tenant, q.backlog): q for q in census.backlogs}
+        keys = [lane_key(tenant, backlog) for tenant, backlog in wanted]
         in_lane = set()
         for item in self._batch_get(keys):
             if item.get("lane") == BACKLOG_LANE:
                 entry = LaneEntry.model_validate(item)
-                in_lane.add((entry.tenant, entry.queue))
+                in_lane.add((entry.tenant, entry.backlog))
         repaired = []
         for where in sorted(wanted.keys() - in_lane):
             self.mark(*where)
-            repaired.append(LaneEntry(tenant=where[0], queue=where[1]))
+            repaired.append(LaneEntry(tenant=where[0], backlog=where[1]))
         return repaired
 
     def _batch_get(self, keys: list[dict[str, str]]) -> Iterator[Mapping[str, Any]]:
@@ -355,8 +362,8 @@ class Backlog:
             query["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
-def _in_queue(tenant: str, queue: QueueKind) -> ConditionBase:
-    """The key condition of one of a tenant's queues on the queue index."""
-    if queue is QueueKind.UPLOADS:
+def _in_backlog(tenant: str, backlog: BacklogKind) -> ConditionBase:
+    """The key condition of one of a tenant's backlogs on the backlog index."""
+    if backlog is BacklogKind.UPLOADS:
         return Key("tenant").eq(tenant) & Key("backlog_key").lt(REPROCESS_PREFIX)
     return Key("tenant").eq(tenant) & Key("backlog_key").begins_with(REPROCESS_PREFIX)

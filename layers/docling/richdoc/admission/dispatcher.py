@@ -7,23 +7,23 @@ time it does the same things:
 1. **release** the slots of holders whose run has ended (terminal, or a newer run): read
    the ledger, check each such holder against its job, ``SlotLedger.release`` (exactly
    once);
-2. **admit** while there is room: the least recently served queue in the lane (a tenant's
-   uploads, or its reprocessed runs) whose tenant has room under its share, its oldest
+2. **admit** while there is room: the least recently served backlog in the lane (a
+   tenant's uploads, or its reprocessed runs) whose tenant has room under its share, its oldest
    waiting job, ``SlotLedger.admit`` (conditional: concurrent dispatchers cannot
    over-admit), then start the run's execution, named ``<job id>-r<run>`` with the input
    the job record holds, so a start repeated after a failure or by another dispatcher is
    the same execution;
 3. on the schedule, start again the admitted runs whose execution did not start
-   (StartExecution throttled or failed after the admission), count the backlog from the
-   queue index, put back in the lane any queue it counts waiting jobs in, and report the
+   (StartExecution throttled or failed after the admission), count the waiting jobs from
+   the backlog index, put back in the lane any backlog it counts waiting jobs in, and report the
    backlog's depth, its oldest age and the slots held as metrics.
 
 Its work does not grow with the number of tenants: the lane is read a page at a time,
 only as far as the turns it gives out, and the backlog is counted in one pass over the
-keys-only queue index (a page holds thousands of waiting jobs), not queue by queue.
+keys-only backlog index (a page holds thousands of waiting jobs), not backlog by backlog.
 
-The indexes it reads lag the table (``richdoc.admission.backlog``): a look at a queue
-pages past the entries whose jobs no longer wait, and a queue leaves the lane only when
+The indexes it reads lag the table (``richdoc.admission.backlog``): a look at a backlog
+pages past the entries whose jobs no longer wait, and a backlog leaves the lane only when
 the index listed no job in it at all.
 
 The run itself goes on as before: its execution's ``RecordStart`` marks the job RUNNING.
@@ -45,7 +45,7 @@ from richdoc.admission.slots import Admission, Handover, Holder, Ledger, SlotLed
 from richdoc.awserrors import aws_errors
 from richdoc.contracts import ExecutionInput
 from richdoc.jobs import Job, JobStatus, JobStore, execution_name, timestamp
-from richdoc.jobs.keys import QueueKind
+from richdoc.jobs.keys import BacklogKind
 from richdoc.metrics import emit
 from richdoc.taxonomy import Transient
 
@@ -58,23 +58,23 @@ RESTART_AFTER_S = 60
 # The most jobs one dispatch admits (a Lambda invocation has a timeout; the next trigger
 # goes on).
 MAX_ADMISSIONS = 500
-# How many of a queue's oldest entries a look reads first (the index lags: the first may
+# How many of a backlog's oldest entries a look reads first (the index lags: the first may
 # have been admitted or cancelled a moment ago).
 LOOK_AHEAD = 5
 # Past entries whose jobs no longer wait a look reads on, each page twice as long as the
-# last (up to STALE_PAGE_MAX), for at most STALE_PAGES pages; a queue whose index shows
-# only such entries that far passes its turn and keeps its lane (the next look reads an
+# last (up to STALE_PAGE_MAX), for at most STALE_PAGES pages; a backlog whose index shows
+# only such entries that far passes its turn and stays in the lane (the next look reads an
 # index that has caught up).
 STALE_PAGES = 4
 STALE_PAGE_MAX = 100
 
-QueueName = tuple[str, QueueKind]
+BacklogName = tuple[str, BacklogKind]
 
 
 class Dispatched(BaseModel):
     """What one wake of the dispatcher did (its answer, and its log line); the schedule
-    also says what the queue index counts waiting and the queues it put back in the
-    lane."""
+    also says what the backlog index counts waiting and the backlogs it put back in the
+    lane (the member ``lanes``: the answer is a contract of the function, kept as it is)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -86,20 +86,20 @@ class Dispatched(BaseModel):
     oldest_waiting_s: float | None = None
 
 
-def _name(entry: LaneEntry) -> QueueName:
-    return entry.tenant, entry.queue
+def _name(entry: LaneEntry) -> BacklogName:
+    return entry.tenant, entry.backlog
 
 
 class Turns:
-    """Whose turn it is: the lane's queues, least recently served first, read a page at a
-    time and only as far as the turns given out need (queues whose tenant holds its share
-    passed over), then the queues jobs just arrived in that the lane's index does not list
-    yet, then the queues served in this dispatch again, in the order they were served;
-    each queue's next waiting jobs as far as read, and where its last look ended.
+    """Whose turn it is: the lane's backlogs, least recently served first, read a page at
+    a time and only as far as the turns given out need (backlogs whose tenant holds its
+    share passed over), then the backlogs jobs just arrived in that the lane's index does
+    not list yet, then the backlogs served in this dispatch again, in the order they were
+    served; each backlog's next waiting jobs as far as read, and where its last look ended.
 
     ``arrivals`` are the jobs whose write woke this dispatch as they started waiting (the
-    stream's images): a queue's index may not list them yet, so a look that finds no job
-    in their queue takes them instead (the ledger's conditions check they still wait)."""
+    stream's images): the backlog index may not list them yet, so a look that finds no job
+    in their backlog takes them instead (the ledger's conditions check they still wait)."""
 
     def __init__(
         self,
@@ -113,16 +113,16 @@ class Turns:
         self._lane = lane
         self._held = held  # a tenant's slots (None: no tenant has a share to hold)
         self._share = share
-        self._listed: set[QueueName] = set()  # the queues the lane's index listed
+        self._listed: set[BacklogName] = set()  # the backlogs the lane's index listed
         self.ahead: deque[LaneEntry] = deque()  # read, not served in this dispatch yet
         self.again: deque[LaneEntry] = deque()  # served in this dispatch, in order
-        self.next_jobs: dict[QueueName, deque[Job]] = {}
-        self.read_to: dict[QueueName, Mapping[str, Any]] = {}
-        self.arrivals: dict[QueueName, deque[Job]] = {}
+        self.next_jobs: dict[BacklogName, deque[Job]] = {}
+        self.read_to: dict[BacklogName, Mapping[str, Any]] = {}
+        self.arrivals: dict[BacklogName, deque[Job]] = {}
         for job in sorted(arrivals, key=lambda job: job.backlog_key or ""):
-            if job.tenant is not None and job.queue is not None:
-                self.arrivals.setdefault((job.tenant, job.queue), deque()).append(job)
-        self.crowded = False  # more than one queue in the lane: turns must be recorded
+            if job.tenant is not None and job.backlog is not None:
+                self.arrivals.setdefault((job.tenant, job.backlog), deque()).append(job)
+        self.crowded = False  # more than one backlog in the lane: turns must be recorded
         self.free = free  # slots known free (None: not read; the ledger says when full)
 
     @classmethod
@@ -131,15 +131,15 @@ class Turns:
         return cls(None, free=0)
 
     def front(self) -> LaneEntry | None:
-        """The queue whose turn it is; None when no queue has one left."""
+        """The backlog whose turn it is; None when no backlog has one left."""
         while not self.ahead and self._lane is not None:
             page = next(self._lane, None)
             if page is None:
                 self._lane = None
                 page = [
-                    LaneEntry(tenant=tenant, queue=queue)
-                    for tenant, queue in self.arrivals
-                    if (tenant, queue) not in self._listed
+                    LaneEntry(tenant=tenant, backlog=backlog)
+                    for tenant, backlog in self.arrivals
+                    if (tenant, backlog) not in self._listed
                 ]
             else:
                 self._listed.update(_name(entry) for entry in page)
@@ -154,11 +154,11 @@ class Turns:
         return self.again[0] if self.again else None
 
     def passed(self) -> None:
-        """The front queue's turn is over for this dispatch (empty, or its tenant full)."""
+        """The front backlog's turn is over for this dispatch (empty, or its tenant full)."""
         (self.ahead or self.again).popleft()
 
     def served(self) -> None:
-        """The front queue was just served: it goes behind every queue still to serve."""
+        """The front backlog was just served: it goes behind every backlog still to serve."""
         self.again.append((self.ahead or self.again).popleft())
 
 
@@ -225,7 +225,7 @@ class Dispatcher:
 
     def schedule(self) -> Dispatched:
         """The minutely backstop: release, admit, start what did not start; the backlog
-        counted from the queue index, its queues put back in the lane, metrics."""
+        counted from the backlog index, its backlogs put back in the lane, metrics."""
         ledger = self.ledger.read()
         released = self.release(ledger.holders, ledger)
         admitted = self.admit()
@@ -233,7 +233,7 @@ class Dispatcher:
         census = self.backlog.census()
         lanes = [entry.name for entry in self.backlog.repair(census)]
         if lanes:
-            self.logger.warning("queues put back in the lane", extra={"queues": lanes})
+            self.logger.warning("backlogs put back in the lane", extra={"queues": lanes})
         age = round(census.age_s(self.now()), 1)
         self.report(census.waiting, age)
         return Dispatched(
@@ -270,8 +270,8 @@ class Dispatcher:
         )
 
     def admit(self, turns: Turns | None = None) -> list[str]:
-        """Admit waiting jobs while there is room: queue by queue, least recently served
-        first, each queue's oldest job first. The ledger's conditions make every
+        """Admit waiting jobs while there is room: backlog by backlog, least recently
+        served first, each backlog's oldest job first. The ledger's conditions make every
         admission safe, so ``turns`` read earlier (``_turns``) may be used as they are."""
         turns = turns if turns is not None else self._turns(room_known=False)
         admitted: list[str] = []
@@ -287,44 +287,44 @@ class Dispatcher:
     def _take_next(self, turns: Turns, take: Callable[[Job], Admission | Handover]) -> Job | None:
         """The lane walked in turn until ``take`` (an admission, or a hand-over) gives a
         slot to a waiting job: a job that no longer waits is passed over (the index
-        lagged: admitted, cancelled or deleted), a queue whose tenant holds its share ends
-        its turn. The job admitted (its turn recorded, its run started), or None: no queue
+        lagged: admitted, cancelled or deleted), a backlog whose tenant holds its share ends
+        its turn. The job admitted (its turn recorded, its run started), or None: no backlog
         had a job to give, or ``take`` stopped the walk (every slot held; a holding the
         ledger does not record as the caller said)."""
         while turns.free != 0 and (entry := turns.front()) is not None:
-            queue = self._next_jobs(entry, turns)
-            if queue is None:
+            waiting = self._next_jobs(entry, turns)
+            if waiting is None:
                 continue
-            job = queue[0]
+            job = waiting[0]
             outcome = take(job)
             if outcome in (Admission.GONE, Handover.GONE):
-                queue.popleft()
+                waiting.popleft()
                 continue
             if outcome in (Admission.TENANT_FULL, Handover.TENANT_FULL):
                 turns.passed()
                 continue
             if outcome not in (Admission.ADMITTED, Handover.HANDED):
                 return None
-            queue.popleft()
+            waiting.popleft()
             self._admitted(job, entry, turns)
             return job
         return None
 
     def _admitted(self, job: Job, entry: LaneEntry, turns: Turns) -> None:
-        """After an admission: the queue's turn recorded, the run's execution started,
-        the queue to the back of the lane."""
+        """After an admission: the backlog's turn recorded, the run's execution started,
+        the backlog to the back of the lane."""
         self.logger.info(
             "job admitted",
             extra={
                 "job_id": job.job_id,
                 "run": job.run,
                 "tenant": job.tenant,
-                "queue": str(entry.queue),
+                "queue": str(entry.backlog),
             },
         )
         emit("JobsAdmitted", 1)
-        # Alone in the lane, a queue's turns order nobody: its first is recorded (a
-        # queue never served goes first), the others while it waits alone are not.
+        # Alone in the lane, a backlog's turns order nobody: its first is recorded (a
+        # backlog never served goes first), the others while it waits alone are not.
         if turns.crowded or entry.last_served == NEVER_SERVED:
             self.backlog.served(entry)
         self.start(job)
@@ -352,14 +352,14 @@ class Dispatcher:
         )
 
     def _next_jobs(self, entry: LaneEntry, turns: Turns) -> deque[Job] | None:
-        """The front queue's next waiting jobs (read when none are left from the last
+        """The front backlog's next waiting jobs (read when none are left from the last
         look; the jobs that just arrived in it when the index lists none to admit); None
         when it has none to give: its turn is then over, and when the index listed no job
         in it at all, it leaves the lane."""
         name = _name(entry)
-        queue = turns.next_jobs.get(name)
-        if queue:
-            return queue
+        waiting = turns.next_jobs.get(name)
+        if waiting:
+            return waiting
         found = self._waiting(entry, turns)
         if not found and name in turns.arrivals:
             found = turns.arrivals.pop(name)  # the index does not list them yet
@@ -372,17 +372,17 @@ class Dispatcher:
         return found
 
     def _waiting(self, entry: LaneEntry, turns: Turns) -> deque[Job] | None:
-        """The queue's next waiting jobs in queue order, read on from where this
-        dispatch's last look at it ended. None when the index lists no job in the queue
+        """The backlog's next waiting jobs in order, read on from where this dispatch's
+        last look at it ended. None when the index lists no job in the backlog
         at all (read from its start): the only time it may leave the lane. Empty when
         the index lists only jobs that no longer wait, as far as read: the index lags
         the table (an admission, a cancel a moment ago), so such entries are paged past,
-        never taken for the end of the queue."""
+        never taken for the end of the backlog."""
         name = _name(entry)
         after = turns.read_to.get(name)
         limit = LOOK_AHEAD
         for _ in range(STALE_PAGES):
-            page = self.backlog.oldest(entry.tenant, limit, entry.queue, after)
+            page = self.backlog.oldest(entry.tenant, limit, entry.backlog, after)
             if not page.job_ids:
                 return None if after is None else deque()
             if page.resume is not None:
@@ -391,7 +391,7 @@ class Dispatcher:
             waiting = deque(
                 found[i]
                 for i in page.job_ids
-                if i in found and found[i].waiting and found[i].queue is entry.queue
+                if i in found and found[i].waiting and found[i].backlog is entry.backlog
             )
             if waiting or not page.more:
                 return waiting
@@ -442,7 +442,7 @@ class Dispatcher:
         return restarted
 
     def report(self, waiting: int, oldest_age_s: float) -> None:
-        """The backlog's depth and its oldest job's age, as the queue index counts them,
+        """The backlog's depth and its oldest job's age, as the backlog index counts them,
         and the slots held, as metrics (every minute, zeros too: the alarms see the
         dispatcher runs)."""
         emit("BacklogDepth", waiting)

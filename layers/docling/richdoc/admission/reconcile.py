@@ -14,7 +14,7 @@ further, since it can close runs (``richdoc.records.backstops``):
 * counts that disagree with the holders (the ledger's ``running``, a tenant's): set to the
   holders' sum, conditional on nothing having changed since the read (``recounted``).
 
-Queues with waiting jobs that are out of the lane are put back by the dispatcher's
+Backlogs with waiting jobs that are out of the lane are put back by the dispatcher's
 minutely schedule (``Backlog.repair``), not here: the sweep runs every quarter of an hour.
 """
 

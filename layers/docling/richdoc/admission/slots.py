@@ -4,9 +4,9 @@ One item holds the truth (``keys.ledger_key``): ``running`` (slots held), ``hold
 id -> the run, slots and tenant of each holding) and ``version`` (one more at every
 change). A tenant's share (``keys.share_key``) counts its jobs' slots (``running``). The
 job item mirrors its holding (``slots``, ``slots_run``, ``admitted_at``; ``released_at``
-once given back). A tenant's place in the lane is another item (``richdoc.admission
-.backlog``), which only single writes touch: the starter marks it while a burst arrives,
-and a write to an item a transaction holds would be refused.
+once given back). A backlog's place in the lane is another item, its lane item
+(``richdoc.admission.backlog``), which only single writes touch: the starter marks it
+while a burst arrives, and a write to an item a transaction holds would be refused.
 
 Every change is one ``TransactWriteItems`` over the ledger, the tenant and the job, each
 conditional, so no interleaving of dispatchers, sweeps and retries can over-admit or
@@ -15,8 +15,9 @@ release twice:
 * ``admit``: a waiting job takes one slot: the ledger has room (``running <= capacity -
   1``), the tenant has room, the job is still the waiting run it was (QUEUED, its run,
   its ``backlog_key``, holding nothing). It leaves the backlog in the same write.
-* ``claim_shard_slots``: a running sharded job claims ``k`` more slots, free at that moment (never
-  waited for: a job holding slots while it waits for more could deadlock with another).
+* ``claim_shard_slots``: a running sharded job claims ``k`` more slots, free at that
+  moment (never waited for: a job holding slots while it waits for more could deadlock
+  with another).
 * ``release``: the holder leaves the ledger and the counts fall by what it held;
   conditional on the holder entry, so a second release of the same holding changes
   nothing. The jobs table's stream triggers it when a holding job's run ends, whoever
@@ -363,7 +364,7 @@ class SlotLedger:
                     {":cn": job.run, ":cs": str(JobStatus.RUNNING)},
                 ),
             ]
-            reasons = self._transact(items, "taking slots for shards")
+            reasons = self._transact(items, "claiming slots for shards")
             if not reasons:
                 return extra
             if reasons[2] == CONDITION_FAILED:

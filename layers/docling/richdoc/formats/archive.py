@@ -94,7 +94,7 @@ def check_archive(infos: list[zipfile.ZipInfo], limits: ArchiveLimits) -> None:
 
 
 # What zipfile raises on a damaged archive: a bad structure, a name that is not the UTF-8
-# its flag claims, compressed data its decompressor refuses (deflate, bzip2, LZMA).
+# its flag says it is, compressed data its decompressor refuses (deflate, bzip2, LZMA).
 _DAMAGED_ARCHIVE = (
     zipfile.BadZipFile,
     zipfile.LargeZipFile,

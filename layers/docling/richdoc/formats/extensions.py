@@ -59,7 +59,8 @@ def _extension_tag(name: str) -> str:
 
 
 def format_of(name: str) -> DocFormat:
-    """The supported format a file name claims, or ``UnsupportedFeature('format:<ext>')``."""
+    """The supported format a file name's extension names, or
+    ``UnsupportedFeature('format:<ext>')``."""
     fmt = FORMAT_OF_EXTENSION.get(PurePath(name).suffix.lower().lstrip("."))
     if fmt is None:
         tag = f"format:{_extension_tag(name) or 'none'}"

@@ -4,8 +4,8 @@ Every item of a job shares its partition, ``pk = JOB#<job id>``; the job itself 
 ``sk = JOB`` and each attempt ``sk = ATTEMPT#r<run>#<seq>`` (zero-padded, so a run's
 attempts sort in the order they were opened). The jobs using one document's bytes are
 listed apart, ``pk = DOC#<sha256>``, ``sk = REFS``. Admission keeps the deployment's slot
-ledger at ``pk = ADMISSION``, ``sk = SLOTS``, and per tenant: the places of its two
-queues in the lane at ``pk = TENANT#<tenant>``, ``sk = TENANT`` (its uploads) and ``sk =
+ledger at ``pk = ADMISSION``, ``sk = SLOTS``, and per tenant: the lane items of its two
+backlogs at ``pk = TENANT#<tenant>``, ``sk = TENANT`` (its uploads) and ``sk =
 TENANT#reprocess`` (its reprocessed runs), and its slots held at ``sk = SLOTS``
 (``richdoc.admission``); the sweep's cursor at ``pk = SWEEP``, ``sk = CURSOR``. These
 functions are the only spelling of those keys.
@@ -25,23 +25,25 @@ _ATTEMPT_PREFIX = "ATTEMPT#"
 STATUS_INDEX = "by-status"
 _DIGEST_PREFIX = "DOC#"
 _REFERENCES_SK = "REFS"
-# The sparse index of the jobs waiting for a slot: a job item carries ``backlog_key``
-# (``<queued at>#<job id>``) only while it waits, under its ``tenant``.
-QUEUE_INDEX = "by-queue"
-# The sparse index of the tenants that have jobs waiting (``lane``), least recently
-# served (``last_served``) first.
+# The backlog index: the sparse index of the jobs waiting for a slot (a job item carries
+# ``backlog_key``, ``<queued at>#<job id>``, only while it waits, under its ``tenant``).
+# Its deployed name says "queue" for the QUEUED status.
+BACKLOG_INDEX = "by-queue"
+# The lane index: the sparse index of the lane items in the lane (``lane``: backlogs that
+# may have jobs waiting), least recently served (``last_served``) first.
 LANE_INDEX = "tenants-by-service"
 _TENANT_PREFIX = "TENANT#"
 _TENANT_SK = "TENANT"
 _SHARE_SK = "SLOTS"
-# A reprocessed run's place in its tenant's reprocess queue sorts after every upload time
-# (an ISO time begins with a digit): one prefix of the sort key tells the two queues apart.
+# A reprocessed run's place in its tenant's reprocess backlog sorts after every upload
+# time (an ISO time begins with a digit): one prefix of the sort key tells the two
+# backlogs apart.
 REPROCESS_PREFIX = "reprocess#"
 
 
-class QueueKind(StrEnum):
-    """Which of its tenant's two queues a waiting run is in: a tenant's uploads (and their
-    redrives) and its reprocessed runs wait apart, each queue taking its own turns."""
+class BacklogKind(StrEnum):
+    """Which of its tenant's two backlogs a waiting run is in: a tenant's uploads (and their
+    redrives) and its reprocessed runs wait apart, each backlog taking its own turns."""
 
     UPLOADS = "uploads"
     REPROCESS = "reprocess"
@@ -118,11 +120,11 @@ def ledger_key() -> ItemKey:
     return {"pk": "ADMISSION", "sk": "SLOTS"}
 
 
-def tenant_key(tenant: str, queue: QueueKind = QueueKind.UPLOADS) -> ItemKey:
-    """The place of one of a tenant's queues in the lane: whether it may have waiting
-    jobs, when it was last served (single writes only: the starter marks it while uploads
-    arrive)."""
-    sk = _TENANT_SK if queue is QueueKind.UPLOADS else f"{_TENANT_SK}#{queue}"
+def lane_key(tenant: str, backlog: BacklogKind = BacklogKind.UPLOADS) -> ItemKey:
+    """The lane item of one of a tenant's backlogs: whether the backlog is in the lane (it
+    may have waiting jobs), when it was last served (single writes only: the starter marks
+    it while uploads arrive)."""
+    sk = _TENANT_SK if backlog is BacklogKind.UPLOADS else f"{_TENANT_SK}#{backlog}"
     return {"pk": f"{_TENANT_PREFIX}{tenant}", "sk": sk}
 
 
@@ -131,16 +133,16 @@ def share_key(tenant: str) -> ItemKey:
     return {"pk": f"{_TENANT_PREFIX}{tenant}", "sk": _SHARE_SK}
 
 
-def backlog_key(queued_at: str, job_id: str, queue: QueueKind = QueueKind.UPLOADS) -> str:
-    """A waiting job's place in one of its tenant's queues: upload (or queue) time, then
-    its id; a reprocessed run's after the prefix of its queue."""
+def backlog_key(queued_at: str, job_id: str, backlog: BacklogKind = BacklogKind.UPLOADS) -> str:
+    """A waiting job's place in one of its tenant's backlogs: upload (or redrive) time,
+    then its id; a reprocessed run's after the prefix of its backlog."""
     place = f"{queued_at}#{job_id}"
-    return place if queue is QueueKind.UPLOADS else f"{REPROCESS_PREFIX}{place}"
+    return place if backlog is BacklogKind.UPLOADS else f"{REPROCESS_PREFIX}{place}"
 
 
-def queue_of(key: str) -> QueueKind:
-    """The queue a ``backlog_key`` places its job in."""
-    return QueueKind.REPROCESS if key.startswith(REPROCESS_PREFIX) else QueueKind.UPLOADS
+def backlog_of(key: str) -> BacklogKind:
+    """The backlog a ``backlog_key`` places its job in."""
+    return BacklogKind.REPROCESS if key.startswith(REPROCESS_PREFIX) else BacklogKind.UPLOADS
 
 
 def queued_at_of(key: str) -> str:

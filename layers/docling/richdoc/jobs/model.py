@@ -38,7 +38,7 @@ from richdoc.contracts import (
     SourceObject,
     StepName,
 )
-from richdoc.jobs.keys import JOB_SK, QueueKind, queue_of
+from richdoc.jobs.keys import JOB_SK, BacklogKind, backlog_of
 from richdoc.jobs.phase import JobPhase, Progress
 from richdoc.taxonomy import Failure
 
@@ -243,7 +243,7 @@ class Job(BaseModel):
     message: str | None = None  # the ingest message body that created the job (not printed)
     # Admission (richdoc.admission; printed together as ``admission``): whom the job runs
     # for, when its run entered the backlog (its upload, or the redrive), its place there
-    # while it waits (``backlog_key``, the queue index's sort key; not printed), when it
+    # while it waits (``backlog_key``, the backlog index's sort key; not printed), when it
     # was admitted, the slots it holds (and for which run) while it holds them, and when
     # it last gave them back.
     tenant: str | None = None
@@ -313,9 +313,9 @@ class Job(BaseModel):
         return self.status is JobStatus.QUEUED and self.backlog_key is not None
 
     @property
-    def queue(self) -> QueueKind | None:
-        """Which of its tenant's queues the run waits in; None when it does not wait."""
-        return queue_of(self.backlog_key) if self.waiting and self.backlog_key else None
+    def backlog(self) -> BacklogKind | None:
+        """Which of its tenant's backlogs the run waits in; None when it does not wait."""
+        return backlog_of(self.backlog_key) if self.waiting and self.backlog_key else None
 
     def to_dict(self) -> dict[str, object]:
         """The job as the command line prints it (``status``; nulls shown; no message; the

@@ -29,7 +29,7 @@ from richdoc.contracts import (
     SourceObject,
 )
 from richdoc.jobs.attempts import ATTEMPT_COUNTS, ATTEMPT_SEQ, AttemptRecords
-from richdoc.jobs.keys import STATUS_INDEX, QueueKind, backlog_key, job_key
+from richdoc.jobs.keys import STATUS_INDEX, BacklogKind, backlog_key, job_key
 from richdoc.jobs.listing import JobFilter, JobPage, Position, count_jobs, page_jobs
 from richdoc.jobs.model import (
     MAX_REASON_CHARS,
@@ -299,11 +299,11 @@ class JobStore:
         execution_arn: str | None = None,
         tenant: str | None = None,
         allowed: tuple[JobStatus, ...] = REDRIVABLE_STATUSES,
-        queue: QueueKind = QueueKind.UPLOADS,
+        backlog: BacklogKind = BacklogKind.UPLOADS,
     ) -> int:
         """Redrive: a dead-lettered (or cancelled) run N becomes QUEUED run N+1, exactly
         once, waiting at the end of ``tenant``'s backlog (the job's own tenant when None),
-        in its ``queue`` (a reprocess waits in the tenant's reprocess queue).
+        in its ``backlog`` (a reprocess waits in the tenant's reprocess backlog).
 
         FAILED is accepted too: the redriven message of run N is the proof that its
         dead-letter send succeeded, even if marking the job DEAD_LETTERED has not
@@ -324,7 +324,7 @@ class JobStore:
             .set("execution_arn", execution_arn)
             .set("phase", JobPhase.QUEUED)
             .set("queued_at", now)
-            .set("backlog_key", backlog_key(now, job_id, queue))
+            .set("backlog_key", backlog_key(now, job_id, backlog))
             .set(ATTEMPT_COUNTS, {})  # attempts are numbered per run
             .remove(
                 "admitted_at",

@@ -3,8 +3,8 @@
 The state machine escalates a resource limit from tier 1 to 2 to 3. Each tier is its own
 function, sized by a template parameter; the small account profile, or parameters chosen
 to fit an account's memory quota, can give two tiers the same memory. Parsing again at
-the same size fails the same way after the same time, holding a slot of the function's
-concurrency meanwhile, so a tier that is no bigger than the one that failed refuses at
+the same size fails the same way after the same time, holding one of the function's
+concurrent executions meanwhile, so a tier that is no bigger than the one that failed refuses at
 once, as a resource limit: the next tier is tried the same way, and after the biggest the
 job is dead-lettered as ``resource_limit``, as it would be at the end of a real ladder.
 """

@@ -54,7 +54,7 @@ class Actions:
         self.jobs = jobs
         self.logger = logger
         self.metrics = metrics
-        # Admission's slots: a sharded run takes more of them for its shards.
+        # Admission's slots: a sharded run claims more of them for its shards.
         self.ledger = ledger
 
     def answer(self, action: RecordsActions) -> Recorded | FailureRecorded | SlotsClaimed:
@@ -144,7 +144,7 @@ class Actions:
         )
 
     def claim_slots(self, action: ClaimShardSlots) -> SlotsClaimed:
-        """As many of the wanted slots as the run holds or can take now; its Map runs
+        """As many of the wanted slots as the run holds or can claim now; its Map runs
         that many shards at once. A run that was not admitted (its execution started by
         hand) holds none and runs as the plan asked."""
         job = self.jobs.get(action.job_id)

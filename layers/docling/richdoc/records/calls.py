@@ -181,7 +181,7 @@ class SlotsClaimed(Contract):
 
 
 class ClaimShardSlots(RecordsCall):
-    """The plan split the document: take up to ``wanted`` slots in all for its shards, as
+    """The plan split the document: claim up to ``wanted`` slots in all for its shards, as
     many as are free now (richdoc.admission.slots), never waiting for more."""
 
     action: Literal["claim_slots"]

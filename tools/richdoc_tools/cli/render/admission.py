@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from richdoc_tools.ops.backlog import BacklogOutlook
     from richdoc_tools.ops.drain import DrainEstimate
 
+# "queue": which of the tenant's backlogs; the header scripts read from a pipe, kept as
+# published, as the JSON member is.
 TENANT_COLUMNS = ("tenant", "queue", "waiting", "oldest waiting", "slots held")
 
 

@@ -17,7 +17,7 @@ from richdoc_tools.terminal import markup, visible
 if TYPE_CHECKING:
     from richdoc.deletion import Deleted
     from richdoc.jobs import Attempt, Job
-    from richdoc_tools.ops.backlog import QueuePlace
+    from richdoc_tools.ops.backlog import BacklogPlace
     from richdoc_tools.ops.cancel import CancelResult
     from richdoc_tools.ops.failures import FailureGroup
     from richdoc_tools.ops.job_document import JobDocument
@@ -38,13 +38,13 @@ JOB_COLUMNS = (
     "tier",
     "key",
     "failure",
-    "queue",
+    "queue",  # a waiting job's place in its backlog; the published header, kept
     "updated",
 )
 
 
 def jobs_list(
-    jobs: Sequence[Job], *, as_json: bool, places: Mapping[str, QueuePlace] | None = None
+    jobs: Sequence[Job], *, as_json: bool, places: Mapping[str, BacklogPlace] | None = None
 ) -> None:
     """The jobs; those waiting in the backlog with their place there (``places``)."""
     from richdoc_tools.ops.backlog import place_label
@@ -59,9 +59,9 @@ def jobs_list(
         failure = j.failure
         kind = failure.kind if failure else None
         label = f"{kind} [{failure.feature}]" if failure and failure.feature else kind
-        queue = place_label(found.get(j.job_id), j.tenant)
+        place = place_label(found.get(j.job_id), j.tenant)
         rows.append(
-            [j.job_id, j.status, j.run, j.stage, j.tier, j.source.key, label, queue, j.updated_at]
+            [j.job_id, j.status, j.run, j.stage, j.tier, j.source.key, label, place, j.updated_at]
         )
     print_table(JOB_COLUMNS, rows, Console())
 

@@ -20,7 +20,7 @@ Concurrency, two limits: an invocation beyond a function's reserved concurrency 
 throttled at once, as on AWS (``concurrency``: the Invoke API answers HTTP 429
 ``TooManyRequestsException``, which Step Functions sees as
 ``Lambda.TooManyRequestsException``); an accepted one then waits for one of this
-machine's slots (cores for the image functions, 4 x cores for the others), a limit of
+machine's runners (cores for the image functions, 4 x cores for the others), a limit of
 this machine, not AWS's.
 """
 
@@ -142,16 +142,16 @@ class LambdaRuntime:
         # Beyond its reserved concurrency an invocation is throttled, as on AWS.
         self.reserved = ReservedConcurrency(reserved_concurrency or {})
         # AWS runs each invocation in its own sandbox; here they share the machine's cores,
-        # so concurrent invocations of a CPU-heavy (image) function queue for a slot
+        # so concurrent invocations of a CPU-heavy (image) function wait for a runner
         # instead of all converting at once. Waiting does not count against the timeout.
         cores = os.cpu_count() or 2
-        self.slots = {
+        self.runners = {
             logical_id: cores if source.image else 4 * cores
             for logical_id, source in self.handlers.items()
         }
-        self._slots = {
-            logical_id: threading.BoundedSemaphore(slots)
-            for logical_id, slots in self.slots.items()
+        self._runners = {
+            logical_id: threading.BoundedSemaphore(runners)
+            for logical_id, runners in self.runners.items()
         }
 
     def redeploy(
@@ -166,9 +166,9 @@ class LambdaRuntime:
         An invocation already running goes on with the code and role it started with."""
         cores = os.cpu_count() or 2
         for logical_id, source in handlers.items():
-            if logical_id not in self._slots:
-                self.slots[logical_id] = cores if source.image else 4 * cores
-                self._slots[logical_id] = threading.BoundedSemaphore(self.slots[logical_id])
+            if logical_id not in self._runners:
+                self.runners[logical_id] = cores if source.image else 4 * cores
+                self._runners[logical_id] = threading.BoundedSemaphore(self.runners[logical_id])
         self.handlers = dict(handlers)
         self.functions = dict(functions)
         self.reserved.reserved = dict(reserved_concurrency)
@@ -217,7 +217,7 @@ class LambdaRuntime:
             invocation = self.failures.begin(logical_id, event)
             if self.on_invoke is not None:
                 self.on_invoke(logical_id, event)
-            with self._slots[logical_id]:
+            with self._runners[logical_id]:
                 started = time.monotonic()
                 if runs_in_this_process(source):
                     payload, error_type = self._run(

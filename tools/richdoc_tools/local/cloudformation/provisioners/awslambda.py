@@ -75,7 +75,7 @@ def _delete_layer(deployment: Deployment, resource: Physical, props: dict[str, A
         "ImageConfig",
         "Runtime",
         "Handler",
-        "ReservedConcurrentExecutions",  # LambdaRuntime's slots per function
+        "ReservedConcurrentExecutions",  # LambdaRuntime's reserved concurrency per function
         "LoggingConfig",
         "Layers",
         "EphemeralStorage",
@@ -135,8 +135,8 @@ def _concurrency(
     client: LambdaClient, name: str, props: dict[str, Any], *, had: bool = False
 ) -> None:
     """Reserved concurrency as the template asks (``had``: the function has one now); read
-    back by the Lambda runtime (richdoc_tools.local.runtime.lambdas) to size the
-    function's invocation slots."""
+    back by the Lambda runtime (richdoc_tools.local.runtime.lambdas), which throttles the
+    function's invocations beyond it."""
     if "ReservedConcurrentExecutions" in props:
         client.put_function_concurrency(
             FunctionName=name,
