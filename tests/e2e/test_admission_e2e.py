@@ -101,10 +101,22 @@ def settled(stack: Any, job_ids: list[str], timeout_s: float = TIMEOUT_S) -> dic
 
 
 def test_a_burst_of_two_tenants_runs_two_at_a_time_in_upload_order_taking_turns(
-    stack: Any,
+    stack: Any, held_starts: Gate
 ) -> None:
     backfill = [upload(stack, f"acme/{n:02d}.md", note(n)) for n in range(8)]
     single = upload(stack, "globex/one.md", note("globex"))
+    # The first runs hold their slots until the second tenant's upload waits and every
+    # index shows it: its turn is then decided by the lane, not by how many runs this
+    # machine ends within the indexes' lag.
+    assert wait_until(
+        lambda: (
+            held_starts.arrivals == CAPACITY
+            and getattr(stack.jobs.get(single), "waiting", False)
+            and stack.indexes.caught_up()
+        ),
+        TIMEOUT_S,
+    )
+    held_starts.open()
     jobs = settled(stack, [*backfill, single])
     assert all(job.status is JobStatus.SUCCEEDED for job in jobs.values())
     # Never more than the capacity at once: the ledger's every version, and the jobs' own

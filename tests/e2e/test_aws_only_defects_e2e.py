@@ -74,7 +74,7 @@ def _until_dead_lettered_or_reconciled(stack: Any, job_id: str) -> None:
 @pytest.fixture
 def two_parses_at_once(stack: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Both shards parse side by side, however few cores the machine has."""
-    monkeypatch.setitem(stack.runtime._slots, "ParseTier1Function", threading.BoundedSemaphore(2))
+    monkeypatch.setitem(stack.runtime._runners, "ParseTier1Function", threading.BoundedSemaphore(2))
 
 
 def test_sharded_job_item_writes_that_meet_a_transaction_in_flight_do_not_dead_letter_the_job(
