@@ -9,10 +9,11 @@ Each variant is a new ``python`` process, as a Lambda cold start is a new runtim
   which is how the Lambda runtime imports ``app.handler``;
 * ``bare``: ``python -c pass``, the interpreter alone (for context).
 
-Every variant runs once per round, order alternating (the suite's earlier items have
-already brought these files into the page cache; medians absorb a cold first round).
-Each child's CPU time (user + system) comes from ``wait4``; the
-ratio is the median of the per-round ratios, on CPU time (wall time is reported too).
+Each child leaves with ``os._exit`` after its import: an Init ends waiting for requests,
+not in the interpreter's teardown. Every variant runs once per round, order alternating
+(the suite's earlier items have already brought these files into the page cache; medians
+absorb a cold first round). Each child's CPU time (user + system) comes from ``wait4``;
+the ratio is the median of the per-round ratios, on CPU time (wall time is reported too).
 Target: at most 1.3x. An ``-X importtime`` run of each handler attributes what it imports
 beyond the reference, by top-level package.
 
@@ -81,11 +82,16 @@ def _environment() -> dict[str, str]:
     return {**env, **FUNCTION_ENV, "PYTHONPATH": str(LAYER)}
 
 
+# A Lambda Init ends with the runtime waiting for requests, not with the interpreter's exit
+# (module teardown and a last full collection): every child leaves without it.
+_NO_TEARDOWN = "import os; os._exit(0)"
+
+
 def spawn(variant: Variant, *flags: str) -> tuple[Sample, float, str]:
     """Run one fresh interpreter: (wall and CPU time, peak RSS in MB, stderr)."""
     started = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, *flags, "-c", variant.code],
+        [sys.executable, *flags, "-c", f"{variant.code}\n{_NO_TEARDOWN}"],
         cwd=variant.cwd,
         env=_environment(),
         stdout=subprocess.DEVNULL,
