@@ -14,13 +14,14 @@ from tests.support.paths import ROOT
 
 # The release deployed before this one: every release keeps the upgrade test against its
 # predecessor (move this on when a new release is tagged).
-PREVIOUS_RELEASE = "v0.2.0"
+PREVIOUS_RELEASE = "v0.3.0"
 # The commit each release tag names. A clone that was given the history but not the tags
 # still finds the release by its commit; where the tag is there, it must name this commit
 # (tests/unit/test_upgrades.py).
 RELEASE_COMMITS = {
     "v0.1.0": "fc0dd504b843bed5bfce1fc42f0c4a31b2d36c55",
     "v0.2.0": "218dcf7b398c8fd8f0534bdb029192178d7f2ba4",
+    "v0.3.0": "b278820cdc9758fc96e334070d29dbcb562aae2c",
 }
 # The last commit before admission: its jobs table has the by-status index alone.
 BEFORE_ADMISSION = "11b7c7f"
