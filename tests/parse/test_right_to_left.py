@@ -139,7 +139,7 @@ def test_a_right_to_left_form_s_labels_beside_their_values_are_no_headings():
     figure = BoundingBox(l=38, t=15, r=561, b=831, coord_origin=CoordOrigin.TOPLEFT)
     clusters = light_clusters(
         _page(rows), [Cluster(id=0, label=DocItemLabel.TEXT, bbox=figure, confidence=0.9)]
-    )
+    ).clusters
     assert not [c for c in clusters if c.label is DocItemLabel.SECTION_HEADER]
     # the paragraph is one region, mirrored back: flush right, as on the page
     [paragraph] = [c for c in clusters if c.bbox.t >= 299]
