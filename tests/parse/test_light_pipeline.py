@@ -5,11 +5,11 @@ checked against what the documents say (they were written, or read, for these
 expectations). Through the isolated worker, started once for the module; nothing is
 downloaded (a parse runs with the network unreachable).
 
-Documents: the demo's ``samples/field-report.pdf`` and a scan of it; a table of contents
-and a two-column page (``tests.support.structured_pdfs``); a page of a technical handbook
-from docling's own test data (``tests/data/docling_pdfs``); a page of justified clauses
-from a development contract (``bench/data/contracts-dev``), which the layout model reads
-as a table."""
+Documents: the demo's ``samples/field-report.pdf`` and a scan of it; a table of contents,
+a two-column page, and a form beside a table (``tests.support.structured_pdfs``); a page
+of a technical handbook from docling's own test data (``tests/data/docling_pdfs``); a
+page of justified clauses from a development contract (``bench/data/contracts-dev``),
+which the layout model reads as a table."""
 
 from __future__ import annotations
 
@@ -172,6 +172,21 @@ def test_a_table_of_contents_is_no_table(columns):
     assert [entry.split(" .")[0] for entry in entries] == [
         name for name, _ in structured_pdfs.CONTENTS
     ]
+
+
+def test_a_form_s_labels_and_values_read_as_paragraphs_and_a_table_beside_it_stays_one(work):
+    # A ruled form (bold labels in a shaded column, values beside them), which CDLA reads
+    # as a table, then a price list whose header row and first column are bold.
+    path = work / "form-and-table.pdf"
+    path.write_bytes(structured_pdfs.form_and_table_pdf())
+    doc, projection = _parsed(path, work)
+    paragraphs = _paragraphs(projection)
+    pairs = [text for field in structured_pdfs.FORM_FIELDS for text in field]
+    start = paragraphs.index(pairs[0])
+    assert paragraphs[start : start + len(pairs)] == pairs  # each label, then its value
+    assert len(doc.tables) == 1
+    header, *rows = structured_pdfs.PRICE_LIST
+    assert _rows(projection) == [dict(zip(header, row, strict=True)) for row in rows]
 
 
 def test_a_handbook_page_reads_its_italic_headings_and_its_columns_in_order(work):

@@ -1,6 +1,7 @@
 """Pages that read right to left (``richdoc.parse.right_to_left``): the light pipeline
 reads their lines and regions mirrored, so a flush-right paragraph, a form's label
-beside its value and columns that run from the right read as they are written. Pages are
+beside its value and columns that run from the right read as they are written; and its
+reading order (``LightReadingOrder``) reads a form's fields label then value. Pages are
 made here: Arabic lines in docling's own types, boxes in points from the top-left
 corner, as docling-parse gives a right-to-left page (each line's words in reading
 order)."""
@@ -8,7 +9,7 @@ order)."""
 from __future__ import annotations
 
 from docling.datamodel.base_models import Cluster, Page
-from docling.models.postprocessing.reading_order_rb import PageElement
+from docling.models.postprocessing.reading_order_rb import PageElement, SeparatorElement
 from docling_core.types.doc import BoundingBox, CoordOrigin, DocItemLabel, Size
 from docling_core.types.doc.page import (
     BoundingRectangle,
@@ -19,7 +20,8 @@ from docling_core.types.doc.page import (
     TextDirection,
 )
 
-from richdoc.parse.light_pipeline import light_clusters
+from richdoc.parse.light_pipeline import LightReadingOrder, light_clusters
+from richdoc.parse.light_rules import FIELD_GAP
 from richdoc.parse.paragraphs import Line, paragraphs
 from richdoc.parse.right_to_left import (
     RightToLeftReadingOrder,
@@ -139,9 +141,54 @@ def test_a_right_to_left_form_s_labels_beside_their_values_are_no_headings():
     figure = BoundingBox(l=38, t=15, r=561, b=831, coord_origin=CoordOrigin.TOPLEFT)
     clusters = light_clusters(
         _page(rows), [Cluster(id=0, label=DocItemLabel.TEXT, bbox=figure, confidence=0.9)]
-    )
+    ).clusters
     assert not [c for c in clusters if c.label is DocItemLabel.SECTION_HEADER]
     # the paragraph is one region, mirrored back: flush right, as on the page
     [paragraph] = [c for c in clusters if c.bbox.t >= 299]
     assert (round(paragraph.bbox.l), round(paragraph.bbox.r)) == (72, 519)
     assert round(paragraph.bbox.b) == 368
+
+
+def _form(labels: list[str], values: list[str]) -> list[PageElement]:
+    """A right-to-left form's fields as the light pipeline gives them: each label's cell
+    on the right reaching to its value's on the left, a row high, label first."""
+    fields = []
+    for row, (label, value) in enumerate(zip(labels, values, strict=True)):
+        top, bottom = 200 + 24 * row, 218 + 24 * row
+        fields.append(_element(2 * row, 260 + FIELD_GAP, top, 519, bottom, label))
+        fields.append(_element(2 * row + 1, 69, top, 260, bottom, value))
+    return fields
+
+
+def test_a_right_to_left_form_reads_each_label_then_its_value_across_the_rule_between():
+    labels = ["شماره استاندارد ملی", "تاريخ پذيرش", "مشاور پذيرش"]
+    values = ["20300", "1403/10/04", "کارگزاری آرمون بورس"]
+    # the rule drawn between the form's columns, which docling takes for a column's edge
+    rule = BoundingBox(l=265, t=195, r=265, b=270, coord_origin=CoordOrigin.TOPLEFT)
+    rule = rule.to_bottom_left_origin(HEIGHT)
+    separator = SeparatorElement(
+        cid=-1,
+        page_no=1,
+        page_size=Size(width=WIDTH, height=HEIGHT),
+        orientation="vertical",
+        l=rule.l,
+        r=rule.r,
+        t=rule.t,
+        b=rule.b,
+        coord_origin=rule.coord_origin,
+    )
+    ordered = LightReadingOrder().predict_reading_order(_form(labels, values), [separator])
+    assert [element.text for element in ordered] == [
+        text for field in zip(labels, values, strict=True) for text in field
+    ]
+
+
+def test_a_label_is_not_merged_into_its_value_though_a_paragraph_runs_on_into_a_column():
+    order = LightReadingOrder()
+    label = _element(0, 72, 100, 200 - FIELD_GAP, 112, "Supplier")
+    value = _element(1, 200, 100, 400, 112, "Northwind Traders")
+    assert order.predict_merges([label, value]) == {}
+    # A sentence running on from one column into the next is still joined, as docling does.
+    left = _element(0, 72, 100, 280, 300, "the audit began in the north warehouse and")
+    right = _element(1, 310, 100, 520, 200, "ended in the south one")
+    assert order.predict_merges([left, right]) == {0: [1]}

@@ -1,5 +1,6 @@
 """PDFs with a structure known by construction, for the tests of the PDF pipelines: a
-table of contents, numbered headings over two columns of text, and scans of any PDF.
+table of contents, numbered headings over two columns of text, a form beside a table,
+and scans of any PDF.
 
 Made with reportlab (invariant: the same bytes on every run); the scans are the pages
 rendered by pdfium into an image-only PDF (``tests.support.scans``)."""
@@ -81,6 +82,82 @@ def contents_and_columns_pdf() -> bytes:
         *[Paragraph(text, body) for text in RIGHT_COLUMN],
     ]
     doc.build(story)
+    return buffer.getvalue()
+
+
+FORM_FIELDS = [
+    ("Supplier", "Northwind Traders"),
+    ("Delivery date", "12 March 2025"),
+    ("Order number", "PO-4471"),
+    ("Is the delivery complete and signed for by the receiving clerk?", "Yes"),
+    ("Remarks", "Two pallets arrived with torn wrapping and were set aside for inspection"),
+]
+PRICE_LIST = [
+    ("Item", "Units", "Price"),
+    ("Pallet", "12", "40.00"),
+    ("Crate", "30", "12.50"),
+    ("Drum", "4", "85.00"),
+]
+
+
+def form_and_table_pdf() -> bytes:
+    """A heading, a ruled form (labels in bold in a shaded column, their values beside
+    them in the body's type, a long label and a long value wrapped onto a second line),
+    then a ruled price list whose header row and first column are bold."""
+    from reportlab.lib import colors
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.styles import ParagraphStyle
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.ttfonts import TTFont
+    from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
+
+    for name, file in (("Vera", "Vera.ttf"), ("VeraBd", "VeraBd.ttf")):
+        # Fonts embedded by name (reportlab's own Bitstream Vera), so the text layer
+        # says which text is bold, as a typeset form's does.
+        pdfmetrics.registerFont(TTFont(name, file))
+    heading = ParagraphStyle("h1", fontName="VeraBd", fontSize=14, leading=18)
+    label = ParagraphStyle("label", fontName="VeraBd", fontSize=11, leading=14)
+    value = ParagraphStyle("value", fontName="Vera", fontSize=10, leading=13)
+    ruled = [
+        ("GRID", (0, 0), (-1, -1), 0.5, colors.black),
+        ("VALIGN", (0, 0), (-1, -1), "TOP"),
+    ]
+    form = Table(
+        [[Paragraph(k, label), Paragraph(v, value)] for k, v in FORM_FIELDS],
+        colWidths=[200, 250],
+        style=TableStyle(
+            [
+                *ruled,
+                ("BACKGROUND", (0, 0), (0, -1), colors.lavender),
+                ("RIGHTPADDING", (0, 0), (0, -1), 30),
+            ]
+        ),
+    )
+    prices = Table(
+        PRICE_LIST,
+        colWidths=[150, 100, 100],
+        style=TableStyle(
+            [
+                *ruled,
+                ("FONTNAME", (0, 0), (-1, -1), "Vera"),
+                ("FONTNAME", (0, 0), (-1, 0), "VeraBd"),
+                ("FONTNAME", (0, 1), (0, -1), "VeraBd"),
+            ]
+        ),
+    )
+    buffer = io.BytesIO()
+    doc = SimpleDocTemplate(buffer, pagesize=A4, title="Delivery note", invariant=True)
+    doc.build(
+        [
+            Paragraph("Delivery Note", heading),
+            Spacer(1, 12),
+            form,
+            Spacer(1, 24),
+            Paragraph("Price List", heading),
+            Spacer(1, 12),
+            prices,
+        ]
+    )
     return buffer.getvalue()
 
 

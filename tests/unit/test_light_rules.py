@@ -1,7 +1,7 @@
 """The light pipeline's rules over its layout model's regions (``richdoc.parse.light_rules``),
 where CDLA is known to be wrong: figures that are text, tables inside them, headings
-merged into the paragraph below, tables of contents, running prose read as a table, and a
-table's header row."""
+merged into the paragraph below, tables of contents, running prose read as a table, a
+form read as a table, and a table's header row."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from richdoc.parse.light_rules import (
     CellText,
     first_page_title,
     first_row_is_header,
+    forms,
     heading_first_row,
     heading_row,
     heads,
@@ -224,3 +225,55 @@ def test_a_block_of_short_lines_without_columns_is_no_prose_either():
     block = [Line(52, 110 + 14 * i, 160, 120 + 14 * i, "Name:") for i in range(5)]
     assert not reads_as_prose(TABLE, block)
     assert not reads_as_prose(TABLE, [])
+
+
+def _field(top: float, label: str, value: str, *, left: float = 60.0) -> list[Line]:
+    return [
+        Line(left, top, left + 120, top + 12, label, emphasis=True),
+        Line(300, top + 1, 300 + 6 * len(value), top + 11, value),
+    ]
+
+
+def test_bold_labels_beside_plain_values_are_a_form_read_field_by_field():
+    lines = [
+        Line(60, 80, 200, 94, "1. Delivery", emphasis=True),  # a heading above: no field
+        *_field(110, "Supplier", "Northwind Traders"),
+        *_field(130, "Delivery date", "12 March 2025"),
+        Line(300, 143, 420, 153, "and 13 March 2025"),  # the value wrapped
+        *_field(160, "Is the delivery signed", "Yes"),
+        Line(60, 174, 140, 186, "for by the clerk?", emphasis=True),  # the label wrapped
+        *_field(196, "Remarks", "None"),
+    ]
+    [form] = forms(FIGURE, lines)
+    labels = [label for label, _ in form.fields]
+    values = [value for _, value in form.fields]
+    # Each field a row high, the label's cell reaching to the value's.
+    assert [(round(b[1]), round(b[3])) for b in labels] == [
+        (110, 122),
+        (130, 153),
+        (160, 186),
+        (196, 208),
+    ]
+    assert [b[1:4:2] for b in labels] == [b[1:4:2] for b in values]
+    assert all(label[2] < value[0] and value[0] - label[2] < 1 for label, value in form.fields)
+    assert form.box[1] == 110  # the heading is not part of it
+
+
+def test_a_grid_under_a_header_row_or_without_bold_labels_is_no_form():
+    fields = [line for i in range(4) for line in _field(130 + 20 * i, f"Item {i}", f"{i}.00")]
+    header = [
+        Line(60, 110, 120, 122, "Item", emphasis=True),
+        Line(300, 110, 340, 122, "Price", emphasis=True),
+    ]
+    assert forms(FIGURE, fields)
+    assert forms(FIGURE, [*header, *fields]) == []  # a price list with its first column bold
+    plain = [Line(ln.left, ln.top, ln.right, ln.bottom, ln.text) for ln in fields]
+    assert forms(FIGURE, plain) == []
+    bold_values = [Line(ln.left, ln.top, ln.right, ln.bottom, ln.text, True) for ln in fields]
+    assert forms(FIGURE, bold_values) == []
+
+
+def test_two_fields_are_no_form_nor_are_labels_out_of_line():
+    assert forms(FIGURE, [ln for i in range(2) for ln in _field(130 + 20 * i, "Name", "A")]) == []
+    staggered = [ln for i in range(4) for ln in _field(130 + 20 * i, "Name", "A", left=60 + 30 * i)]
+    assert forms(FIGURE, staggered) == []

@@ -13,6 +13,11 @@ with pip, their weights inside the wheels (nothing is downloaded, no model hub).
   text (and the grids in them to tables), and every text line none of those regions
   holds, in the model's text regions or in none, is grouped into paragraphs
   (``richdoc.parse.paragraphs``) and headings.
+* A form's labels and values (``light_rules.forms``) are text regions a cell each; after
+  docling's post-processing fits every region to its words, each field gets its cell
+  back, so that docling's reading order reads a label, then its value; and docling's
+  merge of a paragraph continued in the next column joins no two cells of a row
+  (``LightReadingOrder``).
 * A page whose text is mostly right to left is read mirrored, by those rules and by
   docling's reading order (``richdoc.parse.right_to_left``).
 * A page header of page 1 that is the document's title (``light_rules.first_page_title``)
@@ -24,16 +29,21 @@ with pip, their weights inside the wheels (nothing is downloaded, no model hub).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from docling.datamodel.base_models import Cluster, LayoutPrediction
+from docling.models.postprocessing.reading_order_rb import PageElement
 from docling.models.stages.layout.layout_postprocessing_model import LayoutPostprocessingModel
 from docling.utils.font_style import parse_font_style
 from docling_core.types.doc import BoundingBox, CoordOrigin, DocItemLabel
 
 from richdoc.parse.light_rules import (
     BOLD_WEIGHT,
+    FIELD_GAP,
+    Form,
     first_page_title,
+    forms,
     heading_first_row,
     heading_row,
     heads,
@@ -63,6 +73,8 @@ if TYPE_CHECKING:
     from docling_core.types.doc.page import TextCell
 
 _FURNITURE = (DocItemLabel.PAGE_HEADER, DocItemLabel.PAGE_FOOTER)
+# A form's label and value regions lie FIELD_GAP apart; columns, a gutter.
+ROW_CELLS_GAP = 2 * FIELD_GAP
 
 
 def _box(box: BoundingBox) -> tuple[float, float, float, float]:
@@ -94,6 +106,7 @@ class _Regions:
     def __init__(self, clusters: Sequence[Cluster]) -> None:
         self.kept: list[Cluster] = []
         self.next_id = max((cluster.id for cluster in clusters), default=-1) + 1
+        self.fields: set[int] = set()
 
     def add(self, label: DocItemLabel, box: BoundingBox, confidence: float = 1.0) -> None:
         self.kept.append(Cluster(id=self.next_id, label=label, bbox=box, confidence=confidence))
@@ -123,6 +136,13 @@ class _Regions:
                 label = DocItemLabel.SECTION_HEADER
             self.add(label, self._box(lines, members))
 
+    def form(self, form: Form) -> None:
+        """A text region for each label and each value of a form, the label first."""
+        for label, value in form.fields:
+            for box in (label, value):
+                self.fields.add(self.next_id)
+                self.add(DocItemLabel.TEXT, _region(box))
+
     @staticmethod
     def _box(lines: Sequence[Line], indices: Sequence[int]) -> BoundingBox:
         return BoundingBox.enclosing_bbox([_box_of(lines[i]) for i in indices])
@@ -138,6 +158,10 @@ def _table_label(region: tuple[float, float, float, float], lines: Sequence[Line
     return DocItemLabel.DOCUMENT_INDEX if reads_as_contents(region, lines) else DocItemLabel.TABLE
 
 
+def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
+    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
+
+
 def _furniture_over_heading(cluster: Cluster, clusters: Sequence[Cluster]) -> bool:
     """Whether a page header or footer region is also read as a heading (the same box):
     the heading is kept, so its text stays in the body (``light_rules``)."""
@@ -150,7 +174,16 @@ def _furniture_over_heading(cluster: Cluster, clusters: Sequence[Cluster]) -> bo
     )
 
 
-def light_clusters(page: Page, clusters: list[Cluster]) -> list[Cluster]:
+@dataclass(frozen=True)
+class PageRegions:
+    """A page's regions after the light pipeline's rules, and which of them are a form's
+    fields (their ids)."""
+
+    clusters: list[Cluster]
+    fields: frozenset[int] = frozenset()
+
+
+def light_clusters(page: Page, clusters: list[Cluster]) -> PageRegions:
     """The layout model's regions of a page after the light pipeline's rules: its other
     regions kept or relabelled, and every line none of them holds (inside the model's
     text regions or outside every region) grouped into paragraphs and headings."""
@@ -160,16 +193,18 @@ def light_clusters(page: Page, clusters: list[Cluster]) -> list[Cluster]:
     if width and reads_right_to_left(cell.text for cell in cells):
         # Read from the right (richdoc.parse.right_to_left), and mirrored back.
         lines = [mirrored_line(line, width) for line in lines]
-        mirrored = [_mirrored(c, width) for c in clusters]
-        return [_mirrored(c, width) for c in _rebuilt(lines, mirrored)]
-    return _rebuilt(lines, clusters)
+        regions = _rebuilt(lines, [_mirrored(c, width) for c in clusters])
+        kept = [_mirrored(c, width) for c in regions.kept]
+        return PageRegions(kept, frozenset(regions.fields))
+    regions = _rebuilt(lines, clusters)
+    return PageRegions(regions.kept, frozenset(regions.fields))
 
 
 def _mirrored(cluster: Cluster, width: float) -> Cluster:
     return cluster.model_copy(update={"bbox": mirrored_box(cluster.bbox, width)})
 
 
-def _rebuilt(lines: list[Line], clusters: list[Cluster]) -> list[Cluster]:
+def _rebuilt(lines: list[Line], clusters: list[Cluster]) -> _Regions:
     clusters = [c for c in clusters if not _furniture_over_heading(c, clusters)]
     if lines and only_furniture([_box(c.bbox) for c in clusters if c.label in _FURNITURE], lines):
         clusters = [c for c in clusters if c.label not in _FURNITURE]
@@ -187,17 +222,25 @@ def _rebuilt(lines: list[Line], clusters: list[Cluster]) -> list[Cluster]:
             if text and not reads_as_heading(text):
                 continue  # text after all: its lines are read below
         if cluster.label is DocItemLabel.PICTURE and text_covers_figure(region, lines):
+            found = forms(region, lines)
+            for form in found:
+                regions.form(form)
             for table in tabular_blocks(region, lines):
-                regions.add(_table_label(table, lines), _region(table), cluster.confidence)
+                if not any(_overlap(table, form.box) for form in found):
+                    regions.add(_table_label(table, lines), _region(table), cluster.confidence)
             continue
         if cluster.label is DocItemLabel.TABLE and reads_as_prose(region, lines):
             continue  # running text after all: its lines are read below
+        if cluster.label is DocItemLabel.TABLE and (found := forms(region, lines)):
+            for form in found:
+                regions.form(form)
+            continue  # a form after all: its other lines are read below
         if cluster.label is DocItemLabel.TABLE:
             cluster = cluster.model_copy(update={"label": _table_label(region, lines)})
         regions.kept.append(cluster)
     held = {id(line) for c in regions.kept for line in lines_inside(_box(c.bbox), lines)}
     regions.paragraphs_of([line for line in lines if id(line) not in held], lines)
-    return regions.kept
+    return regions
 
 
 class LightLayoutPostprocessing(LayoutPostprocessingModel):
@@ -206,13 +249,55 @@ class LightLayoutPostprocessing(LayoutPostprocessingModel):
     def postprocess_layout(
         self, conv_res: ConversionResult, pages: Sequence[Page]
     ) -> Sequence[LayoutPrediction]:
+        fields: dict[int, dict[int, BoundingBox]] = {}
         for page in pages:
             layout = page.predictions.layout
             if page._backend is not None and page._backend.is_valid() and layout is not None:
-                page.predictions.layout = LayoutPrediction(
-                    clusters=light_clusters(page, list(layout.clusters))
-                )
-        return super().postprocess_layout(conv_res, pages)
+                regions = light_clusters(page, list(layout.clusters))
+                page.predictions.layout = LayoutPrediction(clusters=regions.clusters)
+                fields[page.page_no] = {
+                    c.id: c.bbox for c in regions.clusters if c.id in regions.fields
+                }
+        predictions = super().postprocess_layout(conv_res, pages)
+        for page, prediction in zip(pages, predictions, strict=True):
+            cells = fields.get(page.page_no, {})
+            for cluster in prediction.clusters:
+                if cluster.id in cells:
+                    # docling fits a text region to its words; a form's field keeps its
+                    # cell (light_rules.forms), so docling's reading order reads
+                    # each label beside its value, then the next row.
+                    cluster.bbox = BoundingBox.enclosing_bbox([cluster.bbox, cells[cluster.id]])
+        return predictions
+
+
+class LightReadingOrder(RightToLeftReadingOrder):
+    """docling's reading order (read from the right on a right-to-left page), whose
+    merges join no two cells of a row.
+
+    docling joins a text region to the next one on its right when a sentence runs on
+    (a paragraph continued in the next column); a form's label and its value
+    (``light_rules.forms``) are regions side by side less than ``ROW_CELLS_GAP`` apart,
+    which no two columns are."""
+
+    def predict_merges(self, sorted_elements: list[PageElement]) -> dict[int, list[int]]:
+        merges = super().predict_merges(sorted_elements)
+        by_cid = {element.cid: element for element in sorted_elements}
+        kept: dict[int, list[int]] = {}
+        for first, following in merges.items():
+            chain, previous = [], by_cid[first]
+            for cid in following:
+                if _cells_of_a_row(previous, by_cid[cid]):
+                    break
+                chain.append(cid)
+                previous = by_cid[cid]
+            if chain:
+                kept[first] = chain
+        return kept
+
+
+def _cells_of_a_row(left: PageElement, right: PageElement) -> bool:
+    gap = right.l - left.r
+    return left.page_no == right.page_no and left.overlaps_vertically(right) and gap < ROW_CELLS_GAP
 
 
 class LightOcrPdfPipeline(StandardOcrPdfPipeline):
@@ -224,7 +309,7 @@ class LightOcrPdfPipeline(StandardOcrPdfPipeline):
         self.layout_postprocessing_model = LightLayoutPostprocessing(
             options=self.layout_postprocessing_model.options
         )
-        self.reading_order_model.ro_model = RightToLeftReadingOrder()
+        self.reading_order_model.ro_model = LightReadingOrder()
 
     def _assemble_document(self, conv_res: ConversionResult) -> ConversionResult:
         title_first_page(conv_res.pages)

@@ -56,7 +56,23 @@ with a top-left origin; text lines are ``richdoc.parse.paragraphs.Line``.
    ``PROSE_SPAN`` of the region's width), or with no column gutter in any row and at
    least ``PROSE_ROWS`` rows of running text (clauses around an address block), is text:
    its lines are read as paragraphs.
-8. **A table's first row names its columns** (``first_row_is_header``) when SLANet-plus
+8. **A form is not a table** (``forms``): a form's labels beside their values (a label
+   column set in a bold or italic font, the values in one that is not) are what CDLA
+   reads as a table, or as a figure whose grid rule 2 makes a table, and what docling's
+   trained layout model reads as text, each label then its value. In a table region, or
+   a figure region text covers, a run of at least ``TABLE_ROWS`` fields is a form: a
+   field is a row of two or more cells apart whose first cell is emphasised and whose
+   others are not, its label's left edge within a line's height of the run's first
+   label, no wider gap than ``TABLE_ROW_GAP`` line heights above it; a one-cell row at
+   most ``FIELD_WRAP_GAP`` line heights under the row above continues the field above
+   (its label's text when emphasised and in the labels' column, else its value's, in
+   the values' column). A run right under a row of two or more cells (a header row) is
+   a table's, not a form. Each label and each value is a text region, the label's cell
+   reaching to ``FIELD_GAP`` short of the value's and both a row high, as a table's
+   cells meet: docling's reading order then reads each label, its value, and the next
+   row, and a rule drawn between the two columns lies inside the label's cell, not
+   between two columns. Grids of the figure region that overlap a form are not tables.
+9. **A table's first row names its columns** (``first_row_is_header``) when SLANet-plus
    puts it in a header block, or when it reads as a header: its non-empty cells all bold
    or italic above cells that are not, or at least two non-empty cells, none with a
    digit, above rows with a digit in a column the first row names.
@@ -93,6 +109,8 @@ PROSE_SHARE = 0.5
 PROSE_WORDS = 8
 PROSE_SPAN = 0.75
 PROSE_ROWS = 3
+FIELD_GAP = 0.5
+FIELD_WRAP_GAP = 0.75
 _PAGE_NUMBER_END = re.compile(
     r"(?P<leader>\s|[.\u2026\s]{2,})(?P<page>\d{1,4}|[ivxlcdm]{1,7})\s*$", re.I
 )
@@ -283,7 +301,7 @@ class CellText:
 
 def first_row_is_header(rows: Sequence[Sequence[CellText]]) -> bool:
     """Whether a table's first row (rows of cells by column, empty text where no cell)
-    reads as its header (rule 8; the model's header block aside)."""
+    reads as its header (rule 9; the model's header block aside)."""
     if len(rows) < 2:
         return False
     first, below = rows[0], [cell for row in rows[1:] for cell in row if cell.text]
@@ -350,3 +368,86 @@ def reads_as_prose(region: Box, lines: Sequence[Line]) -> bool:
     ]
     gutterless = all(len(row) == 1 for row in rows)
     return len(running) >= PROSE_SHARE * len(rows) or (gutterless and len(running) >= PROSE_ROWS)
+
+
+@dataclass(frozen=True)
+class Form:
+    """A form's fields, row by row: each label's cell and its value's (rule 8)."""
+
+    fields: tuple[tuple[Box, Box], ...]
+
+    @property
+    def box(self) -> Box:
+        cells = [cell for field in self.fields for cell in field]
+        return (
+            min(c[0] for c in cells),
+            min(c[1] for c in cells),
+            max(c[2] for c in cells),
+            max(c[3] for c in cells),
+        )
+
+
+def forms(region: Box, lines: Sequence[Line]) -> list[Form]:
+    """The forms in a region (rule 8), top to bottom."""
+    found: list[Form] = []
+    run: list[list[list[Line]]] = []  # fields: each the label's lines, then the value's
+    column = (0.0, 0.0)  # the labels' left edge and the values' leftmost edge
+    previous: list[Line] = []
+    headed = False
+    for row in [*grid_rows(lines_inside(region, lines)), []]:
+        near = bool(previous) and bool(row) and _next_row(previous, row)
+        if near and run and _wrapped(previous, row) and _continues(row, column):
+            run[-1][0 if row[0].emphasis else 1].append(row[0])
+        elif near and run and _field(row) and abs(row[0].left - column[0]) <= row[0].height:
+            run.append([[row[0]], row[1:]])
+            column = (column[0], min(column[1], min(c.left for c in row[1:])))
+        else:
+            if len(run) >= TABLE_ROWS and not headed:
+                found.append(_form(run))
+            run, column = [], (0.0, 0.0)
+            if _field(row):
+                run = [[[row[0]], row[1:]]]
+                column = (row[0].left, min(c.left for c in row[1:]))
+                headed = near and len(previous) >= 2  # under a header row: a table
+        previous = row
+    return found
+
+
+def _field(row: list[Line]) -> bool:
+    """Whether a row of cells is a label and its value: two or more cells, the first
+    emphasised and the others not."""
+    return len(row) >= 2 and row[0].emphasis and not any(cell.emphasis for cell in row[1:])
+
+
+def _wrapped(above: list[Line], below: list[Line]) -> bool:
+    """Whether a row lies a wrapped line's gap under the one above (``FIELD_WRAP_GAP``
+    line heights)."""
+    height = max(cell.height for cell in above)
+    return min(c.top for c in below) - max(c.bottom for c in above) <= FIELD_WRAP_GAP * height
+
+
+def _continues(row: list[Line], column: tuple[float, float]) -> bool:
+    """Whether a one-cell row is the label's text (emphasised, in the labels' column) or
+    the value's (not, in the values' column) of the field above, wrapped."""
+    if len(row) != 1:
+        return False
+    cell = row[0]
+    if cell.emphasis:
+        return abs(cell.left - column[0]) <= cell.height
+    return cell.left >= column[1] - cell.height
+
+
+def _form(run: list[list[list[Line]]]) -> Form:
+    """The fields' cells: each a row high, the label's reaching to the value's."""
+    fields = []
+    for label, value in run:
+        cells = [*label, *value]
+        top, bottom = min(c.top for c in cells), max(c.bottom for c in cells)
+        left = min(c.left for c in value)
+        fields.append(
+            (
+                (min(c.left for c in label), top, left - FIELD_GAP, bottom),
+                (left, top, max(c.right for c in value), bottom),
+            )
+        )
+    return Form(tuple(fields))

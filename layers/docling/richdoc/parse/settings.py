@@ -470,6 +470,12 @@ PIPELINE_OPTIONS: dict[Pipeline, dict[str, Any]] = {
             "span": light_rules.PROSE_SPAN,
             "rows": light_rules.PROSE_ROWS,
         },
+        "form_rule": {
+            "rows": light_rules.TABLE_ROWS,
+            "field_gap": light_rules.FIELD_GAP,
+            "wrap_gap": light_rules.FIELD_WRAP_GAP,
+            "reading": "each label then its value; no merge across a row's cells",
+        },
         "text_grid": {
             "column_gutter": text_grid.COLUMN_GUTTER,
             "wrap_gap": text_grid.WRAP_GAP,
