@@ -39,4 +39,4 @@ The Lambda code, one module or package per concept; the handlers
 * ``logcontext``: per-invocation log keys, kept to the invocation.
 """
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
