@@ -10,6 +10,7 @@ downloaded, and docling, docling-core and the richdoc package are not there).
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import subprocess
 import sys
 from email.parser import Parser
@@ -92,6 +93,20 @@ def fresh_venv(root: Path, wheel: Path, extras: tuple[str, ...] = ()) -> Path:
     (Path(site) / "richdoc-client-deps.pth").write_text(f"{deps}\n")
     pip = [sys.executable, "-m", "pip", "--python", str(python), "--disable-pip-version-check"]
     wanted = f"richdoc-client[{','.join(extras)}] @ {wheel.as_uri()}" if extras else str(wheel)
-    subprocess.run([*pip, "install", "--quiet", "--no-index", wanted], check=True)
-    subprocess.run([*pip, "check"], check=True, capture_output=True)
+    # As a consumer's shell would: in a directory of its own, with no path of this
+    # checkout's (its richdoc.egg-info says richdoc, whose dependencies are not there).
+    env = _consumer_environment()
+    subprocess.run(
+        [*pip, "install", "--quiet", "--no-index", wanted], check=True, cwd=root, env=env
+    )
+    checked = subprocess.run([*pip, "check"], capture_output=True, text=True, cwd=root, env=env)
+    assert checked.returncode == 0, f"pip check: {checked.stdout}{checked.stderr}"
     return python
+
+
+def _consumer_environment() -> dict[str, str]:
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("PYTHON", "PIP_", "VIRTUAL_ENV"))
+    }
