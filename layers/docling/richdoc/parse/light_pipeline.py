@@ -51,6 +51,7 @@ from richdoc.parse.light_rules import (
     larger_heading,
     lines_inside,
     only_furniture,
+    overlaps,
     reads_as_contents,
     reads_as_heading,
     reads_as_prose,
@@ -158,10 +159,6 @@ def _table_label(region: tuple[float, float, float, float], lines: Sequence[Line
     return DocItemLabel.DOCUMENT_INDEX if reads_as_contents(region, lines) else DocItemLabel.TABLE
 
 
-def _overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> bool:
-    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
-
-
 def _furniture_over_heading(cluster: Cluster, clusters: Sequence[Cluster]) -> bool:
     """Whether a page header or footer region is also read as a heading (the same box):
     the heading is kept, so its text stays in the body (``light_rules``)."""
@@ -226,7 +223,7 @@ def _rebuilt(lines: list[Line], clusters: list[Cluster]) -> _Regions:
             for form in found:
                 regions.form(form)
             for table in tabular_blocks(region, lines):
-                if not any(_overlap(table, form.box) for form in found):
+                if not any(overlaps(table, form.box) for form in found):
                     regions.add(_table_label(table, lines), _region(table), cluster.confidence)
             continue
         if cluster.label is DocItemLabel.TABLE and reads_as_prose(region, lines):

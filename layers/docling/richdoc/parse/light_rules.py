@@ -132,6 +132,20 @@ def _intersection(a: Box, b: Box) -> float:
     return _area((max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])))
 
 
+def overlaps(a: Box, b: Box) -> bool:
+    """Whether two regions share some area."""
+    return _intersection(a, b) > 0
+
+
+def _enclosing(boxes: Sequence[Box]) -> Box:
+    return (
+        min(b[0] for b in boxes),
+        min(b[1] for b in boxes),
+        max(b[2] for b in boxes),
+        max(b[3] for b in boxes),
+    )
+
+
 def same_region(a: Box, b: Box) -> bool:
     """Whether two regions are one box (intersection over union at least ``SAME_REGION``)."""
     overlap = _intersection(a, b)
@@ -170,15 +184,7 @@ def tabular_blocks(figure: Box, lines: Sequence[Line]) -> list[Box]:
             run.append(row)
             continue
         if len(run) >= TABLE_ROWS:
-            cells = [cell for cells in run for cell in cells]
-            blocks.append(
-                (
-                    min(c.left for c in cells),
-                    min(c.top for c in cells),
-                    max(c.right for c in cells),
-                    max(c.bottom for c in cells),
-                )
-            )
+            blocks.append(_enclosing([(c.left, c.top, c.right, c.bottom) for r in run for c in r]))
         run = [row] if len(row) >= 2 else []
     return blocks
 
@@ -196,8 +202,13 @@ def _wraps(run: list[list[Line]], row: list[Line]) -> bool:
 
 
 def _next_row(above: list[Line], below: list[Line]) -> bool:
+    return _gap_within(above, below, TABLE_ROW_GAP)
+
+
+def _gap_within(above: list[Line], below: list[Line], line_heights: float) -> bool:
+    """Whether a row lies at most ``line_heights`` of the row above's lines under it."""
     height = max(cell.height for cell in above)
-    return min(c.top for c in below) - max(c.bottom for c in above) <= TABLE_ROW_GAP * height
+    return min(c.top for c in below) - max(c.bottom for c in above) <= line_heights * height
 
 
 def heading_text(text: str) -> bool:
@@ -378,13 +389,7 @@ class Form:
 
     @property
     def box(self) -> Box:
-        cells = [cell for field in self.fields for cell in field]
-        return (
-            min(c[0] for c in cells),
-            min(c[1] for c in cells),
-            max(c[2] for c in cells),
-            max(c[3] for c in cells),
-        )
+        return _enclosing([cell for field in self.fields for cell in field])
 
 
 def forms(region: Box, lines: Sequence[Line]) -> list[Form]:
@@ -396,7 +401,8 @@ def forms(region: Box, lines: Sequence[Line]) -> list[Form]:
     headed = False
     for row in [*grid_rows(lines_inside(region, lines)), []]:
         near = bool(previous) and bool(row) and _next_row(previous, row)
-        if near and run and _wrapped(previous, row) and _continues(row, column):
+        wrapped = near and _gap_within(previous, row, FIELD_WRAP_GAP)
+        if wrapped and run and _continues(row, column):
             run[-1][0 if row[0].emphasis else 1].append(row[0])
         elif near and run and _field(row) and abs(row[0].left - column[0]) <= row[0].height:
             run.append([[row[0]], row[1:]])
@@ -417,13 +423,6 @@ def _field(row: list[Line]) -> bool:
     """Whether a row of cells is a label and its value: two or more cells, the first
     emphasised and the others not."""
     return len(row) >= 2 and row[0].emphasis and not any(cell.emphasis for cell in row[1:])
-
-
-def _wrapped(above: list[Line], below: list[Line]) -> bool:
-    """Whether a row lies a wrapped line's gap under the one above (``FIELD_WRAP_GAP``
-    line heights)."""
-    height = max(cell.height for cell in above)
-    return min(c.top for c in below) - max(c.bottom for c in above) <= FIELD_WRAP_GAP * height
 
 
 def _continues(row: list[Line], column: tuple[float, float]) -> bool:
